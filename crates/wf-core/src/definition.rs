@@ -1,0 +1,110 @@
+//! What a workflow type is to the engine: the trait `#[workflow]` implements.
+//!
+//! The macro generates one [`WorkflowDefinition`] impl per workflow type: its wire name, its
+//! input and output types, the init and run entry points, and a dispatch table of handlers
+//! keyed by wire name. The engine knows nothing else about user code.
+
+use crate::context::WorkflowContext;
+use crate::error::{Rejection, UpdateError, WorkflowError};
+use crate::payload::{Payload, PayloadError};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A `!Send` boxed future: workflow code runs on the engine's single-threaded executor.
+pub type LocalBoxFuture<T> = Pin<Box<dyn Future<Output = T>>>;
+
+/// A workflow type. Implemented by `#[workflow]`; may be written by hand.
+pub trait WorkflowDefinition: Sized + 'static {
+    /// Wire name of the workflow type (`#[workflow(name = "..")]`, default the type name).
+    const NAME: &'static str;
+    /// The input of `run` (and of `#[init]`).
+    type Input: Serialize + DeserializeOwned + 'static;
+    /// The value `run` returns on success.
+    type Output: Serialize + DeserializeOwned + 'static;
+
+    /// Builds the initial state from the input (`#[init]`, or `Default`).
+    fn init_state(input: &Self::Input) -> Self;
+
+    /// Starts the main method; the future owns `ctx`.
+    fn start_run(
+        ctx: WorkflowContext<Self>,
+        input: Self::Input,
+    ) -> LocalBoxFuture<Result<Self::Output, WorkflowError>>;
+
+    /// The handlers, by wire name. Called once when the type is registered.
+    fn handlers() -> Vec<Handler<Self>>;
+}
+
+/// What the engine does when a run finishes while this handler is still running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unfinished {
+    /// Log a warning naming the handler (the default).
+    #[default]
+    Warn,
+    /// Say nothing (`unfinished = "abandon"`).
+    Abandon,
+}
+
+/// One message handler of a workflow type.
+pub struct Handler<W> {
+    /// Wire name.
+    pub name: &'static str,
+    /// Checks that encoded arguments decode as the handler's argument tuple.
+    pub check_args: fn(&Payload) -> Result<(), PayloadError>,
+    /// The handler itself.
+    pub kind: HandlerKind<W>,
+    /// Policy when the run finishes while the handler runs.
+    pub unfinished: Unfinished,
+}
+
+/// The handler forms, as the engine calls them. Arguments arrive as an encoded tuple.
+pub enum HandlerKind<W> {
+    /// `#[signal] fn x(&mut self, ..)`: runs atomically when applied.
+    SyncSignal(fn(&mut W, &Payload) -> Result<(), PayloadError>),
+    /// `#[signal] async fn x(ctx, ..)`: runs as a task interleaved at `.await`.
+    AsyncSignal(fn(WorkflowContext<W>, &Payload) -> Result<LocalBoxFuture<()>, PayloadError>),
+    /// `#[query] fn x(&self, ..) -> T`.
+    Query(fn(&W, &Payload) -> Result<Payload, PayloadError>),
+    /// `#[update] fn x(&mut self, ..) -> Result<T, UpdateError>`, with its validator.
+    SyncUpdate {
+        /// The handler; the outer error is an argument decoding failure.
+        handler: fn(&mut W, &Payload) -> Result<Result<Payload, UpdateError>, PayloadError>,
+        /// `#[validator(x)]`, if any.
+        validator: Option<Validator<W>>,
+    },
+    /// `#[update] async fn x(ctx, ..) -> Result<T, UpdateError>`, with its validator.
+    AsyncUpdate {
+        /// Starts the handler; the error is an argument decoding failure.
+        handler: fn(
+            WorkflowContext<W>,
+            &Payload,
+        ) -> Result<LocalBoxFuture<Result<Payload, UpdateError>>, PayloadError>,
+        /// `#[validator(x)]`, if any.
+        validator: Option<Validator<W>>,
+    },
+}
+
+/// A validator: `Ok(Err(r))` rejects the update; the outer error is an argument decoding
+/// failure (which also rejects it).
+pub type Validator<W> = fn(&W, &Payload) -> Result<Result<(), Rejection>, PayloadError>;
+
+impl<W> HandlerKind<W> {
+    /// `"signal"`, `"query"` or `"update"`.
+    pub fn role(&self) -> &'static str {
+        match self {
+            HandlerKind::SyncSignal(_) | HandlerKind::AsyncSignal(_) => "signal",
+            HandlerKind::Query(_) => "query",
+            HandlerKind::SyncUpdate { .. } | HandlerKind::AsyncUpdate { .. } => "update",
+        }
+    }
+}
+
+/// Encodes a handler result, turning an encoding failure into an update error.
+pub fn encode_update_result<T: Serialize>(value: Result<T, UpdateError>) -> Result<Payload, UpdateError> {
+    match value {
+        Ok(v) => Payload::encode(&v).map_err(|e| UpdateError::new(e.to_string())),
+        Err(e) => Err(e),
+    }
+}

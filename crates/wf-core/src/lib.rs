@@ -1,0 +1,4 @@
+//! wf-core: the engine of wf.
+pub mod history;
+pub mod payload;
+pub mod store;

@@ -1,0 +1,189 @@
+//! The payload codec: every argument, result and event body is MessagePack (rmp-serde).
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Largest payload the engine accepts: 2 MiB. Bigger values belong in a blob store, with a
+/// reference in the workflow's arguments.
+pub const MAX_PAYLOAD_BYTES: usize = 2 * 1024 * 1024;
+
+/// A value encoded as MessagePack, as it travels between clients, workers and the store.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Payload(#[serde(with = "serde_bytes_compat")] pub Vec<u8>);
+
+/// Why a value could not be encoded or decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    /// The value could not be serialized.
+    #[error("could not encode {what}: {message}")]
+    Encode {
+        /// What was being encoded (a type name, an argument list).
+        what: String,
+        /// The serializer's message.
+        message: String,
+    },
+    /// The bytes do not decode as the expected type (wrong type, wrong arity, corrupt data).
+    #[error("could not decode {what}: {message}")]
+    Decode {
+        /// What was expected (a type name, an argument list).
+        what: String,
+        /// The deserializer's message.
+        message: String,
+    },
+    /// The encoded value is larger than [`MAX_PAYLOAD_BYTES`].
+    #[error("{what} is {size} bytes, over the {limit}-byte payload limit; store large data elsewhere and pass a reference")]
+    TooLarge {
+        /// What was being encoded.
+        what: String,
+        /// Its encoded size.
+        size: usize,
+        /// The limit it exceeded.
+        limit: usize,
+    },
+}
+
+impl Payload {
+    /// Encodes `value`, refusing results over [`MAX_PAYLOAD_BYTES`].
+    pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Payload, PayloadError> {
+        let bytes = rmp_serde::to_vec(value).map_err(|e| PayloadError::Encode {
+            what: std::any::type_name::<T>().to_string(),
+            message: e.to_string(),
+        })?;
+        if bytes.len() > MAX_PAYLOAD_BYTES {
+            return Err(PayloadError::TooLarge {
+                what: std::any::type_name::<T>().to_string(),
+                size: bytes.len(),
+                limit: MAX_PAYLOAD_BYTES,
+            });
+        }
+        Ok(Payload(bytes))
+    }
+
+    /// Decodes the payload as a `T`.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, PayloadError> {
+        decode_bytes(&self.0)
+    }
+
+    /// Wraps bytes that are already MessagePack, checking only the size limit.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Payload, PayloadError> {
+        if bytes.len() > MAX_PAYLOAD_BYTES {
+            return Err(PayloadError::TooLarge {
+                what: "payload".into(),
+                size: bytes.len(),
+                limit: MAX_PAYLOAD_BYTES,
+            });
+        }
+        Ok(Payload(bytes))
+    }
+
+    /// The encoded bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The encoded size in bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the payload holds no bytes at all (not even an encoded unit).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// A human-readable rendering of the value (JSON-like), for history listings and logs.
+    pub fn display(&self) -> String {
+        let mut cursor = self.0.as_slice();
+        match rmpv::decode::read_value(&mut cursor) {
+            Ok(v) => v.to_string(),
+            Err(_) => format!("<{} undecodable bytes>", self.0.len()),
+        }
+    }
+}
+
+/// Decodes raw MessagePack bytes as a `T`.
+pub fn decode_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, PayloadError> {
+    rmp_serde::from_slice(bytes).map_err(|e| PayloadError::Decode {
+        what: std::any::type_name::<T>().to_string(),
+        message: e.to_string(),
+    })
+}
+
+impl fmt::Debug for Payload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display())
+    }
+}
+
+/// Serializes the bytes as a MessagePack `bin`, not as an array of integers.
+mod serde_bytes_compat {
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Vec<u8>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("bytes")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                Ok(v.to_vec())
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+                Ok(v)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Vec<u8>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(b) = a.next_element::<u8>()? {
+                    out.push(b);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_byte_buf(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_tuples_and_refuses_wrong_arity() {
+        let p = Payload::encode(&("a".to_string(), 3u32)).unwrap();
+        let (s, n): (String, u32) = p.decode().unwrap();
+        assert_eq!((s.as_str(), n), ("a", 3));
+        assert!(matches!(p.decode::<(String,)>(), Err(PayloadError::Decode { .. })));
+    }
+
+    #[test]
+    fn refuses_payloads_over_the_limit() {
+        let big = vec![7u8; MAX_PAYLOAD_BYTES + 1];
+        let err = Payload::encode(&serde_bytes_wrapper(big)).unwrap_err();
+        assert!(matches!(err, PayloadError::TooLarge { .. }), "{err}");
+    }
+
+    fn serde_bytes_wrapper(v: Vec<u8>) -> Payload {
+        Payload(v)
+    }
+
+    #[test]
+    fn payload_inside_payload_is_compact_binary() {
+        let inner = Payload::encode(&1u8).unwrap();
+        let outer = Payload::encode(&inner).unwrap();
+        assert_eq!(outer.len(), inner.len() + 2);
+        assert_eq!(outer.decode::<Payload>().unwrap(), inner);
+    }
+
+    #[test]
+    fn display_renders_values() {
+        let p = Payload::encode(&("x", 1)).unwrap();
+        assert_eq!(p.display(), "[\"x\", 1]");
+    }
+}
