@@ -223,6 +223,9 @@ pub enum EventKind {
     WorkflowTaskCompleted {
         /// The workflow's clock (`ctx.now()`) during that task.
         task_time_ms: i64,
+        /// What `ctx.continue_as_new_suggested()` answered during that task.
+        #[serde(default)]
+        suggest_continue_as_new: bool,
     },
     /// The run returned a value.
     WorkflowCompleted {
@@ -292,11 +295,11 @@ impl EventKind {
                 None => format!("{workflow_type} input={}", input.display()),
             },
             EventKind::SignalReceived { name, args, signal_id } => match signal_id {
-                Some(id) => format!("{name}{} id={id}", args.display()),
-                None => format!("{name}{}", args.display()),
+                Some(id) => format!("{name}{} id={id}", args_display(args)),
+                None => format!("{name}{}", args_display(args)),
             },
             EventKind::UpdateAccepted { update_id, name, args } => {
-                format!("{name}{} id={update_id}", args.display())
+                format!("{name}{} id={update_id}", args_display(args))
             }
             EventKind::UpdateCompleted { update_id, outcome } => match outcome {
                 UpdateOutcome::Completed(v) => format!("id={update_id} -> {}", v.display()),
@@ -318,7 +321,7 @@ impl EventKind {
             EventKind::TimerFired { seq } | EventKind::TimerCancelled { seq } => format!("#{seq}"),
             EventKind::MarkerRecorded { seq, name, value } => format!("#{seq} {name}={}", value.display()),
             EventKind::CancelRequested { reason } => reason.clone(),
-            EventKind::WorkflowTaskCompleted { task_time_ms } => format!("at {task_time_ms} ms"),
+            EventKind::WorkflowTaskCompleted { task_time_ms, .. } => format!("at {task_time_ms} ms"),
             EventKind::WorkflowCompleted { result } => result.display(),
             EventKind::WorkflowFailed { message } => message.clone(),
             EventKind::ContinuedAsNew { new_run_id, input } => {
@@ -326,6 +329,16 @@ impl EventKind {
             }
             EventKind::WorkflowTerminated { reason } => reason.clone(),
         }
+    }
+}
+
+/// Renders an argument tuple as a call's argument list: `("a", 1)`.
+fn args_display(args: &Payload) -> String {
+    let shown = args.display();
+    match shown.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
+        Some(inner) => format!("({inner})"),
+        None if shown == "nil" => "()".to_string(),
+        None => format!("({shown})"),
     }
 }
 

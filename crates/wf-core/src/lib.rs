@@ -1,4 +1,50 @@
-//! wf-core: the engine of wf.
+//! wf-core: the engine of wf — history model, payload codec, stores, the deterministic
+//! executor and replay machine, workers and the client.
+//!
+//! Users depend on `wf-sdk`, which re-exports what they need from here together with the
+//! macros. This crate is usable on its own with hand-written [`WorkflowDefinition`]s.
+
+mod activity_worker;
+mod cache;
+mod commands;
+mod executor;
+mod timer;
+mod worker;
+
+pub mod activity;
+pub mod client;
+pub mod clock;
+pub mod context;
+pub mod definition;
+pub mod engine;
+pub mod error;
 pub mod history;
+pub mod machine;
 pub mod payload;
 pub mod store;
+pub mod sync;
+
+pub use activity::{
+    type_id_of_val, ActivityCallError, ActivityContext, ActivityError, ActivityFn, ActivityGroup, ActivityInfo,
+    ActivityInvoker, ActivityRegistry, BoxFuture,
+};
+pub use client::{
+    Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, SignalCall, StartOptions, UpdateCall,
+    UpdateHandle, UpdateStage, WorkflowHandle,
+};
+pub use clock::{Clock, SystemClock, TestClock};
+pub use context::{ActivityCall, Sleep, TimedCondition, WaitCondition, WorkflowContext};
+pub use definition::{
+    encode_update_result, Handler, HandlerKind, LocalBoxFuture, Unfinished, Validator, WorkflowDefinition,
+};
+pub use engine::{Engine, EngineBuilder};
+pub use error::{Rejection, UpdateError, WfError, WorkflowError};
+pub use history::{
+    ActivityFailure, ActivityOptions, EventKind, HistoryEvent, RetryPolicy, TimeoutKind, UpdateOutcome,
+};
+pub use machine::RunSummary;
+pub use payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
+pub use store::{IdConflictPolicy, ListFilter, MemoryStore, RunStatus, SqliteOptions, SqliteStore, Store, TaskFailure};
+
+/// Compile-time check used by `#[workflow]`: `T` can cross the wire.
+pub fn assert_wire<T: serde::Serialize + serde::de::DeserializeOwned>() {}

@@ -1,1 +1,73 @@
-//! stub
+//! # wf — durable workflows for Rust
+//!
+//! A workflow is a plain struct whose `run` method and message handlers survive process death:
+//! every step is an event in a durable history, and a fresh worker rebuilds the run by replaying
+//! that history through the same code. It embeds in your process with one SQLite file.
+//!
+//! - **Signals** are asynchronous writes, recorded in history.
+//! - **Queries** are reads; they never touch history.
+//! - **Updates** are tracked writes with a validator and a result.
+//!
+//! ```ignore
+//! use wf_sdk::prelude::*;
+//!
+//! #[derive(Default)]
+//! struct Counter { n: u32 }
+//!
+//! #[workflow]
+//! impl Counter {
+//!     #[run]
+//!     async fn run(ctx: &mut WorkflowContext<Self>, target: u32) -> Result<u32, WorkflowError> {
+//!         ctx.wait_condition(|s| s.n >= target).await;
+//!         Ok(ctx.state(|s| s.n))
+//!     }
+//!     #[signal] fn bump(&mut self) { self.n += 1; }
+//!     #[query] fn value(&self) -> u32 { self.n }
+//! }
+//! ```
+//!
+//! See the README for the tour and `examples/` for runnable scenarios.
+
+pub use wf_core::{
+    activity, client, clock, context, definition, error, history, payload, store, ActivityCall, ActivityCallError,
+    ActivityContext, ActivityError, ActivityInfo, Client, Description, Engine, EngineBuilder, EventKind,
+    HistoryEvent, IdConflictPolicy, ListFilter, MemoryStore, Payload, PayloadError, PendingActivity, PendingUpdate,
+    QueryCall, Rejection, RetryPolicy, RunInfo, RunStatus, SignalCall, SqliteOptions, SqliteStore, StartOptions,
+    Store, TestClock, TimeoutKind, UpdateCall, UpdateError, UpdateHandle, UpdateStage, WfError, WorkflowContext,
+    WorkflowDefinition, WorkflowError, WorkflowHandle,
+};
+pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
+
+/// Deterministic synchronization for workflow code.
+pub mod sync {
+    pub use wf_core::sync::{Lock, Mutex, MutexGuard};
+}
+
+/// Everything a workflow file needs: `use wf_sdk::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        activities, activity, init, query, run, signal, update, validator, workflow, ActivityContext, ActivityError,
+        Client, Engine, IdConflictPolicy, Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError,
+        WorkflowContext, WorkflowError, WorkflowHandle,
+    };
+    pub use serde::{Deserialize, Serialize};
+}
+
+/// Items the macros' generated code refers to. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use std::any::TypeId;
+    pub use std::boxed::Box;
+    pub use std::default::Default;
+    pub use std::option::Option::{self, None, Some};
+    pub use std::result::Result::{self, Err, Ok};
+    pub use std::string::String;
+    pub use std::sync::Arc;
+    pub use std::vec::Vec;
+    pub use wf_core::{
+        assert_wire, encode_update_result, type_id_of_val, ActivityContext, ActivityError, ActivityGroup,
+        ActivityInvoker, ActivityRegistry, BoxFuture, Handler, HandlerKind, LocalBoxFuture, Payload, PayloadError,
+        QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError, Validator, WorkflowContext,
+        WorkflowDefinition, WorkflowError, WorkflowHandle,
+    };
+}

@@ -1,0 +1,603 @@
+//! The client: start runs, send signals, queries and updates, wait for results, read history.
+//! Typed methods per handler come from the `#[workflow]` macro (an extension trait on
+//! [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded arguments.
+
+use crate::definition::WorkflowDefinition;
+use crate::engine::Shared;
+use crate::error::WfError;
+use crate::history::{HistoryEvent, UpdateOutcome};
+use crate::machine::{replay, RunSummary};
+use crate::payload::{Payload, PayloadError};
+use crate::store::{
+    DeliverOutcome, IdConflictPolicy, ListFilter, Message, NewRun, RunRecord, RunStatus,
+    StartRequest, TaskFailure, UpdateState,
+};
+use serde::de::DeserializeOwned;
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, WfError>> + Send + 'a>>;
+
+/// Talks to the runs of one store. Cheap to clone.
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<Shared>,
+}
+
+/// Options of [`Client::start_with`].
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// What to do if the workflow id is already running (default: fail with `AlreadyStarted`).
+    pub id_conflict: IdConflictPolicy,
+}
+
+/// Which stage an update call waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateStage {
+    /// Until the validator accepted it (or rejected it).
+    Accepted,
+    /// Until the handler finished.
+    Completed,
+}
+
+/// What [`WorkflowHandle::describe`] reports about the latest run of a workflow id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Description {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The latest run.
+    pub run_id: String,
+    /// Its workflow type.
+    pub workflow_type: String,
+    /// Its lifecycle state.
+    pub status: RunStatus,
+    /// Events in its history.
+    pub history_length: u64,
+    /// Encoded size of its history.
+    pub history_bytes: u64,
+    /// When it started.
+    pub started_at: SystemTime,
+    /// When it closed.
+    pub closed_at: Option<SystemTime>,
+    /// Activities scheduled and not yet resolved.
+    pub pending_activities: Vec<PendingActivity>,
+    /// Updates requested or running.
+    pub pending_updates: Vec<PendingUpdate>,
+    /// Signals received for which the code has no handler (oldest first).
+    pub buffered_signals: Vec<String>,
+    /// Async handlers still running.
+    pub running_handlers: Vec<String>,
+    /// The last failed workflow task, until a task succeeds.
+    pub task_failure: Option<TaskFailure>,
+}
+
+/// An activity in [`Description::pending_activities`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingActivity {
+    /// Command sequence number.
+    pub seq: u32,
+    /// Activity wire name.
+    pub name: String,
+    /// Current attempt.
+    pub attempt: u32,
+    /// The previous attempt's failure message.
+    pub last_failure: Option<String>,
+}
+
+/// An update in [`Description::pending_updates`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingUpdate {
+    /// Update id.
+    pub update_id: String,
+    /// Wire name.
+    pub name: String,
+    /// `true` once accepted (handler running), `false` while waiting for validation.
+    pub accepted: bool,
+}
+
+/// A run in [`Client::list`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The run id.
+    pub run_id: String,
+    /// Workflow type.
+    pub workflow_type: String,
+    /// Lifecycle state.
+    pub status: RunStatus,
+    /// Events in its history.
+    pub history_length: u64,
+}
+
+fn ms_to_time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)
+}
+
+impl Client {
+    pub(crate) fn new(shared: Arc<Shared>) -> Self {
+        Client { shared }
+    }
+
+    /// Starts a run of `W` with workflow id `workflow_id`; fails with `AlreadyStarted` if one is
+    /// running.
+    pub async fn start<W: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+        input: W::Input,
+    ) -> Result<WorkflowHandle<W>, WfError> {
+        self.start_with::<W>(workflow_id, input, StartOptions::default()).await
+    }
+
+    /// Starts a run of `W` with options.
+    pub async fn start_with<W: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+        input: W::Input,
+        options: StartOptions,
+    ) -> Result<WorkflowHandle<W>, WfError> {
+        let workflow_id = workflow_id.into();
+        let input = Payload::encode(&input)?;
+        self.start_raw(&workflow_id, W::NAME, input, options).await?;
+        Ok(self.handle::<W>(workflow_id))
+    }
+
+    /// Starts a run by workflow type name with an encoded input; returns the run id.
+    pub async fn start_raw(
+        &self,
+        workflow_id: &str,
+        workflow_type: &str,
+        input: Payload,
+        options: StartOptions,
+    ) -> Result<String, WfError> {
+        let def = self.shared.definition(workflow_type)?;
+        def.check_input(&input)?;
+        if workflow_id.is_empty() {
+            return Err(WfError::Store("the workflow id must not be empty".into()));
+        }
+        let request = StartRequest {
+            run: NewRun {
+                workflow_id: workflow_id.to_string(),
+                run_id: uuid::Uuid::new_v4().to_string(),
+                workflow_type: def.name().to_string(),
+                input,
+                random_seed: crate::worker::rand_seed(),
+                continued_from: None,
+            },
+            policy: options.id_conflict,
+            messages: Vec::new(),
+            now_ms: self.shared.now_ms(),
+        };
+        let outcome = self.shared.store.start_run(request).await?;
+        self.shared.workflow_wake.notify_one();
+        Ok(outcome.run_id)
+    }
+
+    /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.
+    pub fn handle<W: WorkflowDefinition>(&self, workflow_id: impl Into<String>) -> WorkflowHandle<W> {
+        WorkflowHandle { client: self.clone(), workflow_id: workflow_id.into(), _w: PhantomData }
+    }
+
+    /// The registered definition for the latest run of `workflow_id`, and that run.
+    async fn latest(&self, workflow_id: &str) -> Result<RunRecord, WfError> {
+        self.shared
+            .store
+            .get_run(workflow_id, None)
+            .await?
+            .ok_or_else(|| WfError::NotFound { workflow_id: workflow_id.to_string() })
+    }
+
+    fn check(&self, run: &RunRecord, role: &'static str, name: &str, args: &Payload) -> Result<(), WfError> {
+        // Clients of other processes may not know the type; then the worker checks.
+        match self.shared.definitions.get(run.workflow_type.as_str()) {
+            Some(def) => def.check_message(role, name, args),
+            None => Ok(()),
+        }
+    }
+
+    /// Sends a signal by wire name with encoded arguments (a tuple). With a `signal_id`, a
+    /// retry of the same signal is applied once.
+    pub async fn signal_raw(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+        signal_id: Option<String>,
+    ) -> Result<(), WfError> {
+        let run = self.latest(workflow_id).await?;
+        self.check(&run, "signal", name, &args)?;
+        let message = Message::Signal { name: name.to_string(), args, signal_id };
+        self.shared.store.deliver(workflow_id, None, message, self.shared.now_ms()).await?;
+        self.shared.workflow_wake.notify_one();
+        Ok(())
+    }
+
+    /// Runs a query by wire name with encoded arguments (a tuple); never writes history.
+    pub async fn query_raw(&self, workflow_id: &str, name: &str, args: Payload) -> Result<Payload, WfError> {
+        let run = self.latest(workflow_id).await?;
+        let def = self.shared.definition(&run.workflow_type)?.clone();
+        def.check_message("query", name, &args)?;
+        if self.shared.config.run_workers {
+            let (reply, rx) = tokio::sync::oneshot::channel();
+            let request =
+                crate::worker::QueryRequest { run_id: run.run_id.clone(), name: name.to_string(), args: args.clone(), reply };
+            if self.shared.queries.send(request).is_ok() {
+                if let Ok(Some(answer)) = rx.await {
+                    return answer;
+                }
+            }
+        }
+        // Not in memory here: rebuild the run from its history (never written to).
+        let history = self.shared.store.read_history(&run.run_id, 1).await?;
+        let name = name.to_string();
+        tokio::task::spawn_blocking(move || {
+            let instance = replay(def.as_ref(), &run.workflow_id, &run.run_id, &history).map_err(|e| match e {
+                crate::machine::TaskError::NonDeterminism(m) => WfError::NonDeterminism(m),
+                other => WfError::QueryError(format!("could not rebuild the run: {}", other.message())),
+            })?;
+            instance.query(&name, &args)
+        })
+        .await
+        .map_err(|e| WfError::QueryError(format!("query replay panicked: {e}")))?
+    }
+
+    /// Sends an update by wire name with encoded arguments (a tuple) and waits for `stage`.
+    /// Returns the handler's encoded value (for `Completed`) or an empty payload (for
+    /// `Accepted`). With an `update_id`, a retry returns the first call's outcome.
+    pub async fn update_raw(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+        update_id: Option<String>,
+        stage: UpdateStage,
+    ) -> Result<(String, Payload), WfError> {
+        let run = self.latest(workflow_id).await?;
+        if run.status == RunStatus::Running {
+            self.check(&run, "update", name, &args)?;
+        }
+        let update_id = update_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let message = Message::Update { update_id: update_id.clone(), name: name.to_string(), args };
+        let outcome = self.shared.store.deliver(workflow_id, None, message, self.shared.now_ms()).await?;
+        if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
+            self.shared.workflow_wake.notify_one();
+        }
+        let value = self.wait_update(workflow_id, &update_id, stage).await?;
+        Ok((update_id, value))
+    }
+
+    /// Waits until update `update_id` reaches `stage`.
+    pub(crate) async fn wait_update(
+        &self,
+        workflow_id: &str,
+        update_id: &str,
+        stage: UpdateStage,
+    ) -> Result<Payload, WfError> {
+        loop {
+            let notify = self.shared.waiters.subscribe(workflow_id);
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let record = self.shared.store.get_update(workflow_id, update_id).await?.ok_or_else(|| {
+                WfError::NotFound { workflow_id: workflow_id.to_string() }
+            })?;
+            match record.state {
+                UpdateState::Rejected(msg) => return Err(WfError::Rejected(msg)),
+                UpdateState::Completed(UpdateOutcome::Completed(p)) => return Ok(p),
+                UpdateState::Completed(UpdateOutcome::Failed(msg)) => return Err(WfError::UpdateFailed(msg)),
+                UpdateState::Abandoned => {
+                    let run = self.latest(workflow_id).await?;
+                    let status = if run.run_id == record.run_id { run.status } else { RunStatus::ContinuedAsNew };
+                    return Err(WfError::RunFinished {
+                        workflow_id: workflow_id.to_string(),
+                        run_id: record.run_id,
+                        status,
+                    });
+                }
+                UpdateState::Accepted if stage == UpdateStage::Accepted => return Ok(Payload::default()),
+                UpdateState::Accepted | UpdateState::Requested => {}
+            }
+            self.wait(notified).await?;
+        }
+    }
+
+    async fn wait(&self, notified: Pin<&mut tokio::sync::futures::Notified<'_>>) -> Result<(), WfError> {
+        let mut shutdown = self.shared.shutdown.subscribe();
+        if *shutdown.borrow() && self.shared.config.run_workers {
+            return Err(WfError::Shutdown);
+        }
+        tokio::select! {
+            _ = notified => {}
+            _ = shutdown.changed() => {}
+            _ = tokio::time::sleep(self.shared.config.poll_interval) => {}
+        }
+        Ok(())
+    }
+
+    /// Waits for the workflow id's final result, following continue-as-new.
+    pub async fn result_raw(&self, workflow_id: &str) -> Result<Payload, WfError> {
+        loop {
+            let notify = self.shared.waiters.subscribe(workflow_id);
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let run = self.latest(workflow_id).await?;
+            match run.status {
+                RunStatus::Completed => return Ok(run.result.unwrap_or_default()),
+                RunStatus::Failed => return Err(WfError::WorkflowFailed(run.failure.unwrap_or_default())),
+                RunStatus::Terminated => return Err(WfError::Terminated(run.failure.unwrap_or_default())),
+                RunStatus::Running | RunStatus::ContinuedAsNew => {}
+            }
+            self.wait(notified).await?;
+        }
+    }
+
+    /// The latest run's history, in order.
+    pub async fn history(&self, workflow_id: &str) -> Result<Vec<HistoryEvent>, WfError> {
+        let run = self.latest(workflow_id).await?;
+        Ok(self.shared.store.read_history(&run.run_id, 1).await?)
+    }
+
+    /// The history of a specific run.
+    pub async fn run_history(&self, run_id_of: &str, workflow_id: &str) -> Result<Vec<HistoryEvent>, WfError> {
+        let run = self
+            .shared
+            .store
+            .get_run(workflow_id, Some(run_id_of))
+            .await?
+            .ok_or_else(|| WfError::NotFound { workflow_id: workflow_id.to_string() })?;
+        Ok(self.shared.store.read_history(&run.run_id, 1).await?)
+    }
+
+    /// Status, pending work and the last task failure of the latest run.
+    pub async fn describe(&self, workflow_id: &str) -> Result<Description, WfError> {
+        let run = self.latest(workflow_id).await?;
+        let store = &self.shared.store;
+        let activities = store.pending_activities(&run.run_id).await?;
+        let updates = store.pending_updates(&run.run_id).await?;
+        let summary: RunSummary = run.summary.decode().unwrap_or_default();
+        Ok(Description {
+            workflow_id: run.workflow_id,
+            run_id: run.run_id,
+            workflow_type: run.workflow_type,
+            status: run.status,
+            history_length: run.next_event_id - 1,
+            history_bytes: run.history_bytes,
+            started_at: ms_to_time(run.created_ms),
+            closed_at: run.closed_ms.map(ms_to_time),
+            pending_activities: activities
+                .into_iter()
+                .map(|a| PendingActivity {
+                    seq: a.seq,
+                    name: a.name,
+                    attempt: a.attempt,
+                    last_failure: a.last_failure.map(|f| f.message),
+                })
+                .collect(),
+            pending_updates: updates
+                .into_iter()
+                .map(|u| PendingUpdate {
+                    update_id: u.update_id,
+                    name: u.name,
+                    accepted: matches!(u.state, UpdateState::Accepted),
+                })
+                .collect(),
+            buffered_signals: summary.buffered_signals,
+            running_handlers: summary.running_handlers,
+            task_failure: run.task_failure,
+        })
+    }
+
+    /// Runs in the store, newest first.
+    pub async fn list(&self, filter: ListFilter) -> Result<Vec<RunInfo>, WfError> {
+        Ok(self
+            .shared
+            .store
+            .list_runs(filter)
+            .await?
+            .into_iter()
+            .map(|r| RunInfo {
+                workflow_id: r.workflow_id,
+                run_id: r.run_id,
+                workflow_type: r.workflow_type,
+                status: r.status,
+                history_length: r.next_event_id - 1,
+            })
+            .collect())
+    }
+
+    /// Ends the latest run at once, without running workflow code.
+    pub async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        self.shared.store.terminate(workflow_id, reason, self.shared.now_ms()).await?;
+        self.shared.waiters.publish(workflow_id);
+        Ok(())
+    }
+}
+
+/// A typed handle on a workflow id. Handler methods come from the `#[workflow]` macro's
+/// `<Workflow>Client` extension trait (`h.pause().await?`).
+pub struct WorkflowHandle<W> {
+    client: Client,
+    workflow_id: String,
+    _w: PhantomData<fn() -> W>,
+}
+
+impl<W> Clone for WorkflowHandle<W> {
+    fn clone(&self) -> Self {
+        WorkflowHandle { client: self.client.clone(), workflow_id: self.workflow_id.clone(), _w: PhantomData }
+    }
+}
+
+impl<W: WorkflowDefinition> WorkflowHandle<W> {
+    /// The workflow id.
+    pub fn workflow_id(&self) -> &str {
+        &self.workflow_id
+    }
+
+    /// The client this handle uses.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Waits for the run's result (following continue-as-new).
+    pub async fn result(&self) -> Result<W::Output, WfError> {
+        Ok(self.client.result_raw(&self.workflow_id).await?.decode()?)
+    }
+
+    /// The latest run's history.
+    pub async fn history(&self) -> Result<Vec<HistoryEvent>, WfError> {
+        self.client.history(&self.workflow_id).await
+    }
+
+    /// Status, pending work and the last task failure.
+    pub async fn describe(&self) -> Result<Description, WfError> {
+        self.client.describe(&self.workflow_id).await
+    }
+
+    /// Ends the run at once.
+    pub async fn terminate(&self, reason: &str) -> Result<(), WfError> {
+        self.client.terminate(&self.workflow_id, reason).await
+    }
+
+    /// A signal by wire name (used by generated methods).
+    #[doc(hidden)]
+    pub fn __signal(&self, name: &'static str, args: Result<Payload, PayloadError>) -> SignalCall<'_> {
+        SignalCall { client: &self.client, workflow_id: &self.workflow_id, name, args, signal_id: None }
+    }
+
+    /// A query by wire name (used by generated methods).
+    #[doc(hidden)]
+    pub fn __query<R: DeserializeOwned>(
+        &self,
+        name: &'static str,
+        args: Result<Payload, PayloadError>,
+    ) -> QueryCall<'_, R> {
+        QueryCall { client: &self.client, workflow_id: &self.workflow_id, name, args, _r: PhantomData }
+    }
+
+    /// An update by wire name (used by generated methods).
+    #[doc(hidden)]
+    pub fn __update<R: DeserializeOwned>(
+        &self,
+        name: &'static str,
+        args: Result<Payload, PayloadError>,
+    ) -> UpdateCall<'_, R> {
+        UpdateCall { client: &self.client, workflow_id: &self.workflow_id, name, args, update_id: None, _r: PhantomData }
+    }
+}
+
+/// A pending signal: `.await` sends it; [`signal_id`](Self::signal_id) makes retries apply once.
+#[must_use = "a signal is sent only when awaited"]
+pub struct SignalCall<'a> {
+    client: &'a Client,
+    workflow_id: &'a str,
+    name: &'static str,
+    args: Result<Payload, PayloadError>,
+    signal_id: Option<String>,
+}
+
+impl SignalCall<'_> {
+    /// A dedupe id: the signal applies once however often it is sent with this id.
+    pub fn signal_id(mut self, id: impl Into<String>) -> Self {
+        self.signal_id = Some(id.into());
+        self
+    }
+}
+
+impl<'a> IntoFuture for SignalCall<'a> {
+    type Output = Result<(), WfError>;
+    type IntoFuture = CallFuture<'a, ()>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { self.client.signal_raw(self.workflow_id, self.name, self.args?, self.signal_id).await })
+    }
+}
+
+/// A pending query: `.await` runs it.
+#[must_use = "a query runs only when awaited"]
+pub struct QueryCall<'a, R> {
+    client: &'a Client,
+    workflow_id: &'a str,
+    name: &'static str,
+    args: Result<Payload, PayloadError>,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<'a, R: DeserializeOwned + 'a> IntoFuture for QueryCall<'a, R> {
+    type Output = Result<R, WfError>;
+    type IntoFuture = CallFuture<'a, R>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move { Ok(self.client.query_raw(self.workflow_id, self.name, self.args?).await?.decode()?) })
+    }
+}
+
+/// A pending update: `.await` sends it and waits for its result; [`update_id`](Self::update_id)
+/// makes retries return the first outcome; [`start`](Self::start) returns once accepted.
+#[must_use = "an update is sent only when awaited"]
+pub struct UpdateCall<'a, R> {
+    client: &'a Client,
+    workflow_id: &'a str,
+    name: &'static str,
+    args: Result<Payload, PayloadError>,
+    update_id: Option<String>,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
+    /// A dedupe id: a retry with this id returns the first call's outcome.
+    pub fn update_id(mut self, id: impl Into<String>) -> Self {
+        self.update_id = Some(id.into());
+        self
+    }
+
+    /// Sends the update and returns once the validator accepted it (or with `Rejected`).
+    pub async fn start(self) -> Result<UpdateHandle<R>, WfError> {
+        let (update_id, _) = self
+            .client
+            .update_raw(self.workflow_id, self.name, self.args?, self.update_id, UpdateStage::Accepted)
+            .await?;
+        Ok(UpdateHandle {
+            client: self.client.clone(),
+            workflow_id: self.workflow_id.to_string(),
+            update_id,
+            _r: PhantomData,
+        })
+    }
+}
+
+impl<'a, R: DeserializeOwned + 'a> IntoFuture for UpdateCall<'a, R> {
+    type Output = Result<R, WfError>;
+    type IntoFuture = CallFuture<'a, R>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (_, value) = self
+                .client
+                .update_raw(self.workflow_id, self.name, self.args?, self.update_id, UpdateStage::Completed)
+                .await?;
+            Ok(value.decode()?)
+        })
+    }
+}
+
+/// An accepted update; [`result`](Self::result) waits for its handler.
+pub struct UpdateHandle<R> {
+    client: Client,
+    workflow_id: String,
+    update_id: String,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<R: DeserializeOwned> UpdateHandle<R> {
+    /// The update's id.
+    pub fn update_id(&self) -> &str {
+        &self.update_id
+    }
+
+    /// Waits for the handler's value (or `UpdateFailed`, or `RunFinished` if the run closed
+    /// first).
+    pub async fn result(&self) -> Result<R, WfError> {
+        Ok(self.client.wait_update(&self.workflow_id, &self.update_id, UpdateStage::Completed).await?.decode()?)
+    }
+}

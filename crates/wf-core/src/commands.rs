@@ -1,0 +1,279 @@
+//! The command side of one run: what workflow code asked for during a workflow task, and the
+//! lifecycle of each activity and timer it started.
+//!
+//! Each command kind owns a small state machine:
+//!
+//! ```text
+//! activity: Scheduled --(ActivityResolved input)--> Resolved --(future polled)--> Taken
+//! timer:    Started --(TimerFired input)--> Fired --(future polled)--> Taken
+//!           Started --(future dropped / condition met)--> Cancelled
+//! ```
+//!
+//! Commands are recorded as the [`EventKind`]s they become; on replay the same list is compared
+//! with the recorded one (see `machine.rs`).
+
+use crate::definition::Unfinished;
+use crate::history::{ActivityOptions, EventKind, UpdateOutcome};
+use crate::payload::Payload;
+use crate::store::{ActivityResolution, UpdateState};
+use std::collections::HashMap;
+use std::task::Waker;
+
+/// Lifecycle of one activity, keyed by its command sequence number.
+#[derive(Debug)]
+pub(crate) enum ActivityState {
+    /// Scheduled, waiting for its resolution.
+    Scheduled { waker: Option<Waker> },
+    /// Resolved; the awaiting future has not seen it yet.
+    Resolved(ActivityResolution),
+    /// The future took the resolution.
+    Taken,
+}
+
+/// Lifecycle of one durable timer.
+#[derive(Debug)]
+pub(crate) enum TimerState {
+    /// Started, waiting to fire.
+    Started { waker: Option<Waker> },
+    /// Fired; the awaiting future has not seen it yet.
+    Fired,
+    /// Cancelled before it fired, or consumed.
+    Done,
+}
+
+/// How the main method ended.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Close {
+    Completed(Payload),
+    Failed(String),
+    ContinuedAsNew(Payload),
+}
+
+/// A running async handler, for `all_handlers_finished` and unfinished-handler warnings.
+#[derive(Debug, Clone)]
+pub(crate) struct LiveHandler {
+    pub id: u64,
+    pub description: String,
+    pub unfinished: Unfinished,
+}
+
+/// Deterministic randomness (SplitMix64), seeded from the `WorkflowStarted` event.
+#[derive(Debug, Clone)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Everything a run's workflow code shares with the engine during a task (type-erased: it does
+/// not know the workflow type).
+#[derive(Debug)]
+pub(crate) struct Commands {
+    pub workflow_id: String,
+    pub run_id: String,
+    next_seq: u32,
+    /// Commands issued in the current task, in order.
+    pub issued: Vec<EventKind>,
+    pub activities: HashMap<u32, ActivityState>,
+    pub timers: HashMap<u32, TimerState>,
+    /// Wakers of `wait_condition` futures, woken on every state change.
+    conditions: Vec<Waker>,
+    pub task_time_ms: i64,
+    pub rng: Rng,
+    pub live_handlers: Vec<LiveHandler>,
+    next_handler_id: u64,
+    /// Update state changes of the current task, reported to the store.
+    pub update_states: Vec<(String, String, UpdateState)>,
+    pub close: Option<Close>,
+    /// Set while the run is being dropped: futures dropped then must not issue commands.
+    pub tearing_down: bool,
+    pub history_len: u64,
+    pub suggest_continue_as_new: bool,
+    pub cancel_requested: bool,
+    /// Signals with no handler, kept (name, args) until a handler for them exists.
+    pub buffered_signals: Vec<(String, Payload)>,
+    /// Nondeterminism found while applying inputs (a resolution nobody asked for).
+    pub mismatch: Option<String>,
+}
+
+impl Commands {
+    pub fn new(workflow_id: String, run_id: String, seed: u64) -> Self {
+        Commands {
+            workflow_id,
+            run_id,
+            next_seq: 1,
+            issued: Vec::new(),
+            activities: HashMap::new(),
+            timers: HashMap::new(),
+            conditions: Vec::new(),
+            task_time_ms: 0,
+            rng: Rng::new(seed),
+            live_handlers: Vec::new(),
+            next_handler_id: 1,
+            update_states: Vec::new(),
+            close: None,
+            tearing_down: false,
+            history_len: 0,
+            suggest_continue_as_new: false,
+            cancel_requested: false,
+            buffered_signals: Vec::new(),
+            mismatch: None,
+        }
+    }
+
+    fn next_seq(&mut self) -> u32 {
+        let s = self.next_seq;
+        self.next_seq += 1;
+        s
+    }
+
+    /// Records an `ActivityScheduled` command and returns its sequence number.
+    pub fn schedule_activity(&mut self, name: String, input: Payload, options: ActivityOptions) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::ActivityScheduled { seq, name, input, options });
+        self.activities.insert(seq, ActivityState::Scheduled { waker: None });
+        seq
+    }
+
+    /// Records a `TimerStarted` command.
+    pub fn start_timer(&mut self, fire_at_ms: i64) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::TimerStarted { seq, fire_at_ms });
+        self.timers.insert(seq, TimerState::Started { waker: None });
+        seq
+    }
+
+    /// Records a `TimerCancelled` command if the timer is still pending.
+    pub fn cancel_timer(&mut self, seq: u32) {
+        if self.tearing_down {
+            return;
+        }
+        if let Some(TimerState::Started { .. }) = self.timers.get(&seq) {
+            self.timers.insert(seq, TimerState::Done);
+            self.issued.push(EventKind::TimerCancelled { seq });
+        }
+    }
+
+    /// Applies an activity resolution (an input of the task).
+    pub fn resolve_activity(&mut self, seq: u32, resolution: ActivityResolution) {
+        match self.activities.get_mut(&seq) {
+            Some(state @ ActivityState::Scheduled { .. }) => {
+                if let ActivityState::Scheduled { waker: Some(w) } =
+                    std::mem::replace(state, ActivityState::Resolved(resolution))
+                {
+                    w.wake();
+                }
+            }
+            _ => self.record_mismatch(format!(
+                "history resolves activity #{seq}, which the workflow code did not schedule (or already saw resolved)"
+            )),
+        }
+    }
+
+    /// Applies a fired timer (an input of the task). A timer cancelled meanwhile is ignored.
+    pub fn fire_timer(&mut self, seq: u32) {
+        match self.timers.get_mut(&seq) {
+            Some(state @ TimerState::Started { .. }) => {
+                if let TimerState::Started { waker: Some(w) } = std::mem::replace(state, TimerState::Fired) {
+                    w.wake();
+                }
+            }
+            Some(_) => {}
+            None => self.record_mismatch(format!(
+                "history fires timer #{seq}, which the workflow code did not start"
+            )),
+        }
+    }
+
+    pub fn record_mismatch(&mut self, message: String) {
+        if self.mismatch.is_none() {
+            self.mismatch = Some(message);
+        }
+    }
+
+    /// Registers a `wait_condition` future to re-check after the next state change.
+    pub fn wait_for_change(&mut self, waker: &Waker) {
+        if !self.conditions.iter().any(|w| w.will_wake(waker)) {
+            self.conditions.push(waker.clone());
+        }
+    }
+
+    /// Wakes every `wait_condition` future: state (or handler set) changed.
+    pub fn state_changed(&mut self) {
+        for w in self.conditions.drain(..) {
+            w.wake();
+        }
+    }
+
+    pub fn handler_started(&mut self, description: String, unfinished: Unfinished) -> u64 {
+        let id = self.next_handler_id;
+        self.next_handler_id += 1;
+        self.live_handlers.push(LiveHandler { id, description, unfinished });
+        id
+    }
+
+    pub fn handler_finished(&mut self, id: u64) {
+        self.live_handlers.retain(|h| h.id != id);
+        self.state_changed();
+    }
+
+    /// Records an update's completion (`UpdateCompleted` command and its store state).
+    pub fn complete_update(&mut self, update_id: String, name: String, outcome: UpdateOutcome) {
+        self.update_states.push((update_id.clone(), name, UpdateState::Completed(outcome.clone())));
+        self.issued.push(EventKind::UpdateCompleted { update_id, outcome });
+    }
+
+    /// Records how the main method ended (the closing command).
+    pub fn close_run(&mut self, close: Close) {
+        if self.close.is_some() {
+            return;
+        }
+        let event = match &close {
+            Close::Completed(result) => EventKind::WorkflowCompleted { result: result.clone() },
+            Close::Failed(message) => EventKind::WorkflowFailed { message: message.clone() },
+            Close::ContinuedAsNew(input) => EventKind::ContinuedAsNew {
+                // The new run id is chosen when the task commits; replay compares kinds only.
+                new_run_id: String::new(),
+                input: input.clone(),
+            },
+        };
+        self.issued.push(event);
+        self.close = Some(close);
+        self.state_changed();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rng_is_deterministic_per_seed() {
+        let mut a = Rng::new(7);
+        let mut b = Rng::new(7);
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(Rng::new(8).next_u64(), xs[0]);
+    }
+
+    #[test]
+    fn resolution_for_unknown_activity_is_a_mismatch() {
+        let mut c = Commands::new("w".into(), "r".into(), 1);
+        c.resolve_activity(
+            4,
+            ActivityResolution::Completed { result: Payload::encode(&()).unwrap(), attempts: 1 },
+        );
+        assert!(c.mismatch.as_deref().unwrap().contains("#4"));
+    }
+}

@@ -1,0 +1,364 @@
+//! `WorkflowContext`: everything workflow code may touch. State goes through closures so no
+//! borrow lives across an `.await`; time, randomness, activities and timers go through the
+//! run's command log so they replay identically.
+
+use crate::activity::{ActivityCallError, ActivityFn, ActivityGroup};
+use crate::commands::{ActivityState, Commands, TimerState};
+use crate::definition::WorkflowDefinition;
+use crate::error::WorkflowError;
+use crate::history::{ActivityOptions, RetryPolicy};
+use crate::payload::{Payload, PayloadError};
+use crate::store::ActivityResolution;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+
+/// The handle workflow code uses for state, time, randomness, activities and timers.
+///
+/// Async `run` and async handlers receive `&mut WorkflowContext<Self>`; they reach the
+/// workflow's state only through [`state`](Self::state), [`state_mut`](Self::state_mut) and
+/// [`wait_condition`](Self::wait_condition).
+pub struct WorkflowContext<W> {
+    pub(crate) core: Rc<RefCell<Commands>>,
+    pub(crate) state: Rc<RefCell<W>>,
+}
+
+impl<W> Clone for WorkflowContext<W> {
+    fn clone(&self) -> Self {
+        WorkflowContext { core: self.core.clone(), state: self.state.clone() }
+    }
+}
+
+impl<W: 'static> WorkflowContext<W> {
+    /// Reads the workflow's state.
+    pub fn state<R>(&self, f: impl FnOnce(&W) -> R) -> R {
+        f(&self.state.borrow())
+    }
+
+    /// Changes the workflow's state; every `wait_condition` is re-checked afterwards.
+    pub fn state_mut<R>(&self, f: impl FnOnce(&mut W) -> R) -> R {
+        let r = f(&mut self.state.borrow_mut());
+        self.core.borrow_mut().state_changed();
+        r
+    }
+
+    /// Waits until `pred(state)` holds; re-checked after every state change. Add
+    /// [`.timeout(d)`](WaitCondition::timeout) to get a `bool` instead of waiting forever.
+    pub fn wait_condition<F: Fn(&W) -> bool>(&self, pred: F) -> WaitCondition<W, F> {
+        WaitCondition { ctx: self.clone(), pred }
+    }
+
+    /// True when no async signal or update handler is running.
+    pub fn all_handlers_finished(&self) -> bool {
+        self.core.borrow().live_handlers.is_empty()
+    }
+
+    /// Waits until every async handler has finished: call before returning or continuing as
+    /// new, so no update caller is left without an answer.
+    pub fn handlers_drained(&self) -> WaitCondition<W, impl Fn(&W) -> bool> {
+        let core = self.core.clone();
+        self.wait_condition(move |_| core.borrow().live_handlers.is_empty())
+    }
+
+    /// Schedules an activity. `f` is an `#[activity]` method (`Tools::next_step`), so the
+    /// argument and result types are checked at compile time. Options are builder calls on the
+    /// returned future.
+    pub fn activity<M, F: ActivityFn<M>>(&self, f: F, args: F::Args) -> ActivityCall<F::Output> {
+        let _ = f;
+        let name = <F::Group as ActivityGroup>::activity_name(std::any::TypeId::of::<F>());
+        let input = match name {
+            Some(_) => Payload::encode(&args),
+            None => Err(PayloadError::Encode {
+                    what: std::any::type_name::<F>().to_string(),
+                message: "this function is not an #[activity] of its #[activities] impl".into(),
+            }),
+        };
+        ActivityCall::new(self.core.clone(), name.unwrap_or("").to_string(), input)
+    }
+
+    /// Schedules an activity by wire name, for activities implemented elsewhere.
+    pub fn activity_by_name<R: DeserializeOwned>(
+        &self,
+        name: &str,
+        args: &impl Serialize,
+    ) -> ActivityCall<R> {
+        ActivityCall::new(self.core.clone(), name.to_string(), Payload::encode(args))
+    }
+
+    /// A durable timer: survives restarts, fires after `duration` of engine time.
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        Sleep { core: self.core.clone(), duration, seq: None }
+    }
+
+    /// The workflow's time: the start of the current workflow task, identical on replay.
+    pub fn now(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(self.now_ms().max(0) as u64)
+    }
+
+    /// [`now`](Self::now) in milliseconds since the Unix epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.core.borrow().task_time_ms
+    }
+
+    /// A deterministic random number in `[0, 1)`.
+    pub fn random(&self) -> f64 {
+        (self.random_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A deterministic random `u64`.
+    pub fn random_u64(&self) -> u64 {
+        self.core.borrow_mut().rng.next_u64()
+    }
+
+    /// A deterministic random (version 4) UUID.
+    pub fn uuid(&self) -> uuid::Uuid {
+        let hi = self.random_u64() as u128;
+        let lo = self.random_u64() as u128;
+        uuid::Builder::from_random_bytes(((hi << 64) | lo).to_be_bytes()).into_uuid()
+    }
+
+    /// The workflow id.
+    pub fn workflow_id(&self) -> String {
+        self.core.borrow().workflow_id.clone()
+    }
+
+    /// This run's id.
+    pub fn run_id(&self) -> String {
+        self.core.borrow().run_id.clone()
+    }
+
+    /// Events in this run's history so far.
+    pub fn history_length(&self) -> u64 {
+        self.core.borrow().history_len
+    }
+
+    /// True once the history reaches 10,240 events or 10 MiB: time to continue as new.
+    pub fn continue_as_new_suggested(&self) -> bool {
+        self.core.borrow().suggest_continue_as_new
+    }
+
+    /// True once cancellation of the run was requested.
+    pub fn cancel_requested(&self) -> bool {
+        self.core.borrow().cancel_requested
+    }
+}
+
+impl<W: WorkflowDefinition> WorkflowContext<W> {
+    /// The error to return from `run` to continue as a new run with `input` (same workflow id,
+    /// fresh history; signal and update dedupe ids carry over):
+    /// `return Err(ctx.continue_as_new(&input));`
+    pub fn continue_as_new(&self, input: &W::Input) -> WorkflowError {
+        match Payload::encode(input) {
+            Ok(p) => WorkflowError::ContinueAsNew(p),
+            Err(e) => WorkflowError::Payload(e),
+        }
+    }
+}
+
+/// Future of [`WorkflowContext::wait_condition`].
+pub struct WaitCondition<W, F> {
+    ctx: WorkflowContext<W>,
+    pred: F,
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
+    /// Gives up after `duration` of engine time (a durable timer); resolves to whether the
+    /// condition held.
+    pub fn timeout(self, duration: Duration) -> TimedCondition<W, F> {
+        TimedCondition { cond: self, duration, timer: None }
+    }
+
+    fn check(&self, cx: &mut Context<'_>) -> bool {
+        if (self.pred)(&self.ctx.state.borrow()) {
+            return true;
+        }
+        self.ctx.core.borrow_mut().wait_for_change(cx.waker());
+        false
+    }
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> Future for WaitCondition<W, F> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.check(cx) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl<W, F> Unpin for WaitCondition<W, F> {}
+
+/// Future of [`WaitCondition::timeout`]: `true` if the condition held, `false` on timeout.
+pub struct TimedCondition<W: 'static, F: Fn(&W) -> bool> {
+    cond: WaitCondition<W, F>,
+    duration: Duration,
+    timer: Option<Sleep>,
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> Unpin for TimedCondition<W, F> {}
+
+impl<W: 'static, F: Fn(&W) -> bool> Future for TimedCondition<W, F> {
+    type Output = bool;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.cond.check(cx) {
+            // Dropping the timer cancels it (a `TimerCancelled` command).
+            self.timer = None;
+            return Poll::Ready(true);
+        }
+        let this = &mut *self;
+        let timer = this.timer.get_or_insert_with(|| this.cond.ctx.sleep(this.duration));
+        match Pin::new(timer).poll(cx) {
+            Poll::Ready(()) => Poll::Ready(false),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Future of [`WorkflowContext::sleep`]. Dropping it before it fires cancels the timer.
+pub struct Sleep {
+    core: Rc<RefCell<Commands>>,
+    duration: Duration,
+    seq: Option<u32>,
+}
+
+impl Future for Sleep {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut core = self.core.borrow_mut();
+        let seq = match self.seq {
+            Some(seq) => seq,
+            None => {
+                let fire_at = core.task_time_ms + self.duration.as_millis() as i64;
+                let seq = core.start_timer(fire_at);
+                drop(core);
+                self.seq = Some(seq);
+                core = self.core.borrow_mut();
+                seq
+            }
+        };
+        match core.timers.get_mut(&seq) {
+            Some(TimerState::Fired) => {
+                core.timers.insert(seq, TimerState::Done);
+                Poll::Ready(())
+            }
+            Some(TimerState::Started { waker }) => {
+                *waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            Some(TimerState::Done) | None => Poll::Ready(()),
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(seq) = self.seq {
+            if let Ok(mut core) = self.core.try_borrow_mut() {
+                core.cancel_timer(seq);
+            }
+        }
+    }
+}
+
+/// Future of [`WorkflowContext::activity`]: resolves to the activity's result once it
+/// completes (after its retries), or to the final error.
+pub struct ActivityCall<R> {
+    core: Rc<RefCell<Commands>>,
+    name: String,
+    input: Result<Payload, PayloadError>,
+    options: ActivityOptions,
+    seq: Option<u32>,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<R> Unpin for ActivityCall<R> {}
+
+impl<R> ActivityCall<R> {
+    fn new(core: Rc<RefCell<Commands>>, name: String, input: Result<Payload, PayloadError>) -> Self {
+        ActivityCall { core, name, input, options: ActivityOptions::default(), seq: None, _r: PhantomData }
+    }
+
+    /// Retry policy (default: Temporal's — 1 s initial interval, ×2, capped at 100 s,
+    /// unlimited attempts).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.options.retry = policy;
+        self
+    }
+
+    /// Longest time one attempt may run.
+    pub fn start_to_close(mut self, d: Duration) -> Self {
+        self.options.start_to_close = Some(d);
+        self
+    }
+
+    /// Longest time from scheduling to the final result, retries included.
+    pub fn schedule_to_close(mut self, d: Duration) -> Self {
+        self.options.schedule_to_close = Some(d);
+        self
+    }
+
+    /// Longest time between two heartbeats of a running attempt.
+    pub fn heartbeat_timeout(mut self, d: Duration) -> Self {
+        self.options.heartbeat_timeout = Some(d);
+        self
+    }
+}
+
+impl<R: DeserializeOwned> Future for ActivityCall<R> {
+    type Output = Result<R, ActivityCallError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let seq = match self.seq {
+            Some(seq) => seq,
+            None => {
+                let input = match &self.input {
+                    Ok(p) => p.clone(),
+                    Err(e) => return Poll::Ready(Err(ActivityCallError::Payload(e.clone()))),
+                };
+                let (name, options) = (self.name.clone(), self.options.clone());
+                let seq = self.core.borrow_mut().schedule_activity(name, input, options);
+                self.seq = Some(seq);
+                seq
+            }
+        };
+        let mut core = self.core.borrow_mut();
+        let Some(state) = core.activities.get_mut(&seq) else {
+            return Poll::Pending;
+        };
+        match state {
+            ActivityState::Scheduled { waker } => {
+                *waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            ActivityState::Resolved(_) => {
+                let ActivityState::Resolved(resolution) = std::mem::replace(state, ActivityState::Taken) else {
+                    unreachable!("matched Resolved above")
+                };
+                let name = self.name.clone();
+                Poll::Ready(match resolution {
+                    ActivityResolution::Completed { result, .. } => {
+                        result.decode::<R>().map_err(ActivityCallError::Payload)
+                    }
+                    ActivityResolution::Failed { failure, attempts } => Err(ActivityCallError::Failed {
+                        activity: name,
+                        kind: failure.kind,
+                        message: failure.message,
+                        attempts,
+                    }),
+                    ActivityResolution::TimedOut { timeout, attempts } => {
+                        Err(ActivityCallError::TimedOut { activity: name, timeout, attempts })
+                    }
+                })
+            }
+            ActivityState::Taken => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The workflow worker: one thread that owns every live run of this engine (workflow code is
+//! `!Send`), leases workflow tasks from the store, runs them, and commits their results.
+//!
+//! Many tasks are in flight at once on this thread: while one awaits its commit, others run,
+//! so the store can fold their commits into one transaction (group commit).
+
+use crate::cache::Lru;
+use crate::commands::Close;
+use crate::engine::Shared;
+use crate::error::WfError;
+use crate::history::EventKind;
+use crate::machine::{replay, Instance, Input, TaskError, TaskMeta};
+use crate::payload::Payload;
+use crate::store::{NewActivityTask, NewRun, RunClose, RunRecord, StoreError, TaskCommit, TaskFailure, WorkflowTask};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tracing::Instrument;
+
+/// A query for a run, answered from the cache when the run is there.
+pub(crate) struct QueryRequest {
+    pub run_id: String,
+    pub name: String,
+    pub args: Payload,
+    /// `None` when the run is not cached: the caller replays it.
+    pub reply: oneshot::Sender<Option<Result<Payload, WfError>>>,
+}
+
+/// Delay before retrying a failed workflow task: 1 s, doubling, at most 60 s.
+fn task_retry_delay(attempts: u32) -> Duration {
+    Duration::from_millis((1000u64 << attempts.saturating_sub(1).min(6)).min(60_000))
+}
+
+/// Starts the workflow worker thread.
+pub(crate) fn spawn(
+    shared: Arc<Shared>,
+    queries: mpsc::UnboundedReceiver<QueryRequest>,
+) -> Result<std::thread::JoinHandle<()>, WfError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| WfError::Store(format!("could not start the workflow worker runtime: {e}")))?;
+    std::thread::Builder::new()
+        .name("wf-workflow-worker".into())
+        .spawn(move || {
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&rt, Worker::new(shared).run(queries));
+        })
+        .map_err(|e| WfError::Store(format!("could not start the workflow worker thread: {e}")))
+}
+
+struct Worker {
+    shared: Arc<Shared>,
+    cache: RefCell<Lru<Box<dyn Instance>>>,
+    in_flight: Cell<usize>,
+}
+
+impl Worker {
+    fn new(shared: Arc<Shared>) -> Rc<Self> {
+        let capacity = shared.config.cache_capacity;
+        Rc::new(Worker { shared, cache: RefCell::new(Lru::new(capacity)), in_flight: Cell::new(0) })
+    }
+
+    async fn run(self: Rc<Self>, mut queries: mpsc::UnboundedReceiver<QueryRequest>) {
+        let me = self.clone();
+        tokio::task::spawn_local(async move {
+            while let Some(q) = queries.recv().await {
+                let answer = me.cache.borrow().get(&q.run_id).map(|inst| inst.query(&q.name, &q.args));
+                let _ = q.reply.send(answer);
+            }
+        });
+        let mut shutdown = self.shared.shutdown.subscribe();
+        let cfg = self.shared.config.clone();
+        loop {
+            if self.shared.is_shutdown() {
+                break;
+            }
+            let free = cfg.max_workflow_tasks.saturating_sub(self.in_flight.get());
+            let mut got = 0;
+            if free > 0 {
+                let now = self.shared.now_ms();
+                let lease = cfg.workflow_task_lease.as_millis() as i64;
+                match self.shared.store.poll_workflow_tasks(&self.shared.worker_id, now, lease, free).await {
+                    Ok(tasks) => {
+                        got = tasks.len();
+                        for task in tasks {
+                            self.in_flight.set(self.in_flight.get() + 1);
+                            let me = self.clone();
+                            let span = tracing::info_span!("workflow_task", run_id = %task.run.run_id, workflow_id = %task.run.workflow_id);
+                            tokio::task::spawn_local(
+                                async move {
+                                    me.process(task).await;
+                                    me.in_flight.set(me.in_flight.get() - 1);
+                                    me.shared.workflow_wake.notify_one();
+                                }
+                                .instrument(span),
+                            );
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "polling workflow tasks failed"),
+                }
+            }
+            if got > 0 && got == free {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            tokio::select! {
+                _ = self.shared.workflow_wake.notified() => {}
+                _ = shutdown.changed() => {}
+                _ = tokio::time::sleep(cfg.poll_interval) => {}
+            }
+        }
+        // Let in-flight tasks finish their commits.
+        while self.in_flight.get() > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Records a failed workflow task; the run is retried after a backoff and keeps its history.
+    async fn fail(&self, run: &RunRecord, error: TaskError) {
+        let shared = &self.shared;
+        let attempts = run.task_failure.as_ref().map(|f| f.attempts).unwrap_or(0) + 1;
+        let failure = TaskFailure {
+            message: error.message(),
+            nondeterminism: matches!(error, TaskError::NonDeterminism(_)),
+            attempts,
+            retry_at_ms: shared.now_ms() + task_retry_delay(attempts).as_millis() as i64,
+        };
+        tracing::warn!(run_id = %run.run_id, attempts, error = %failure.message, "workflow task failed; will retry");
+        if let Err(e) = shared.store.fail_workflow_task(&run.run_id, &shared.worker_id, failure).await {
+            tracing::error!(run_id = %run.run_id, error = %e, "recording a workflow task failure failed");
+        }
+        shared.timer_wake.notify_one();
+        shared.waiters.publish(&run.workflow_id);
+    }
+
+    async fn process(&self, task: WorkflowTask) {
+        let WorkflowTask { run, messages } = task;
+        let shared = &self.shared;
+        let store = &shared.store;
+        let def = match shared.definition(&run.workflow_type) {
+            Ok(d) => d.clone(),
+            Err(e) => return self.fail(&run, TaskError::Other(e.to_string())).await,
+        };
+        let cached = self.cache.borrow_mut().take(&run.run_id);
+        let mut instance = match cached.filter(|i| i.next_event_id() == run.next_event_id) {
+            Some(i) => i,
+            None => {
+                let history = match store.read_history(&run.run_id, 1).await {
+                    Ok(h) => h,
+                    Err(e) => {
+                        tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
+                        let _ = store.release_workflow_task(&run.run_id, &shared.worker_id).await;
+                        return;
+                    }
+                };
+                match replay(def.as_ref(), &run.workflow_id, &run.run_id, &history) {
+                    Ok(i) => i,
+                    Err(e) => return self.fail(&run, e).await,
+                }
+            }
+        };
+        instance.set_next_event_id(run.next_event_id);
+        let now = shared.now_ms();
+        let consumed_through = messages.last().map(|m| m.seq);
+        let inputs: Vec<Input> = messages.into_iter().map(|m| Input::from(m.kind)).collect();
+        let output = match instance.run_task(inputs, TaskMeta::live(now, run.next_event_id, run.history_bytes)) {
+            Ok(o) => o,
+            Err(e) => return self.fail(&run, e).await,
+        };
+
+        let mut events = output.events;
+        let close = output.close.map(|c| match c {
+            Close::Completed(p) => RunClose::Completed(p),
+            Close::Failed(m) => RunClose::Failed(m),
+            Close::ContinuedAsNew(input) => {
+                let new_run_id = uuid::Uuid::new_v4().to_string();
+                for e in events.iter_mut() {
+                    if let EventKind::ContinuedAsNew { new_run_id: id, .. } = e {
+                        *id = new_run_id.clone();
+                    }
+                }
+                RunClose::ContinuedAsNew(NewRun {
+                    workflow_id: run.workflow_id.clone(),
+                    run_id: new_run_id,
+                    workflow_type: run.workflow_type.clone(),
+                    input,
+                    random_seed: rand_seed(),
+                    continued_from: Some(run.run_id.clone()),
+                })
+            }
+        });
+        let mut commit = TaskCommit {
+            run_id: run.run_id.clone(),
+            worker_id: shared.worker_id.clone(),
+            expected_next_event_id: run.next_event_id,
+            events: Vec::with_capacity(events.len()),
+            consumed_through,
+            new_activities: Vec::new(),
+            cancel_activities: Vec::new(),
+            new_timers: Vec::new(),
+            cancel_timers: Vec::new(),
+            updates: output.update_states,
+            close,
+            summary: Payload::encode(&output.summary).unwrap_or_default(),
+            now_ms: now,
+        };
+        for e in events {
+            match &e {
+                EventKind::ActivityScheduled { seq, name, input, options } => {
+                    commit.new_activities.push(NewActivityTask {
+                        seq: *seq,
+                        name: name.clone(),
+                        input: input.clone(),
+                        options: options.clone(),
+                    })
+                }
+                EventKind::TimerStarted { seq, fire_at_ms } => commit.new_timers.push((*seq, *fire_at_ms)),
+                EventKind::TimerCancelled { seq } => commit.cancel_timers.push(*seq),
+                _ => {}
+            }
+            commit.events.push((now, e));
+        }
+        let (has_activities, has_timers, closes) =
+            (!commit.new_activities.is_empty(), !commit.new_timers.is_empty(), commit.close.is_some());
+        match store.commit_workflow_task(commit).await {
+            Ok(record) => {
+                instance.set_next_event_id(record.next_event_id);
+                self.cache.borrow_mut().put(run.run_id.clone(), instance);
+                if has_activities {
+                    shared.activity_wake.notify_one();
+                }
+                if has_timers || has_activities {
+                    shared.timer_wake.notify_one();
+                }
+                if closes {
+                    shared.workflow_wake.notify_one();
+                }
+                shared.waiters.publish(&run.workflow_id);
+            }
+            Err(StoreError::NewMessages { .. }) => {
+                // The run would have closed over messages it never saw: run the task again
+                // from history with them.
+                drop(instance);
+                let _ = store.release_workflow_task(&run.run_id, &shared.worker_id).await;
+                shared.workflow_wake.notify_one();
+            }
+            Err(StoreError::Conflict { reason, .. }) => {
+                tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on");
+            }
+            Err(e) => {
+                tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed");
+                let _ = store.release_workflow_task(&run.run_id, &shared.worker_id).await;
+            }
+        }
+    }
+}
+
+/// A seed for a new run's deterministic randomness.
+pub(crate) fn rand_seed() -> u64 {
+    let id = uuid::Uuid::new_v4().as_u128();
+    (id >> 64) as u64 ^ id as u64
+}
