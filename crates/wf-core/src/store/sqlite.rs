@@ -1,0 +1,1669 @@
+//! The embedded store: one SQLite file in WAL mode, durable by default (`synchronous=FULL`).
+//!
+//! # Group commit
+//!
+//! One writer thread owns the write connection. Every changing method sends its work (a
+//! closure over the connection) to that thread and awaits the answer. The writer blocks for a
+//! first request, then takes every request already queued (up to
+//! [`SqliteOptions::max_batch`]) and runs them all in ONE transaction, each inside its own
+//! `SAVEPOINT`, so that one request's failure (`Conflict`, `AlreadyStarted`...) rolls back only
+//! that request. It then commits once (one fsync) and only then answers every caller: a caller
+//! is answered when its change is durable. If the commit fails, every caller of the batch gets
+//! [`StoreError::Backend`].
+//!
+//! # Reads
+//!
+//! Reads never wait behind writes: a small pool of reader threads, each with its own connection,
+//! runs each read in its own read transaction (a consistent snapshot). WAL lets them run while
+//! the writer commits, and since a writer answers only after its commit, a read sent after a
+//! write was answered sees that write.
+//!
+//! # Schema
+//!
+//! Created on open and migrated by `PRAGMA user_version`: `MIGRATIONS` lists one SQL script per
+//! version, and a newer engine appends a script instead of editing one.
+
+use super::{
+    activity_lease, heartbeat_lease, ActivityResolution, ActivityTask, DeliverOutcome,
+    IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun, RunClose, RunRecord,
+    RunStatus, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure,
+    UpdateRecord, UpdateState, WorkflowTask,
+};
+use crate::history::{decode_event, encode_event, ActivityFailure, EventKind, HistoryEvent};
+use crate::payload::Payload;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// How [`SqliteStore::open_with`] sets up the database.
+///
+/// ```
+/// use wf_core::store::SqliteOptions;
+/// let fast_but_not_crash_safe = SqliteOptions { synchronous_full: false, ..Default::default() };
+/// # let _ = fast_but_not_crash_safe;
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqliteOptions {
+    /// `synchronous=FULL` (the default): a commit survives power loss. `false` gives
+    /// `synchronous=NORMAL`: in WAL mode the database stays consistent, but the last commits
+    /// may be lost on power loss (not on a process crash).
+    pub synchronous_full: bool,
+    /// How long a connection waits for a lock held by another process before failing.
+    pub busy_timeout: Duration,
+    /// Most requests folded into one write transaction.
+    pub max_batch: usize,
+    /// Reader threads (each with its own connection); at least one is started.
+    pub readers: usize,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        SqliteOptions {
+            synchronous_full: true,
+            busy_timeout: Duration::from_secs(5),
+            max_batch: 512,
+            readers: 2,
+        }
+    }
+}
+
+/// The SQLite [`Store`]: one file, WAL, group commit. Several processes may share the file.
+///
+/// Dropping the store stops its threads; the writer first finishes (commits and answers) the
+/// batch it is running.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), wf_core::store::StoreError> {
+/// use wf_core::store::{SqliteStore, Store};
+/// let store = SqliteStore::open("wf.db")?;
+/// let run = store.get_run("order-42", None).await?;
+/// # let _ = run; Ok(()) }
+/// ```
+pub struct SqliteStore {
+    writes: Option<mpsc::Sender<Box<dyn Request>>>,
+    reads: Option<mpsc::Sender<Box<dyn Request>>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
+/// released script: append the next one.
+const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+
+const SCHEMA_V1: &str = "
+CREATE TABLE runs (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT, -- creation order
+    run_id         TEXT NOT NULL UNIQUE,
+    workflow_id    TEXT NOT NULL,
+    chain_id       TEXT NOT NULL,
+    workflow_type  TEXT NOT NULL,
+    status         TEXT NOT NULL,
+    next_event_id  INTEGER NOT NULL,
+    history_bytes  INTEGER NOT NULL,
+    created_ms     INTEGER NOT NULL,
+    closed_ms      INTEGER,
+    result         BLOB,
+    failure        TEXT,
+    task_failure   BLOB,
+    summary        BLOB NOT NULL,
+    ready_at       INTEGER,
+    lease_owner    TEXT,
+    lease_until    INTEGER
+);
+CREATE INDEX runs_by_workflow ON runs(workflow_id, seq);
+CREATE INDEX runs_by_ready_at ON runs(ready_at) WHERE ready_at IS NOT NULL;
+CREATE INDEX runs_by_lease ON runs(lease_until) WHERE lease_until IS NOT NULL;
+
+CREATE TABLE events (
+    run_id    TEXT NOT NULL,
+    event_id  INTEGER NOT NULL,
+    data      BLOB NOT NULL,
+    PRIMARY KEY (run_id, event_id)
+) WITHOUT ROWID;
+
+CREATE TABLE inbox (
+    seq     INTEGER PRIMARY KEY AUTOINCREMENT, -- arrival order, never reused
+    run_id  TEXT NOT NULL,
+    data    BLOB NOT NULL
+);
+CREATE INDEX inbox_by_run ON inbox(run_id, seq);
+
+CREATE TABLE activities (
+    run_id             TEXT NOT NULL,
+    seq                INTEGER NOT NULL,
+    workflow_id        TEXT NOT NULL,
+    name               TEXT NOT NULL,
+    input              BLOB NOT NULL,
+    options            BLOB NOT NULL,
+    attempt            INTEGER NOT NULL,
+    scheduled_ms       INTEGER NOT NULL,
+    schedule_deadline  INTEGER,
+    visible_at         INTEGER NOT NULL,
+    started_ms         INTEGER,
+    attempt_deadline   INTEGER,
+    lease_until        INTEGER,
+    lease_owner        TEXT,
+    heartbeat          BLOB,
+    last_failure       BLOB,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX activities_by_visible_at ON activities(visible_at) WHERE lease_owner IS NULL;
+CREATE INDEX activities_by_lease ON activities(lease_until) WHERE lease_owner IS NOT NULL;
+CREATE INDEX activities_by_deadline ON activities(schedule_deadline)
+    WHERE schedule_deadline IS NOT NULL;
+
+CREATE TABLE timers (
+    run_id   TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    fire_at  INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+) WITHOUT ROWID;
+CREATE INDEX timers_by_fire_at ON timers(fire_at, run_id, seq);
+
+CREATE TABLE updates (
+    chain_id   TEXT NOT NULL,
+    update_id  TEXT NOT NULL,
+    run_id     TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    state      BLOB NOT NULL,
+    final      INTEGER NOT NULL,
+    PRIMARY KEY (chain_id, update_id)
+);
+CREATE INDEX updates_pending ON updates(run_id) WHERE final = 0;
+
+CREATE TABLE signal_ids (
+    chain_id   TEXT NOT NULL,
+    signal_id  TEXT NOT NULL,
+    PRIMARY KEY (chain_id, signal_id)
+) WITHOUT ROWID;
+";
+
+impl SqliteStore {
+    /// Opens (or creates) the database file at `path` with the default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path, SqliteOptions::default())
+    }
+
+    /// Opens (or creates) the database file at `path`: sets WAL and the sync level, creates or
+    /// migrates the schema, and starts the writer and reader threads.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: SqliteOptions,
+    ) -> Result<SqliteStore, StoreError> {
+        let path = path.as_ref();
+        let mut writer = open_connection(path, &options)?;
+        let mode: String = writer
+            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+            .map_err(db("set journal_mode=WAL"))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Backend(format!(
+                "{}: SQLite refused WAL journal mode (got {mode}); is the file on a network share?",
+                path.display()
+            )));
+        }
+        migrate(&mut writer)?;
+
+        let mut readers = Vec::new();
+        for _ in 0..options.readers.max(1) {
+            let conn = open_connection(path, &options)?;
+            conn.pragma_update(None, "query_only", true)
+                .map_err(db("set query_only"))?;
+            readers.push(conn);
+        }
+
+        let mut threads = Vec::new();
+        let (write_tx, write_rx) = mpsc::channel::<Box<dyn Request>>();
+        let max_batch = options.max_batch.max(1);
+        threads.push(spawn("wf-sqlite-writer", move || {
+            writer_loop(writer, write_rx, max_batch)
+        })?);
+        let (read_tx, read_rx) = mpsc::channel::<Box<dyn Request>>();
+        let read_rx = Arc::new(Mutex::new(read_rx));
+        for conn in readers {
+            let rx = Arc::clone(&read_rx);
+            threads.push(spawn("wf-sqlite-reader", move || reader_loop(conn, rx))?);
+        }
+        Ok(SqliteStore {
+            writes: Some(write_tx),
+            reads: Some(read_tx),
+            threads,
+        })
+    }
+
+    /// Runs `work` on the writer thread inside the next group commit.
+    fn write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> StoreFuture<'_, T> {
+        submit(self.writes.as_ref(), work)
+    }
+
+    /// Runs `work` on a reader thread inside a read transaction.
+    fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> StoreFuture<'_, T> {
+        submit(self.reads.as_ref(), work)
+    }
+}
+
+impl Drop for SqliteStore {
+    fn drop(&mut self) {
+        // Closing the channels ends the loops once the queued requests are done.
+        self.writes.take();
+        self.reads.take();
+        for t in self.threads.drain(..) {
+            // A thread that panicked has already failed its callers; nothing more to do.
+            let _ = t.join();
+        }
+    }
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StoreError> {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .map_err(|e| StoreError::Backend(format!("could not start thread {name}: {e}")))
+}
+
+fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| StoreError::Backend(format!("could not open {}: {e}", path.display())))?;
+    conn.busy_timeout(options.busy_timeout)
+        .map_err(db("set busy_timeout"))?;
+    let sync = if options.synchronous_full {
+        "FULL"
+    } else {
+        "NORMAL"
+    };
+    conn.pragma_update(None, "synchronous", sync)
+        .map_err(db("set synchronous"))?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+/// Brings the schema to the last version of [`MIGRATIONS`], in one transaction.
+fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(db("begin the schema migration"))?;
+    let version: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(db("read user_version"))?;
+    let latest = MIGRATIONS.len() as i64;
+    if version > latest {
+        return Err(StoreError::Backend(format!(
+            "the database has schema version {version}, newer than the {latest} this wf knows; \
+             upgrade wf to open it"
+        )));
+    }
+    for (i, script) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(script)
+            .map_err(|e| StoreError::Backend(format!("schema migration to v{}: {e}", i + 1)))?;
+    }
+    if version < latest {
+        tx.pragma_update(None, "user_version", latest)
+            .map_err(db("write user_version"))?;
+    }
+    tx.commit().map_err(db("commit the schema migration"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests, the writer (group commit) and the readers
+// ---------------------------------------------------------------------------------------------
+
+/// One caller's work, run on a store thread; answered after its transaction ends.
+trait Request: Send {
+    /// Runs the work; true if it succeeded (its changes are to be kept).
+    fn run(&mut self, conn: &Connection) -> bool;
+    /// Sends the caller its result, or `failure` if the transaction around it failed.
+    fn answer(self: Box<Self>, failure: Option<StoreError>);
+}
+
+struct Pending<T, F> {
+    work: Option<F>,
+    outcome: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> Request for Pending<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let Some(work) = self.work.take() else {
+            return false;
+        };
+        let outcome = catch_unwind(AssertUnwindSafe(|| work(conn))).unwrap_or_else(|_| {
+            Err(StoreError::Backend(
+                "a store request panicked; its changes were rolled back".into(),
+            ))
+        });
+        let ok = outcome.is_ok();
+        self.outcome = Some(outcome);
+        ok
+    }
+
+    fn answer(self: Box<Self>, failure: Option<StoreError>) {
+        let result = match (failure, self.outcome) {
+            (Some(e), _) => Err(e),
+            (None, Some(outcome)) => outcome,
+            (None, None) => Err(StoreError::Backend("a store request was never run".into())),
+        };
+        // The caller may have given up waiting (its future dropped); that is fine.
+        let _ = self.reply.send(result);
+    }
+}
+
+fn submit<T: Send + 'static>(
+    queue: Option<&mpsc::Sender<Box<dyn Request>>>,
+    work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+) -> StoreFuture<'static, T> {
+    let (reply, answer) = oneshot::channel();
+    let request = Box::new(Pending {
+        work: Some(work),
+        outcome: None,
+        reply,
+    });
+    let sent = queue.map(|q| q.send(request).is_ok()).unwrap_or(false);
+    Box::pin(async move {
+        if !sent {
+            return Err(StoreError::Backend("the SQLite store is shut down".into()));
+        }
+        answer.await.map_err(|_| {
+            StoreError::Backend("the SQLite store thread stopped before answering".into())
+        })?
+    })
+}
+
+fn writer_loop(conn: Connection, queue: mpsc::Receiver<Box<dyn Request>>, max_batch: usize) {
+    while let Ok(first) = queue.recv() {
+        let mut batch = vec![first];
+        while batch.len() < max_batch {
+            match queue.try_recv() {
+                Ok(request) => batch.push(request),
+                Err(_) => break,
+            }
+        }
+        let failure = run_batch(&conn, &mut batch).err();
+        if let Some(e) = &failure {
+            tracing::error!(requests = batch.len(), error = %e, "SQLite group commit failed");
+        }
+        for request in batch {
+            request.answer(failure.clone());
+        }
+    }
+}
+
+/// Runs a batch in one transaction, each request in its own savepoint; commits once.
+fn run_batch(conn: &Connection, batch: &mut [Box<dyn Request>]) -> Result<(), StoreError> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(db("begin a write transaction"))?;
+    let result = batch
+        .iter_mut()
+        .try_for_each(|request| run_in_savepoint(conn, request.as_mut()));
+    let result = result.and_then(|()| conn.execute_batch("COMMIT").map_err(db("commit")));
+    if result.is_err() && !conn.is_autocommit() {
+        // Best effort: if even the rollback fails, the connection reports it on the next BEGIN.
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    result
+}
+
+fn run_in_savepoint(conn: &Connection, request: &mut dyn Request) -> Result<(), StoreError> {
+    conn.execute_batch("SAVEPOINT request")
+        .map_err(db("open a savepoint"))?;
+    let ok = request.run(conn);
+    if conn.is_autocommit() {
+        // SQLite rolled the whole transaction back (disk full, I/O error): the batch is lost.
+        return Err(StoreError::Backend(
+            "SQLite rolled back the write transaction after an error".into(),
+        ));
+    }
+    let end = if ok {
+        "RELEASE request"
+    } else {
+        "ROLLBACK TO request; RELEASE request"
+    };
+    conn.execute_batch(end).map_err(db("close a savepoint"))
+}
+
+fn reader_loop(conn: Connection, queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request>>>>) {
+    loop {
+        let next = match queue.lock() {
+            Ok(queue) => queue.recv(),
+            Err(_) => return,
+        };
+        let Ok(mut request) = next else { return };
+        // A read transaction gives the request one consistent snapshot across its statements.
+        let failure = match conn.execute_batch("BEGIN") {
+            Ok(()) => {
+                request.run(&conn);
+                conn.execute_batch("COMMIT")
+                    .map_err(db("end a read transaction"))
+                    .err()
+            }
+            Err(e) => Some(db("begin a read transaction")(e)),
+        };
+        if !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        request.answer(failure);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding helpers
+// ---------------------------------------------------------------------------------------------
+
+/// Maps a SQLite error to `Backend`, saying what was being done.
+fn db(what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
+    move |e| StoreError::Backend(format!("SQLite: {what}: {e}"))
+}
+
+fn to_blob<T: Serialize>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
+    rmp_serde::to_vec_named(value)
+        .map_err(|e| StoreError::Backend(format!("could not encode {what}: {e}")))
+}
+
+fn from_blob<T: DeserializeOwned>(what: &str, bytes: &[u8]) -> Result<T, StoreError> {
+    rmp_serde::from_slice(bytes)
+        .map_err(|e| StoreError::Backend(format!("corrupt {what} in the database: {e}")))
+}
+
+fn event_blob(time_ms: i64, kind: &EventKind) -> Result<Vec<u8>, StoreError> {
+    encode_event(time_ms, kind)
+        .map_err(|e| StoreError::Backend(format!("could not encode a history event: {e}")))
+}
+
+fn conflict(run_id: &str, reason: impl Into<String>) -> StoreError {
+    StoreError::Conflict {
+        run_id: run_id.to_string(),
+        reason: reason.into(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows
+// ---------------------------------------------------------------------------------------------
+
+const RUN_COLUMNS: &str = "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, \
+     history_bytes, created_ms, closed_ms, result, failure, task_failure, summary, ready_at, \
+     lease_owner, lease_until";
+
+/// A run row with its task-queue state.
+struct RunRow {
+    record: RunRecord,
+    lease_owner: Option<String>,
+}
+
+/// A run row as read, before its blobs are decoded.
+struct RawRun {
+    workflow_id: String,
+    run_id: String,
+    chain_id: String,
+    workflow_type: String,
+    status: String,
+    next_event_id: i64,
+    history_bytes: i64,
+    created_ms: i64,
+    closed_ms: Option<i64>,
+    result: Option<Vec<u8>>,
+    failure: Option<String>,
+    task_failure: Option<Vec<u8>>,
+    summary: Vec<u8>,
+    lease_owner: Option<String>,
+}
+
+impl RawRun {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<RawRun> {
+        Ok(RawRun {
+            workflow_id: r.get(0)?,
+            run_id: r.get(1)?,
+            chain_id: r.get(2)?,
+            workflow_type: r.get(3)?,
+            status: r.get(4)?,
+            next_event_id: r.get(5)?,
+            history_bytes: r.get(6)?,
+            created_ms: r.get(7)?,
+            closed_ms: r.get(8)?,
+            result: r.get(9)?,
+            failure: r.get(10)?,
+            task_failure: r.get(11)?,
+            summary: r.get(12)?,
+            lease_owner: r.get(14)?,
+        })
+    }
+
+    fn decode(self) -> Result<RunRow, StoreError> {
+        let status = RunStatus::parse(&self.status).ok_or_else(|| {
+            StoreError::Backend(format!(
+                "run {}: unknown status {:?}",
+                self.run_id, self.status
+            ))
+        })?;
+        let task_failure = match &self.task_failure {
+            Some(b) => Some(from_blob::<TaskFailure>("task failure", b)?),
+            None => None,
+        };
+        Ok(RunRow {
+            record: RunRecord {
+                workflow_id: self.workflow_id,
+                run_id: self.run_id,
+                chain_id: self.chain_id,
+                workflow_type: self.workflow_type,
+                status,
+                next_event_id: self.next_event_id as u64,
+                history_bytes: self.history_bytes as u64,
+                created_ms: self.created_ms,
+                closed_ms: self.closed_ms,
+                result: self.result.map(Payload),
+                failure: self.failure,
+                task_failure,
+                summary: Payload(self.summary),
+            },
+            lease_owner: self.lease_owner,
+        })
+    }
+}
+
+fn load_run(conn: &Connection, run_id: &str) -> Result<Option<RunRow>, StoreError> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?1");
+    let mut stmt = conn
+        .prepare_cached(&sql)
+        .map_err(db("prepare run lookup"))?;
+    let raw = stmt
+        .query_row([run_id], RawRun::from_row)
+        .optional()
+        .map_err(db("read a run"))?;
+    raw.map(RawRun::decode).transpose()
+}
+
+fn latest_run(conn: &Connection, workflow_id: &str) -> Result<Option<RunRow>, StoreError> {
+    let sql =
+        format!("SELECT {RUN_COLUMNS} FROM runs WHERE workflow_id = ?1 ORDER BY seq DESC LIMIT 1");
+    let mut stmt = conn
+        .prepare_cached(&sql)
+        .map_err(db("prepare latest run lookup"))?;
+    let raw = stmt
+        .query_row([workflow_id], RawRun::from_row)
+        .optional()
+        .map_err(db("read the latest run"))?;
+    raw.map(RawRun::decode).transpose()
+}
+
+/// The run `run_id` of `workflow_id`, or its latest run.
+fn find_run(
+    conn: &Connection,
+    workflow_id: &str,
+    run_id: Option<&str>,
+) -> Result<Option<RunRow>, StoreError> {
+    match run_id {
+        Some(id) => Ok(load_run(conn, id)?.filter(|r| r.record.workflow_id == workflow_id)),
+        None => latest_run(conn, workflow_id),
+    }
+}
+
+fn must_load_run(conn: &Connection, run_id: &str) -> Result<RunRecord, StoreError> {
+    load_run(conn, run_id)?
+        .map(|r| r.record)
+        .ok_or_else(|| StoreError::Backend(format!("run {run_id} vanished mid-transaction")))
+}
+
+const ACTIVITY_COLUMNS: &str = "run_id, seq, workflow_id, name, input, options, attempt, \
+     scheduled_ms, started_ms, attempt_deadline, lease_until, heartbeat, last_failure";
+
+struct RawActivity {
+    run_id: String,
+    seq: u32,
+    workflow_id: String,
+    name: String,
+    input: Vec<u8>,
+    options: Vec<u8>,
+    attempt: u32,
+    scheduled_ms: i64,
+    started_ms: Option<i64>,
+    attempt_deadline: Option<i64>,
+    lease_until: Option<i64>,
+    heartbeat: Option<Vec<u8>>,
+    last_failure: Option<Vec<u8>>,
+}
+
+impl RawActivity {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<RawActivity> {
+        Ok(RawActivity {
+            run_id: r.get(0)?,
+            seq: r.get(1)?,
+            workflow_id: r.get(2)?,
+            name: r.get(3)?,
+            input: r.get(4)?,
+            options: r.get(5)?,
+            attempt: r.get(6)?,
+            scheduled_ms: r.get(7)?,
+            started_ms: r.get(8)?,
+            attempt_deadline: r.get(9)?,
+            lease_until: r.get(10)?,
+            heartbeat: r.get(11)?,
+            last_failure: r.get(12)?,
+        })
+    }
+
+    fn decode(self) -> Result<ActivityTask, StoreError> {
+        let last_failure = match &self.last_failure {
+            Some(b) => Some(from_blob::<ActivityFailure>("activity failure", b)?),
+            None => None,
+        };
+        Ok(ActivityTask {
+            options: from_blob("activity options", &self.options)?,
+            run_id: self.run_id,
+            workflow_id: self.workflow_id,
+            seq: self.seq,
+            name: self.name,
+            input: Payload(self.input),
+            attempt: self.attempt,
+            scheduled_ms: self.scheduled_ms,
+            started_ms: self.started_ms,
+            attempt_deadline_ms: self.attempt_deadline,
+            lease_until_ms: self.lease_until,
+            heartbeat: self.heartbeat.map(Payload),
+            last_failure,
+        })
+    }
+}
+
+fn query_activities(
+    conn: &Connection,
+    where_clause: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<ActivityTask>, StoreError> {
+    let sql = format!("SELECT {ACTIVITY_COLUMNS} FROM activities WHERE {where_clause}");
+    let mut stmt = conn
+        .prepare_cached(&sql)
+        .map_err(db("prepare activity query"))?;
+    let raws = stmt
+        .query_map(params, RawActivity::from_row)
+        .map_err(db("query activities"))?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(db("read activities"))?;
+    raws.into_iter().map(RawActivity::decode).collect()
+}
+
+fn read_update(
+    conn: &Connection,
+    chain_id: &str,
+    update_id: &str,
+) -> Result<Option<UpdateRecord>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT run_id, name, state FROM updates WHERE chain_id = ?1 AND update_id = ?2",
+        )
+        .map_err(db("prepare update lookup"))?;
+    let row = stmt
+        .query_row([chain_id, update_id], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Vec<u8>>(2)?,
+            ))
+        })
+        .optional()
+        .map_err(db("read an update"))?;
+    row.map(|(run_id, name, state)| {
+        Ok(UpdateRecord {
+            update_id: update_id.to_string(),
+            run_id,
+            name,
+            state: from_blob("update state", &state)?,
+        })
+    })
+    .transpose()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Write operations (run on the writer thread, inside a savepoint)
+// ---------------------------------------------------------------------------------------------
+
+/// Marks a run's workflow task ready at `now_ms` unless it is ready earlier already.
+fn make_ready(conn: &Connection, run_id: &str, now_ms: i64) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "UPDATE runs SET ready_at = MIN(COALESCE(ready_at, ?2), ?2) WHERE run_id = ?1",
+    )
+    .and_then(|mut s| s.execute(params![run_id, now_ms]))
+    .map_err(db("mark a run ready"))?;
+    Ok(())
+}
+
+fn push_inbox(conn: &Connection, run_id: &str, kind: &InboxKind) -> Result<(), StoreError> {
+    let data = to_blob("inbox message", kind)?;
+    conn.prepare_cached("INSERT INTO inbox (run_id, data) VALUES (?1, ?2)")
+        .and_then(|mut s| s.execute(params![run_id, data]))
+        .map_err(db("insert an inbox message"))?;
+    Ok(())
+}
+
+fn append_event(
+    conn: &Connection,
+    run_id: &str,
+    event_id: u64,
+    time_ms: i64,
+    kind: &EventKind,
+) -> Result<u64, StoreError> {
+    let data = event_blob(time_ms, kind)?;
+    conn.prepare_cached("INSERT INTO events (run_id, event_id, data) VALUES (?1, ?2, ?3)")
+        .and_then(|mut s| s.execute(params![run_id, event_id as i64, data]))
+        .map_err(db("append a history event"))?;
+    Ok(data.len() as u64)
+}
+
+/// Creates a run with its `WorkflowStarted` event, ready at `now_ms`.
+fn create_run(
+    conn: &Connection,
+    new: &NewRun,
+    chain_id: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let started = EventKind::WorkflowStarted {
+        workflow_type: new.workflow_type.clone(),
+        input: new.input.clone(),
+        random_seed: new.random_seed,
+        continued_from: new.continued_from.clone(),
+    };
+    let data = event_blob(now_ms, &started)?;
+    conn.prepare_cached(
+        "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, next_event_id, \
+         history_bytes, created_ms, summary, ready_at) \
+         VALUES (?1, ?2, ?3, ?4, 'running', 2, ?5, ?6, x'', ?6)",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            new.run_id,
+            new.workflow_id,
+            chain_id,
+            new.workflow_type,
+            data.len() as i64,
+            now_ms
+        ])
+    })
+    .map_err(db("insert a run"))?;
+    conn.prepare_cached("INSERT INTO events (run_id, event_id, data) VALUES (?1, 1, ?2)")
+        .and_then(|mut s| s.execute(params![new.run_id, data]))
+        .map_err(db("append the WorkflowStarted event"))?;
+    Ok(())
+}
+
+/// Drops a closed run's inbox, activities and timers, and abandons its unfinished updates.
+fn clear_closed_run(conn: &Connection, run_id: &str) -> Result<(), StoreError> {
+    for sql in [
+        "DELETE FROM inbox WHERE run_id = ?1",
+        "DELETE FROM activities WHERE run_id = ?1",
+        "DELETE FROM timers WHERE run_id = ?1",
+        "UPDATE runs SET ready_at = NULL, lease_owner = NULL, lease_until = NULL WHERE run_id = ?1",
+    ] {
+        conn.prepare_cached(sql)
+            .and_then(|mut s| s.execute([run_id]))
+            .map_err(db("clear a closed run"))?;
+    }
+    let abandoned = to_blob("update state", &UpdateState::Abandoned)?;
+    conn.prepare_cached("UPDATE updates SET state = ?2, final = 1 WHERE run_id = ?1 AND final = 0")
+        .and_then(|mut s| s.execute(params![run_id, abandoned]))
+        .map_err(db("abandon the updates of a closed run"))?;
+    Ok(())
+}
+
+fn terminate_run(
+    conn: &Connection,
+    run: &RunRecord,
+    reason: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let kind = EventKind::WorkflowTerminated {
+        reason: reason.to_string(),
+    };
+    let size = append_event(conn, &run.run_id, run.next_event_id, now_ms, &kind)?;
+    conn.prepare_cached(
+        "UPDATE runs SET status = 'terminated', closed_ms = ?2, failure = ?3, \
+         next_event_id = next_event_id + 1, history_bytes = history_bytes + ?4 WHERE run_id = ?1",
+    )
+    .and_then(|mut s| s.execute(params![run.run_id, now_ms, reason, size as i64]))
+    .map_err(db("terminate a run"))?;
+    clear_closed_run(conn, &run.run_id)
+}
+
+/// Delivers a message to a run: dedupe, closed check, inbox insert, run made ready.
+fn deliver_to(
+    conn: &Connection,
+    run: &RunRecord,
+    message: Message,
+    now_ms: i64,
+) -> Result<DeliverOutcome, StoreError> {
+    if let Message::Update { update_id, .. } = &message {
+        if let Some(existing) = read_update(conn, &run.chain_id, update_id)? {
+            return Ok(DeliverOutcome::DuplicateUpdate(existing));
+        }
+    }
+    if run.status != RunStatus::Running {
+        return Err(StoreError::RunFinished {
+            workflow_id: run.workflow_id.clone(),
+            run_id: run.run_id.clone(),
+            status: run.status,
+        });
+    }
+    let kind = match message {
+        Message::Signal {
+            name,
+            args,
+            signal_id,
+        } => {
+            if let Some(id) = &signal_id {
+                let inserted = conn
+                    .prepare_cached(
+                        "INSERT OR IGNORE INTO signal_ids (chain_id, signal_id) VALUES (?1, ?2)",
+                    )
+                    .and_then(|mut s| s.execute([&run.chain_id, id]))
+                    .map_err(db("record a signal id"))?;
+                if inserted == 0 {
+                    return Ok(DeliverOutcome::DuplicateSignal {
+                        run_id: run.run_id.clone(),
+                    });
+                }
+            }
+            InboxKind::Signal {
+                name,
+                args,
+                signal_id,
+            }
+        }
+        Message::Update {
+            update_id,
+            name,
+            args,
+        } => {
+            let state = to_blob("update state", &UpdateState::Requested)?;
+            conn.prepare_cached(
+                "INSERT INTO updates (chain_id, update_id, run_id, name, state, final) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, 0)",
+            )
+            .and_then(|mut s| s.execute(params![run.chain_id, update_id, run.run_id, name, state]))
+            .map_err(db("record an update"))?;
+            InboxKind::Update {
+                update_id,
+                name,
+                args,
+            }
+        }
+        Message::Cancel { reason } => InboxKind::CancelRequested { reason },
+    };
+    push_inbox(conn, &run.run_id, &kind)?;
+    make_ready(conn, &run.run_id, now_ms)?;
+    Ok(DeliverOutcome::Enqueued {
+        run_id: run.run_id.clone(),
+    })
+}
+
+fn start_run(conn: &Connection, req: StartRequest) -> Result<StartOutcome, StoreError> {
+    let StartRequest {
+        run,
+        policy,
+        messages,
+        now_ms,
+    } = req;
+    let running =
+        latest_run(conn, &run.workflow_id)?.filter(|r| r.record.status == RunStatus::Running);
+    if let Some(existing) = running {
+        let existing = existing.record;
+        match policy {
+            IdConflictPolicy::Fail => {
+                return Err(StoreError::AlreadyStarted {
+                    workflow_id: run.workflow_id,
+                    run_id: existing.run_id,
+                })
+            }
+            IdConflictPolicy::UseExisting => {
+                let mut outcomes = Vec::with_capacity(messages.len());
+                for m in messages {
+                    outcomes.push(deliver_to(conn, &existing, m, now_ms)?);
+                }
+                return Ok(StartOutcome {
+                    run_id: existing.run_id,
+                    started: false,
+                    messages: outcomes,
+                });
+            }
+            IdConflictPolicy::TerminateExisting => {
+                terminate_run(conn, &existing, "terminated by a new start", now_ms)?;
+            }
+        }
+    }
+    create_run(conn, &run, &run.run_id, now_ms)?;
+    let created = must_load_run(conn, &run.run_id)?;
+    let mut outcomes = Vec::with_capacity(messages.len());
+    for m in messages {
+        outcomes.push(deliver_to(conn, &created, m, now_ms)?);
+    }
+    Ok(StartOutcome {
+        run_id: run.run_id,
+        started: true,
+        messages: outcomes,
+    })
+}
+
+/// Checks that `worker_id` holds the workflow task lease of a running run.
+fn check_task_owner(run: &RunRow, worker_id: &str) -> Result<(), StoreError> {
+    let run_id = &run.record.run_id;
+    if run.record.status != RunStatus::Running {
+        return Err(conflict(
+            run_id,
+            format!("the run is {:?}, not running", run.record.status),
+        ));
+    }
+    match &run.lease_owner {
+        Some(owner) if owner == worker_id => Ok(()),
+        Some(owner) => Err(conflict(
+            run_id,
+            format!(
+                "worker {worker_id:?} lost the workflow task lease to {owner:?}; drop the task"
+            ),
+        )),
+        None => Err(conflict(
+            run_id,
+            format!("worker {worker_id:?} holds no workflow task lease on this run; drop the task"),
+        )),
+    }
+}
+
+fn inbox_has_after(
+    conn: &Connection,
+    run_id: &str,
+    after: Option<u64>,
+) -> Result<bool, StoreError> {
+    let after = after.map_or(-1, |s| s as i64);
+    conn.prepare_cached("SELECT EXISTS (SELECT 1 FROM inbox WHERE run_id = ?1 AND seq > ?2)")
+        .and_then(|mut s| s.query_row(params![run_id, after], |r| r.get(0)))
+        .map_err(db("look at a run's inbox"))
+}
+
+fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
+    let run_id = c.run_id.as_str();
+    let now = c.now_ms;
+    let run = load_run(conn, run_id)?.ok_or_else(|| conflict(run_id, "no such run"))?;
+    check_task_owner(&run, &c.worker_id)?;
+    let run = run.record;
+    if run.next_event_id != c.expected_next_event_id {
+        return Err(conflict(
+            run_id,
+            format!(
+                "the workflow task expected next event id {}, but the history is at {}",
+                c.expected_next_event_id, run.next_event_id
+            ),
+        ));
+    }
+    if c.close.is_some() && inbox_has_after(conn, run_id, c.consumed_through)? {
+        return Err(StoreError::NewMessages {
+            run_id: run_id.to_string(),
+        });
+    }
+
+    let mut next_event_id = run.next_event_id;
+    let mut added_bytes = 0u64;
+    for (time_ms, kind) in &c.events {
+        added_bytes += append_event(conn, run_id, next_event_id, *time_ms, kind)?;
+        next_event_id += 1;
+    }
+    if let Some(through) = c.consumed_through {
+        conn.prepare_cached("DELETE FROM inbox WHERE run_id = ?1 AND seq <= ?2")
+            .and_then(|mut s| s.execute(params![run_id, through as i64]))
+            .map_err(db("consume inbox messages"))?;
+    }
+    for a in &c.new_activities {
+        let options = to_blob("activity options", &a.options)?;
+        let deadline = a
+            .options
+            .schedule_to_close
+            .map(|d| now + d.as_millis() as i64);
+        conn.prepare_cached(
+            "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, attempt, \
+             scheduled_ms, schedule_deadline, visible_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7)",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                run_id,
+                a.seq,
+                run.workflow_id,
+                a.name,
+                a.input.as_bytes(),
+                options,
+                now,
+                deadline
+            ])
+        })
+        .map_err(db("schedule an activity"))?;
+    }
+    for (seq, fire_at) in &c.new_timers {
+        conn.prepare_cached("INSERT INTO timers (run_id, seq, fire_at) VALUES (?1, ?2, ?3)")
+            .and_then(|mut s| s.execute(params![run_id, seq, fire_at]))
+            .map_err(db("start a timer"))?;
+    }
+    for seq in &c.cancel_activities {
+        conn.prepare_cached("DELETE FROM activities WHERE run_id = ?1 AND seq = ?2")
+            .and_then(|mut s| s.execute(params![run_id, seq]))
+            .map_err(db("cancel an activity"))?;
+    }
+    for seq in &c.cancel_timers {
+        conn.prepare_cached("DELETE FROM timers WHERE run_id = ?1 AND seq = ?2")
+            .and_then(|mut s| s.execute(params![run_id, seq]))
+            .map_err(db("cancel a timer"))?;
+    }
+    for (update_id, name, state) in &c.updates {
+        let blob = to_blob("update state", state)?;
+        conn.prepare_cached(
+            "INSERT INTO updates (chain_id, update_id, run_id, name, state, final) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+             ON CONFLICT (chain_id, update_id) \
+             DO UPDATE SET name = excluded.name, state = excluded.state, final = excluded.final",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                run.chain_id,
+                update_id,
+                run_id,
+                name,
+                blob,
+                state.is_final()
+            ])
+        })
+        .map_err(db("record an update state"))?;
+    }
+    let ready_at = if inbox_has_after(conn, run_id, None)? {
+        Some(now)
+    } else {
+        None
+    };
+    conn.prepare_cached(
+        "UPDATE runs SET next_event_id = ?2, history_bytes = history_bytes + ?3, summary = ?4, \
+         task_failure = NULL, lease_owner = NULL, lease_until = NULL, ready_at = ?5 \
+         WHERE run_id = ?1",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            run_id,
+            next_event_id as i64,
+            added_bytes as i64,
+            c.summary.as_bytes(),
+            ready_at
+        ])
+    })
+    .map_err(db("update the committed run"))?;
+
+    if let Some(close) = c.close {
+        let (status, result, failure) = match &close {
+            RunClose::Completed(result) => (RunStatus::Completed, Some(result.as_bytes()), None),
+            RunClose::Failed(message) => (RunStatus::Failed, None, Some(message.as_str())),
+            RunClose::ContinuedAsNew(_) => (RunStatus::ContinuedAsNew, None, None),
+        };
+        conn.prepare_cached(
+            "UPDATE runs SET status = ?2, closed_ms = ?3, result = ?4, failure = ?5 \
+             WHERE run_id = ?1",
+        )
+        .and_then(|mut s| s.execute(params![run_id, status.as_str(), now, result, failure]))
+        .map_err(db("close the run"))?;
+        clear_closed_run(conn, run_id)?;
+        if let RunClose::ContinuedAsNew(new) = close {
+            if new.workflow_id != run.workflow_id {
+                return Err(conflict(
+                    run_id,
+                    format!(
+                        "continue-as-new must keep workflow id {:?}, got {:?}",
+                        run.workflow_id, new.workflow_id
+                    ),
+                ));
+            }
+            let new = NewRun {
+                continued_from: Some(run_id.to_string()),
+                ..new
+            };
+            create_run(conn, &new, &run.chain_id, now)?;
+        }
+    }
+    must_load_run(conn, run_id)
+}
+
+fn poll_workflow_tasks(
+    conn: &Connection,
+    worker_id: &str,
+    now_ms: i64,
+    lease_ms: i64,
+    max: usize,
+) -> Result<Vec<WorkflowTask>, StoreError> {
+    let ids: Vec<String> = conn
+        .prepare_cached(
+            "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= ?1 \
+             AND (lease_owner IS NULL OR lease_until <= ?1) ORDER BY ready_at, seq LIMIT ?2",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![now_ms, max as i64], |r| r.get(0))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(db("find ready workflow tasks"))?;
+    let mut tasks = Vec::with_capacity(ids.len());
+    for run_id in ids {
+        conn.prepare_cached("UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1")
+            .and_then(|mut s| s.execute(params![run_id, worker_id, now_ms + lease_ms]))
+            .map_err(db("lease a workflow task"))?;
+        let run = must_load_run(conn, &run_id)?;
+        let rows: Vec<(i64, Vec<u8>)> = conn
+            .prepare_cached("SELECT seq, data FROM inbox WHERE run_id = ?1 ORDER BY seq")
+            .and_then(|mut s| {
+                s.query_map([&run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                    .collect::<Result<_, _>>()
+            })
+            .map_err(db("read a run's inbox"))?;
+        let messages = rows
+            .into_iter()
+            .map(|(seq, data)| {
+                Ok(InboxMessage {
+                    seq: seq as u64,
+                    kind: from_blob("inbox message", &data)?,
+                })
+            })
+            .collect::<Result<_, StoreError>>()?;
+        tasks.push(WorkflowTask { run, messages });
+    }
+    Ok(tasks)
+}
+
+fn poll_activity_tasks(
+    conn: &Connection,
+    worker_id: &str,
+    now_ms: i64,
+    max: usize,
+) -> Result<Vec<ActivityTask>, StoreError> {
+    let due = query_activities(
+        conn,
+        "lease_owner IS NULL AND visible_at <= ?1 \
+         AND (schedule_deadline IS NULL OR schedule_deadline > ?1) \
+         ORDER BY visible_at, run_id, seq LIMIT ?2",
+        params![now_ms, max as i64],
+    )?;
+    let mut out = Vec::with_capacity(due.len());
+    for mut task in due {
+        let (deadline, lease) = activity_lease(&task.options, task.scheduled_ms, now_ms);
+        conn.prepare_cached(
+            "UPDATE activities SET lease_owner = ?3, started_ms = ?4, attempt_deadline = ?5, \
+             lease_until = ?6 WHERE run_id = ?1 AND seq = ?2",
+        )
+        .and_then(|mut s| {
+            s.execute(params![
+                task.run_id,
+                task.seq,
+                worker_id,
+                now_ms,
+                deadline,
+                lease
+            ])
+        })
+        .map_err(db("lease an activity task"))?;
+        task.started_ms = Some(now_ms);
+        task.attempt_deadline_ms = Some(deadline);
+        task.lease_until_ms = Some(lease);
+        out.push(task);
+    }
+    Ok(out)
+}
+
+fn heartbeat_activity(
+    conn: &Connection,
+    run_id: &str,
+    seq: u32,
+    attempt: u32,
+    details: Option<Payload>,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    /// Options, attempt deadline, lease expiry and lease owner of the attempt.
+    type LeaseRow = (Vec<u8>, Option<i64>, Option<i64>, Option<String>);
+    let row: Option<LeaseRow> = conn
+        .prepare_cached(
+            "SELECT options, attempt_deadline, lease_until, lease_owner FROM activities \
+             WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
+        )
+        .and_then(|mut s| {
+            s.query_row(params![run_id, seq, attempt], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })
+            .optional()
+        })
+        .map_err(db("read an activity"))?;
+    let Some((options, Some(deadline), Some(lease), Some(_owner))) = row else {
+        return Ok(false);
+    };
+    if lease <= now_ms {
+        return Ok(false);
+    }
+    let options = from_blob("activity options", &options)?;
+    let lease = heartbeat_lease(&options, deadline, now_ms);
+    conn.prepare_cached(
+        "UPDATE activities SET heartbeat = COALESCE(?4, heartbeat), lease_until = ?5 \
+         WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
+    )
+    .and_then(|mut s| {
+        s.execute(params![
+            run_id,
+            seq,
+            attempt,
+            details.as_ref().map(Payload::as_bytes),
+            lease
+        ])
+    })
+    .map_err(db("record a heartbeat"))?;
+    Ok(true)
+}
+
+fn resolve_activity(
+    conn: &Connection,
+    run_id: &str,
+    seq: u32,
+    attempt: u32,
+    resolution: ActivityResolution,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let deleted = conn
+        .prepare_cached("DELETE FROM activities WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3")
+        .and_then(|mut s| s.execute(params![run_id, seq, attempt]))
+        .map_err(db("resolve an activity"))?;
+    if deleted == 0 {
+        return Ok(false);
+    }
+    push_inbox(
+        conn,
+        run_id,
+        &InboxKind::ActivityResolved { seq, resolution },
+    )?;
+    make_ready(conn, run_id, now_ms)?;
+    Ok(true)
+}
+
+fn fire_due_timers(
+    conn: &Connection,
+    now_ms: i64,
+    max: usize,
+) -> Result<Vec<(String, u32)>, StoreError> {
+    let due: Vec<(String, u32)> = conn
+        .prepare_cached(
+            "SELECT run_id, seq FROM timers WHERE fire_at <= ?1 \
+             ORDER BY fire_at, run_id, seq LIMIT ?2",
+        )
+        .and_then(|mut s| {
+            s.query_map(params![now_ms, max as i64], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(db("find due timers"))?;
+    for (run_id, seq) in &due {
+        conn.prepare_cached("DELETE FROM timers WHERE run_id = ?1 AND seq = ?2")
+            .and_then(|mut s| s.execute(params![run_id, seq]))
+            .map_err(db("fire a timer"))?;
+        push_inbox(conn, run_id, &InboxKind::TimerFired { seq: *seq })?;
+        make_ready(conn, run_id, now_ms)?;
+    }
+    Ok(due)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read operations (run on a reader thread, inside a read transaction)
+// ---------------------------------------------------------------------------------------------
+
+fn next_wakeup(conn: &Connection, now_ms: i64) -> Result<Option<i64>, StoreError> {
+    conn.prepare_cached(
+        "SELECT MIN(t) FROM (
+            SELECT MIN(fire_at) AS t FROM timers WHERE fire_at > ?1
+            UNION ALL SELECT MIN(ready_at) FROM runs
+                WHERE status = 'running' AND ready_at > ?1
+            UNION ALL SELECT MIN(lease_until) FROM runs
+                WHERE status = 'running' AND lease_until > ?1
+            UNION ALL SELECT MIN(visible_at) FROM activities
+                WHERE lease_owner IS NULL AND visible_at > ?1
+            UNION ALL SELECT MIN(lease_until) FROM activities
+                WHERE lease_owner IS NOT NULL AND lease_until > ?1
+            UNION ALL SELECT MIN(schedule_deadline) FROM activities
+                WHERE schedule_deadline > ?1
+        )",
+    )
+    .and_then(|mut s| s.query_row([now_ms], |r| r.get(0)))
+    .map_err(db("compute the next wake-up"))
+}
+
+fn read_history(
+    conn: &Connection,
+    run_id: &str,
+    from_event_id: u64,
+) -> Result<Vec<HistoryEvent>, StoreError> {
+    let rows: Vec<(i64, Vec<u8>)> = conn
+        .prepare_cached(
+            "SELECT event_id, data FROM events WHERE run_id = ?1 AND event_id >= ?2 \
+             ORDER BY event_id",
+        )
+        .and_then(|mut s| {
+            s.query_map(
+                params![run_id, from_event_id.min(i64::MAX as u64) as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?
+            .collect::<Result<_, _>>()
+        })
+        .map_err(db("read a history"))?;
+    rows.into_iter()
+        .map(|(id, data)| {
+            decode_event(id as u64, &data)
+                .map_err(|e| StoreError::Backend(format!("run {run_id}: {e}")))
+        })
+        .collect()
+}
+
+fn list_runs(conn: &Connection, filter: &ListFilter) -> Result<Vec<RunRecord>, StoreError> {
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM runs r \
+         WHERE (?1 IS NULL OR workflow_type = ?1) AND (?2 IS NULL OR status = ?2) \
+         AND (?3 = 0 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
+         ORDER BY seq DESC LIMIT ?4"
+    );
+    let limit = if filter.limit == 0 {
+        -1
+    } else {
+        filter.limit.min(i64::MAX as usize) as i64
+    };
+    let raws: Vec<RawRun> = conn
+        .prepare_cached(&sql)
+        .and_then(|mut s| {
+            s.query_map(
+                params![
+                    filter.workflow_type,
+                    filter.status.map(RunStatus::as_str),
+                    filter.latest_only,
+                    limit
+                ],
+                RawRun::from_row,
+            )?
+            .collect::<Result<_, _>>()
+        })
+        .map_err(db("list runs"))?;
+    raws.into_iter()
+        .map(|raw| Ok(raw.decode()?.record))
+        .collect()
+}
+
+fn pending_updates(conn: &Connection, run_id: &str) -> Result<Vec<UpdateRecord>, StoreError> {
+    let rows: Vec<(String, String, Vec<u8>)> = conn
+        .prepare_cached(
+            "SELECT update_id, name, state FROM updates WHERE run_id = ?1 AND final = 0 \
+             ORDER BY rowid",
+        )
+        .and_then(|mut s| {
+            s.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(db("read pending updates"))?;
+    rows.into_iter()
+        .map(|(update_id, name, state)| {
+            Ok(UpdateRecord {
+                update_id,
+                run_id: run_id.to_string(),
+                name,
+                state: from_blob("update state", &state)?,
+            })
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trait
+// ---------------------------------------------------------------------------------------------
+
+impl Store for SqliteStore {
+    fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
+        self.write(move |conn| start_run(conn, req))
+    }
+
+    fn deliver(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        message: Message,
+        now_ms: i64,
+    ) -> StoreFuture<'_, DeliverOutcome> {
+        let workflow_id = workflow_id.to_string();
+        let run_id = run_id.map(str::to_string);
+        self.write(move |conn| {
+            let run = find_run(conn, &workflow_id, run_id.as_deref())?.ok_or_else(|| {
+                StoreError::NotFound {
+                    workflow_id: workflow_id.clone(),
+                    run_id: run_id.clone(),
+                }
+            })?;
+            deliver_to(conn, &run.record, message, now_ms)
+        })
+    }
+
+    fn poll_workflow_tasks(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        let worker_id = worker_id.to_string();
+        self.write(move |conn| poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max))
+    }
+
+    fn commit_workflow_task(&self, c: TaskCommit) -> StoreFuture<'_, RunRecord> {
+        self.write(move |conn| commit(conn, c))
+    }
+
+    fn fail_workflow_task(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        failure: TaskFailure,
+    ) -> StoreFuture<'_, ()> {
+        let run_id = run_id.to_string();
+        let worker_id = worker_id.to_string();
+        self.write(move |conn| {
+            let run = load_run(conn, &run_id)?.ok_or_else(|| conflict(&run_id, "no such run"))?;
+            check_task_owner(&run, &worker_id)?;
+            let blob = to_blob("task failure", &failure)?;
+            conn.prepare_cached(
+                "UPDATE runs SET task_failure = ?2, lease_owner = NULL, lease_until = NULL, \
+                 ready_at = ?3 WHERE run_id = ?1",
+            )
+            .and_then(|mut s| s.execute(params![run_id, blob, failure.retry_at_ms]))
+            .map_err(db("record a workflow task failure"))?;
+            Ok(())
+        })
+    }
+
+    fn release_workflow_task(&self, run_id: &str, worker_id: &str) -> StoreFuture<'_, ()> {
+        let run_id = run_id.to_string();
+        let worker_id = worker_id.to_string();
+        self.write(move |conn| {
+            // A leased run was ready when it was polled and `ready_at` only moves earlier while
+            // leased, so keeping it makes the run ready at once (the trait gives no clock here).
+            conn.prepare_cached(
+                "UPDATE runs SET lease_owner = NULL, lease_until = NULL, \
+                 ready_at = COALESCE(ready_at, 0) WHERE run_id = ?1 AND lease_owner = ?2",
+            )
+            .and_then(|mut s| s.execute([&run_id, &worker_id]))
+            .map_err(db("release a workflow task"))?;
+            Ok(())
+        })
+    }
+
+    fn poll_activity_tasks(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let worker_id = worker_id.to_string();
+        self.write(move |conn| poll_activity_tasks(conn, &worker_id, now_ms, max))
+    }
+
+    fn heartbeat_activity(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        details: Option<Payload>,
+        now_ms: i64,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_string();
+        self.write(move |conn| heartbeat_activity(conn, &run_id, seq, attempt, details, now_ms))
+    }
+
+    fn resolve_activity(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        resolution: ActivityResolution,
+        now_ms: i64,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_string();
+        self.write(move |conn| resolve_activity(conn, &run_id, seq, attempt, resolution, now_ms))
+    }
+
+    fn retry_activity(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        visible_at_ms: i64,
+        failure: ActivityFailure,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_string();
+        self.write(move |conn| {
+            let failure = to_blob("activity failure", &failure)?;
+            let changed = conn
+                .prepare_cached(
+                    "UPDATE activities SET attempt = attempt + 1, visible_at = ?4, \
+                     lease_owner = NULL, started_ms = NULL, attempt_deadline = NULL, \
+                     lease_until = NULL, last_failure = ?5 \
+                     WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
+                )
+                .and_then(|mut s| s.execute(params![run_id, seq, attempt, visible_at_ms, failure]))
+                .map_err(db("schedule an activity retry"))?;
+            Ok(changed > 0)
+        })
+    }
+
+    fn release_activity(&self, run_id: &str, seq: u32, attempt: u32) -> StoreFuture<'_, ()> {
+        let run_id = run_id.to_string();
+        self.write(move |conn| {
+            // visible_at was due when the attempt was leased, so it is due now.
+            conn.prepare_cached(
+                "UPDATE activities SET lease_owner = NULL, started_ms = NULL, \
+                 attempt_deadline = NULL, lease_until = NULL \
+                 WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
+            )
+            .and_then(|mut s| s.execute(params![run_id, seq, attempt]))
+            .map_err(db("release an activity task"))?;
+            Ok(())
+        })
+    }
+
+    fn expired_activities(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ActivityTask>> {
+        self.read(move |conn| {
+            query_activities(
+                conn,
+                "(lease_owner IS NOT NULL AND lease_until <= ?1) OR schedule_deadline <= ?1 \
+                 ORDER BY run_id, seq LIMIT ?2",
+                params![now_ms, max as i64],
+            )
+        })
+    }
+
+    fn fire_due_timers(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<(String, u32)>> {
+        self.write(move |conn| fire_due_timers(conn, now_ms, max))
+    }
+
+    fn next_wakeup(&self, now_ms: i64) -> StoreFuture<'_, Option<i64>> {
+        self.read(move |conn| next_wakeup(conn, now_ms))
+    }
+
+    fn get_run(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> StoreFuture<'_, Option<RunRecord>> {
+        let workflow_id = workflow_id.to_string();
+        let run_id = run_id.map(str::to_string);
+        self.read(
+            move |conn| Ok(find_run(conn, &workflow_id, run_id.as_deref())?.map(|r| r.record)),
+        )
+    }
+
+    fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
+        let run_id = run_id.to_string();
+        self.read(move |conn| read_history(conn, &run_id, from_event_id))
+    }
+
+    fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>> {
+        self.read(move |conn| list_runs(conn, &filter))
+    }
+
+    fn get_update(
+        &self,
+        workflow_id: &str,
+        update_id: &str,
+    ) -> StoreFuture<'_, Option<UpdateRecord>> {
+        let workflow_id = workflow_id.to_string();
+        let update_id = update_id.to_string();
+        self.read(move |conn| match latest_run(conn, &workflow_id)? {
+            Some(run) => read_update(conn, &run.record.chain_id, &update_id),
+            None => Ok(None),
+        })
+    }
+
+    fn pending_updates(&self, run_id: &str) -> StoreFuture<'_, Vec<UpdateRecord>> {
+        let run_id = run_id.to_string();
+        self.read(move |conn| pending_updates(conn, &run_id))
+    }
+
+    fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let run_id = run_id.to_string();
+        self.read(move |conn| query_activities(conn, "run_id = ?1 ORDER BY seq", [run_id]))
+    }
+
+    fn terminate(
+        &self,
+        workflow_id: &str,
+        reason: &str,
+        now_ms: i64,
+    ) -> StoreFuture<'_, RunRecord> {
+        let workflow_id = workflow_id.to_string();
+        let reason = reason.to_string();
+        self.write(move |conn| {
+            let run = latest_run(conn, &workflow_id)?.ok_or_else(|| StoreError::NotFound {
+                workflow_id: workflow_id.clone(),
+                run_id: None,
+            })?;
+            let run = run.record;
+            if run.status != RunStatus::Running {
+                return Err(StoreError::RunFinished {
+                    workflow_id,
+                    run_id: run.run_id,
+                    status: run.status,
+                });
+            }
+            terminate_run(conn, &run, &reason, now_ms)?;
+            must_load_run(conn, &run.run_id)
+        })
+    }
+}
