@@ -16,8 +16,9 @@ use std::sync::Arc;
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Runs one activity attempt: decodes the input, calls the method, encodes the result.
-pub type ActivityInvoker =
-    Arc<dyn Fn(ActivityContext, Payload) -> BoxFuture<Result<Payload, ActivityError>> + Send + Sync>;
+pub type ActivityInvoker = Arc<
+    dyn Fn(ActivityContext, Payload) -> BoxFuture<Result<Payload, ActivityError>> + Send + Sync,
+>;
 
 /// A struct whose `#[activity]` methods are activities. Implemented by `#[activities]`.
 pub trait ActivityGroup: Send + Sync + 'static {
@@ -109,17 +110,29 @@ pub struct ActivityError {
 impl ActivityError {
     /// An error retried per the retry policy (kind `"retryable"`).
     pub fn retryable(message: impl Into<String>) -> Self {
-        ActivityError { kind: "retryable".into(), message: message.into(), non_retryable: false }
+        ActivityError {
+            kind: "retryable".into(),
+            message: message.into(),
+            non_retryable: false,
+        }
     }
 
     /// An error never retried, with a kind the workflow can match on.
     pub fn non_retryable(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        ActivityError { kind: kind.into(), message: message.into(), non_retryable: true }
+        ActivityError {
+            kind: kind.into(),
+            message: message.into(),
+            non_retryable: true,
+        }
     }
 
     /// A retryable error with a kind (which a retry policy may still list as non-retryable).
     pub fn with_kind(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        ActivityError { kind: kind.into(), message: message.into(), non_retryable: false }
+        ActivityError {
+            kind: kind.into(),
+            message: message.into(),
+            non_retryable: false,
+        }
     }
 }
 
@@ -190,19 +203,33 @@ pub struct ActivityContext {
 
 impl std::fmt::Debug for ActivityContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ActivityContext").field("info", &self.info).finish()
+        f.debug_struct("ActivityContext")
+            .field("info", &self.info)
+            .finish()
     }
 }
 
 impl ActivityContext {
-    pub(crate) fn new(info: ActivityInfo, last_heartbeat: Option<Payload>, sink: Arc<dyn HeartbeatSink>) -> Self {
-        ActivityContext { info, last_heartbeat, sink: Some(sink) }
+    pub(crate) fn new(
+        info: ActivityInfo,
+        last_heartbeat: Option<Payload>,
+        sink: Arc<dyn HeartbeatSink>,
+    ) -> Self {
+        ActivityContext {
+            info,
+            last_heartbeat,
+            sink: Some(sink),
+        }
     }
 
     /// A context for calling an activity method directly in a unit test (heartbeats go
     /// nowhere).
     pub fn for_test(info: ActivityInfo) -> Self {
-        ActivityContext { info, last_heartbeat: None, sink: None }
+        ActivityContext {
+            info,
+            last_heartbeat: None,
+            sink: None,
+        }
     }
 
     /// Facts about this attempt.
@@ -226,13 +253,18 @@ impl ActivityContext {
     /// error when this attempt is no longer current (it timed out or the run closed): stop.
     pub async fn heartbeat<T: Serialize>(&self, details: &T) -> Result<(), ActivityError> {
         let payload = Payload::encode(details)?;
-        let Some(sink) = &self.sink else { return Ok(()) };
+        let Some(sink) = &self.sink else {
+            return Ok(());
+        };
         if sink.heartbeat(&self.info, payload).await {
             Ok(())
         } else {
             Err(ActivityError::non_retryable(
                 "attempt_superseded",
-                format!("attempt {} of activity {} is no longer current", self.info.attempt, self.info.name),
+                format!(
+                    "attempt {} of activity {} is no longer current",
+                    self.info.attempt, self.info.name
+                ),
             ))
         }
     }

@@ -19,7 +19,11 @@ impl HeartbeatSink for StoreHeartbeat {
         let info = info.clone();
         Box::pin(async move {
             let now = shared.now_ms();
-            match shared.store.heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now).await {
+            match shared
+                .store
+                .heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now)
+                .await
+            {
                 Ok(current) => {
                     shared.timer_wake.notify_one();
                     current
@@ -47,11 +51,17 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         let free = permits.available_permits();
         let mut got = 0;
         if free > 0 {
-            match shared.store.poll_activity_tasks(&shared.worker_id, shared.now_ms(), free).await {
+            match shared
+                .store
+                .poll_activity_tasks(&shared.worker_id, shared.now_ms(), free)
+                .await
+            {
                 Ok(tasks) => {
                     got = tasks.len();
                     for task in tasks {
-                        let Ok(permit) = permits.clone().acquire_owned().await else { return };
+                        let Ok(permit) = permits.clone().acquire_owned().await else {
+                            return;
+                        };
                         let shared = shared.clone();
                         let span = tracing::info_span!("activity", run_id = %task.run_id, seq = task.seq, name = %task.name, attempt = task.attempt);
                         tokio::spawn(
@@ -90,7 +100,10 @@ async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
     let Some(invoker) = shared.activities.get(&task.name).cloned() else {
         let failure = ActivityFailure {
             kind: "unknown_activity".into(),
-            message: format!("no activity named {:?} is registered with this engine", task.name),
+            message: format!(
+                "no activity named {:?} is registered with this engine",
+                task.name
+            ),
             non_retryable: true,
         };
         finish(shared, &task, Err((failure, None))).await;
@@ -103,7 +116,11 @@ async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
         name: task.name.clone(),
         attempt: task.attempt,
     };
-    let ctx = ActivityContext::new(info, task.heartbeat.clone(), Arc::new(StoreHeartbeat(shared.clone())));
+    let ctx = ActivityContext::new(
+        info,
+        task.heartbeat.clone(),
+        Arc::new(StoreHeartbeat(shared.clone())),
+    );
     let handle = tokio::spawn(invoker(ctx, task.input.clone()));
     if let Ok(mut running) = shared.running_activities.lock() {
         running.insert(key.clone(), handle.abort_handle());
@@ -126,11 +143,19 @@ async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
     match end {
         AttemptEnd::Done(Ok(result)) => finish(shared, &task, Ok(result)).await,
         AttemptEnd::Done(Err(e)) => {
-            let failure = ActivityFailure { kind: e.kind, message: e.message, non_retryable: e.non_retryable };
+            let failure = ActivityFailure {
+                kind: e.kind,
+                message: e.message,
+                non_retryable: e.non_retryable,
+            };
             finish(shared, &task, Err((failure, None))).await
         }
         AttemptEnd::Panicked(m) => {
-            let failure = ActivityFailure { kind: "panic".into(), message: m, non_retryable: false };
+            let failure = ActivityFailure {
+                kind: "panic".into(),
+                message: m,
+                non_retryable: false,
+            };
             finish(shared, &task, Err((failure, None))).await
         }
         AttemptEnd::TimedOut => {
@@ -140,11 +165,19 @@ async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
                 message: "start-to-close timeout".into(),
                 non_retryable: false,
             };
-            finish(shared, &task, Err((failure, Some(TimeoutKind::StartToClose)))).await
+            finish(
+                shared,
+                &task,
+                Err((failure, Some(TimeoutKind::StartToClose))),
+            )
+            .await
         }
         AttemptEnd::Shutdown => {
             abort.abort();
-            let _ = shared.store.release_activity(&task.run_id, task.seq, task.attempt).await;
+            let _ = shared
+                .store
+                .release_activity(&task.run_id, task.seq, task.attempt)
+                .await;
         }
     }
 }
@@ -167,7 +200,10 @@ pub(crate) async fn finish(
             let within_deadline = task.schedule_deadline_ms().is_none_or(|d| now + delay < d);
             if task.options.retry.allows_retry(next, &failure) && within_deadline {
                 tracing::info!(attempt = attempts, error = %failure.message, delay_ms = delay, "activity attempt failed; retrying");
-                match store.retry_activity(&task.run_id, task.seq, attempts, now + delay, failure).await {
+                match store
+                    .retry_activity(&task.run_id, task.seq, attempts, now + delay, failure)
+                    .await
+                {
                     Ok(_) => {}
                     Err(e) => tracing::error!(error = %e, "scheduling an activity retry failed"),
                 }
@@ -177,13 +213,19 @@ pub(crate) async fn finish(
             match timeout {
                 Some(timeout) => ActivityResolution::TimedOut { timeout, attempts },
                 None if !within_deadline && !failure.non_retryable => {
-                    ActivityResolution::TimedOut { timeout: TimeoutKind::ScheduleToClose, attempts }
+                    ActivityResolution::TimedOut {
+                        timeout: TimeoutKind::ScheduleToClose,
+                        attempts,
+                    }
                 }
                 None => ActivityResolution::Failed { failure, attempts },
             }
         }
     };
-    match store.resolve_activity(&task.run_id, task.seq, attempts, resolution, now).await {
+    match store
+        .resolve_activity(&task.run_id, task.seq, attempts, resolution, now)
+        .await
+    {
         Ok(true) => shared.workflow_wake.notify_one(),
         Ok(false) => tracing::debug!("activity attempt was superseded; result dropped"),
         Err(e) => tracing::error!(error = %e, "recording an activity result failed"),

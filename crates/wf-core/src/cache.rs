@@ -13,7 +13,12 @@ pub(crate) struct Lru<V> {
 
 impl<V> Lru<V> {
     pub fn new(capacity: usize) -> Self {
-        Lru { capacity: capacity.max(1), tick: 0, entries: HashMap::new(), order: BTreeMap::new() }
+        Lru {
+            capacity: capacity.max(1),
+            tick: 0,
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+        }
     }
 
     /// Removes and returns the entry (a run being worked on is out of the cache).
@@ -35,7 +40,9 @@ impl<V> Lru<V> {
         self.order.insert(self.tick, key.clone());
         self.entries.insert(key, (value, self.tick));
         while self.entries.len() > self.capacity {
-            let Some((_, oldest)) = self.order.pop_first() else { break };
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
             self.entries.remove(&oldest);
         }
     }

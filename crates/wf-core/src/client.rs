@@ -129,7 +129,8 @@ impl Client {
         workflow_id: impl Into<String>,
         input: W::Input,
     ) -> Result<WorkflowHandle<W>, WfError> {
-        self.start_with::<W>(workflow_id, input, StartOptions::default()).await
+        self.start_with::<W>(workflow_id, input, StartOptions::default())
+            .await
     }
 
     /// Starts a run of `W` with options.
@@ -141,7 +142,8 @@ impl Client {
     ) -> Result<WorkflowHandle<W>, WfError> {
         let workflow_id = workflow_id.into();
         let input = Payload::encode(&input)?;
-        self.start_raw(&workflow_id, W::NAME, input, options).await?;
+        self.start_raw(&workflow_id, W::NAME, input, options)
+            .await?;
         Ok(self.handle::<W>(workflow_id))
     }
 
@@ -177,8 +179,15 @@ impl Client {
     }
 
     /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.
-    pub fn handle<W: WorkflowDefinition>(&self, workflow_id: impl Into<String>) -> WorkflowHandle<W> {
-        WorkflowHandle { client: self.clone(), workflow_id: workflow_id.into(), _w: PhantomData }
+    pub fn handle<W: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+    ) -> WorkflowHandle<W> {
+        WorkflowHandle {
+            client: self.clone(),
+            workflow_id: workflow_id.into(),
+            _w: PhantomData,
+        }
     }
 
     /// The registered definition for the latest run of `workflow_id`, and that run.
@@ -187,10 +196,18 @@ impl Client {
             .store
             .get_run(workflow_id, None)
             .await?
-            .ok_or_else(|| WfError::NotFound { workflow_id: workflow_id.to_string() })
+            .ok_or_else(|| WfError::NotFound {
+                workflow_id: workflow_id.to_string(),
+            })
     }
 
-    fn check(&self, run: &RunRecord, role: &'static str, name: &str, args: &Payload) -> Result<(), WfError> {
+    fn check(
+        &self,
+        run: &RunRecord,
+        role: &'static str,
+        name: &str,
+        args: &Payload,
+    ) -> Result<(), WfError> {
         // Clients of other processes may not know the type; then the worker checks.
         match self.shared.definitions.get(run.workflow_type.as_str()) {
             Some(def) => def.check_message(role, name, args),
@@ -209,21 +226,37 @@ impl Client {
     ) -> Result<(), WfError> {
         let run = self.latest(workflow_id).await?;
         self.check(&run, "signal", name, &args)?;
-        let message = Message::Signal { name: name.to_string(), args, signal_id };
-        self.shared.store.deliver(workflow_id, None, message, self.shared.now_ms()).await?;
+        let message = Message::Signal {
+            name: name.to_string(),
+            args,
+            signal_id,
+        };
+        self.shared
+            .store
+            .deliver(workflow_id, None, message, self.shared.now_ms())
+            .await?;
         self.shared.workflow_wake.notify_one();
         Ok(())
     }
 
     /// Runs a query by wire name with encoded arguments (a tuple); never writes history.
-    pub async fn query_raw(&self, workflow_id: &str, name: &str, args: Payload) -> Result<Payload, WfError> {
+    pub async fn query_raw(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+    ) -> Result<Payload, WfError> {
         let run = self.latest(workflow_id).await?;
         let def = self.shared.definition(&run.workflow_type)?.clone();
         def.check_message("query", name, &args)?;
         if self.shared.config.run_workers {
             let (reply, rx) = tokio::sync::oneshot::channel();
-            let request =
-                crate::worker::QueryRequest { run_id: run.run_id.clone(), name: name.to_string(), args: args.clone(), reply };
+            let request = crate::worker::QueryRequest {
+                run_id: run.run_id.clone(),
+                name: name.to_string(),
+                args: args.clone(),
+                reply,
+            };
             if self.shared.queries.send(request).is_ok() {
                 if let Ok(Some(answer)) = rx.await {
                     return answer;
@@ -234,10 +267,15 @@ impl Client {
         let history = self.shared.store.read_history(&run.run_id, 1).await?;
         let name = name.to_string();
         tokio::task::spawn_blocking(move || {
-            let instance = replay(def.as_ref(), &run.workflow_id, &run.run_id, &history).map_err(|e| match e {
-                crate::machine::TaskError::NonDeterminism(m) => WfError::NonDeterminism(m),
-                other => WfError::QueryError(format!("could not rebuild the run: {}", other.message())),
-            })?;
+            let instance = replay(def.as_ref(), &run.workflow_id, &run.run_id, &history).map_err(
+                |e| match e {
+                    crate::machine::TaskError::NonDeterminism(m) => WfError::NonDeterminism(m),
+                    other => WfError::QueryError(format!(
+                        "could not rebuild the run: {}",
+                        other.message()
+                    )),
+                },
+            )?;
             instance.query(&name, &args)
         })
         .await
@@ -260,8 +298,16 @@ impl Client {
             self.check(&run, "update", name, &args)?;
         }
         let update_id = update_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let message = Message::Update { update_id: update_id.clone(), name: name.to_string(), args };
-        let outcome = self.shared.store.deliver(workflow_id, None, message, self.shared.now_ms()).await?;
+        let message = Message::Update {
+            update_id: update_id.clone(),
+            name: name.to_string(),
+            args,
+        };
+        let outcome = self
+            .shared
+            .store
+            .deliver(workflow_id, None, message, self.shared.now_ms())
+            .await?;
         if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
             self.shared.workflow_wake.notify_one();
         }
@@ -281,30 +327,46 @@ impl Client {
             let notified = notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let record = self.shared.store.get_update(workflow_id, update_id).await?.ok_or_else(|| {
-                WfError::NotFound { workflow_id: workflow_id.to_string() }
-            })?;
+            let record = self
+                .shared
+                .store
+                .get_update(workflow_id, update_id)
+                .await?
+                .ok_or_else(|| WfError::NotFound {
+                    workflow_id: workflow_id.to_string(),
+                })?;
             match record.state {
                 UpdateState::Rejected(msg) => return Err(WfError::Rejected(msg)),
                 UpdateState::Completed(UpdateOutcome::Completed(p)) => return Ok(p),
-                UpdateState::Completed(UpdateOutcome::Failed(msg)) => return Err(WfError::UpdateFailed(msg)),
+                UpdateState::Completed(UpdateOutcome::Failed(msg)) => {
+                    return Err(WfError::UpdateFailed(msg))
+                }
                 UpdateState::Abandoned => {
                     let run = self.latest(workflow_id).await?;
-                    let status = if run.run_id == record.run_id { run.status } else { RunStatus::ContinuedAsNew };
+                    let status = if run.run_id == record.run_id {
+                        run.status
+                    } else {
+                        RunStatus::ContinuedAsNew
+                    };
                     return Err(WfError::RunFinished {
                         workflow_id: workflow_id.to_string(),
                         run_id: record.run_id,
                         status,
                     });
                 }
-                UpdateState::Accepted if stage == UpdateStage::Accepted => return Ok(Payload::default()),
+                UpdateState::Accepted if stage == UpdateStage::Accepted => {
+                    return Ok(Payload::default())
+                }
                 UpdateState::Accepted | UpdateState::Requested => {}
             }
             self.wait(notified).await?;
         }
     }
 
-    async fn wait(&self, notified: Pin<&mut tokio::sync::futures::Notified<'_>>) -> Result<(), WfError> {
+    async fn wait(
+        &self,
+        notified: Pin<&mut tokio::sync::futures::Notified<'_>>,
+    ) -> Result<(), WfError> {
         let mut shutdown = self.shared.shutdown.subscribe();
         if *shutdown.borrow() && self.shared.config.run_workers {
             return Err(WfError::Shutdown);
@@ -327,8 +389,12 @@ impl Client {
             let run = self.latest(workflow_id).await?;
             match run.status {
                 RunStatus::Completed => return Ok(run.result.unwrap_or_default()),
-                RunStatus::Failed => return Err(WfError::WorkflowFailed(run.failure.unwrap_or_default())),
-                RunStatus::Terminated => return Err(WfError::Terminated(run.failure.unwrap_or_default())),
+                RunStatus::Failed => {
+                    return Err(WfError::WorkflowFailed(run.failure.unwrap_or_default()))
+                }
+                RunStatus::Terminated => {
+                    return Err(WfError::Terminated(run.failure.unwrap_or_default()))
+                }
                 RunStatus::Running | RunStatus::ContinuedAsNew => {}
             }
             self.wait(notified).await?;
@@ -342,13 +408,19 @@ impl Client {
     }
 
     /// The history of a specific run.
-    pub async fn run_history(&self, run_id_of: &str, workflow_id: &str) -> Result<Vec<HistoryEvent>, WfError> {
+    pub async fn run_history(
+        &self,
+        run_id_of: &str,
+        workflow_id: &str,
+    ) -> Result<Vec<HistoryEvent>, WfError> {
         let run = self
             .shared
             .store
             .get_run(workflow_id, Some(run_id_of))
             .await?
-            .ok_or_else(|| WfError::NotFound { workflow_id: workflow_id.to_string() })?;
+            .ok_or_else(|| WfError::NotFound {
+                workflow_id: workflow_id.to_string(),
+            })?;
         Ok(self.shared.store.read_history(&run.run_id, 1).await?)
     }
 
@@ -411,7 +483,10 @@ impl Client {
 
     /// Ends the latest run at once, without running workflow code.
     pub async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
-        self.shared.store.terminate(workflow_id, reason, self.shared.now_ms()).await?;
+        self.shared
+            .store
+            .terminate(workflow_id, reason, self.shared.now_ms())
+            .await?;
         self.shared.waiters.publish(workflow_id);
         Ok(())
     }
@@ -427,7 +502,11 @@ pub struct WorkflowHandle<W> {
 
 impl<W> Clone for WorkflowHandle<W> {
     fn clone(&self) -> Self {
-        WorkflowHandle { client: self.client.clone(), workflow_id: self.workflow_id.clone(), _w: PhantomData }
+        WorkflowHandle {
+            client: self.client.clone(),
+            workflow_id: self.workflow_id.clone(),
+            _w: PhantomData,
+        }
     }
 }
 
@@ -464,8 +543,18 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
 
     /// A signal by wire name (used by generated methods).
     #[doc(hidden)]
-    pub fn __signal(&self, name: &'static str, args: Result<Payload, PayloadError>) -> SignalCall<'_> {
-        SignalCall { client: &self.client, workflow_id: &self.workflow_id, name, args, signal_id: None }
+    pub fn __signal(
+        &self,
+        name: &'static str,
+        args: Result<Payload, PayloadError>,
+    ) -> SignalCall<'_> {
+        SignalCall {
+            client: &self.client,
+            workflow_id: &self.workflow_id,
+            name,
+            args,
+            signal_id: None,
+        }
     }
 
     /// A query by wire name (used by generated methods).
@@ -475,7 +564,13 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         name: &'static str,
         args: Result<Payload, PayloadError>,
     ) -> QueryCall<'_, R> {
-        QueryCall { client: &self.client, workflow_id: &self.workflow_id, name, args, _r: PhantomData }
+        QueryCall {
+            client: &self.client,
+            workflow_id: &self.workflow_id,
+            name,
+            args,
+            _r: PhantomData,
+        }
     }
 
     /// An update by wire name (used by generated methods).
@@ -485,7 +580,14 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         name: &'static str,
         args: Result<Payload, PayloadError>,
     ) -> UpdateCall<'_, R> {
-        UpdateCall { client: &self.client, workflow_id: &self.workflow_id, name, args, update_id: None, _r: PhantomData }
+        UpdateCall {
+            client: &self.client,
+            workflow_id: &self.workflow_id,
+            name,
+            args,
+            update_id: None,
+            _r: PhantomData,
+        }
     }
 }
 
@@ -511,7 +613,11 @@ impl<'a> IntoFuture for SignalCall<'a> {
     type Output = Result<(), WfError>;
     type IntoFuture = CallFuture<'a, ()>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move { self.client.signal_raw(self.workflow_id, self.name, self.args?, self.signal_id).await })
+        Box::pin(async move {
+            self.client
+                .signal_raw(self.workflow_id, self.name, self.args?, self.signal_id)
+                .await
+        })
     }
 }
 
@@ -529,7 +635,13 @@ impl<'a, R: DeserializeOwned + 'a> IntoFuture for QueryCall<'a, R> {
     type Output = Result<R, WfError>;
     type IntoFuture = CallFuture<'a, R>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move { Ok(self.client.query_raw(self.workflow_id, self.name, self.args?).await?.decode()?) })
+        Box::pin(async move {
+            Ok(self
+                .client
+                .query_raw(self.workflow_id, self.name, self.args?)
+                .await?
+                .decode()?)
+        })
     }
 }
 
@@ -556,7 +668,13 @@ impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
     pub async fn start(self) -> Result<UpdateHandle<R>, WfError> {
         let (update_id, _) = self
             .client
-            .update_raw(self.workflow_id, self.name, self.args?, self.update_id, UpdateStage::Accepted)
+            .update_raw(
+                self.workflow_id,
+                self.name,
+                self.args?,
+                self.update_id,
+                UpdateStage::Accepted,
+            )
             .await?;
         Ok(UpdateHandle {
             client: self.client.clone(),
@@ -574,7 +692,13 @@ impl<'a, R: DeserializeOwned + 'a> IntoFuture for UpdateCall<'a, R> {
         Box::pin(async move {
             let (_, value) = self
                 .client
-                .update_raw(self.workflow_id, self.name, self.args?, self.update_id, UpdateStage::Completed)
+                .update_raw(
+                    self.workflow_id,
+                    self.name,
+                    self.args?,
+                    self.update_id,
+                    UpdateStage::Completed,
+                )
                 .await?;
             Ok(value.decode()?)
         })
@@ -598,6 +722,10 @@ impl<R: DeserializeOwned> UpdateHandle<R> {
     /// Waits for the handler's value (or `UpdateFailed`, or `RunFinished` if the run closed
     /// first).
     pub async fn result(&self) -> Result<R, WfError> {
-        Ok(self.client.wait_update(&self.workflow_id, &self.update_id, UpdateStage::Completed).await?.decode()?)
+        Ok(self
+            .client
+            .wait_update(&self.workflow_id, &self.update_id, UpdateStage::Completed)
+            .await?
+            .decode()?)
     }
 }

@@ -69,13 +69,18 @@ impl TestClock {
     /// A clock starting at `ms` since the Unix epoch.
     pub fn starting_at(ms: i64) -> Self {
         TestClock {
-            inner: Arc::new(TestClockInner { now_ms: AtomicI64::new(ms), moved: tokio::sync::Notify::new() }),
+            inner: Arc::new(TestClockInner {
+                now_ms: AtomicI64::new(ms),
+                moved: tokio::sync::Notify::new(),
+            }),
         }
     }
 
     /// Moves time forward; everything due fires.
     pub fn advance(&self, by: Duration) {
-        self.inner.now_ms.fetch_add(by.as_millis() as i64, Ordering::SeqCst);
+        self.inner
+            .now_ms
+            .fetch_add(by.as_millis() as i64, Ordering::SeqCst);
         self.inner.moved.notify_waiters();
     }
 

@@ -138,17 +138,29 @@ impl Commands {
     }
 
     /// Records an `ActivityScheduled` command and returns its sequence number.
-    pub fn schedule_activity(&mut self, name: String, input: Payload, options: ActivityOptions) -> u32 {
+    pub fn schedule_activity(
+        &mut self,
+        name: String,
+        input: Payload,
+        options: ActivityOptions,
+    ) -> u32 {
         let seq = self.next_seq();
-        self.issued.push(EventKind::ActivityScheduled { seq, name, input, options });
-        self.activities.insert(seq, ActivityState::Scheduled { waker: None });
+        self.issued.push(EventKind::ActivityScheduled {
+            seq,
+            name,
+            input,
+            options,
+        });
+        self.activities
+            .insert(seq, ActivityState::Scheduled { waker: None });
         seq
     }
 
     /// Records a `TimerStarted` command.
     pub fn start_timer(&mut self, fire_at_ms: i64) -> u32 {
         let seq = self.next_seq();
-        self.issued.push(EventKind::TimerStarted { seq, fire_at_ms });
+        self.issued
+            .push(EventKind::TimerStarted { seq, fire_at_ms });
         self.timers.insert(seq, TimerState::Started { waker: None });
         seq
     }
@@ -184,7 +196,9 @@ impl Commands {
     pub fn fire_timer(&mut self, seq: u32) {
         match self.timers.get_mut(&seq) {
             Some(state @ TimerState::Started { .. }) => {
-                if let TimerState::Started { waker: Some(w) } = std::mem::replace(state, TimerState::Fired) {
+                if let TimerState::Started { waker: Some(w) } =
+                    std::mem::replace(state, TimerState::Fired)
+                {
                     w.wake();
                 }
             }
@@ -218,7 +232,11 @@ impl Commands {
     pub fn handler_started(&mut self, description: String, unfinished: Unfinished) -> u64 {
         let id = self.next_handler_id;
         self.next_handler_id += 1;
-        self.live_handlers.push(LiveHandler { id, description, unfinished });
+        self.live_handlers.push(LiveHandler {
+            id,
+            description,
+            unfinished,
+        });
         id
     }
 
@@ -229,8 +247,13 @@ impl Commands {
 
     /// Records an update's completion (`UpdateCompleted` command and its store state).
     pub fn complete_update(&mut self, update_id: String, name: String, outcome: UpdateOutcome) {
-        self.update_states.push((update_id.clone(), name, UpdateState::Completed(outcome.clone())));
-        self.issued.push(EventKind::UpdateCompleted { update_id, outcome });
+        self.update_states.push((
+            update_id.clone(),
+            name,
+            UpdateState::Completed(outcome.clone()),
+        ));
+        self.issued
+            .push(EventKind::UpdateCompleted { update_id, outcome });
     }
 
     /// Records how the main method ended (the closing command).
@@ -239,8 +262,12 @@ impl Commands {
             return;
         }
         let event = match &close {
-            Close::Completed(result) => EventKind::WorkflowCompleted { result: result.clone() },
-            Close::Failed(message) => EventKind::WorkflowFailed { message: message.clone() },
+            Close::Completed(result) => EventKind::WorkflowCompleted {
+                result: result.clone(),
+            },
+            Close::Failed(message) => EventKind::WorkflowFailed {
+                message: message.clone(),
+            },
             Close::ContinuedAsNew(input) => EventKind::ContinuedAsNew {
                 // The new run id is chosen when the task commits; replay compares kinds only.
                 new_run_id: String::new(),
@@ -272,7 +299,10 @@ mod tests {
         let mut c = Commands::new("w".into(), "r".into(), 1);
         c.resolve_activity(
             4,
-            ActivityResolution::Completed { result: Payload::encode(&()).unwrap(), attempts: 1 },
+            ActivityResolution::Completed {
+                result: Payload::encode(&()).unwrap(),
+                attempts: 1,
+            },
         );
         assert!(c.mismatch.as_deref().unwrap().contains("#4"));
     }

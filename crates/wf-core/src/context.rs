@@ -19,7 +19,6 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-
 /// The handle workflow code uses for state, time, randomness, activities and timers.
 ///
 /// Async `run` and async handlers receive `&mut WorkflowContext<Self>`; they reach the
@@ -32,7 +31,10 @@ pub struct WorkflowContext<W> {
 
 impl<W> Clone for WorkflowContext<W> {
     fn clone(&self) -> Self {
-        WorkflowContext { core: self.core.clone(), state: self.state.clone() }
+        WorkflowContext {
+            core: self.core.clone(),
+            state: self.state.clone(),
+        }
     }
 }
 
@@ -52,7 +54,10 @@ impl<W: 'static> WorkflowContext<W> {
     /// Waits until `pred(state)` holds; re-checked after every state change. Add
     /// [`.timeout(d)`](WaitCondition::timeout) to get a `bool` instead of waiting forever.
     pub fn wait_condition<F: Fn(&W) -> bool>(&self, pred: F) -> WaitCondition<W, F> {
-        WaitCondition { ctx: self.clone(), pred }
+        WaitCondition {
+            ctx: self.clone(),
+            pred,
+        }
     }
 
     /// True when no async signal or update handler is running.
@@ -76,7 +81,7 @@ impl<W: 'static> WorkflowContext<W> {
         let input = match name {
             Some(_) => Payload::encode(&args),
             None => Err(PayloadError::Encode {
-                    what: std::any::type_name::<F>().to_string(),
+                what: std::any::type_name::<F>().to_string(),
                 message: "this function is not an #[activity] of its #[activities] impl".into(),
             }),
         };
@@ -94,7 +99,11 @@ impl<W: 'static> WorkflowContext<W> {
 
     /// A durable timer: survives restarts, fires after `duration` of engine time.
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep { core: self.core.clone(), duration, seq: None }
+        Sleep {
+            core: self.core.clone(),
+            duration,
+            seq: None,
+        }
     }
 
     /// The workflow's time: the start of the current workflow task, identical on replay.
@@ -172,7 +181,11 @@ impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
     /// Gives up after `duration` of engine time (a durable timer); resolves to whether the
     /// condition held.
     pub fn timeout(self, duration: Duration) -> TimedCondition<W, F> {
-        TimedCondition { cond: self, duration, timer: None }
+        TimedCondition {
+            cond: self,
+            duration,
+            timer: None,
+        }
     }
 
     fn check(&self, cx: &mut Context<'_>) -> bool {
@@ -215,7 +228,9 @@ impl<W: 'static, F: Fn(&W) -> bool> Future for TimedCondition<W, F> {
             return Poll::Ready(true);
         }
         let this = &mut *self;
-        let timer = this.timer.get_or_insert_with(|| this.cond.ctx.sleep(this.duration));
+        let timer = this
+            .timer
+            .get_or_insert_with(|| this.cond.ctx.sleep(this.duration));
         match Pin::new(timer).poll(cx) {
             Poll::Ready(()) => Poll::Ready(false),
             Poll::Pending => Poll::Pending,
@@ -283,8 +298,19 @@ pub struct ActivityCall<R> {
 impl<R> Unpin for ActivityCall<R> {}
 
 impl<R> ActivityCall<R> {
-    fn new(core: Rc<RefCell<Commands>>, name: String, input: Result<Payload, PayloadError>) -> Self {
-        ActivityCall { core, name, input, options: ActivityOptions::default(), seq: None, _r: PhantomData }
+    fn new(
+        core: Rc<RefCell<Commands>>,
+        name: String,
+        input: Result<Payload, PayloadError>,
+    ) -> Self {
+        ActivityCall {
+            core,
+            name,
+            input,
+            options: ActivityOptions::default(),
+            seq: None,
+            _r: PhantomData,
+        }
     }
 
     /// Retry policy (default: Temporal's — 1 s initial interval, ×2, capped at 100 s,
@@ -324,7 +350,10 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     Err(e) => return Poll::Ready(Err(ActivityCallError::Payload(e.clone()))),
                 };
                 let (name, options) = (self.name.clone(), self.options.clone());
-                let seq = self.core.borrow_mut().schedule_activity(name, input, options);
+                let seq = self
+                    .core
+                    .borrow_mut()
+                    .schedule_activity(name, input, options);
                 self.seq = Some(seq);
                 seq
             }
@@ -339,7 +368,9 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                 Poll::Pending
             }
             ActivityState::Resolved(_) => {
-                let ActivityState::Resolved(resolution) = std::mem::replace(state, ActivityState::Taken) else {
+                let ActivityState::Resolved(resolution) =
+                    std::mem::replace(state, ActivityState::Taken)
+                else {
                     unreachable!("matched Resolved above")
                 };
                 let name = self.name.clone();
@@ -347,14 +378,20 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     ActivityResolution::Completed { result, .. } => {
                         result.decode::<R>().map_err(ActivityCallError::Payload)
                     }
-                    ActivityResolution::Failed { failure, attempts } => Err(ActivityCallError::Failed {
-                        activity: name,
-                        kind: failure.kind,
-                        message: failure.message,
-                        attempts,
-                    }),
+                    ActivityResolution::Failed { failure, attempts } => {
+                        Err(ActivityCallError::Failed {
+                            activity: name,
+                            kind: failure.kind,
+                            message: failure.message,
+                            attempts,
+                        })
+                    }
                     ActivityResolution::TimedOut { timeout, attempts } => {
-                        Err(ActivityCallError::TimedOut { activity: name, timeout, attempts })
+                        Err(ActivityCallError::TimedOut {
+                            activity: name,
+                            timeout,
+                            attempts,
+                        })
                     }
                 })
             }

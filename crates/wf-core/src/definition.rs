@@ -102,7 +102,9 @@ impl<W> HandlerKind<W> {
 }
 
 /// Encodes a handler result, turning an encoding failure into an update error.
-pub fn encode_update_result<T: Serialize>(value: Result<T, UpdateError>) -> Result<Payload, UpdateError> {
+pub fn encode_update_result<T: Serialize>(
+    value: Result<T, UpdateError>,
+) -> Result<Payload, UpdateError> {
     match value {
         Ok(v) => Payload::encode(&v).map_err(|e| UpdateError::new(e.to_string())),
         Err(e) => Err(e),

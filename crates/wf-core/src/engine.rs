@@ -47,12 +47,18 @@ pub(crate) struct Waiters {
 
 impl Waiters {
     pub fn subscribe(&self, workflow_id: &str) -> Arc<Notify> {
-        let mut map = self.map.lock().expect("waiters lock is never poisoned: no code panics under it");
+        let mut map = self
+            .map
+            .lock()
+            .expect("waiters lock is never poisoned: no code panics under it");
         map.entry(workflow_id.to_string()).or_default().clone()
     }
 
     pub fn publish(&self, workflow_id: &str) {
-        let mut map = self.map.lock().expect("waiters lock is never poisoned: no code panics under it");
+        let mut map = self
+            .map
+            .lock()
+            .expect("waiters lock is never poisoned: no code panics under it");
         if let Some(n) = map.get(workflow_id) {
             n.notify_waiters();
             if Arc::strong_count(n) == 1 {
@@ -89,11 +95,13 @@ impl Shared {
     }
 
     pub fn definition(&self, workflow_type: &str) -> Result<&Arc<dyn ErasedDefinition>, WfError> {
-        self.definitions.get(workflow_type).ok_or_else(|| WfError::Unknown {
-            kind: "workflow type",
-            name: workflow_type.to_string(),
-            hint: "; register it with Engine::builder().workflow::<T>()".into(),
-        })
+        self.definitions
+            .get(workflow_type)
+            .ok_or_else(|| WfError::Unknown {
+                kind: "workflow type",
+                name: workflow_type.to_string(),
+                hint: "; register it with Engine::builder().workflow::<T>()".into(),
+            })
     }
 }
 
@@ -162,6 +170,12 @@ impl EngineBuilder {
         self
     }
 
+    /// Registers the `#[activity]` methods of a group the caller keeps a handle on.
+    pub fn shared_activities<G: ActivityGroup>(mut self, group: Arc<G>) -> Self {
+        group.register(&mut self.activities);
+        self
+    }
+
     /// Uses a controllable clock (tests: [`TestClock::advance`] fires timers at once).
     pub fn clock(mut self, clock: TestClock) -> Self {
         self.clock = Arc::new(clock);
@@ -213,9 +227,12 @@ impl EngineBuilder {
         }
         let store: Arc<dyn Store> = match self.store {
             StoreChoice::Sqlite(path, options) => {
-                let open = tokio::task::spawn_blocking(move || SqliteStore::open_with(&path, options))
-                    .await
-                    .map_err(|e| WfError::Store(format!("opening the SQLite store panicked: {e}")))?;
+                let open =
+                    tokio::task::spawn_blocking(move || SqliteStore::open_with(&path, options))
+                        .await
+                        .map_err(|e| {
+                            WfError::Store(format!("opening the SQLite store panicked: {e}"))
+                        })?;
                 Arc::new(open.map_err(WfError::from)?)
             }
             StoreChoice::Memory => Arc::new(MemoryStore::new()),
@@ -238,11 +255,19 @@ impl EngineBuilder {
             queries: query_tx,
             running_activities: Mutex::new(HashMap::new()),
         });
-        let mut engine = Engine { shared: shared.clone(), thread: None, tasks: Vec::new() };
+        let mut engine = Engine {
+            shared: shared.clone(),
+            thread: None,
+            tasks: Vec::new(),
+        };
         if shared.config.run_workers {
             engine.thread = Some(crate::worker::spawn(shared.clone(), query_rx)?);
-            engine.tasks.push(tokio::spawn(crate::activity_worker::run(shared.clone())));
-            engine.tasks.push(tokio::spawn(crate::timer::run(shared.clone())));
+            engine
+                .tasks
+                .push(tokio::spawn(crate::activity_worker::run(shared.clone())));
+            engine
+                .tasks
+                .push(tokio::spawn(crate::timer::run(shared.clone())));
         }
         Ok(engine)
     }
@@ -306,7 +331,11 @@ impl Drop for Engine {
         for t in &self.tasks {
             t.abort();
         }
-        let running = self.shared.running_activities.lock().map(|m| m.values().cloned().collect::<Vec<_>>());
+        let running = self
+            .shared
+            .running_activities
+            .lock()
+            .map(|m| m.values().cloned().collect::<Vec<_>>());
         for handle in running.unwrap_or_default() {
             handle.abort();
         }

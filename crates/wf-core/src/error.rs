@@ -76,12 +76,22 @@ impl From<StoreError> for WfError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound { workflow_id, .. } => WfError::NotFound { workflow_id },
-            StoreError::RunFinished { workflow_id, run_id, status } => {
-                WfError::RunFinished { workflow_id, run_id, status }
-            }
-            StoreError::AlreadyStarted { workflow_id, run_id } => {
-                WfError::AlreadyStarted { workflow_id, run_id }
-            }
+            StoreError::RunFinished {
+                workflow_id,
+                run_id,
+                status,
+            } => WfError::RunFinished {
+                workflow_id,
+                run_id,
+                status,
+            },
+            StoreError::AlreadyStarted {
+                workflow_id,
+                run_id,
+            } => WfError::AlreadyStarted {
+                workflow_id,
+                run_id,
+            },
             other => WfError::Store(other.to_string()),
         }
     }
@@ -124,7 +134,9 @@ pub struct UpdateError {
 impl UpdateError {
     /// An update failure with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        UpdateError { message: message.into() }
+        UpdateError {
+            message: message.into(),
+        }
     }
 }
 
@@ -152,6 +164,8 @@ pub struct Rejection {
 impl Rejection {
     /// A rejection with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        Rejection { message: message.into() }
+        Rejection {
+            message: message.into(),
+        }
     }
 }

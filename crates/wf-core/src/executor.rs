@@ -130,7 +130,11 @@ mod tests {
         ex.run_until_blocked(&|| false).unwrap();
         assert_eq!(*log.borrow(), vec!["handler", "main"]);
         ex.run_until_blocked(&|| false).unwrap();
-        assert_eq!(log.borrow().len(), 2, "blocked tasks are not polled again without a wake");
+        assert_eq!(
+            log.borrow().len(),
+            2,
+            "blocked tasks are not polled again without a wake"
+        );
     }
 
     #[test]

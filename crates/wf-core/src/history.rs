@@ -82,7 +82,8 @@ impl RetryPolicy {
     /// The delay before attempt `next_attempt` (2 for the first retry).
     pub fn delay_before(&self, next_attempt: u32) -> std::time::Duration {
         let retries = next_attempt.saturating_sub(2) as i32;
-        let base = self.initial_interval.as_secs_f64() * self.backoff_coefficient.max(1.0).powi(retries);
+        let base =
+            self.initial_interval.as_secs_f64() * self.backoff_coefficient.max(1.0).powi(retries);
         let max = self
             .maximum_interval
             .unwrap_or(self.initial_interval * 100)
@@ -93,7 +94,10 @@ impl RetryPolicy {
     /// Whether an attempt that just failed with `failure` may be followed by `next_attempt`.
     pub fn allows_retry(&self, next_attempt: u32, failure: &ActivityFailure) -> bool {
         !failure.non_retryable
-            && !self.non_retryable_error_types.iter().any(|k| *k == failure.kind)
+            && !self
+                .non_retryable_error_types
+                .iter()
+                .any(|k| *k == failure.kind)
             && (self.maximum_attempts == 0 || next_attempt <= self.maximum_attempts)
     }
 }
@@ -290,38 +294,77 @@ impl EventKind {
     /// A one-line summary of the event's details, for printed histories.
     pub fn details(&self) -> String {
         match self {
-            EventKind::WorkflowStarted { workflow_type, input, continued_from, .. } => match continued_from {
-                Some(prev) => format!("{workflow_type} input={} (continues {prev})", input.display()),
+            EventKind::WorkflowStarted {
+                workflow_type,
+                input,
+                continued_from,
+                ..
+            } => match continued_from {
+                Some(prev) => format!(
+                    "{workflow_type} input={} (continues {prev})",
+                    input.display()
+                ),
                 None => format!("{workflow_type} input={}", input.display()),
             },
-            EventKind::SignalReceived { name, args, signal_id } => match signal_id {
+            EventKind::SignalReceived {
+                name,
+                args,
+                signal_id,
+            } => match signal_id {
                 Some(id) => format!("{name}{} id={id}", args_display(args)),
                 None => format!("{name}{}", args_display(args)),
             },
-            EventKind::UpdateAccepted { update_id, name, args } => {
+            EventKind::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            } => {
                 format!("{name}{} id={update_id}", args_display(args))
             }
             EventKind::UpdateCompleted { update_id, outcome } => match outcome {
                 UpdateOutcome::Completed(v) => format!("id={update_id} -> {}", v.display()),
                 UpdateOutcome::Failed(m) => format!("id={update_id} failed: {m}"),
             },
-            EventKind::ActivityScheduled { seq, name, input, .. } => {
+            EventKind::ActivityScheduled {
+                seq, name, input, ..
+            } => {
                 format!("#{seq} {name}({})", input.display())
             }
-            EventKind::ActivityCompleted { seq, result, attempts } => {
+            EventKind::ActivityCompleted {
+                seq,
+                result,
+                attempts,
+            } => {
                 format!("#{seq} -> {} (attempts {attempts})", result.display())
             }
-            EventKind::ActivityFailed { seq, failure, attempts } => {
-                format!("#{seq} {}: {} (attempts {attempts})", failure.kind, failure.message)
+            EventKind::ActivityFailed {
+                seq,
+                failure,
+                attempts,
+            } => {
+                format!(
+                    "#{seq} {}: {} (attempts {attempts})",
+                    failure.kind, failure.message
+                )
             }
-            EventKind::ActivityTimedOut { seq, timeout, attempts } => {
+            EventKind::ActivityTimedOut {
+                seq,
+                timeout,
+                attempts,
+            } => {
                 format!("#{seq} {timeout:?} (attempts {attempts})")
             }
-            EventKind::TimerStarted { seq, fire_at_ms } => format!("#{seq} fires at {fire_at_ms} ms"),
+            EventKind::TimerStarted { seq, fire_at_ms } => {
+                format!("#{seq} fires at {fire_at_ms} ms")
+            }
             EventKind::TimerFired { seq } | EventKind::TimerCancelled { seq } => format!("#{seq}"),
-            EventKind::MarkerRecorded { seq, name, value } => format!("#{seq} {name}={}", value.display()),
+            EventKind::MarkerRecorded { seq, name, value } => {
+                format!("#{seq} {name}={}", value.display())
+            }
             EventKind::CancelRequested { reason } => reason.clone(),
-            EventKind::WorkflowTaskCompleted { task_time_ms, .. } => format!("at {task_time_ms} ms"),
+            EventKind::WorkflowTaskCompleted { task_time_ms, .. } => {
+                format!("at {task_time_ms} ms")
+            }
             EventKind::WorkflowCompleted { result } => result.display(),
             EventKind::WorkflowFailed { message } => message.clone(),
             EventKind::ContinuedAsNew { new_run_id, input } => {
@@ -361,7 +404,11 @@ pub fn decode_event(event_id: u64, bytes: &[u8]) -> Result<HistoryEvent, Payload
                     what: format!("history event {event_id}"),
                     message: e.to_string(),
                 })?;
-            Ok(HistoryEvent { event_id, time_ms, kind })
+            Ok(HistoryEvent {
+                event_id,
+                time_ms,
+                kind,
+            })
         }
         Some((v, _)) => Err(PayloadError::Decode {
             what: format!("history event {event_id}"),
@@ -388,13 +435,23 @@ mod tests {
         let bytes = encode_event(42, &kind).unwrap();
         assert_eq!(bytes[0], HISTORY_FORMAT_VERSION);
         let e = decode_event(7, &bytes).unwrap();
-        assert_eq!(e, HistoryEvent { event_id: 7, time_ms: 42, kind });
+        assert_eq!(
+            e,
+            HistoryEvent {
+                event_id: 7,
+                time_ms: 42,
+                kind
+            }
+        );
     }
 
     #[test]
     fn unknown_format_version_is_a_clear_error() {
         let err = decode_event(3, &[9, 1, 2]).unwrap_err();
-        assert!(err.to_string().contains("unknown history format version 9"), "{err}");
+        assert!(
+            err.to_string().contains("unknown history format version 9"),
+            "{err}"
+        );
     }
 
     #[test]

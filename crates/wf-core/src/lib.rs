@@ -25,26 +25,31 @@ pub mod store;
 pub mod sync;
 
 pub use activity::{
-    type_id_of_val, ActivityCallError, ActivityContext, ActivityError, ActivityFn, ActivityGroup, ActivityInfo,
-    ActivityInvoker, ActivityRegistry, BoxFuture,
+    type_id_of_val, ActivityCallError, ActivityContext, ActivityError, ActivityFn, ActivityGroup,
+    ActivityInfo, ActivityInvoker, ActivityRegistry, BoxFuture,
 };
 pub use client::{
-    Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, SignalCall, StartOptions, UpdateCall,
-    UpdateHandle, UpdateStage, WorkflowHandle,
+    Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, SignalCall,
+    StartOptions, UpdateCall, UpdateHandle, UpdateStage, WorkflowHandle,
 };
 pub use clock::{Clock, SystemClock, TestClock};
 pub use context::{ActivityCall, Sleep, TimedCondition, WaitCondition, WorkflowContext};
 pub use definition::{
-    encode_update_result, Handler, HandlerKind, LocalBoxFuture, Unfinished, Validator, WorkflowDefinition,
+    encode_update_result, Handler, HandlerKind, LocalBoxFuture, Unfinished, Validator,
+    WorkflowDefinition,
 };
 pub use engine::{Engine, EngineBuilder};
 pub use error::{Rejection, UpdateError, WfError, WorkflowError};
 pub use history::{
-    ActivityFailure, ActivityOptions, EventKind, HistoryEvent, RetryPolicy, TimeoutKind, UpdateOutcome,
+    ActivityFailure, ActivityOptions, EventKind, HistoryEvent, RetryPolicy, TimeoutKind,
+    UpdateOutcome,
 };
 pub use machine::RunSummary;
 pub use payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
-pub use store::{IdConflictPolicy, ListFilter, MemoryStore, RunStatus, SqliteOptions, SqliteStore, Store, TaskFailure};
+pub use store::{
+    IdConflictPolicy, ListFilter, MemoryStore, RunStatus, SqliteOptions, SqliteStore, Store,
+    TaskFailure,
+};
 
 /// Compile-time check used by `#[workflow]`: `T` can cross the wire.
 pub fn assert_wire<T: serde::Serialize + serde::de::DeserializeOwned>() {}

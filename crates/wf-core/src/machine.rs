@@ -24,22 +24,59 @@ use std::sync::Arc;
 /// One input of a workflow task.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Input {
-    Signal { name: String, args: Payload, signal_id: Option<String> },
+    Signal {
+        name: String,
+        args: Payload,
+        signal_id: Option<String>,
+    },
     /// A new update, validated before it is accepted.
-    UpdateRequest { update_id: String, name: String, args: Payload },
+    UpdateRequest {
+        update_id: String,
+        name: String,
+        args: Payload,
+    },
     /// An update accepted in the past (replay: no validation).
-    UpdateAccepted { update_id: String, name: String, args: Payload },
-    ActivityResolved { seq: u32, resolution: ActivityResolution },
-    TimerFired { seq: u32 },
-    CancelRequested { reason: String },
+    UpdateAccepted {
+        update_id: String,
+        name: String,
+        args: Payload,
+    },
+    ActivityResolved {
+        seq: u32,
+        resolution: ActivityResolution,
+    },
+    TimerFired {
+        seq: u32,
+    },
+    CancelRequested {
+        reason: String,
+    },
 }
 
 impl From<InboxKind> for Input {
     fn from(kind: InboxKind) -> Self {
         match kind {
-            InboxKind::Signal { name, args, signal_id } => Input::Signal { name, args, signal_id },
-            InboxKind::Update { update_id, name, args } => Input::UpdateRequest { update_id, name, args },
-            InboxKind::ActivityResolved { seq, resolution } => Input::ActivityResolved { seq, resolution },
+            InboxKind::Signal {
+                name,
+                args,
+                signal_id,
+            } => Input::Signal {
+                name,
+                args,
+                signal_id,
+            },
+            InboxKind::Update {
+                update_id,
+                name,
+                args,
+            } => Input::UpdateRequest {
+                update_id,
+                name,
+                args,
+            },
+            InboxKind::ActivityResolved { seq, resolution } => {
+                Input::ActivityResolved { seq, resolution }
+            }
             InboxKind::TimerFired { seq } => Input::TimerFired { seq },
             InboxKind::CancelRequested { reason } => Input::CancelRequested { reason },
         }
@@ -50,17 +87,45 @@ impl Input {
     /// The recorded input event, if `kind` is one.
     fn from_event(kind: &EventKind) -> Option<Input> {
         Some(match kind.clone() {
-            EventKind::SignalReceived { name, args, signal_id } => Input::Signal { name, args, signal_id },
-            EventKind::UpdateAccepted { update_id, name, args } => Input::UpdateAccepted { update_id, name, args },
-            EventKind::ActivityCompleted { seq, result, attempts } => Input::ActivityResolved {
+            EventKind::SignalReceived {
+                name,
+                args,
+                signal_id,
+            } => Input::Signal {
+                name,
+                args,
+                signal_id,
+            },
+            EventKind::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            } => Input::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            },
+            EventKind::ActivityCompleted {
+                seq,
+                result,
+                attempts,
+            } => Input::ActivityResolved {
                 seq,
                 resolution: ActivityResolution::Completed { result, attempts },
             },
-            EventKind::ActivityFailed { seq, failure, attempts } => Input::ActivityResolved {
+            EventKind::ActivityFailed {
+                seq,
+                failure,
+                attempts,
+            } => Input::ActivityResolved {
                 seq,
                 resolution: ActivityResolution::Failed { failure, attempts },
             },
-            EventKind::ActivityTimedOut { seq, timeout, attempts } => Input::ActivityResolved {
+            EventKind::ActivityTimedOut {
+                seq,
+                timeout,
+                attempts,
+            } => Input::ActivityResolved {
                 seq,
                 resolution: ActivityResolution::TimedOut { timeout, attempts },
             },
@@ -72,17 +137,43 @@ impl Input {
 
     fn to_event(&self) -> Option<EventKind> {
         Some(match self.clone() {
-            Input::Signal { name, args, signal_id } => EventKind::SignalReceived { name, args, signal_id },
+            Input::Signal {
+                name,
+                args,
+                signal_id,
+            } => EventKind::SignalReceived {
+                name,
+                args,
+                signal_id,
+            },
             Input::UpdateRequest { .. } => return None,
-            Input::UpdateAccepted { update_id, name, args } => EventKind::UpdateAccepted { update_id, name, args },
+            Input::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            } => EventKind::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            },
             Input::ActivityResolved { seq, resolution } => match resolution {
                 ActivityResolution::Completed { result, attempts } => {
-                    EventKind::ActivityCompleted { seq, result, attempts }
+                    EventKind::ActivityCompleted {
+                        seq,
+                        result,
+                        attempts,
+                    }
                 }
-                ActivityResolution::Failed { failure, attempts } => EventKind::ActivityFailed { seq, failure, attempts },
-                ActivityResolution::TimedOut { timeout, attempts } => {
-                    EventKind::ActivityTimedOut { seq, timeout, attempts }
-                }
+                ActivityResolution::Failed { failure, attempts } => EventKind::ActivityFailed {
+                    seq,
+                    failure,
+                    attempts,
+                },
+                ActivityResolution::TimedOut { timeout, attempts } => EventKind::ActivityTimedOut {
+                    seq,
+                    timeout,
+                    attempts,
+                },
             },
             Input::TimerFired { seq } => EventKind::TimerFired { seq },
             Input::CancelRequested { reason } => EventKind::CancelRequested { reason },
@@ -168,8 +259,12 @@ pub(crate) trait Instance {
 /// A registered workflow type, whatever it is.
 pub(crate) trait ErasedDefinition: Send + Sync {
     fn name(&self) -> &'static str;
-    fn new_instance(&self, workflow_id: &str, run_id: &str, started: &HistoryEvent)
-        -> Result<Box<dyn Instance>, TaskError>;
+    fn new_instance(
+        &self,
+        workflow_id: &str,
+        run_id: &str,
+        started: &HistoryEvent,
+    ) -> Result<Box<dyn Instance>, TaskError>;
     fn check_input(&self, input: &Payload) -> Result<(), PayloadError>;
     /// Checks that `name` is a handler of role `role` and that `args` decode for it.
     fn check_message(&self, role: &'static str, name: &str, args: &Payload) -> Result<(), WfError>;
@@ -187,7 +282,11 @@ impl<W: WorkflowDefinition> Definition<W> {
         let mut index = HashMap::new();
         for (i, h) in handlers.iter().enumerate() {
             if index.insert(h.name, i).is_some() {
-                return Err(format!("workflow {} has two handlers named {:?}", W::NAME, h.name));
+                return Err(format!(
+                    "workflow {} has two handlers named {:?}",
+                    W::NAME,
+                    h.name
+                ));
             }
         }
         Ok(Definition { handlers, index })
@@ -198,8 +297,12 @@ impl<W: WorkflowDefinition> Definition<W> {
     }
 
     fn names_of(&self, role: &str) -> String {
-        let names: Vec<&str> =
-            self.handlers.iter().filter(|h| h.kind.role() == role).map(|h| h.name).collect();
+        let names: Vec<&str> = self
+            .handlers
+            .iter()
+            .filter(|h| h.kind.role() == role)
+            .map(|h| h.name)
+            .collect();
         if names.is_empty() {
             format!("; {} has no {role} handlers", W::NAME)
         } else {
@@ -219,21 +322,30 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
         run_id: &str,
         started: &HistoryEvent,
     ) -> Result<Box<dyn Instance>, TaskError> {
-        let EventKind::WorkflowStarted { input, random_seed, .. } = &started.kind else {
+        let EventKind::WorkflowStarted {
+            input, random_seed, ..
+        } = &started.kind
+        else {
             return Err(TaskError::Other(format!(
                 "run {run_id}: history starts with {} instead of WorkflowStarted",
                 started.kind.name()
             )));
         };
-        let input: W::Input = input
-            .decode()
-            .map_err(|e| TaskError::Other(format!("run {run_id}: the start input does not decode: {e}")))?;
+        let input: W::Input = input.decode().map_err(|e| {
+            TaskError::Other(format!(
+                "run {run_id}: the start input does not decode: {e}"
+            ))
+        })?;
         let state = catch_unwind(AssertUnwindSafe(|| W::init_state(&input)))
-            .map_err(|p| TaskError::Panic(format!("in #[init]: {}", panic_message(&p))))?;
+            .map_err(|p| TaskError::Panic(format!("in #[init]: {}", panic_message(&*p))))?;
         let def = Arc::new(Definition::<W>::new().map_err(TaskError::Other)?);
         Ok(Box::new(RunMachine::<W> {
             def,
-            core: Rc::new(RefCell::new(Commands::new(workflow_id.into(), run_id.into(), *random_seed))),
+            core: Rc::new(RefCell::new(Commands::new(
+                workflow_id.into(),
+                run_id.into(),
+                *random_seed,
+            ))),
             state: Rc::new(RefCell::new(state)),
             executor: Executor::default(),
             input: Some(input),
@@ -248,7 +360,15 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
     fn check_message(&self, role: &'static str, name: &str, args: &Payload) -> Result<(), WfError> {
         match self.handler(name) {
             Some(h) if h.kind.role() == role => (h.check_args)(args).map_err(WfError::from),
-            _ => Err(WfError::Unknown { kind: role, name: name.to_string(), hint: self.names_of(role) }),
+            _ if role == "query" => Err(WfError::QueryError(format!(
+                "unknown query {name:?}{}",
+                self.names_of(role)
+            ))),
+            _ => Err(WfError::Unknown {
+                kind: role,
+                name: name.to_string(),
+                hint: self.names_of(role),
+            }),
         }
     }
 }
@@ -273,7 +393,10 @@ impl<W: WorkflowDefinition> Drop for RunMachine<W> {
 
 impl<W: WorkflowDefinition> RunMachine<W> {
     fn ctx(&self) -> WorkflowContext<W> {
-        WorkflowContext { core: self.core.clone(), state: self.state.clone() }
+        WorkflowContext {
+            core: self.core.clone(),
+            state: self.state.clone(),
+        }
     }
 
     /// Applies one input; returns its history event (None for a rejected update).
@@ -281,13 +404,23 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         let event = input.to_event();
         match input {
             Input::Signal { name, args, .. } => self.apply_signal(name, args),
-            Input::UpdateRequest { update_id, name, args } => {
+            Input::UpdateRequest {
+                update_id,
+                name,
+                args,
+            } => {
                 return self.apply_update(update_id, name, args, true);
             }
-            Input::UpdateAccepted { update_id, name, args } => {
+            Input::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            } => {
                 self.apply_update(update_id, name, args, false);
             }
-            Input::ActivityResolved { seq, resolution } => self.core.borrow_mut().resolve_activity(seq, resolution),
+            Input::ActivityResolved { seq, resolution } => {
+                self.core.borrow_mut().resolve_activity(seq, resolution)
+            }
             Input::TimerFired { seq } => self.core.borrow_mut().fire_timer(seq),
             Input::CancelRequested { .. } => {
                 let mut core = self.core.borrow_mut();
@@ -316,32 +449,51 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             }
             HandlerKind::AsyncSignal(f) => match f(self.ctx(), &args) {
                 Ok(fut) => {
-                    let id = self.core.borrow_mut().handler_started(format!("signal {name}"), handler.unfinished);
+                    let id = self
+                        .core
+                        .borrow_mut()
+                        .handler_started(format!("signal {name}"), handler.unfinished);
                     let core = self.core.clone();
                     self.executor.spawn_handler(Box::pin(async move {
                         fut.await;
                         core.borrow_mut().handler_finished(id);
                     }));
                 }
-                Err(e) => tracing::warn!(signal = %name, error = %e, "signal arguments do not decode; signal ignored"),
+                Err(e) => {
+                    tracing::warn!(signal = %name, error = %e, "signal arguments do not decode; signal ignored")
+                }
             },
             _ => unreachable!("role checked above"),
         }
     }
 
     /// Validates (if `validate`) and starts an update. Returns its `UpdateAccepted` event.
-    fn apply_update(&mut self, update_id: String, name: String, args: Payload, validate: bool) -> Option<EventKind> {
+    fn apply_update(
+        &mut self,
+        update_id: String,
+        name: String,
+        args: Payload,
+        validate: bool,
+    ) -> Option<EventKind> {
         let def = self.def.clone();
         let reject = |core: &Rc<RefCell<Commands>>, msg: String| {
-            core.borrow_mut().update_states.push((update_id.clone(), name.clone(), UpdateState::Rejected(msg)));
+            core.borrow_mut().update_states.push((
+                update_id.clone(),
+                name.clone(),
+                UpdateState::Rejected(msg),
+            ));
             None
         };
         let Some(handler) = def.handler(&name).filter(|h| h.kind.role() == "update") else {
-            return reject(&self.core, format!("unknown update {name:?}{}", def.names_of("update")));
+            return reject(
+                &self.core,
+                format!("unknown update {name:?}{}", def.names_of("update")),
+            );
         };
         if validate {
             let validator = match &handler.kind {
-                HandlerKind::SyncUpdate { validator, .. } | HandlerKind::AsyncUpdate { validator, .. } => *validator,
+                HandlerKind::SyncUpdate { validator, .. }
+                | HandlerKind::AsyncUpdate { validator, .. } => *validator,
                 _ => None,
             };
             if let Err(e) = (handler.check_args)(&args) {
@@ -355,8 +507,16 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 }
             }
         }
-        self.core.borrow_mut().update_states.push((update_id.clone(), name.clone(), UpdateState::Accepted));
-        let event = EventKind::UpdateAccepted { update_id: update_id.clone(), name: name.clone(), args: args.clone() };
+        self.core.borrow_mut().update_states.push((
+            update_id.clone(),
+            name.clone(),
+            UpdateState::Accepted,
+        ));
+        let event = EventKind::UpdateAccepted {
+            update_id: update_id.clone(),
+            name: name.clone(),
+            args: args.clone(),
+        };
         match &handler.kind {
             HandlerKind::SyncUpdate { handler: f, .. } => {
                 let outcome = match f(&mut self.state.borrow_mut(), &args) {
@@ -385,7 +545,11 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                         core.handler_finished(id);
                     }));
                 }
-                Err(e) => self.core.borrow_mut().complete_update(update_id, name, UpdateOutcome::Failed(e.to_string())),
+                Err(e) => self.core.borrow_mut().complete_update(
+                    update_id,
+                    name,
+                    UpdateOutcome::Failed(e.to_string()),
+                ),
             },
             _ => unreachable!("role checked above"),
         }
@@ -393,7 +557,9 @@ impl<W: WorkflowDefinition> RunMachine<W> {
     }
 
     fn start_main(&mut self) {
-        let Some(input) = self.input.take() else { return };
+        let Some(input) = self.input.take() else {
+            return;
+        };
         let fut = W::start_run(self.ctx(), input);
         let core = self.core.clone();
         self.executor.spawn_main(Box::pin(async move {
@@ -412,8 +578,16 @@ impl<W: WorkflowDefinition> RunMachine<W> {
     fn summary(&self) -> RunSummary {
         let core = self.core.borrow();
         RunSummary {
-            buffered_signals: core.buffered_signals.iter().map(|(n, _)| n.clone()).collect(),
-            running_handlers: core.live_handlers.iter().map(|h| h.description.clone()).collect(),
+            buffered_signals: core
+                .buffered_signals
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect(),
+            running_handlers: core
+                .live_handlers
+                .iter()
+                .map(|h| h.description.clone())
+                .collect(),
         }
     }
 }
@@ -442,10 +616,12 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             }
             self.start_main();
             let core = self.core.clone();
-            let busy = self.executor.run_until_blocked(&|| core.borrow().close.is_some());
+            let busy = self
+                .executor
+                .run_until_blocked(&|| core.borrow().close.is_some());
             (events, busy)
         }));
-        let (mut events, busy) = result.map_err(|p| TaskError::Panic(panic_message(&p)))?;
+        let (mut events, busy) = result.map_err(|p| TaskError::Panic(panic_message(&*p)))?;
         if busy.is_err() {
             return Err(TaskError::Other(
                 "workflow code kept waking itself without blocking (a busy loop); it must await an activity, timer or condition".into(),
@@ -466,7 +642,11 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         }
         let close = core.close.clone();
         if close.is_some() {
-            for h in core.live_handlers.iter().filter(|h| h.unfinished == Unfinished::Warn) {
+            for h in core
+                .live_handlers
+                .iter()
+                .filter(|h| h.unfinished == Unfinished::Warn)
+            {
                 tracing::warn!(
                     workflow_id = %core.workflow_id,
                     run_id = %core.run_id,
@@ -478,7 +658,12 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         }
         let update_states = std::mem::take(&mut core.update_states);
         drop(core);
-        Ok(TaskOutput { events, update_states, close, summary: self.summary() })
+        Ok(TaskOutput {
+            events,
+            update_states,
+            close,
+            summary: self.summary(),
+        })
     }
 
     fn query(&self, name: &str, args: &Payload) -> Result<Payload, WfError> {
@@ -486,8 +671,15 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             .def
             .handler(name)
             .filter(|h| h.kind.role() == "query")
-            .ok_or_else(|| WfError::QueryError(format!("unknown query {name:?}{}", self.def.names_of("query"))))?;
-        let HandlerKind::Query(f) = &handler.kind else { unreachable!("role checked above") };
+            .ok_or_else(|| {
+                WfError::QueryError(format!(
+                    "unknown query {name:?}{}",
+                    self.def.names_of("query")
+                ))
+            })?;
+        let HandlerKind::Query(f) = &handler.kind else {
+            unreachable!("role checked above")
+        };
         let state = self
             .state
             .try_borrow()
@@ -495,7 +687,10 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         match catch_unwind(AssertUnwindSafe(|| f(&state, args))) {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(WfError::PayloadError(e)),
-            Err(p) => Err(WfError::QueryError(format!("query {name} panicked: {}", panic_message(&p)))),
+            Err(p) => Err(WfError::QueryError(format!(
+                "query {name} panicked: {}",
+                panic_message(&*p)
+            ))),
         }
     }
 
@@ -524,10 +719,24 @@ pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 fn same_command(recorded: &EventKind, actual: &EventKind) -> bool {
     use EventKind::*;
     match (recorded, actual) {
-        (ActivityScheduled { seq: a, name: n, .. }, ActivityScheduled { seq: b, name: m, .. }) => a == b && n == m,
+        (
+            ActivityScheduled {
+                seq: a, name: n, ..
+            },
+            ActivityScheduled {
+                seq: b, name: m, ..
+            },
+        ) => a == b && n == m,
         (TimerStarted { seq: a, .. }, TimerStarted { seq: b, .. }) => a == b,
         (TimerCancelled { seq: a }, TimerCancelled { seq: b }) => a == b,
-        (MarkerRecorded { seq: a, name: n, .. }, MarkerRecorded { seq: b, name: m, .. }) => a == b && n == m,
+        (
+            MarkerRecorded {
+                seq: a, name: n, ..
+            },
+            MarkerRecorded {
+                seq: b, name: m, ..
+            },
+        ) => a == b && n == m,
         (UpdateCompleted { update_id: a, .. }, UpdateCompleted { update_id: b, .. }) => a == b,
         (WorkflowCompleted { .. }, WorkflowCompleted { .. })
         | (WorkflowFailed { .. }, WorkflowFailed { .. })
@@ -549,20 +758,35 @@ pub(crate) fn replay(
     history: &[HistoryEvent],
 ) -> Result<Box<dyn Instance>, TaskError> {
     let Some(first) = history.first() else {
-        return Err(TaskError::Other(format!("run {run_id} has an empty history")));
+        return Err(TaskError::Other(format!(
+            "run {run_id} has an empty history"
+        )));
     };
     let mut instance = def.new_instance(workflow_id, run_id, first)?;
     let mut group_start = 1;
     for (i, event) in history.iter().enumerate().skip(1) {
-        let EventKind::WorkflowTaskCompleted { task_time_ms, suggest_continue_as_new } = event.kind else {
+        let EventKind::WorkflowTaskCompleted {
+            task_time_ms,
+            suggest_continue_as_new,
+        } = event.kind
+        else {
             continue;
         };
         let group = &history[group_start..i];
         group_start = i + 1;
-        let split = group.iter().position(|e| Input::from_event(&e.kind).is_none()).unwrap_or(group.len());
-        let inputs: Vec<Input> = group[..split].iter().filter_map(|e| Input::from_event(&e.kind)).collect();
+        let split = group
+            .iter()
+            .position(|e| Input::from_event(&e.kind).is_none())
+            .unwrap_or(group.len());
+        let inputs: Vec<Input> = group[..split]
+            .iter()
+            .filter_map(|e| Input::from_event(&e.kind))
+            .collect();
         let recorded = &group[split..];
-        if let Some(stray) = recorded.iter().find(|e| Input::from_event(&e.kind).is_some()) {
+        if let Some(stray) = recorded
+            .iter()
+            .find(|e| Input::from_event(&e.kind).is_some())
+        {
             return Err(TaskError::Other(format!(
                 "run {run_id}: history event {} ({}) follows a command inside one workflow task; the history is corrupt",
                 stray.event_id,
@@ -570,7 +794,10 @@ pub(crate) fn replay(
             )));
         }
         instance.set_next_event_id(group.first().map(|e| e.event_id).unwrap_or(event.event_id));
-        let meta = TaskMeta { time_ms: task_time_ms, suggest_continue_as_new };
+        let meta = TaskMeta {
+            time_ms: task_time_ms,
+            suggest_continue_as_new,
+        };
         let output = instance.run_task(inputs, meta).map_err(|e| match e {
             TaskError::NonDeterminism(m) => TaskError::NonDeterminism(format!("run {run_id}: {m}")),
             other => other,

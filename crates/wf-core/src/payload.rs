@@ -138,7 +138,10 @@ mod serde_bytes_compat {
             fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
                 Ok(v)
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Vec<u8>, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Vec<u8>, A::Error> {
                 let mut out = Vec::new();
                 while let Some(b) = a.next_element::<u8>()? {
                     out.push(b);
@@ -159,7 +162,10 @@ mod tests {
         let p = Payload::encode(&("a".to_string(), 3u32)).unwrap();
         let (s, n): (String, u32) = p.decode().unwrap();
         assert_eq!((s.as_str(), n), ("a", 3));
-        assert!(matches!(p.decode::<(String,)>(), Err(PayloadError::Decode { .. })));
+        assert!(matches!(
+            p.decode::<(String,)>(),
+            Err(PayloadError::Decode { .. })
+        ));
     }
 
     #[test]

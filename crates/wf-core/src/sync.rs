@@ -37,7 +37,10 @@ struct MutexState {
 impl std::fmt::Debug for Mutex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.inner.borrow();
-        f.debug_struct("Mutex").field("locked", &s.locked).field("waiting", &s.queue.len()).finish()
+        f.debug_struct("Mutex")
+            .field("locked", &s.locked)
+            .field("waiting", &s.queue.len())
+            .finish()
     }
 }
 
@@ -49,7 +52,10 @@ impl Mutex {
 
     /// Waits for the lock; callers are served in the order they called `lock`.
     pub fn lock(&self) -> Lock {
-        Lock { mutex: self.clone(), ticket: None }
+        Lock {
+            mutex: self.clone(),
+            ticket: None,
+        }
     }
 
     /// Whether someone holds the lock.
@@ -83,7 +89,9 @@ impl Future for Lock {
             s.queue.pop_front();
             s.locked = true;
             self.ticket = None;
-            return Poll::Ready(MutexGuard { mutex: self.mutex.clone() });
+            return Poll::Ready(MutexGuard {
+                mutex: self.mutex.clone(),
+            });
         }
         if let Some(entry) = s.queue.iter_mut().find(|(t, _)| *t == ticket) {
             entry.1 = Some(cx.waker().clone());

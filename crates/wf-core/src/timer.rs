@@ -23,8 +23,11 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         match shared.store.expired_activities(now, 1024).await {
             Ok(expired) => {
                 for task in expired {
-                    if let Some(handle) =
-                        shared.running_activities.lock().ok().and_then(|mut m| m.remove(&(task.run_id.clone(), task.seq)))
+                    if let Some(handle) = shared
+                        .running_activities
+                        .lock()
+                        .ok()
+                        .and_then(|mut m| m.remove(&(task.run_id.clone(), task.seq)))
                     {
                         handle.abort();
                     }
@@ -33,8 +36,10 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                             timeout: TimeoutKind::ScheduleToClose,
                             attempts: task.attempt,
                         };
-                        if let Ok(true) =
-                            shared.store.resolve_activity(&task.run_id, task.seq, task.attempt, resolution, now).await
+                        if let Ok(true) = shared
+                            .store
+                            .resolve_activity(&task.run_id, task.seq, task.attempt, resolution, now)
+                            .await
                         {
                             shared.workflow_wake.notify_one();
                         }

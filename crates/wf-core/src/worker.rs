@@ -9,9 +9,11 @@ use crate::commands::Close;
 use crate::engine::Shared;
 use crate::error::WfError;
 use crate::history::EventKind;
-use crate::machine::{replay, Instance, Input, TaskError, TaskMeta};
+use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
 use crate::payload::Payload;
-use crate::store::{NewActivityTask, NewRun, RunClose, RunRecord, StoreError, TaskCommit, TaskFailure, WorkflowTask};
+use crate::store::{
+    NewActivityTask, NewRun, RunClose, RunRecord, StoreError, TaskCommit, TaskFailure, WorkflowTask,
+};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -60,14 +62,22 @@ struct Worker {
 impl Worker {
     fn new(shared: Arc<Shared>) -> Rc<Self> {
         let capacity = shared.config.cache_capacity;
-        Rc::new(Worker { shared, cache: RefCell::new(Lru::new(capacity)), in_flight: Cell::new(0) })
+        Rc::new(Worker {
+            shared,
+            cache: RefCell::new(Lru::new(capacity)),
+            in_flight: Cell::new(0),
+        })
     }
 
     async fn run(self: Rc<Self>, mut queries: mpsc::UnboundedReceiver<QueryRequest>) {
         let me = self.clone();
         tokio::task::spawn_local(async move {
             while let Some(q) = queries.recv().await {
-                let answer = me.cache.borrow().get(&q.run_id).map(|inst| inst.query(&q.name, &q.args));
+                let answer = me
+                    .cache
+                    .borrow()
+                    .get(&q.run_id)
+                    .map(|inst| inst.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
             }
         });
@@ -82,7 +92,12 @@ impl Worker {
             if free > 0 {
                 let now = self.shared.now_ms();
                 let lease = cfg.workflow_task_lease.as_millis() as i64;
-                match self.shared.store.poll_workflow_tasks(&self.shared.worker_id, now, lease, free).await {
+                match self
+                    .shared
+                    .store
+                    .poll_workflow_tasks(&self.shared.worker_id, now, lease, free)
+                    .await
+                {
                     Ok(tasks) => {
                         got = tasks.len();
                         for task in tasks {
@@ -129,7 +144,11 @@ impl Worker {
             retry_at_ms: shared.now_ms() + task_retry_delay(attempts).as_millis() as i64,
         };
         tracing::warn!(run_id = %run.run_id, attempts, error = %failure.message, "workflow task failed; will retry");
-        if let Err(e) = shared.store.fail_workflow_task(&run.run_id, &shared.worker_id, failure).await {
+        if let Err(e) = shared
+            .store
+            .fail_workflow_task(&run.run_id, &shared.worker_id, failure)
+            .await
+        {
             tracing::error!(run_id = %run.run_id, error = %e, "recording a workflow task failure failed");
         }
         shared.timer_wake.notify_one();
@@ -152,7 +171,9 @@ impl Worker {
                     Ok(h) => h,
                     Err(e) => {
                         tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
-                        let _ = store.release_workflow_task(&run.run_id, &shared.worker_id).await;
+                        let _ = store
+                            .release_workflow_task(&run.run_id, &shared.worker_id)
+                            .await;
                         return;
                     }
                 };
@@ -166,7 +187,10 @@ impl Worker {
         let now = shared.now_ms();
         let consumed_through = messages.last().map(|m| m.seq);
         let inputs: Vec<Input> = messages.into_iter().map(|m| Input::from(m.kind)).collect();
-        let output = match instance.run_task(inputs, TaskMeta::live(now, run.next_event_id, run.history_bytes)) {
+        let output = match instance.run_task(
+            inputs,
+            TaskMeta::live(now, run.next_event_id, run.history_bytes),
+        ) {
             Ok(o) => o,
             Err(e) => return self.fail(&run, e).await,
         };
@@ -209,22 +233,30 @@ impl Worker {
         };
         for e in events {
             match &e {
-                EventKind::ActivityScheduled { seq, name, input, options } => {
-                    commit.new_activities.push(NewActivityTask {
-                        seq: *seq,
-                        name: name.clone(),
-                        input: input.clone(),
-                        options: options.clone(),
-                    })
+                EventKind::ActivityScheduled {
+                    seq,
+                    name,
+                    input,
+                    options,
+                } => commit.new_activities.push(NewActivityTask {
+                    seq: *seq,
+                    name: name.clone(),
+                    input: input.clone(),
+                    options: options.clone(),
+                }),
+                EventKind::TimerStarted { seq, fire_at_ms } => {
+                    commit.new_timers.push((*seq, *fire_at_ms))
                 }
-                EventKind::TimerStarted { seq, fire_at_ms } => commit.new_timers.push((*seq, *fire_at_ms)),
                 EventKind::TimerCancelled { seq } => commit.cancel_timers.push(*seq),
                 _ => {}
             }
             commit.events.push((now, e));
         }
-        let (has_activities, has_timers, closes) =
-            (!commit.new_activities.is_empty(), !commit.new_timers.is_empty(), commit.close.is_some());
+        let (has_activities, has_timers, closes) = (
+            !commit.new_activities.is_empty(),
+            !commit.new_timers.is_empty(),
+            commit.close.is_some(),
+        );
         match store.commit_workflow_task(commit).await {
             Ok(record) => {
                 instance.set_next_event_id(record.next_event_id);
@@ -244,7 +276,9 @@ impl Worker {
                 // The run would have closed over messages it never saw: run the task again
                 // from history with them.
                 drop(instance);
-                let _ = store.release_workflow_task(&run.run_id, &shared.worker_id).await;
+                let _ = store
+                    .release_workflow_task(&run.run_id, &shared.worker_id)
+                    .await;
                 shared.workflow_wake.notify_one();
             }
             Err(StoreError::Conflict { reason, .. }) => {
@@ -252,7 +286,9 @@ impl Worker {
             }
             Err(e) => {
                 tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed");
-                let _ = store.release_workflow_task(&run.run_id, &shared.worker_id).await;
+                let _ = store
+                    .release_workflow_task(&run.run_id, &shared.worker_id)
+                    .await;
             }
         }
     }

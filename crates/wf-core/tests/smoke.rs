@@ -41,10 +41,16 @@ impl WorkflowDefinition for Agent {
     type Output = String;
 
     fn init_state(input: &String) -> Self {
-        Agent { goal: input.clone(), ..Default::default() }
+        Agent {
+            goal: input.clone(),
+            ..Default::default()
+        }
     }
 
-    fn start_run(ctx: WorkflowContext<Self>, input: String) -> LocalBoxFuture<Result<String, WorkflowError>> {
+    fn start_run(
+        ctx: WorkflowContext<Self>,
+        input: String,
+    ) -> LocalBoxFuture<Result<String, WorkflowError>> {
         Box::pin(async move {
             let mut ctx = ctx;
             Agent::run(&mut ctx, input).await
@@ -96,7 +102,11 @@ impl WorkflowDefinition for Agent {
                     },
                     validator: Some(|_s, p| {
                         let (goal,): (String,) = p.decode()?;
-                        Ok(if goal.is_empty() { Err(Rejection::new("goal must not be empty")) } else { Ok(()) })
+                        Ok(if goal.is_empty() {
+                            Err(Rejection::new("goal must not be empty"))
+                        } else {
+                            Ok(())
+                        })
                     }),
                 },
                 unfinished: Unfinished::Warn,
@@ -136,12 +146,24 @@ impl ActivityGroup for Tools {
 
 #[tokio::test]
 async fn hand_written_workflow_runs_end_to_end() {
-    let engine = Engine::builder().memory().workflow::<Agent>().activities(Tools).build().await.unwrap();
+    let engine = Engine::builder()
+        .memory()
+        .workflow::<Agent>()
+        .activities(Tools)
+        .build()
+        .await
+        .unwrap();
     let client = engine.client();
-    let h = client.start::<Agent>("a-1", "ship".to_string()).await.unwrap();
+    let h = client
+        .start::<Agent>("a-1", "ship".to_string())
+        .await
+        .unwrap();
     // Wait until paused at step 3.
     for _ in 0..200 {
-        let step: u32 = h.__query::<u32>("step", Payload::encode(&())).await.unwrap();
+        let step: u32 = h
+            .__query::<u32>("step", Payload::encode(&()))
+            .await
+            .unwrap();
         if step >= 3 {
             break;
         }
@@ -149,9 +171,15 @@ async fn hand_written_workflow_runs_end_to_end() {
     }
     let step: u32 = h.__query("step", Payload::encode(&())).await.unwrap();
     assert_eq!(step, 3);
-    let err = h.__update::<String>("change_goal", Payload::encode(&(String::new(),))).await.unwrap_err();
+    let err = h
+        .__update::<String>("change_goal", Payload::encode(&(String::new(),)))
+        .await
+        .unwrap_err();
     assert_eq!(err, WfError::Rejected("goal must not be empty".into()));
-    let g: String = h.__update("change_goal", Payload::encode(&("tests".to_string(),))).await.unwrap();
+    let g: String = h
+        .__update("change_goal", Payload::encode(&("tests".to_string(),)))
+        .await
+        .unwrap();
     assert_eq!(g, "tests");
     h.__signal("stop", Payload::encode(&())).await.unwrap();
     assert_eq!(h.result().await.unwrap(), "stopped at 3");
@@ -162,6 +190,11 @@ async fn hand_written_workflow_runs_end_to_end() {
     assert!(kinds.contains(&"WorkflowCompleted"));
     assert!(!history.iter().any(|e| matches!(&e.kind, EventKind::UpdateAccepted { args, .. } if args.decode::<(String,)>().unwrap().0.is_empty())));
     for e in &history {
-        println!("{:>3} {:<22} {}", e.event_id, e.kind.name(), e.kind.details());
+        println!(
+            "{:>3} {:<22} {}",
+            e.event_id,
+            e.kind.name(),
+            e.kind.details()
+        );
     }
 }

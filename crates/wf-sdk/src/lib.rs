@@ -29,11 +29,12 @@
 //! See the README for the tour and `examples/` for runnable scenarios.
 
 pub use wf_core::{
-    activity, client, clock, context, definition, error, history, payload, store, ActivityCall, ActivityCallError,
-    ActivityContext, ActivityError, ActivityInfo, Client, Description, Engine, EngineBuilder, EventKind,
-    HistoryEvent, IdConflictPolicy, ListFilter, MemoryStore, Payload, PayloadError, PendingActivity, PendingUpdate,
-    QueryCall, Rejection, RetryPolicy, RunInfo, RunStatus, SignalCall, SqliteOptions, SqliteStore, StartOptions,
-    Store, TestClock, TimeoutKind, UpdateCall, UpdateError, UpdateHandle, UpdateStage, WfError, WorkflowContext,
+    activity, client, clock, context, definition, error, history, payload, store, ActivityCall,
+    ActivityCallError, ActivityContext, ActivityError, ActivityInfo, Client, Description, Engine,
+    EngineBuilder, EventKind, HistoryEvent, IdConflictPolicy, ListFilter, MemoryStore, Payload,
+    PayloadError, PendingActivity, PendingUpdate, QueryCall, Rejection, RetryPolicy, RunInfo,
+    RunStatus, SignalCall, SqliteOptions, SqliteStore, StartOptions, Store, TestClock, TimeoutKind,
+    UpdateCall, UpdateError, UpdateHandle, UpdateStage, WfError, WorkflowContext,
     WorkflowDefinition, WorkflowError, WorkflowHandle,
 };
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
@@ -46,9 +47,9 @@ pub mod sync {
 /// Everything a workflow file needs: `use wf_sdk::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        activities, activity, init, query, run, signal, update, validator, workflow, ActivityContext, ActivityError,
-        Client, Engine, IdConflictPolicy, Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError,
-        WorkflowContext, WorkflowError, WorkflowHandle,
+        activities, activity, init, query, run, signal, update, validator, workflow,
+        ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, Rejection, RetryPolicy,
+        RunStatus, TestClock, UpdateError, WfError, WorkflowContext, WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
 }
@@ -65,9 +66,10 @@ pub mod __private {
     pub use std::sync::Arc;
     pub use std::vec::Vec;
     pub use wf_core::{
-        assert_wire, encode_update_result, type_id_of_val, ActivityContext, ActivityError, ActivityGroup,
-        ActivityInvoker, ActivityRegistry, BoxFuture, Handler, HandlerKind, LocalBoxFuture, Payload, PayloadError,
-        QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError, Validator, WorkflowContext,
-        WorkflowDefinition, WorkflowError, WorkflowHandle,
+        assert_wire, encode_update_result, type_id_of_val, ActivityContext, ActivityError,
+        ActivityGroup, ActivityInvoker, ActivityRegistry, BoxFuture, Handler, HandlerKind,
+        LocalBoxFuture, Payload, PayloadError, QueryCall, Rejection, SignalCall, Unfinished,
+        UpdateCall, UpdateError, Validator, WorkflowContext, WorkflowDefinition, WorkflowError,
+        WorkflowHandle,
     };
 }

@@ -14,7 +14,9 @@
 pub mod memory;
 pub mod sqlite;
 
-use crate::history::{ActivityFailure, ActivityOptions, EventKind, HistoryEvent, TimeoutKind, UpdateOutcome};
+use crate::history::{
+    ActivityFailure, ActivityOptions, EventKind, HistoryEvent, TimeoutKind, UpdateOutcome,
+};
 use crate::payload::Payload;
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -353,7 +355,10 @@ pub enum UpdateState {
 impl UpdateState {
     /// Whether the caller waiting for completion can stop waiting.
     pub fn is_final(&self) -> bool {
-        matches!(self, UpdateState::Rejected(_) | UpdateState::Completed(_) | UpdateState::Abandoned)
+        matches!(
+            self,
+            UpdateState::Rejected(_) | UpdateState::Completed(_) | UpdateState::Abandoned
+        )
     }
 }
 
@@ -485,7 +490,9 @@ pub const DEFAULT_START_TO_CLOSE_MS: i64 = 5 * 60 * 1000;
 impl ActivityTask {
     /// The schedule-to-close deadline, if the options set one.
     pub fn schedule_deadline_ms(&self) -> Option<i64> {
-        self.options.schedule_to_close.map(|d| self.scheduled_ms + d.as_millis() as i64)
+        self.options
+            .schedule_to_close
+            .map(|d| self.scheduled_ms + d.as_millis() as i64)
     }
 }
 
@@ -495,7 +502,11 @@ pub fn activity_lease(options: &ActivityOptions, scheduled_ms: i64, now_ms: i64)
     let stc = options
         .start_to_close
         .map(|d| d.as_millis() as i64)
-        .or_else(|| options.schedule_to_close.map(|d| scheduled_ms + d.as_millis() as i64 - now_ms))
+        .or_else(|| {
+            options
+                .schedule_to_close
+                .map(|d| scheduled_ms + d.as_millis() as i64 - now_ms)
+        })
         .unwrap_or(DEFAULT_START_TO_CLOSE_MS);
     let mut attempt_deadline = now_ms + stc.max(0);
     if let Some(s2c) = options.schedule_to_close {
@@ -625,7 +636,11 @@ pub trait Store: Send + Sync + 'static {
     fn next_wakeup(&self, now_ms: i64) -> StoreFuture<'_, Option<i64>>;
 
     /// The run `run_id` of `workflow_id`, or its latest run when `run_id` is `None`.
-    fn get_run(&self, workflow_id: &str, run_id: Option<&str>) -> StoreFuture<'_, Option<RunRecord>>;
+    fn get_run(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> StoreFuture<'_, Option<RunRecord>>;
 
     /// History events of a run with `event_id >= from_event_id`, in order.
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>>;
@@ -634,7 +649,11 @@ pub trait Store: Send + Sync + 'static {
     fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>>;
 
     /// The update `update_id` in the chain of the latest run of `workflow_id`.
-    fn get_update(&self, workflow_id: &str, update_id: &str) -> StoreFuture<'_, Option<UpdateRecord>>;
+    fn get_update(
+        &self,
+        workflow_id: &str,
+        update_id: &str,
+    ) -> StoreFuture<'_, Option<UpdateRecord>>;
 
     /// Pending (not final) updates of a run.
     fn pending_updates(&self, run_id: &str) -> StoreFuture<'_, Vec<UpdateRecord>>;
@@ -644,5 +663,6 @@ pub trait Store: Send + Sync + 'static {
 
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. One transaction.
-    fn terminate(&self, workflow_id: &str, reason: &str, now_ms: i64) -> StoreFuture<'_, RunRecord>;
+    fn terminate(&self, workflow_id: &str, reason: &str, now_ms: i64)
+        -> StoreFuture<'_, RunRecord>;
 }

@@ -1,0 +1,171 @@
+//! Shared test fixtures: engines on both stores, and workflows written the way users write them.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use wf_sdk::prelude::*;
+use wf_sdk::{EngineBuilder, EventKind, HistoryEvent};
+
+/// Which store a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Memory,
+    Sqlite,
+}
+
+/// A fresh SQLite path under the temp dir.
+pub fn temp_db(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    std::env::temp_dir().join(format!(
+        "wf-test-{tag}-{}-{n}-{nanos}.db",
+        std::process::id()
+    ))
+}
+
+/// A builder on `backend` (a fresh file for SQLite), with a fast poll interval.
+pub fn builder(backend: Backend, tag: &str) -> EngineBuilder {
+    let b = Engine::builder().poll_interval(Duration::from_millis(20));
+    match backend {
+        Backend::Memory => b.memory(),
+        Backend::Sqlite => b.sqlite(temp_db(tag)),
+    }
+}
+
+/// Runs a test body against both stores: `both!(name)` for `async fn name(backend: Backend)`.
+#[macro_export]
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {
+        $(mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn memory() {
+                super::$name($crate::common::Backend::Memory).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name($crate::common::Backend::Sqlite).await
+            }
+        })*
+    };
+}
+
+/// Polls `f` until it returns `Some`, for at most 10 s of real time (a synchronization aid,
+/// not a timing assertion).
+pub async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    for _ in 0..2000 {
+        if let Some(v) = f().await {
+            return v;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Event kind names of a history.
+pub fn kinds(history: &[HistoryEvent]) -> Vec<&'static str> {
+    history.iter().map(|e| e.kind.name()).collect()
+}
+
+/// How many events of a history match `pred`.
+pub fn count(history: &[HistoryEvent], pred: impl Fn(&EventKind) -> bool) -> usize {
+    history.iter().filter(|e| pred(&e.kind)).count()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Activities
+
+/// Activities with knobs the tests turn.
+#[derive(Default)]
+pub struct Tools {
+    pub calls: AtomicU32,
+    /// `flaky` fails this many times before succeeding.
+    pub fail_first: AtomicU32,
+}
+
+#[activities]
+impl Tools {
+    /// Returns its input plus one.
+    #[activity]
+    async fn add_one(&self, _ctx: ActivityContext, n: u32) -> Result<u32, ActivityError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Ok(n + 1)
+    }
+
+    /// Fails `fail_first` times (retryable), then returns the attempt number.
+    #[activity]
+    async fn flaky(&self, ctx: ActivityContext) -> Result<u32, ActivityError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if self.fail_first.load(Ordering::SeqCst) >= ctx.attempt() {
+            return Err(ActivityError::retryable(format!(
+                "attempt {} failed",
+                ctx.attempt()
+            )));
+        }
+        Ok(ctx.attempt())
+    }
+
+    /// Always fails with a non-retryable `invalid_card` error.
+    #[activity]
+    async fn decline(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Err(ActivityError::non_retryable(
+            "invalid_card",
+            "card declined",
+        ))
+    }
+
+    /// Never finishes (for timeouts).
+    #[activity]
+    async fn hang(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+
+    /// Heartbeats progress from where the previous attempt stopped; the first attempt stops
+    /// (hangs) after reaching `stop_at`.
+    #[activity]
+    async fn count_to(
+        &self,
+        ctx: ActivityContext,
+        target: u32,
+        stop_at: u32,
+    ) -> Result<Vec<u32>, ActivityError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let start: u32 = ctx.last_heartbeat().unwrap_or(0);
+        let mut done = Vec::new();
+        for i in start + 1..=target {
+            done.push(i);
+            ctx.heartbeat(&i).await?;
+            if ctx.attempt() == 1 && i == stop_at {
+                std::future::pending::<()>().await;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Echoes a string.
+    #[activity]
+    async fn echo(&self, _ctx: ActivityContext, s: String) -> Result<String, ActivityError> {
+        Ok(s)
+    }
+}
+
+pub fn tools() -> Tools {
+    Tools::default()
+}
+
+pub fn shared_tools() -> Arc<Tools> {
+    Arc::new(Tools::default())
+}
