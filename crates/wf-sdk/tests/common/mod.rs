@@ -97,14 +97,14 @@ pub struct Tools {
 impl Tools {
     /// Returns its input plus one.
     #[activity]
-    async fn add_one(&self, _ctx: ActivityContext, n: u32) -> Result<u32, ActivityError> {
+    pub async fn add_one(&self, _ctx: ActivityContext, n: u32) -> Result<u32, ActivityError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Ok(n + 1)
     }
 
     /// Fails `fail_first` times (retryable), then returns the attempt number.
     #[activity]
-    async fn flaky(&self, ctx: ActivityContext) -> Result<u32, ActivityError> {
+    pub async fn flaky(&self, ctx: ActivityContext) -> Result<u32, ActivityError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         if self.fail_first.load(Ordering::SeqCst) >= ctx.attempt() {
             return Err(ActivityError::retryable(format!(
@@ -117,7 +117,7 @@ impl Tools {
 
     /// Always fails with a non-retryable `invalid_card` error.
     #[activity]
-    async fn decline(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
+    pub async fn decline(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         Err(ActivityError::non_retryable(
             "invalid_card",
@@ -127,7 +127,7 @@ impl Tools {
 
     /// Never finishes (for timeouts).
     #[activity]
-    async fn hang(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
+    pub async fn hang(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         std::future::pending::<()>().await;
         Ok(())
@@ -136,7 +136,7 @@ impl Tools {
     /// Heartbeats progress from where the previous attempt stopped; the first attempt stops
     /// (hangs) after reaching `stop_at`.
     #[activity]
-    async fn count_to(
+    pub async fn count_to(
         &self,
         ctx: ActivityContext,
         target: u32,
@@ -157,7 +157,7 @@ impl Tools {
 
     /// Echoes a string.
     #[activity]
-    async fn echo(&self, _ctx: ActivityContext, s: String) -> Result<String, ActivityError> {
+    pub async fn echo(&self, _ctx: ActivityContext, s: String) -> Result<String, ActivityError> {
         Ok(s)
     }
 }
