@@ -1,0 +1,389 @@
+//! Attribute arguments, parsed strictly: an unknown key is an error that lists the valid ones.
+//!
+//! Two kinds of attributes are read here: the outer ones (`#[workflow(..)]`,
+//! `#[activities]`), whose arguments arrive as a token stream, and the role attributes on
+//! methods (`#[signal(name = "..")]`, `#[validator(update)]`, ...), which the outer macro finds,
+//! parses and strips.
+
+use crate::ctxt::Ctxt;
+use proc_macro2::TokenStream;
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser;
+use syn::{Attribute, Ident, LitStr, Meta, Path};
+
+/// Arguments of `#[workflow(..)]`.
+#[derive(Default)]
+pub(crate) struct WorkflowArgs {
+    /// `name = ".."`: the workflow type's wire name.
+    pub name: Option<LitStr>,
+}
+
+/// What the engine does with a handler still running when its run finishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub(crate) enum Unfinished {
+    #[default]
+    Warn,
+    Abandon,
+}
+
+/// The attribute names that give a method its role.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RoleKind {
+    Init,
+    Run,
+    Signal,
+    Query,
+    Update,
+    Validator,
+    Activity,
+}
+
+impl RoleKind {
+    pub(crate) const ALL: [RoleKind; 7] = [
+        RoleKind::Init,
+        RoleKind::Run,
+        RoleKind::Signal,
+        RoleKind::Query,
+        RoleKind::Update,
+        RoleKind::Validator,
+        RoleKind::Activity,
+    ];
+
+    /// The attribute's name, as users write it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            RoleKind::Init => "init",
+            RoleKind::Run => "run",
+            RoleKind::Signal => "signal",
+            RoleKind::Query => "query",
+            RoleKind::Update => "update",
+            RoleKind::Validator => "validator",
+            RoleKind::Activity => "activity",
+        }
+    }
+
+    /// The role named by an attribute path: `signal`, or `wf_sdk::signal`.
+    pub(crate) fn of_path(path: &Path) -> Option<RoleKind> {
+        let last = &path.segments.last()?.ident;
+        let qualified_by_wf = path.segments.len() == 2
+            && ["wf_sdk", "wf_macros"]
+                .iter()
+                .any(|krate| path.segments[0].ident == krate);
+        if path.segments.len() != 1 && !qualified_by_wf {
+            return None;
+        }
+        RoleKind::ALL.into_iter().find(|kind| last == kind.name())
+    }
+}
+
+/// A role attribute with its parsed arguments.
+#[derive(Clone, Debug)]
+pub(crate) enum Role {
+    Init,
+    Run,
+    Signal {
+        name: Option<LitStr>,
+        unfinished: Unfinished,
+    },
+    Query {
+        name: Option<LitStr>,
+    },
+    Update {
+        name: Option<LitStr>,
+        unfinished: Unfinished,
+    },
+    /// `#[validator(update)]`: the Rust name of the update it checks.
+    Validator {
+        update: Ident,
+    },
+    Activity {
+        name: Option<LitStr>,
+    },
+}
+
+impl Role {
+    pub(crate) fn kind(&self) -> RoleKind {
+        match self {
+            Role::Init => RoleKind::Init,
+            Role::Run => RoleKind::Run,
+            Role::Signal { .. } => RoleKind::Signal,
+            Role::Query { .. } => RoleKind::Query,
+            Role::Update { .. } => RoleKind::Update,
+            Role::Validator { .. } => RoleKind::Validator,
+            Role::Activity { .. } => RoleKind::Activity,
+        }
+    }
+
+    /// The `name = ".."` override, for roles that have a wire name.
+    pub(crate) fn wire_name(&self) -> Option<&LitStr> {
+        match self {
+            Role::Signal { name, .. }
+            | Role::Query { name }
+            | Role::Update { name, .. }
+            | Role::Activity { name } => name.as_ref(),
+            Role::Init | Role::Run | Role::Validator { .. } => None,
+        }
+    }
+}
+
+/// Parses the arguments of `#[workflow(..)]`.
+pub(crate) fn workflow_args(cx: &Ctxt, tokens: TokenStream) -> WorkflowArgs {
+    let mut args = WorkflowArgs::default();
+    parse_keys(cx, "workflow", &["name"], tokens, |key, meta| {
+        debug_assert_eq!(key, "name");
+        args.name = Some(wire_name(meta)?);
+        Ok(())
+    });
+    args
+}
+
+/// Checks that `#[activities]` has no arguments.
+pub(crate) fn activities_args(cx: &Ctxt, tokens: TokenStream) {
+    parse_keys(cx, "activities", &[], tokens, |_, _| Ok(()));
+}
+
+/// Parses a role attribute. `None` if its arguments are unusable (the error is reported).
+pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> {
+    let what = kind.name();
+    let tokens = match &attr.meta {
+        Meta::Path(_) => TokenStream::new(),
+        Meta::List(list) => list.tokens.clone(),
+        Meta::NameValue(nv) => {
+            cx.error_spanned_by(
+                &nv.value,
+                format!("`#[{what} = ..]` is not a form of this attribute; write `#[{what}]` or `#[{what}(..)]`"),
+            );
+            return None;
+        }
+    };
+    match kind {
+        RoleKind::Init => parse_keys(cx, what, &[], tokens, |_, _| Ok(())).then_some(Role::Init),
+        RoleKind::Run => parse_keys(cx, what, &[], tokens, |_, _| Ok(())).then_some(Role::Run),
+        RoleKind::Query | RoleKind::Activity => {
+            let mut name = None;
+            let ok = parse_keys(cx, what, &["name"], tokens, |_, meta| {
+                name = Some(wire_name(meta)?);
+                Ok(())
+            });
+            ok.then_some(match kind {
+                RoleKind::Query => Role::Query { name },
+                _ => Role::Activity { name },
+            })
+        }
+        RoleKind::Signal | RoleKind::Update => {
+            let mut name = None;
+            let mut unfinished = Unfinished::Warn;
+            let ok = parse_keys(cx, what, &["name", "unfinished"], tokens, |key, meta| {
+                if key == "name" {
+                    name = Some(wire_name(meta)?);
+                } else {
+                    unfinished = unfinished_policy(meta)?;
+                }
+                Ok(())
+            });
+            ok.then_some(match kind {
+                RoleKind::Signal => Role::Signal { name, unfinished },
+                _ => Role::Update { name, unfinished },
+            })
+        }
+        RoleKind::Validator => match syn::parse2::<Ident>(tokens) {
+            Ok(update) => Some(Role::Validator { update }),
+            Err(_) => {
+                cx.error_spanned_by(
+                    attr,
+                    "`#[validator]` names the update it checks, e.g. `#[validator(change_goal)]`",
+                );
+                None
+            }
+        },
+    }
+}
+
+/// Parses `key = "value", ..`, calling `f` for each valid key. Reports an unknown or repeated
+/// key, or a malformed list; returns whether the arguments were all valid.
+fn parse_keys(
+    cx: &Ctxt,
+    what: &str,
+    valid: &[&str],
+    tokens: TokenStream,
+    mut f: impl FnMut(&str, &ParseNestedMeta) -> syn::Result<()>,
+) -> bool {
+    if valid.is_empty() {
+        if tokens.is_empty() {
+            return true;
+        }
+        cx.error_spanned_by(tokens, format!("`#[{what}]` takes no arguments"));
+        return false;
+    }
+    let mut seen: Vec<String> = Vec::new();
+    let parser = syn::meta::parser(|meta| {
+        let key = meta
+            .path
+            .get_ident()
+            .map(Ident::to_string)
+            .unwrap_or_default();
+        if !valid.contains(&key.as_str()) {
+            let list = valid
+                .iter()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let shown = quote::ToTokens::to_token_stream(&meta.path)
+                .to_string()
+                .replace(' ', "");
+            return Err(meta.error(format!(
+                "unknown key `{shown}` in `#[{what}(..)]`; valid keys: {list}"
+            )));
+        }
+        if seen.contains(&key) {
+            return Err(meta.error(format!("`{key}` is given twice in `#[{what}(..)]`")));
+        }
+        f(&key, &meta)?;
+        seen.push(key);
+        Ok(())
+    });
+    match parser.parse2(tokens) {
+        Ok(()) => true,
+        Err(err) => {
+            cx.syn_error(err);
+            false
+        }
+    }
+}
+
+/// `name = "wire_name"`: a non-empty string.
+fn wire_name(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
+    let lit: LitStr = meta.value()?.parse()?;
+    if lit.value().trim().is_empty() {
+        return Err(syn::Error::new(lit.span(), "a wire name cannot be empty"));
+    }
+    Ok(lit)
+}
+
+/// `unfinished = "warn" | "abandon"`.
+fn unfinished_policy(meta: &ParseNestedMeta) -> syn::Result<Unfinished> {
+    let lit: LitStr = meta.value()?.parse()?;
+    match lit.value().as_str() {
+        "warn" => Ok(Unfinished::Warn),
+        "abandon" => Ok(Unfinished::Abandon),
+        other => Err(syn::Error::new(
+            lit.span(),
+            format!("unknown value `{other:?}` for `unfinished`; valid values: `\"warn\"` (the default), `\"abandon\"`"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+    use syn::parse_quote;
+
+    fn errors(cx: Ctxt) -> String {
+        cx.check().err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn workflow_name_is_parsed() {
+        let cx = Ctxt::new();
+        let args = workflow_args(&cx, quote!(name = "agent_run"));
+        assert_eq!(errors(cx), "");
+        assert_eq!(args.name.unwrap().value(), "agent_run");
+    }
+
+    #[test]
+    fn unknown_workflow_key_lists_valid_keys() {
+        let cx = Ctxt::new();
+        workflow_args(&cx, quote!(nme = "x"));
+        let err = errors(cx);
+        assert!(
+            err.contains("unknown key `nme` in `#[workflow(..)]`; valid keys: `name`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn repeated_key_is_an_error() {
+        let cx = Ctxt::new();
+        workflow_args(&cx, quote!(name = "a", name = "b"));
+        assert!(errors(cx).contains("`name` is given twice"));
+    }
+
+    #[test]
+    fn empty_wire_name_is_an_error() {
+        let cx = Ctxt::new();
+        workflow_args(&cx, quote!(name = ""));
+        assert!(errors(cx).contains("cannot be empty"));
+    }
+
+    #[test]
+    fn signal_keys() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[signal(name = "wire", unfinished = "abandon")]);
+        let parsed = role(&cx, RoleKind::Signal, &attr).unwrap();
+        assert_eq!(errors(cx), "");
+        match parsed {
+            Role::Signal { name, unfinished } => {
+                assert_eq!(name.unwrap().value(), "wire");
+                assert_eq!(unfinished, Unfinished::Abandon);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn query_has_no_unfinished_key() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[query(unfinished = "abandon")]);
+        assert!(role(&cx, RoleKind::Query, &attr).is_none());
+        let err = errors(cx);
+        assert!(
+            err.contains("unknown key `unfinished` in `#[query(..)]`; valid keys: `name`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_unfinished_value_lists_valid_values() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[update(unfinished = "ignore")]);
+        assert!(role(&cx, RoleKind::Update, &attr).is_none());
+        let err = errors(cx);
+        assert!(
+            err.contains("unknown value") && err.contains("abandon"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn run_takes_no_arguments() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[run(fast)]);
+        assert!(role(&cx, RoleKind::Run, &attr).is_none());
+        assert!(errors(cx).contains("`#[run]` takes no arguments"));
+    }
+
+    #[test]
+    fn validator_names_its_update() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[validator(change_goal)]);
+        let parsed = role(&cx, RoleKind::Validator, &attr);
+        assert_eq!(errors(cx), "");
+        assert!(matches!(parsed, Some(Role::Validator { update }) if update == "change_goal"));
+
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[validator]);
+        assert!(role(&cx, RoleKind::Validator, &attr).is_none());
+        assert!(errors(cx).contains("names the update it checks"));
+    }
+
+    #[test]
+    fn role_paths() {
+        let kind = |p: Path| RoleKind::of_path(&p);
+        assert_eq!(kind(parse_quote!(signal)), Some(RoleKind::Signal));
+        assert_eq!(kind(parse_quote!(wf_sdk::query)), Some(RoleKind::Query));
+        assert_eq!(kind(parse_quote!(tokio::test)), None);
+        assert_eq!(kind(parse_quote!(other::run)), None);
+        assert_eq!(kind(parse_quote!(doc)), None);
+    }
+}

@@ -1,0 +1,839 @@
+//! The rules: what shape each role allows, and the rules across methods (one `#[run]`, a
+//! validator names an existing update, no duplicate wire names).
+//!
+//! Each method's shape is checked up to its first mistake, so one mistake gives one error
+//! (an async run with `self` is not also reported as missing its `ctx`). Every message says
+//! how to fix the code.
+
+use crate::ast::{Activities, Method, Workflow};
+use crate::attr::{Role, RoleKind};
+use crate::ctxt::Ctxt;
+use crate::ty::{self, Borrow};
+use quote::ToTokens;
+use std::collections::BTreeMap;
+use syn::{ItemImpl, Type};
+
+const CTX: &str = "ctx: &mut WorkflowContext<Self>";
+
+/// Checks a `#[workflow]` impl block.
+pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
+    container(cx, wf.item, wf.ident.is_some(), "workflow", "a workflow");
+    let runs: Vec<_> = wf.with_role(RoleKind::Run).collect();
+    match runs.as_slice() {
+        [] => cx.error_spanned_by(
+            wf.self_ty,
+            format!(
+                "this workflow has no `#[run]` method; add its main method: \
+                 `#[run] async fn run({CTX}, input: Input) -> Result<Output, WorkflowError>`"
+            ),
+        ),
+        [first, rest @ ..] => {
+            for extra in rest {
+                cx.error_spanned_by(
+                    extra.attr,
+                    format!(
+                        "a workflow has one `#[run]` method, and `{}` is already it",
+                        first.ident()
+                    ),
+                );
+            }
+        }
+    }
+    let inits: Vec<_> = wf.with_role(RoleKind::Init).collect();
+    if let [first, rest @ ..] = inits.as_slice() {
+        for extra in rest {
+            cx.error_spanned_by(
+                extra.attr,
+                format!(
+                    "a workflow has one `#[init]` method, and `{}` is already it",
+                    first.ident()
+                ),
+            );
+        }
+    }
+    for method in &wf.methods {
+        if no_generics(cx, method) {
+            match &method.role {
+                Role::Run => run(cx, method),
+                Role::Init => init(cx, method, wf.run(), wf.ident),
+                Role::Signal { .. } => signal(cx, method),
+                Role::Query { .. } => query(cx, method),
+                Role::Update { .. } => update(cx, method),
+                Role::Validator { .. } => validator(cx, wf, method),
+                Role::Activity { .. } => unreachable!("rejected while building the workflow view"),
+            }
+        }
+    }
+    unique_wire_names(cx, wf.handlers(), "each signal, query and update");
+}
+
+/// Checks an `#[activities]` impl block.
+pub(crate) fn activities(cx: &Ctxt, group: &Activities) {
+    container(
+        cx,
+        group.item,
+        group.ident.is_some(),
+        "activities",
+        "an activity group",
+    );
+    for method in &group.activities {
+        if no_generics(cx, method) {
+            activity(cx, method);
+        }
+    }
+    unique_wire_names(cx, group.activities.iter(), "each activity");
+}
+
+/// `#[workflow]`/`#[activities]` go on a plain inherent impl of a concrete, named type.
+fn container(cx: &Ctxt, item: &ItemImpl, named: bool, attr: &str, what: &str) {
+    if let Some((_, path, _)) = &item.trait_ {
+        let ty = item.self_ty.to_token_stream();
+        cx.error_spanned_by(
+            path,
+            format!("`#[{attr}]` goes on the type's own impl block (`impl {ty} {{ .. }}`), not on a trait impl"),
+        );
+        return;
+    }
+    let generics = &item.generics;
+    if !generics.params.is_empty() || generics.where_clause.is_some() {
+        cx.error_spanned_by(
+            generics,
+            format!("`#[{attr}]` does not support generic impl blocks: {what} needs one concrete type for its wire names and payloads"),
+        );
+        return;
+    }
+    if !named {
+        cx.error_spanned_by(
+            &item.self_ty,
+            format!("`#[{attr}]` needs a plain, non-generic type name here, like `impl AgentRun {{ .. }}`"),
+        );
+    }
+}
+
+fn no_generics(cx: &Ctxt, m: &Method) -> bool {
+    let generics = &m.sig.generics;
+    if generics.params.is_empty() && generics.where_clause.is_none() {
+        return true;
+    }
+    cx.error_spanned_by(
+        generics,
+        format!(
+            "a `#[{}]` method cannot be generic: its arguments are decoded from the wire into concrete types",
+            m.role.kind().name()
+        ),
+    );
+    false
+}
+
+/// Shared by all roles: what crosses the wire is decoded into owned, concrete values.
+fn wire_args(cx: &Ctxt, m: &Method) {
+    for arg in &m.args {
+        if ty::context_borrow(arg.ty, "WorkflowContext").is_some()
+            || ty::context_borrow(arg.ty, "ActivityContext").is_some()
+        {
+            cx.error_spanned_by(
+                arg.ty,
+                "the context must be the first parameter (after `&self`, for activities)",
+            );
+        } else if let Type::Reference(r) = arg.ty {
+            let owned = r.elem.to_token_stream();
+            cx.error_spanned_by(
+                arg.ty,
+                format!(
+                    "arguments are decoded from the wire into owned values: take `{}` instead of a reference",
+                    if owned.to_string() == "str" { "String".into() } else { owned.to_string() }
+                ),
+            );
+        } else if let Type::ImplTrait(_) = arg.ty {
+            cx.error_spanned_by(arg.ty, "arguments are decoded from the wire into a concrete type; `impl Trait` cannot be decoded");
+        }
+    }
+}
+
+/// The context parameter of an async method: present, and borrowed.
+fn async_ctx(cx: &Ctxt, m: &Method, what: &str) -> bool {
+    if let Some(receiver) = &m.receiver {
+        cx.error_spanned_by(
+            receiver.node,
+            format!(
+                "an async {what} takes no `self`: take `{CTX}` and reach state through \
+                 `ctx.state(|s| ..)` / `ctx.state_mut(|s| ..)`, so no borrow lives across an `.await`"
+            ),
+        );
+        return false;
+    }
+    match &m.ctx {
+        None => {
+            cx.syn_error(syn::Error::new(
+                m.params_span(),
+                format!("an async {what} takes the workflow context first: `{CTX}`"),
+            ));
+            false
+        }
+        Some(ctx) if ctx.borrow == Borrow::Owned => {
+            cx.error_spanned_by(
+                &ctx.node.ty,
+                "take the context by reference: `&mut WorkflowContext<Self>`",
+            );
+            false
+        }
+        Some(_) => true,
+    }
+}
+
+/// The receiver of a sync method that changes state: `&mut self`, no context.
+fn sync_mut_self(cx: &Ctxt, m: &Method, what: &str) -> bool {
+    if let Some(ctx) = &m.ctx {
+        cx.error_spanned_by(
+            ctx.node,
+            format!("a sync {what} takes `&mut self`, not the context; make it an `async fn` to use `ctx`"),
+        );
+        return false;
+    }
+    match &m.receiver {
+        Some(r) if r.borrow == Borrow::Mut => true,
+        Some(r) => {
+            let wrote = if r.borrow == Borrow::Ref {
+                "`&self`"
+            } else {
+                "`self`"
+            };
+            cx.error_spanned_by(
+                r.node,
+                format!("a sync {what} changes state: take `&mut self`, not {wrote}"),
+            );
+            false
+        }
+        None => {
+            cx.syn_error(syn::Error::new(
+                m.params_span(),
+                format!(
+                    "a sync {what} takes `&mut self` first (or make it an `async fn` taking `{CTX}`)"
+                ),
+            ));
+            false
+        }
+    }
+}
+
+/// The receiver of a method that only reads state: `&self`, no context, not async.
+fn sync_ref_self(cx: &Ctxt, m: &Method, what: &str, why: &str) -> bool {
+    if let Some(asyncness) = &m.sig.asyncness {
+        cx.error_spanned_by(
+            asyncness,
+            format!("a {what} is a plain `fn(&self, ..)`: {why}; remove `async`"),
+        );
+        return false;
+    }
+    if let Some(ctx) = &m.ctx {
+        cx.error_spanned_by(ctx.node, format!("a {what} takes `&self`, not the context"));
+        return false;
+    }
+    match &m.receiver {
+        Some(r) if r.borrow == Borrow::Ref => true,
+        Some(r) => {
+            let wrote = if r.borrow == Borrow::Mut {
+                "`&mut self`"
+            } else {
+                "`self`"
+            };
+            cx.error_spanned_by(
+                r.node,
+                format!("a {what} only reads state: take `&self`, not {wrote}"),
+            );
+            false
+        }
+        None => {
+            cx.syn_error(syn::Error::new(
+                m.params_span(),
+                format!("a {what} takes `&self` first"),
+            ));
+            false
+        }
+    }
+}
+
+fn run(cx: &Ctxt, m: &Method) {
+    if m.sig.asyncness.is_none() {
+        let (fn_token, ident) = (&m.sig.fn_token, &m.sig.ident);
+        cx.error_spanned_by(
+            quote::quote!(#fn_token #ident),
+            "`#[run]` must be an `async fn`: the main method awaits activities, timers and conditions",
+        );
+        return;
+    }
+    if !async_ctx(cx, m, "`#[run]`") {
+        return;
+    }
+    if let Some(extra) = m.args.get(1) {
+        cx.error_spanned_by(
+            extra.pat,
+            "`#[run]` takes one input after `ctx`; put several values in one struct",
+        );
+        return;
+    }
+    wire_args(cx, m);
+    match m.output {
+        Some(output) if ty::result_ok(output).is_some() => {}
+        _ => cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "`#[run]` returns `Result<Output, WorkflowError>`",
+        )),
+    }
+}
+
+fn init(cx: &Ctxt, m: &Method, run: Option<&Method>, self_name: Option<&syn::Ident>) {
+    if let Some(asyncness) = &m.sig.asyncness {
+        cx.error_spanned_by(
+            asyncness,
+            "`#[init]` must be a plain `fn`: it builds the state before anything runs; remove `async`",
+        );
+        return;
+    }
+    if let Some(receiver) = &m.receiver {
+        cx.error_spanned_by(
+            receiver.node,
+            "`#[init]` takes no `self`: it builds the state from the run's input",
+        );
+        return;
+    }
+    let run_input = run.and_then(|r| r.args.first());
+    let expected = match run_input {
+        Some(arg) => format!("&{}", arg.ty.to_token_stream()),
+        None => "&Input".into(),
+    };
+    if let Some(ctx) = &m.ctx {
+        cx.error_spanned_by(
+            ctx.node,
+            format!("`#[init]` takes no context, only the run's input as `{expected}`"),
+        );
+        return;
+    }
+    if let Some(extra) = m.args.get(1) {
+        cx.error_spanned_by(
+            extra.pat,
+            format!("`#[init]` takes at most one parameter, the run's input as `{expected}`"),
+        );
+        return;
+    }
+    if let Some(arg) = m.args.first() {
+        if run.is_some() && run_input.is_none() {
+            cx.error_spanned_by(
+                arg.ty,
+                "`#[init]` takes the run's input, but `#[run]` has none; remove this parameter",
+            );
+            return;
+        }
+        if ty::referent(arg.ty).is_none() {
+            cx.error_spanned_by(
+                arg.ty,
+                format!("`#[init]` borrows the run's input: write `{expected}`"),
+            );
+            return;
+        }
+    }
+    let self_name = self_name
+        .cloned()
+        .unwrap_or_else(|| syn::Ident::new("Self", proc_macro2::Span::call_site()));
+    match m.output {
+        Some(output) if ty::is_self(output, &self_name) => {}
+        _ => cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "`#[init]` returns `Self`, the initial state",
+        )),
+    }
+}
+
+fn signal(cx: &Ctxt, m: &Method) {
+    let ok = if m.is_async() {
+        async_ctx(cx, m, "`#[signal]`")
+    } else {
+        sync_mut_self(cx, m, "`#[signal]`")
+    };
+    if !ok {
+        return;
+    }
+    wire_args(cx, m);
+    if let Some(output) = m.output {
+        if !ty::is_unit(output) {
+            cx.error_spanned_by(
+                output,
+                "a signal returns nothing to its sender; remove the return type, or make it an `#[update]` to return a value",
+            );
+        }
+    }
+}
+
+fn query(cx: &Ctxt, m: &Method) {
+    if !sync_ref_self(cx, m, "`#[query]`", "queries read state and never wait") {
+        return;
+    }
+    wire_args(cx, m);
+}
+
+fn update(cx: &Ctxt, m: &Method) {
+    let ok = if m.is_async() {
+        async_ctx(cx, m, "`#[update]`")
+    } else {
+        sync_mut_self(cx, m, "`#[update]`")
+    };
+    if !ok {
+        return;
+    }
+    wire_args(cx, m);
+    match m.output {
+        Some(output) if ty::result_ok(output).is_some() => {}
+        _ => cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "an `#[update]` returns `Result<T, UpdateError>` (`Result<(), UpdateError>` for no value)",
+        )),
+    }
+}
+
+fn validator(cx: &Ctxt, wf: &Workflow, m: &Method) {
+    let Role::Validator { update: target } = &m.role else {
+        return;
+    };
+    let shape_ok = sync_ref_self(
+        cx,
+        m,
+        "`#[validator]`",
+        "it decides before anything is recorded",
+    );
+    let target_method = wf
+        .methods
+        .iter()
+        .find(|other| other.ident() == target && other.is_handler());
+    let update = match target_method {
+        Some(u) if u.role.kind() == RoleKind::Update => u,
+        Some(other) => {
+            cx.error_spanned_by(
+                target,
+                format!(
+                    "`{target}` is a `#[{}]`; only `#[update]` methods have validators",
+                    other.role.kind().name()
+                ),
+            );
+            return;
+        }
+        None => {
+            let updates: Vec<String> = wf
+                .with_role(RoleKind::Update)
+                .map(|u| format!("`{}`", u.ident()))
+                .collect();
+            let known = if updates.is_empty() {
+                "this workflow has no updates".to_string()
+            } else {
+                format!("its updates: {}", updates.join(", "))
+            };
+            cx.error_spanned_by(
+                target,
+                format!("no `#[update]` named `{target}` in this workflow; {known}"),
+            );
+            return;
+        }
+    };
+    if let Some(first) = wf.validators_of(target).next() {
+        if first.ident() != m.ident() {
+            cx.error_spanned_by(
+                target,
+                format!("`{target}` already has a validator, `{}`; an update has one, so merge the checks", first.ident()),
+            );
+            return;
+        }
+    }
+    if !shape_ok {
+        return;
+    }
+    let expected = || {
+        let params: Vec<String> = update
+            .args
+            .iter()
+            .map(|a| format!("{}: &{}", a.pat.to_token_stream(), a.ty.to_token_stream()))
+            .collect();
+        let mut sig = String::from("&self");
+        for p in params {
+            sig.push_str(", ");
+            sig.push_str(&p);
+        }
+        format!("fn {}({sig})", m.ident())
+    };
+    if m.args.len() != update.args.len() {
+        cx.syn_error(syn::Error::new(
+            m.params_span(),
+            format!(
+                "a validator takes `&self` and a reference to each argument of `{target}`: `{}`",
+                expected()
+            ),
+        ));
+        return;
+    }
+    for (arg, update_arg) in m.args.iter().zip(&update.args) {
+        if ty::referent(arg.ty).is_none() {
+            cx.error_spanned_by(
+                arg.ty,
+                format!(
+                    "validator arguments are borrowed from the update's: write `&{}`",
+                    update_arg.ty.to_token_stream()
+                ),
+            );
+            return;
+        }
+    }
+    let returns_unit_result = m.output.and_then(ty::result_ok).is_some_and(ty::is_unit);
+    if !returns_unit_result {
+        cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "a `#[validator]` returns `Result<(), Rejection>`",
+        ));
+    }
+}
+
+fn activity(cx: &Ctxt, m: &Method) {
+    if m.sig.asyncness.is_none() {
+        let (fn_token, ident) = (&m.sig.fn_token, &m.sig.ident);
+        cx.error_spanned_by(
+            quote::quote!(#fn_token #ident),
+            "an `#[activity]` must be an `async fn`",
+        );
+        return;
+    }
+    match &m.receiver {
+        Some(r) if r.borrow == Borrow::Ref => {}
+        Some(r) => {
+            cx.error_spanned_by(
+                r.node,
+                "an `#[activity]` takes `&self`: activities run concurrently and share their group",
+            );
+            return;
+        }
+        None => {
+            cx.syn_error(syn::Error::new(
+                m.params_span(),
+                "an `#[activity]` takes `&self` first: its group carries the activity's dependencies",
+            ));
+            return;
+        }
+    }
+    match &m.ctx {
+        None => {
+            let span = m
+                .args
+                .first()
+                .map_or(m.params_span(), |a| syn::spanned::Spanned::span(a.pat));
+            cx.syn_error(syn::Error::new(
+                span,
+                "an `#[activity]` takes `ctx: ActivityContext` after `&self`",
+            ));
+            return;
+        }
+        Some(ctx) if ctx.borrow != Borrow::Owned => {
+            cx.error_spanned_by(
+                &ctx.node.ty,
+                "an activity owns its context: take `ctx: ActivityContext` by value",
+            );
+            return;
+        }
+        Some(_) => {}
+    }
+    wire_args(cx, m);
+    match m.output {
+        Some(output) if ty::result_ok(output).is_some() => {}
+        _ => cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "an `#[activity]` returns `Result<T, ActivityError>`",
+        )),
+    }
+}
+
+fn unique_wire_names<'m, 'a: 'm>(
+    cx: &Ctxt,
+    methods: impl Iterator<Item = &'m Method<'a>>,
+    what: &str,
+) {
+    let mut seen: BTreeMap<String, &Method> = BTreeMap::new();
+    for m in methods {
+        let name = m.wire_name();
+        if let Some(first) = seen.get(&name) {
+            cx.syn_error(syn::Error::new(
+                m.wire_name_span(),
+                format!(
+                    "wire name `{name}` is already used by `{}`; {what} needs its own (rename one with `name = \"..\"`)",
+                    first.ident()
+                ),
+            ));
+        } else {
+            seen.insert(name, m);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::WorkflowArgs;
+    use syn::parse_quote;
+
+    /// The errors reported for a workflow impl, one string per error.
+    fn errors(item: ItemImpl) -> Vec<String> {
+        let cx = Ctxt::new();
+        let wf = Workflow::from_syn(&cx, &item, WorkflowArgs::default());
+        workflow(&cx, &wf);
+        let mut out = Vec::new();
+        if let Err(tokens) = cx.check() {
+            // Each error is `::core::compile_error! { "msg" }`.
+            let text = tokens.to_string();
+            for part in text.split("compile_error !").skip(1) {
+                let start = part.find('"').unwrap() + 1;
+                let end = part.rfind('"').unwrap();
+                out.push(part[start..end].replace("\\\"", "\"").replace("\\\\", "\\"));
+            }
+        }
+        out
+    }
+
+    fn one_error(item: ItemImpl, needle: &str) {
+        let errors = errors(item);
+        assert_eq!(
+            errors.len(),
+            1,
+            "expected one error containing {needle:?}, got {errors:#?}"
+        );
+        assert!(
+            errors[0].contains(needle),
+            "expected {needle:?} in {:?}",
+            errors[0]
+        );
+    }
+
+    #[test]
+    fn a_complete_workflow_passes() {
+        let errors = errors(parse_quote! {
+            impl AgentRun {
+                #[init] fn new(input: &AgentInput) -> Self { todo!() }
+                #[run] async fn run(ctx: &mut WorkflowContext<Self>, input: AgentInput) -> Result<String, WorkflowError> { todo!() }
+                #[signal] fn pause(&mut self) {}
+                #[signal] async fn note(ctx: &WorkflowContext<Self>, text: String) {}
+                #[query] fn status(&self, verbose: bool) -> u32 { 0 }
+                #[update] fn add(&mut self, item: u32) -> Result<u32, UpdateError> { todo!() }
+                #[update] async fn change_goal(ctx: &mut WorkflowContext<Self>, goal: String) -> Result<String, UpdateError> { todo!() }
+                #[validator(change_goal)] fn validate_goal(&self, goal: &String) -> Result<(), Rejection> { Ok(()) }
+            }
+        });
+        assert!(errors.is_empty(), "{errors:#?}");
+    }
+
+    #[test]
+    fn run_rules() {
+        one_error(
+            parse_quote!(impl W { fn helper(&self) {} }),
+            "this workflow has no `#[run]` method",
+        );
+        one_error(
+            parse_quote!(impl W {
+                #[run] async fn a(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) }
+                #[run] async fn b(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) }
+            }),
+            "a workflow has one `#[run]` method, and `a` is already it",
+        );
+        one_error(
+            parse_quote!(impl W { #[run] fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) } }),
+            "`#[run]` must be an `async fn`",
+        );
+        one_error(
+            parse_quote!(impl W { #[run] async fn run(&mut self, input: u32) -> Result<(), WorkflowError> { Ok(()) } }),
+            "an async `#[run]` takes no `self`",
+        );
+        one_error(
+            parse_quote!(impl W { #[run] async fn run(input: u32) -> Result<(), WorkflowError> { Ok(()) } }),
+            "takes the workflow context first",
+        );
+        one_error(
+            parse_quote!(impl W { #[run] async fn run(ctx: &mut WorkflowContext<Self>, a: u32, b: u32) -> Result<(), WorkflowError> { Ok(()) } }),
+            "`#[run]` takes one input after `ctx`",
+        );
+        one_error(
+            parse_quote!(impl W { #[run] async fn run(ctx: &mut WorkflowContext<Self>) -> String { todo!() } }),
+            "`#[run]` returns `Result<Output, WorkflowError>`",
+        );
+    }
+
+    const RUN: &str = "#[run] async fn run(ctx: &mut WorkflowContext<Self>, input: Input) -> Result<(), WorkflowError> { Ok(()) }";
+
+    fn with_run(methods: &str) -> ItemImpl {
+        syn::parse_str(&format!("impl W {{ {RUN} {methods} }}")).unwrap()
+    }
+
+    #[test]
+    fn init_rules() {
+        one_error(
+            with_run("#[init] async fn new(i: &Input) -> Self { todo!() }"),
+            "`#[init]` must be a plain `fn`",
+        );
+        one_error(
+            with_run("#[init] fn new(i: Input) -> Self { todo!() }"),
+            "`#[init]` borrows the run's input: write `&Input`",
+        );
+        one_error(
+            with_run("#[init] fn new(i: &Input) -> u32 { 0 }"),
+            "`#[init]` returns `Self`",
+        );
+        one_error(
+            with_run("#[init] fn new(i: &Input) { }"),
+            "`#[init]` returns `Self`",
+        );
+        assert!(errors(with_run("#[init] fn new() -> W { todo!() }")).is_empty());
+    }
+
+    #[test]
+    fn signal_rules() {
+        one_error(
+            with_run("#[signal] fn pause(&self) {}"),
+            "a sync `#[signal]` changes state: take `&mut self`, not `&self`",
+        );
+        one_error(
+            with_run("#[signal] fn pause() {}"),
+            "a sync `#[signal]` takes `&mut self` first",
+        );
+        one_error(
+            with_run("#[signal] async fn note(&mut self, t: String) {}"),
+            "an async `#[signal]` takes no `self`",
+        );
+        one_error(
+            with_run("#[signal] fn pause(&mut self) -> bool { true }"),
+            "a signal returns nothing to its sender",
+        );
+        one_error(
+            with_run("#[signal] fn note(&mut self, t: &str) {}"),
+            "take `String` instead of a reference",
+        );
+    }
+
+    #[test]
+    fn query_rules() {
+        one_error(
+            with_run("#[query] async fn status(&self) -> u32 { 0 }"),
+            "remove `async`",
+        );
+        one_error(
+            with_run("#[query] fn status(&mut self) -> u32 { 0 }"),
+            "take `&self`, not `&mut self`",
+        );
+        one_error(
+            with_run("#[query] fn status(self) -> u32 { 0 }"),
+            "take `&self`, not `self`",
+        );
+    }
+
+    #[test]
+    fn update_rules() {
+        one_error(
+            with_run("#[update] fn add(&self, x: u32) -> Result<u32, UpdateError> { todo!() }"),
+            "take `&mut self`",
+        );
+        one_error(
+            with_run("#[update] fn add(&mut self, x: u32) -> u32 { x }"),
+            "returns `Result<T, UpdateError>`",
+        );
+    }
+
+    const UPDATE: &str =
+        "#[update] fn add(&mut self, x: u32, y: String) -> Result<u32, UpdateError> { todo!() }";
+
+    #[test]
+    fn validator_rules() {
+        let v = |s: &str| with_run(&format!("{UPDATE} {s}"));
+        assert!(errors(v("#[validator(add)] fn check(&self, x: &u32, y: &String) -> Result<(), Rejection> { Ok(()) }")).is_empty());
+        one_error(v("#[validator(add)] async fn check(&self, x: &u32, y: &String) -> Result<(), Rejection> { Ok(()) }"), "remove `async`");
+        one_error(v("#[validator(add)] fn check(&mut self, x: &u32, y: &String) -> Result<(), Rejection> { Ok(()) }"), "take `&self`");
+        one_error(v("#[validator(ad)] fn check(&self, x: &u32, y: &String) -> Result<(), Rejection> { Ok(()) }"), "no `#[update]` named `ad` in this workflow; its updates: `add`");
+        one_error(
+            v("#[validator(add)] fn check(&self, x: &u32, y: &String) -> Result<(), Rejection> { Ok(()) }
+               #[validator(add)] fn check2(&self, x: &u32, y: &String) -> Result<(), Rejection> { Ok(()) }"),
+            "`add` already has a validator, `check`",
+        );
+        one_error(
+            v("#[validator(add)] fn check(&self, x: &u32) -> Result<(), Rejection> { Ok(()) }"),
+            "`fn check(&self, x: &u32, y: &String)`",
+        );
+        one_error(v("#[validator(add)] fn check(&self, x: u32, y: &String) -> Result<(), Rejection> { Ok(()) }"), "write `&u32`");
+        one_error(
+            v("#[validator(add)] fn check(&self, x: &u32, y: &String) -> bool { true }"),
+            "returns `Result<(), Rejection>`",
+        );
+        one_error(
+            with_run("#[signal] fn s(&mut self) {} #[validator(s)] fn check(&self) -> Result<(), Rejection> { Ok(()) }"),
+            "`s` is a `#[signal]`; only `#[update]` methods have validators",
+        );
+    }
+
+    #[test]
+    fn duplicate_wire_names() {
+        one_error(
+            with_run(
+                "#[signal] fn a(&mut self) {} #[query(name = \"a\")] fn b(&self) -> u32 { 0 }",
+            ),
+            "wire name `a` is already used by `a`",
+        );
+    }
+
+    #[test]
+    fn container_rules() {
+        one_error(
+            parse_quote!(impl Default for W { #[run] async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) } }),
+            "not on a trait impl",
+        );
+        one_error(
+            parse_quote!(
+                impl<T> W<T> {
+                    #[run]
+                    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> {
+                        Ok(())
+                    }
+                }
+            ),
+            "does not support generic impl blocks",
+        );
+        one_error(
+            with_run("#[signal] fn s<T>(&mut self, t: T) {}"),
+            "cannot be generic",
+        );
+    }
+
+    fn activity_errors(item: ItemImpl) -> String {
+        let cx = Ctxt::new();
+        let group = Activities::from_syn(&cx, &item);
+        activities(&cx, &group);
+        cx.check().err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn activity_rules() {
+        assert_eq!(
+            activity_errors(parse_quote!(impl T {
+                #[activity] async fn a(&self, ctx: ActivityContext) -> Result<(), ActivityError> { Ok(()) }
+                #[activity(name = "bee")] async fn b(&self, ctx: ActivityContext, x: u32, y: u32) -> Result<u32, ActivityError> { Ok(x) }
+            })),
+            ""
+        );
+        let e = activity_errors(
+            parse_quote!(impl T { #[activity] fn a(&self, ctx: ActivityContext) -> Result<(), ActivityError> { Ok(()) } }),
+        );
+        assert!(e.contains("must be an `async fn`"), "{e}");
+        let e = activity_errors(
+            parse_quote!(impl T { #[activity] async fn a(ctx: ActivityContext) -> Result<(), ActivityError> { Ok(()) } }),
+        );
+        assert!(e.contains("takes `&self` first"), "{e}");
+        let e = activity_errors(
+            parse_quote!(impl T { #[activity] async fn a(&self, x: u32) -> Result<(), ActivityError> { Ok(()) } }),
+        );
+        assert!(
+            e.contains("takes `ctx: ActivityContext` after `&self`"),
+            "{e}"
+        );
+        let e = activity_errors(
+            parse_quote!(impl T { #[signal] async fn a(&self, ctx: ActivityContext) -> Result<(), ActivityError> { Ok(()) } }),
+        );
+        assert!(e.contains("belongs in a `#[workflow]` impl block"), "{e}");
+    }
+}
