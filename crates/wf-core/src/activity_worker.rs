@@ -210,14 +210,16 @@ pub(crate) async fn finish(
                 shared.timer_wake.notify_one();
                 return;
             }
+            let retryable = task.options.retry.allows_retry(next, &failure);
             match timeout {
-                Some(timeout) => ActivityResolution::TimedOut { timeout, attempts },
-                None if !within_deadline && !failure.non_retryable => {
+                // The schedule-to-close deadline, not the attempt, is what ended it.
+                _ if !within_deadline && (retryable || timeout.is_some()) => {
                     ActivityResolution::TimedOut {
                         timeout: TimeoutKind::ScheduleToClose,
                         attempts,
                     }
                 }
+                Some(timeout) => ActivityResolution::TimedOut { timeout, attempts },
                 None => ActivityResolution::Failed { failure, attempts },
             }
         }

@@ -44,7 +44,10 @@ impl Account {
     /// Async update: computes through an activity and a timer, under the mutex so two racing
     /// calls do not overwrite each other's read-modify-write.
     #[update]
-    async fn deposit_slowly(ctx: &mut WorkflowContext<Self>, amount: u32) -> Result<u32, UpdateError> {
+    async fn deposit_slowly(
+        ctx: &mut WorkflowContext<Self>,
+        amount: u32,
+    ) -> Result<u32, UpdateError> {
         let lock = ctx.state(|s| s.lock.clone());
         let _guard = lock.lock().await;
         let before = ctx.state(|s| s.balance);
@@ -63,7 +66,10 @@ impl Account {
     #[update]
     fn withdraw(&mut self, amount: u32) -> Result<u32, UpdateError> {
         if amount > self.balance {
-            return Err(UpdateError::new(format!("insufficient funds: balance {}", self.balance)));
+            return Err(UpdateError::new(format!(
+                "insufficient funds: balance {}",
+                self.balance
+            )));
         }
         self.balance -= amount;
         Ok(self.balance)
@@ -97,7 +103,12 @@ impl Account {
 }
 
 async fn engine(backend: Backend, tag: &str) -> Engine {
-    builder(backend, tag).workflow::<Account>().activities(tools()).build().await.unwrap()
+    builder(backend, tag)
+        .workflow::<Account>()
+        .activities(tools())
+        .build()
+        .await
+        .unwrap()
 }
 
 async fn rejected_update_leaves_no_event(backend: Backend) {
@@ -108,8 +119,15 @@ async fn rejected_update_leaves_no_event(backend: Backend) {
     let err = h.deposit(0).await.unwrap_err();
     assert_eq!(err, WfError::Rejected("amount must be positive".into()));
     // Rejection through `.start()` too.
-    assert!(matches!(h.deposit(0).start().await, Err(WfError::Rejected(_))));
-    assert_eq!(h.history().await.unwrap(), before, "a rejected update writes nothing");
+    assert!(matches!(
+        h.deposit(0).start().await,
+        Err(WfError::Rejected(_))
+    ));
+    assert_eq!(
+        h.history().await.unwrap(),
+        before,
+        "a rejected update writes nothing"
+    );
     assert_eq!(h.balance().await.unwrap(), 5);
 }
 
@@ -122,8 +140,17 @@ async fn accepted_update_runs_activities_and_timers(backend: Backend) {
     let accepted = k.iter().position(|k| *k == "UpdateAccepted").unwrap();
     let completed = k.iter().position(|k| *k == "UpdateCompleted").unwrap();
     assert!(accepted < completed);
-    assert_eq!(count(&history, |k| matches!(k, EventKind::ActivityCompleted { .. })), 3);
-    assert_eq!(count(&history, |k| matches!(k, EventKind::TimerFired { .. })), 1);
+    assert_eq!(
+        count(&history, |k| matches!(
+            k,
+            EventKind::ActivityCompleted { .. }
+        )),
+        3
+    );
+    assert_eq!(
+        count(&history, |k| matches!(k, EventKind::TimerFired { .. })),
+        1
+    );
 }
 
 async fn start_returns_once_accepted_then_result_waits(backend: Backend) {
@@ -139,7 +166,10 @@ async fn handler_error_fails_the_update_not_the_run(backend: Backend) {
     let h = engine.client().start::<Account>("acct", ()).await.unwrap();
     h.deposit(10).await.unwrap();
     let err = h.withdraw(50).await.unwrap_err();
-    assert_eq!(err, WfError::UpdateFailed("insufficient funds: balance 10".into()));
+    assert_eq!(
+        err,
+        WfError::UpdateFailed("insufficient funds: balance 10".into())
+    );
     assert_eq!(h.withdraw(4).await.unwrap(), 6);
     h.finish().await.unwrap();
     assert_eq!(h.result().await.unwrap(), 6);
@@ -162,10 +192,16 @@ async fn panicking_handler_fails_the_task_and_caller_keeps_waiting(backend: Back
     };
     let d = eventually("the task failure", || async {
         let d = h.describe().await.unwrap();
-        d.task_failure.filter(|f| f.attempts >= 1).map(|f| (f, d.pending_updates))
+        d.task_failure
+            .filter(|f| f.attempts >= 1)
+            .map(|f| (f, d.pending_updates))
     })
     .await;
-    assert!(d.0.message.contains("explode handler panics"), "{}", d.0.message);
+    assert!(
+        d.0.message.contains("explode handler panics"),
+        "{}",
+        d.0.message
+    );
     assert_eq!(d.1.len(), 1, "the update is still pending: {:?}", d.1);
     // Retried with backoff: advancing the clock runs it again (and it fails again).
     clock.advance(Duration::from_secs(2));
@@ -178,24 +214,50 @@ async fn panicking_handler_fails_the_task_and_caller_keeps_waiting(backend: Back
     // The run is intact: queries still answer, and terminating it releases the caller.
     assert_eq!(h.balance().await.unwrap(), 1);
     h.terminate("test over").await.unwrap();
-    assert!(matches!(caller.await.unwrap(), Err(WfError::RunFinished { .. })));
+    assert!(matches!(
+        caller.await.unwrap(),
+        Err(WfError::RunFinished { .. })
+    ));
 }
 
 async fn update_id_returns_the_first_outcome(backend: Backend) {
     let engine = engine(backend, "update-dedupe").await;
     let h = engine.client().start::<Account>("acct", ()).await.unwrap();
     assert_eq!(h.deposit(7).update_id("d-1").await.unwrap(), 7);
-    assert_eq!(h.deposit(7).update_id("d-1").await.unwrap(), 7, "a retry returns the first value");
-    assert_eq!(h.withdraw(100).update_id("w-1").await, Err(WfError::UpdateFailed("insufficient funds: balance 7".into())));
-    assert_eq!(h.withdraw(100).update_id("w-1").await, Err(WfError::UpdateFailed("insufficient funds: balance 7".into())));
+    assert_eq!(
+        h.deposit(7).update_id("d-1").await.unwrap(),
+        7,
+        "a retry returns the first value"
+    );
+    assert_eq!(
+        h.withdraw(100).update_id("w-1").await,
+        Err(WfError::UpdateFailed(
+            "insufficient funds: balance 7".into()
+        ))
+    );
+    assert_eq!(
+        h.withdraw(100).update_id("w-1").await,
+        Err(WfError::UpdateFailed(
+            "insufficient funds: balance 7".into()
+        ))
+    );
     assert_eq!(h.balance().await.unwrap(), 7);
     h.finish().await.unwrap();
     assert_eq!(h.result().await.unwrap(), 7);
     // After the run closed: the recorded outcome, not RunFinished.
     assert_eq!(h.deposit(7).update_id("d-1").await.unwrap(), 7);
-    assert!(matches!(h.deposit(1).update_id("d-new").await, Err(WfError::RunFinished { .. })));
+    assert!(matches!(
+        h.deposit(1).update_id("d-new").await,
+        Err(WfError::RunFinished { .. })
+    ));
     let history = h.history().await.unwrap();
-    assert_eq!(count(&history, |k| matches!(k, EventKind::UpdateAccepted { update_id, .. } if update_id == "d-1")), 1);
+    assert_eq!(
+        count(
+            &history,
+            |k| matches!(k, EventKind::UpdateAccepted { update_id, .. } if update_id == "d-1")
+        ),
+        1
+    );
 }
 
 async fn racing_updates_serialize_on_the_mutex(backend: Backend) {
@@ -211,7 +273,10 @@ async fn racing_updates_serialize_on_the_mutex(backend: Backend) {
     };
     let (a, b) = (a.await.unwrap().unwrap(), b.await.unwrap().unwrap());
     assert_eq!(h.balance().await.unwrap(), 5, "no lost update");
-    assert!(a.max(b) == 5 && (a == 2 || a == 5) && (b == 3 || b == 5), "a={a} b={b}");
+    assert!(
+        a.max(b) == 5 && (a == 2 || a == 5) && (b == 3 || b == 5),
+        "a={a} b={b}"
+    );
     assert_eq!(h.log().await.unwrap().len(), 2);
 }
 
@@ -239,7 +304,12 @@ both!(
 #[tokio::test]
 async fn activity_calls_are_counted_once_per_attempt() {
     let tools = shared_tools();
-    let engine = Engine::builder().workflow::<Account>().shared_activities(tools.clone()).build().await.unwrap();
+    let engine = Engine::builder()
+        .workflow::<Account>()
+        .shared_activities(tools.clone())
+        .build()
+        .await
+        .unwrap();
     let h = engine.client().start::<Account>("acct", ()).await.unwrap();
     h.deposit_slowly(4).await.unwrap();
     assert_eq!(tools.calls.load(Ordering::SeqCst), 4);
