@@ -11,6 +11,10 @@
 //! is answered when its change is durable. If the commit fails, every caller of the batch gets
 //! [`StoreError::Backend`].
 //!
+//! A request is queued when the method is called, not when its future is first polled, and
+//! dropping the future does not withdraw it: like [`MemoryStore`](super::MemoryStore), whose
+//! methods do their work at once, a call that was made happens.
+//!
 //! # Reads
 //!
 //! Reads never wait behind writes: a small pool of reader threads, each with its own connection,
