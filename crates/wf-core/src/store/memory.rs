@@ -401,16 +401,17 @@ impl State {
         for (time_ms, kind) in &c.events {
             sizes.push(encode_event(*time_ms, kind).map_err(backend_encode)?.len() as u64);
         }
-        for a in &c.new_activities {
-            if self.activities.contains_key(&(run_id.to_string(), a.seq)) {
+        for (i, a) in c.new_activities.iter().enumerate() {
+            let repeated = c.new_activities[..i].iter().any(|b| b.seq == a.seq);
+            if repeated || self.activities.contains_key(&(run_id.to_string(), a.seq)) {
                 return Err(StoreError::Backend(format!(
                     "run {run_id}: activity seq {} is already pending",
                     a.seq
                 )));
             }
         }
-        for (seq, _) in &c.new_timers {
-            if run.timers.contains_key(seq) {
+        for (i, (seq, _)) in c.new_timers.iter().enumerate() {
+            if run.timers.contains_key(seq) || c.new_timers[..i].iter().any(|t| t.0 == *seq) {
                 return Err(StoreError::Backend(format!(
                     "run {run_id}: timer seq {seq} is already pending"
                 )));

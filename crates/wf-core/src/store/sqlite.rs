@@ -11,6 +11,10 @@
 //! is answered when its change is durable. If the commit fails, every caller of the batch gets
 //! [`StoreError::Backend`].
 //!
+//! A request is queued when the method is called, not when its future is first polled, and
+//! dropping the future does not withdraw it: like [`MemoryStore`](super::MemoryStore), whose
+//! methods do their work at once, a call that was made happens.
+//!
 //! # Reads
 //!
 //! Reads never wait behind writes: a small pool of reader threads, each with its own connection,
@@ -1665,5 +1669,194 @@ impl Store for SqliteStore {
             terminate_run(conn, &run, &reason, now_ms)?;
             must_load_run(conn, &run.run_id)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The group-commit machinery, driven directly (the store's behaviour is covered by the
+    //! conformance suite in `tests/store_conformance`).
+
+    use super::*;
+
+    type Answer = oneshot::Receiver<Result<(), StoreError>>;
+
+    /// A migrated database file in the temp directory; removed by [`TempFile`]'s drop.
+    struct TempFile(std::path::PathBuf);
+
+    impl TempFile {
+        fn new(name: &str) -> (TempFile, Connection) {
+            let path = std::env::temp_dir()
+                .join(format!("wf-sqlite-unit-{}-{name}.db", std::process::id()));
+            let file = TempFile(path);
+            file.remove();
+            let mut conn = Connection::open(&file.0).expect("open a test database");
+            migrate(&mut conn).expect("create the schema");
+            (file, conn)
+        }
+
+        fn reopen(&self) -> Connection {
+            Connection::open(&self.0).expect("reopen the test database")
+        }
+
+        fn remove(&self) {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = self.0.clone().into_os_string();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            self.remove();
+        }
+    }
+
+    fn database() -> Connection {
+        let mut conn = Connection::open_in_memory().expect("open an in-memory database");
+        migrate(&mut conn).expect("create the schema");
+        conn
+    }
+
+    fn request(
+        work: impl FnOnce(&Connection) -> Result<(), StoreError> + Send + 'static,
+    ) -> (Box<dyn Request>, Answer) {
+        let (reply, answer) = oneshot::channel();
+        (
+            Box::new(Pending {
+                work: Some(work),
+                outcome: None,
+                reply,
+            }),
+            answer,
+        )
+    }
+
+    fn insert(id: &'static str) -> (Box<dyn Request>, Answer) {
+        request(move |conn| {
+            conn.execute("INSERT INTO signal_ids VALUES ('chain', ?1)", [id])
+                .map_err(db("insert"))?;
+            Ok(())
+        })
+    }
+
+    fn ids(conn: &Connection) -> Vec<String> {
+        let mut stmt = conn
+            .prepare("SELECT signal_id FROM signal_ids ORDER BY signal_id")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
+    fn answered(answer: &mut Answer) -> Result<(), StoreError> {
+        answer.try_recv().expect("every caller is answered")
+    }
+
+    /// Runs the writer loop on `queued` (all queued before it starts) until the queue is empty.
+    fn run_writer(conn: Connection, queued: Vec<Box<dyn Request>>, max_batch: usize) {
+        let (tx, rx) = mpsc::channel();
+        for r in queued {
+            tx.send(r).unwrap();
+        }
+        drop(tx);
+        writer_loop(conn, rx, max_batch);
+    }
+
+    #[test]
+    fn a_failed_request_rolls_back_only_itself() {
+        let conn = database();
+        let (a, mut a_answer) = insert("a");
+        let (failing, mut failing_answer) = request(|conn| {
+            conn.execute("INSERT INTO signal_ids VALUES ('chain', 'b')", [])
+                .map_err(db("b"))?;
+            Err(StoreError::Conflict {
+                run_id: "r".into(),
+                reason: "stale".into(),
+            })
+        });
+        let (panicking, mut panicking_answer) = request(|conn| {
+            conn.execute("INSERT INTO signal_ids VALUES ('chain', 'p')", [])
+                .map_err(db("p"))?;
+            panic!("bug in a request");
+        });
+        let (c, mut c_answer) = insert("c");
+        let mut batch = vec![a, failing, panicking, c];
+        assert_eq!(run_batch(&conn, &mut batch), Ok(()));
+        for r in batch {
+            r.answer(None);
+        }
+        assert_eq!(answered(&mut a_answer), Ok(()));
+        assert!(matches!(
+            answered(&mut failing_answer),
+            Err(StoreError::Conflict { .. })
+        ));
+        assert!(matches!(
+            answered(&mut panicking_answer),
+            Err(StoreError::Backend(_))
+        ));
+        assert_eq!(answered(&mut c_answer), Ok(()));
+        assert_eq!(ids(&conn), ["a", "c"]);
+    }
+
+    #[test]
+    fn queued_requests_share_one_transaction_and_its_fate() {
+        // A request that makes SQLite abandon the transaction (as an I/O error would) takes its
+        // whole batch down: proof that the batch was one transaction. Every caller is told.
+        let (a, mut a_answer) = insert("a");
+        let (b, mut b_answer) = insert("b");
+        let (lost, mut lost_answer) = request(|conn| {
+            conn.execute_batch("ROLLBACK").map_err(db("rollback"))?;
+            Ok(())
+        });
+        let (c, mut c_answer) = insert("c");
+        let (file, conn) = TempFile::new("one-batch");
+        run_writer(conn, vec![a, b, lost, c], 512);
+        for answer in [
+            &mut a_answer,
+            &mut b_answer,
+            &mut lost_answer,
+            &mut c_answer,
+        ] {
+            assert!(matches!(answered(answer), Err(StoreError::Backend(_))));
+        }
+        assert!(ids(&file.reopen()).is_empty());
+    }
+
+    #[test]
+    fn batches_are_bounded_by_max_batch() {
+        let (file, conn) = TempFile::new("bounded");
+        let (a, mut a_answer) = insert("a");
+        let (b, mut b_answer) = insert("b");
+        let (lost, mut lost_answer) = request(|conn| {
+            conn.execute_batch("ROLLBACK").map_err(db("rollback"))?;
+            Ok(())
+        });
+        let (c, mut c_answer) = insert("c");
+        run_writer(conn, vec![a, b, lost, c], 2);
+        assert_eq!(answered(&mut a_answer), Ok(()));
+        assert_eq!(answered(&mut b_answer), Ok(()));
+        assert!(matches!(
+            answered(&mut lost_answer),
+            Err(StoreError::Backend(_))
+        ));
+        assert!(matches!(
+            answered(&mut c_answer),
+            Err(StoreError::Backend(_))
+        ));
+        assert_eq!(ids(&file.reopen()), ["a", "b"]);
+    }
+
+    #[test]
+    fn migrating_twice_is_a_no_op() {
+        let mut conn = database();
+        migrate(&mut conn).unwrap();
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(version, MIGRATIONS.len() as i64);
     }
 }

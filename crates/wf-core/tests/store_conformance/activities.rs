@@ -1,0 +1,442 @@
+//! Activity tasks: leases and deadlines, heartbeats, retries, stale attempts, resolution,
+//! release and expiry.
+
+use crate::harness::*;
+use std::sync::Arc;
+use std::time::Duration;
+use wf_core::history::{ActivityFailure, ActivityOptions, TimeoutKind};
+use wf_core::store::{activity_lease, ActivityResolution, InboxKind, Store};
+
+conformance!(
+    a_scheduled_activity_is_leased_once_with_its_deadlines,
+    activities_are_leased_in_visible_order,
+    a_heartbeat_extends_the_lease_and_keeps_its_details,
+    a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale,
+    resolving_an_activity_puts_its_result_in_the_inbox_once,
+    a_released_activity_is_visible_again_with_the_same_attempt,
+    expired_activities_lists_expired_leases_and_passed_schedule_deadlines,
+    cancelled_activities_are_dropped,
+);
+
+fn timed(start_to_close: u64, heartbeat: Option<u64>) -> ActivityOptions {
+    ActivityOptions {
+        start_to_close: Some(Duration::from_millis(start_to_close)),
+        heartbeat_timeout: heartbeat.map(Duration::from_millis),
+        ..Default::default()
+    }
+}
+
+fn failure(message: &str) -> ActivityFailure {
+    ActivityFailure {
+        kind: "retryable".into(),
+        message: message.into(),
+        non_retryable: false,
+    }
+}
+
+/// Starts `wf-1`/`run-1` and schedules one activity (seq 1) at `T0`.
+async fn schedule(store: &dyn Store, options: ActivityOptions) {
+    start(store, "wf-1", "run-1", T0).await;
+    run_task(store, T0, |_, c| {
+        c.new_activities = vec![activity(1, options)]
+    })
+    .await;
+}
+
+async fn a_scheduled_activity_is_leased_once_with_its_deadlines(store: Arc<dyn Store>) {
+    let options = timed(60_000, Some(10_000));
+    schedule(&*store, options.clone()).await;
+    let pending = store.pending_activities("run-1").await.unwrap();
+    assert_eq!(pending.len(), 1);
+    let a = &pending[0];
+    assert_eq!(
+        (a.run_id.as_str(), a.workflow_id.as_str(), a.seq),
+        ("run-1", "wf-1", 1)
+    );
+    assert_eq!(
+        (a.name.as_str(), &a.input),
+        ("charge", &payload(("charge", 1u32)))
+    );
+    assert_eq!((a.attempt, a.scheduled_ms, &a.options), (1, T0, &options));
+    assert_eq!(
+        (a.started_ms, a.attempt_deadline_ms, a.lease_until_ms),
+        (None, None, None)
+    );
+    assert_eq!((a.heartbeat.clone(), a.last_failure.clone()), (None, None));
+
+    let leased = store.poll_activity_tasks("aw", T0 + 100, 10).await.unwrap();
+    assert_eq!(leased.len(), 1);
+    let (deadline, lease) = activity_lease(&options, T0, T0 + 100);
+    assert_eq!((deadline, lease), (T0 + 60_100, T0 + 10_100));
+    let t = &leased[0];
+    assert_eq!(
+        (t.started_ms, t.attempt_deadline_ms, t.lease_until_ms),
+        (Some(T0 + 100), Some(deadline), Some(lease))
+    );
+    assert_eq!(store.pending_activities("run-1").await.unwrap(), leased);
+    assert!(store
+        .poll_activity_tasks("aw2", T0 + 200, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.next_wakeup(T0 + 100).await.unwrap(), Some(lease));
+}
+
+async fn activities_are_leased_in_visible_order(store: Arc<dyn Store>) {
+    start(&*store, "wf-b", "run-b", T0).await;
+    run_task(&*store, T0, |_, c| {
+        c.new_activities = vec![activity(1, Default::default())]
+    })
+    .await;
+    start(&*store, "wf-a", "run-a", T0 + 5).await;
+    run_task(&*store, T0 + 5, |_, c| {
+        c.new_activities = vec![
+            activity(1, Default::default()),
+            activity(2, Default::default()),
+        ]
+    })
+    .await;
+    assert!(store
+        .poll_activity_tasks("aw", T0 - 1, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let first = store.poll_activity_tasks("aw", T0 + 10, 1).await.unwrap();
+    assert_eq!((first[0].run_id.as_str(), first[0].seq), ("run-b", 1));
+    let rest = store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
+    let keys: Vec<(&str, u32)> = rest.iter().map(|t| (t.run_id.as_str(), t.seq)).collect();
+    assert_eq!(keys, [("run-a", 1), ("run-a", 2)]);
+}
+
+async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, Some(10_000))).await;
+    assert!(
+        !store
+            .heartbeat_activity("run-1", 1, 1, None, T0)
+            .await
+            .unwrap(),
+        "an attempt that is not leased cannot heartbeat"
+    );
+    store.poll_activity_tasks("aw", T0, 10).await.unwrap();
+    let beat = payload("page 3");
+    assert!(store
+        .heartbeat_activity("run-1", 1, 1, Some(beat.clone()), T0 + 5_000)
+        .await
+        .unwrap());
+    let a = store.pending_activities("run-1").await.unwrap().remove(0);
+    assert_eq!(
+        (a.heartbeat.as_ref(), a.lease_until_ms),
+        (Some(&beat), Some(T0 + 15_000))
+    );
+
+    assert!(store
+        .heartbeat_activity("run-1", 1, 1, None, T0 + 14_000)
+        .await
+        .unwrap());
+    let a = store.pending_activities("run-1").await.unwrap().remove(0);
+    assert_eq!(
+        a.heartbeat.as_ref(),
+        Some(&beat),
+        "a heartbeat without details keeps the last ones"
+    );
+    assert_eq!(a.lease_until_ms, Some(T0 + 24_000));
+
+    // Near the end the lease is capped by the attempt deadline.
+    assert!(store
+        .heartbeat_activity("run-1", 1, 1, None, T0 + 23_000)
+        .await
+        .unwrap());
+    assert!(store
+        .heartbeat_activity("run-1", 1, 1, None, T0 + 32_000)
+        .await
+        .unwrap());
+    assert!(store
+        .heartbeat_activity("run-1", 1, 1, None, T0 + 41_000)
+        .await
+        .unwrap());
+    assert!(store
+        .heartbeat_activity("run-1", 1, 1, None, T0 + 50_000)
+        .await
+        .unwrap());
+    let a = store.pending_activities("run-1").await.unwrap().remove(0);
+    assert_eq!(a.lease_until_ms, Some(T0 + 60_000));
+
+    assert!(
+        !store
+            .heartbeat_activity("run-1", 1, 2, None, T0 + 56_000)
+            .await
+            .unwrap(),
+        "wrong attempt"
+    );
+    assert!(
+        !store
+            .heartbeat_activity("run-1", 9, 1, None, T0 + 56_000)
+            .await
+            .unwrap(),
+        "unknown seq"
+    );
+    assert!(
+        !store
+            .heartbeat_activity("run-1", 1, 1, Some(payload("x")), T0 + 60_000)
+            .await
+            .unwrap(),
+        "a heartbeat after the lease expired is refused"
+    );
+    let a = store.pending_activities("run-1").await.unwrap().remove(0);
+    assert_eq!(
+        (a.heartbeat.as_ref(), a.lease_until_ms),
+        (Some(&beat), Some(T0 + 60_000))
+    );
+}
+
+async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, Some(10_000))).await;
+    store.poll_activity_tasks("aw", T0, 10).await.unwrap();
+    let beat = payload("cursor");
+    store
+        .heartbeat_activity("run-1", 1, 1, Some(beat.clone()), T0 + 1)
+        .await
+        .unwrap();
+
+    assert!(!store
+        .retry_activity("run-1", 1, 2, T0 + 1000, failure("x"))
+        .await
+        .unwrap());
+    assert!(store
+        .retry_activity("run-1", 1, 1, T0 + 1000, failure("flaky"))
+        .await
+        .unwrap());
+    let a = store.pending_activities("run-1").await.unwrap().remove(0);
+    assert_eq!(a.attempt, 2);
+    assert_eq!(
+        (a.started_ms, a.attempt_deadline_ms, a.lease_until_ms),
+        (None, None, None)
+    );
+    assert_eq!(
+        a.heartbeat.as_ref(),
+        Some(&beat),
+        "heartbeat details carry to the next attempt"
+    );
+    assert_eq!(a.last_failure, Some(failure("flaky")));
+    assert_eq!(
+        a.scheduled_ms, T0,
+        "schedule time is per activity, not per attempt"
+    );
+    assert_eq!(store.next_wakeup(T0 + 2).await.unwrap(), Some(T0 + 1000));
+
+    // The old attempt is stale everywhere.
+    assert!(!store
+        .retry_activity("run-1", 1, 1, T0, failure("again"))
+        .await
+        .unwrap());
+    assert!(!store
+        .heartbeat_activity("run-1", 1, 1, None, T0 + 3)
+        .await
+        .unwrap());
+    let done = ActivityResolution::Completed {
+        result: payload("late"),
+        attempts: 1,
+    };
+    assert!(!store
+        .resolve_activity("run-1", 1, 1, done, T0 + 3)
+        .await
+        .unwrap());
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 3, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    assert!(store
+        .poll_activity_tasks("aw", T0 + 999, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let next = store
+        .poll_activity_tasks("aw", T0 + 1000, 10)
+        .await
+        .unwrap();
+    assert_eq!(next.len(), 1);
+    assert_eq!(
+        (next[0].attempt, next[0].heartbeat.as_ref()),
+        (2, Some(&beat))
+    );
+}
+
+async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, None)).await;
+    let leased = store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
+    let resolution = ActivityResolution::Completed {
+        result: payload(42),
+        attempts: 1,
+    };
+    assert!(store
+        .resolve_activity("run-1", 1, 1, resolution.clone(), T0 + 20)
+        .await
+        .unwrap());
+    assert!(!store
+        .resolve_activity("run-1", 1, 1, resolution.clone(), T0 + 21)
+        .await
+        .unwrap());
+    assert!(store.pending_activities("run-1").await.unwrap().is_empty());
+    assert_eq!(leased[0].attempt, 1);
+
+    let task = lease_one(&*store, "w", T0 + 20).await;
+    assert_eq!(task.messages.len(), 1);
+    assert_eq!(
+        task.messages[0].kind,
+        InboxKind::ActivityResolved { seq: 1, resolution }
+    );
+
+    // A failure and a time-out resolve the same way.
+    let mut c = commit_for(&task, "w", T0 + 30);
+    c.new_activities = vec![
+        activity(2, timed(1000, None)),
+        activity(3, timed(1000, None)),
+    ];
+    store.commit_workflow_task(c).await.unwrap();
+    let failed = ActivityResolution::Failed {
+        failure: failure("bad card"),
+        attempts: 3,
+    };
+    let timed_out = ActivityResolution::TimedOut {
+        timeout: TimeoutKind::StartToClose,
+        attempts: 1,
+    };
+    assert!(store
+        .resolve_activity("run-1", 2, 1, failed.clone(), T0 + 40)
+        .await
+        .unwrap());
+    assert!(store
+        .resolve_activity("run-1", 3, 1, timed_out.clone(), T0 + 41)
+        .await
+        .unwrap());
+    let task = lease_one(&*store, "w", T0 + 41).await;
+    let kinds: Vec<InboxKind> = task.messages.into_iter().map(|m| m.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            InboxKind::ActivityResolved {
+                seq: 2,
+                resolution: failed
+            },
+            InboxKind::ActivityResolved {
+                seq: 3,
+                resolution: timed_out
+            },
+        ]
+    );
+}
+
+async fn a_released_activity_is_visible_again_with_the_same_attempt(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, None)).await;
+    store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
+    store.release_activity("run-1", 1, 2).await.unwrap();
+    assert!(
+        store
+            .poll_activity_tasks("aw2", T0 + 10, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "releasing a stale attempt changes nothing"
+    );
+    store.release_activity("run-1", 1, 1).await.unwrap();
+    let a = store.pending_activities("run-1").await.unwrap().remove(0);
+    assert_eq!((a.attempt, a.started_ms, a.lease_until_ms), (1, None, None));
+    let again = store.poll_activity_tasks("aw2", T0 + 10, 10).await.unwrap();
+    assert_eq!((again.len(), again[0].attempt), (1, 1));
+}
+
+async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlines(
+    store: Arc<dyn Store>,
+) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let s2c = ActivityOptions {
+        schedule_to_close: Some(Duration::from_millis(30_000)),
+        ..Default::default()
+    };
+    run_task(&*store, T0, |_, c| {
+        c.new_activities = vec![
+            activity(1, timed(10_000, None)),
+            activity(2, s2c.clone()),
+            activity(3, s2c.clone()),
+        ]
+    })
+    .await;
+    let leased = store.poll_activity_tasks("aw", T0, 2).await.unwrap();
+    assert_eq!(leased.len(), 2);
+    // seq 2 runs until its schedule-to-close deadline; seq 3 is never started.
+    assert_eq!(leased[1].lease_until_ms, Some(T0 + 30_000));
+
+    let seqs = |tasks: Vec<wf_core::store::ActivityTask>| -> Vec<u32> {
+        tasks.into_iter().map(|t| t.seq).collect()
+    };
+    assert!(store
+        .expired_activities(T0 + 9_999, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.next_wakeup(T0).await.unwrap(), Some(T0 + 10_000));
+    assert_eq!(
+        seqs(store.expired_activities(T0 + 10_000, 10).await.unwrap()),
+        [1]
+    );
+    assert_eq!(
+        seqs(store.expired_activities(T0 + 30_000, 10).await.unwrap()),
+        [1, 2, 3]
+    );
+    assert_eq!(
+        seqs(store.expired_activities(T0 + 30_000, 2).await.unwrap()),
+        [1, 2]
+    );
+    assert!(
+        store
+            .poll_activity_tasks("aw", T0 + 30_000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "an activity past its schedule-to-close deadline is not started"
+    );
+    // Listing is not claiming: the expiry stays until a retry or resolution handles it.
+    assert_eq!(
+        seqs(store.expired_activities(T0 + 30_000, 10).await.unwrap()),
+        [1, 2, 3]
+    );
+    assert!(store
+        .retry_activity("run-1", 1, 1, T0 + 31_000, failure("timeout"))
+        .await
+        .unwrap());
+    assert_eq!(
+        seqs(store.expired_activities(T0 + 30_000, 10).await.unwrap()),
+        [2, 3]
+    );
+}
+
+async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, None)).await;
+    store
+        .deliver("wf-1", None, signal("cancel-it", None), T0 + 1)
+        .await
+        .unwrap();
+    run_task(&*store, T0 + 2, |_, c| {
+        c.cancel_activities = vec![1];
+        c.new_activities = vec![activity(2, timed(1000, None))];
+    })
+    .await;
+    let seqs: Vec<u32> = store
+        .pending_activities("run-1")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| a.seq)
+        .collect();
+    assert_eq!(seqs, [2]);
+    let out = ActivityResolution::Completed {
+        result: payload(()),
+        attempts: 1,
+    };
+    assert!(!store
+        .resolve_activity("run-1", 1, 1, out, T0 + 3)
+        .await
+        .unwrap());
+}

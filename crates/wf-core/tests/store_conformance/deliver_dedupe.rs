@@ -1,0 +1,276 @@
+//! Delivering messages: targets, readiness, and dedupe of signal ids and update ids.
+
+use crate::harness::*;
+use std::sync::Arc;
+use wf_core::history::UpdateOutcome;
+use wf_core::store::{
+    DeliverOutcome, InboxKind, Message, RunClose, RunStatus, Store, StoreError, UpdateRecord,
+    UpdateState,
+};
+
+conformance!(
+    deliver_to_an_unknown_workflow_or_run_is_not_found,
+    deliver_enqueues_and_makes_an_idle_run_ready,
+    a_signal_id_is_delivered_once,
+    a_duplicate_update_is_answered_with_its_current_record,
+    a_closed_run_refuses_new_messages_but_answers_duplicate_updates,
+    deliver_to_an_explicit_run_id_targets_that_run,
+);
+
+async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn Store>) {
+    let err = store
+        .deliver("nope", None, signal("s", None), T0)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::NotFound {
+            workflow_id: "nope".into(),
+            run_id: None
+        }
+    );
+
+    start(&*store, "wf-1", "run-1", T0).await;
+    start(&*store, "wf-2", "run-2", T0).await;
+    let err = store
+        .deliver("wf-1", Some("run-2"), signal("s", None), T0)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::NotFound {
+            workflow_id: "wf-1".into(),
+            run_id: Some("run-2".into())
+        },
+        "a run id of another workflow id is not found"
+    );
+}
+
+async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    run_task(&*store, T0, |_, _| {}).await;
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 100, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+
+    let out = store
+        .deliver("wf-1", None, signal("pause", None), T0 + 200)
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        DeliverOutcome::Enqueued {
+            run_id: "run-1".into()
+        }
+    );
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 199, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.next_wakeup(T0 + 100).await.unwrap(), Some(T0 + 200));
+    let task = lease_one(&*store, "w", T0 + 200).await;
+    assert_eq!(task.messages.len(), 1);
+    assert_eq!(
+        task.messages[0].kind,
+        InboxKind::Signal {
+            name: "pause".into(),
+            args: payload(("pause",)),
+            signal_id: None
+        }
+    );
+}
+
+async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let first = store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .await
+        .unwrap();
+    assert_eq!(
+        first,
+        DeliverOutcome::Enqueued {
+            run_id: "run-1".into()
+        }
+    );
+    for _ in 0..3 {
+        let again = store
+            .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+            .await
+            .unwrap();
+        assert_eq!(
+            again,
+            DeliverOutcome::DuplicateSignal {
+                run_id: "run-1".into()
+            }
+        );
+    }
+    // Signals without an id are never deduped.
+    store
+        .deliver("wf-1", None, signal("pause", None), T0)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("pause", None), T0)
+        .await
+        .unwrap();
+
+    let task = lease_one(&*store, "w", T0).await;
+    assert_eq!(task.messages.len(), 3);
+
+    // The dedupe id outlives the inbox message.
+    store
+        .commit_workflow_task(commit_for(&task, "w", T0))
+        .await
+        .unwrap();
+    let again = store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        DeliverOutcome::DuplicateSignal {
+            run_id: "run-1".into()
+        }
+    );
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .await
+        .unwrap();
+    let requested = UpdateRecord {
+        update_id: "u-1".into(),
+        run_id: "run-1".into(),
+        name: "rename".into(),
+        state: UpdateState::Requested,
+    };
+    assert_eq!(
+        store.get_update("wf-1", "u-1").await.unwrap(),
+        Some(requested.clone())
+    );
+    assert_eq!(
+        store.pending_updates("run-1").await.unwrap(),
+        vec![requested.clone()]
+    );
+    assert_eq!(
+        store
+            .deliver("wf-1", None, update("u-1", "rename"), T0)
+            .await
+            .unwrap(),
+        DeliverOutcome::DuplicateUpdate(requested.clone())
+    );
+
+    let done = UpdateState::Completed(UpdateOutcome::Completed(payload("ok")));
+    run_task(&*store, T0 + 1, |_, c| {
+        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
+    })
+    .await;
+    let completed = UpdateRecord {
+        state: done,
+        ..requested
+    };
+    assert_eq!(
+        store
+            .deliver("wf-1", None, update("u-1", "rename"), T0 + 2)
+            .await
+            .unwrap(),
+        DeliverOutcome::DuplicateUpdate(completed.clone())
+    );
+    assert_eq!(
+        store.get_update("wf-1", "u-1").await.unwrap(),
+        Some(completed)
+    );
+    assert!(store.pending_updates("run-1").await.unwrap().is_empty());
+    assert!(
+        store
+            .poll_workflow_tasks("w", T0 + 2, 1000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a duplicate writes nothing"
+    );
+    assert_eq!(store.get_update("wf-1", "unknown").await.unwrap(), None);
+    assert_eq!(store.get_update("unknown", "u-1").await.unwrap(), None);
+}
+
+async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .await
+        .unwrap();
+    let rejected = UpdateState::Rejected("no".into());
+    run_task(&*store, T0 + 1, |_, c| {
+        c.updates = vec![("u-1".into(), "rename".into(), rejected.clone())];
+        c.close = Some(RunClose::Completed(payload("result")));
+    })
+    .await;
+
+    let finished = StoreError::RunFinished {
+        workflow_id: "wf-1".into(),
+        run_id: "run-1".into(),
+        status: RunStatus::Completed,
+    };
+    for message in [
+        signal("pause", None),
+        signal("pause", Some("s-1")),
+        signal("pause", Some("s-2")),
+        update("u-2", "rename"),
+        Message::Cancel {
+            reason: "late".into(),
+        },
+    ] {
+        let err = store
+            .deliver("wf-1", None, message.clone(), T0 + 2)
+            .await
+            .unwrap_err();
+        assert_eq!(err, finished, "delivering {message:?}");
+    }
+    let dup = store
+        .deliver("wf-1", None, update("u-1", "rename"), T0 + 2)
+        .await
+        .unwrap();
+    match dup {
+        DeliverOutcome::DuplicateUpdate(rec) => assert_eq!(rec.state, rejected),
+        other => panic!("expected a duplicate update, got {other:?}"),
+    }
+}
+
+async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store.terminate("wf-1", "replaced", T0 + 1).await.unwrap();
+    start(&*store, "wf-1", "run-2", T0 + 2).await;
+
+    let err = store
+        .deliver("wf-1", Some("run-1"), signal("s", None), T0 + 3)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::RunFinished { ref run_id, .. } if run_id == "run-1"),
+        "{err}"
+    );
+    let out = store
+        .deliver("wf-1", Some("run-2"), signal("s", None), T0 + 3)
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        DeliverOutcome::Enqueued {
+            run_id: "run-2".into()
+        }
+    );
+}

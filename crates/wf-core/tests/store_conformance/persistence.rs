@@ -1,0 +1,238 @@
+//! SQLite only: the file is the truth. Closing and reopening it loses nothing, a failed
+//! request leaves no trace in it, and several stores (processes) may share it.
+
+use crate::harness::*;
+use std::sync::Arc;
+use std::time::Duration;
+use wf_core::history::{ActivityOptions, HistoryEvent};
+use wf_core::store::{
+    ActivityTask, DeliverOutcome, InboxKind, ListFilter, RunRecord, SqliteOptions, SqliteStore,
+    Store, StoreError, UpdateRecord, UpdateState,
+};
+
+/// Everything observable about the test workflows, without changing anything.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    runs: Vec<RunRecord>,
+    histories: Vec<Vec<HistoryEvent>>,
+    activities: Vec<Vec<ActivityTask>>,
+    updates: Vec<Vec<UpdateRecord>>,
+    update: Option<UpdateRecord>,
+    expired: Vec<ActivityTask>,
+    wakeup: Option<i64>,
+}
+
+async fn snapshot(store: &dyn Store) -> Snapshot {
+    let runs = store.list_runs(ListFilter::default()).await.unwrap();
+    let mut histories = Vec::new();
+    let mut activities = Vec::new();
+    let mut updates = Vec::new();
+    for run in &runs {
+        histories.push(store.read_history(&run.run_id, 1).await.unwrap());
+        activities.push(store.pending_activities(&run.run_id).await.unwrap());
+        updates.push(store.pending_updates(&run.run_id).await.unwrap());
+    }
+    Snapshot {
+        runs,
+        histories,
+        activities,
+        updates,
+        update: store.get_update("wf-1", "u-1").await.unwrap(),
+        expired: store.expired_activities(T0 + 1_000_000, 100).await.unwrap(),
+        wakeup: store.next_wakeup(T0).await.unwrap(),
+    }
+}
+
+/// Two workflows with history, inbox, leased activity, timer, updates and dedupe ids.
+async fn populate(store: &dyn Store) {
+    start(store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .await
+        .unwrap();
+    let options = ActivityOptions {
+        start_to_close: Some(Duration::from_secs(30)),
+        heartbeat_timeout: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    run_task(store, T0 + 1, |_, c| {
+        c.new_activities = vec![activity(1, options)];
+        c.new_timers = vec![(2, T0 + 500)];
+        c.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+        c.summary = payload("waiting");
+    })
+    .await;
+    store.poll_activity_tasks("aw", T0 + 2, 10).await.unwrap();
+    store
+        .heartbeat_activity("run-1", 1, 1, Some(payload("half")), T0 + 3)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("resume", None), T0 + 4)
+        .await
+        .unwrap();
+    start(store, "wf-2", "run-2", T0 + 5).await;
+    store.terminate("wf-2", "not needed", T0 + 6).await.unwrap();
+}
+
+#[tokio::test]
+async fn everything_survives_close_and_reopen() {
+    let db = TempDb::new("reopen");
+    let store = db.open();
+    populate(&*store).await;
+    let before = snapshot(&*store).await;
+    drop(store);
+
+    let store = db.open();
+    assert_eq!(snapshot(&*store).await, before);
+    let dup = store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 7)
+        .await
+        .unwrap();
+    assert_eq!(
+        dup,
+        DeliverOutcome::DuplicateSignal {
+            run_id: "run-1".into()
+        }
+    );
+    let task = lease_one(&*store, "w", T0 + 7).await;
+    assert!(
+        matches!(&task.messages[..], [m] if matches!(&m.kind, InboxKind::Signal { name, .. } if name == "resume"))
+    );
+    assert_eq!(
+        store.fire_due_timers(T0 + 500, 10).await.unwrap(),
+        [("run-1".to_string(), 2)]
+    );
+    assert!(
+        store
+            .heartbeat_activity("run-1", 1, 1, None, T0 + 8)
+            .await
+            .unwrap(),
+        "the lease survived"
+    );
+}
+
+#[tokio::test]
+async fn a_reopened_file_holds_exactly_the_committed_state() {
+    let db = TempDb::new("exact");
+    let store = db.open();
+    populate(&*store).await;
+    // Failed requests in between successful ones leave no trace on disk.
+    let err = store
+        .start_run(start_request("wf-1", "run-x", T0 + 10))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::AlreadyStarted { .. }));
+    let err = store
+        .deliver("wf-2", None, signal("late", None), T0 + 10)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::RunFinished { .. }));
+    let committed = snapshot(&*store).await;
+    drop(store);
+    assert_eq!(snapshot(&*db.open()).await, committed);
+}
+
+#[tokio::test]
+async fn two_stores_on_one_file_see_each_others_writes() {
+    let db = TempDb::new("shared");
+    let a: Arc<dyn Store> = db.open();
+    let b: Arc<dyn Store> = db.open();
+    start(&*a, "wf-1", "run-1", T0).await;
+    assert_eq!(
+        b.get_run("wf-1", None).await.unwrap().unwrap().run_id,
+        "run-1"
+    );
+
+    let mut handles = Vec::new();
+    for i in 0..20 {
+        let store = if i % 2 == 0 {
+            Arc::clone(&a)
+        } else {
+            Arc::clone(&b)
+        };
+        handles.push(tokio::spawn(async move {
+            store
+                .deliver(
+                    "wf-1",
+                    None,
+                    signal("s", Some(&format!("id-{}", i / 2))),
+                    T0,
+                )
+                .await
+        }));
+    }
+    let mut enqueued = 0;
+    for h in handles {
+        if let DeliverOutcome::Enqueued { .. } = h.await.unwrap().unwrap() {
+            enqueued += 1;
+        }
+    }
+    assert_eq!(
+        enqueued, 10,
+        "each signal id once, whichever store wrote it"
+    );
+    let task = lease_one(&*b, "w", T0).await;
+    assert_eq!(task.messages.len(), 10);
+    assert!(
+        a.poll_workflow_tasks("w2", T0, 1000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "leased via b"
+    );
+}
+
+#[tokio::test]
+async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
+    let db = TempDb::new("schema");
+    drop(db.open_sqlite());
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 1);
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(conn);
+
+    let err = SqliteStore::open(&db.path)
+        .err()
+        .expect("a newer schema must be refused");
+    match err {
+        StoreError::Backend(message) => assert!(message.contains("newer"), "{message}"),
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn synchronous_normal_is_an_option() {
+    let db = TempDb::new("normal");
+    let options = SqliteOptions {
+        synchronous_full: false,
+        ..Default::default()
+    };
+    let store = SqliteStore::open_with(&db.path, options).unwrap();
+    start(&store, "wf-1", "run-1", T0).await;
+    drop(store);
+    assert!(db.open().get_run("wf-1", None).await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn opening_an_unusable_path_is_a_backend_error() {
+    let dir = std::env::temp_dir()
+        .join("wf-conformance-no-such-dir")
+        .join("x")
+        .join("wf.db");
+    assert!(matches!(
+        SqliteStore::open(dir),
+        Err(StoreError::Backend(_))
+    ));
+}

@@ -1,0 +1,219 @@
+//! Starting runs: the first event, the id-conflict policies, start messages, new chains.
+
+use crate::harness::*;
+use std::sync::Arc;
+use wf_core::history::EventKind;
+use wf_core::store::{
+    DeliverOutcome, IdConflictPolicy, InboxKind, ListFilter, RunStatus, Store, StoreError,
+    UpdateState,
+};
+
+conformance!(
+    start_writes_workflow_started_and_makes_the_run_ready,
+    start_fails_with_already_started_while_a_run_is_running,
+    start_use_existing_delivers_messages_to_the_running_run,
+    start_terminate_existing_closes_the_old_run_and_starts_a_new_one,
+    start_after_a_closed_run_begins_a_new_chain,
+    start_messages_are_delivered_in_order_with_dedupe,
+);
+
+async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn Store>) {
+    let run = start(&*store, "wf-1", "run-1", T0).await;
+    assert_eq!(run.workflow_id, "wf-1");
+    assert_eq!(run.chain_id, "run-1", "a fresh start begins its own chain");
+    assert_eq!(run.workflow_type, "order");
+    assert_eq!(run.status, RunStatus::Running);
+    assert_eq!(run.next_event_id, 2);
+    assert_eq!(run.created_ms, T0);
+    assert_eq!(run.closed_ms, None);
+    assert_eq!(
+        (
+            run.result.clone(),
+            run.failure.clone(),
+            run.task_failure.clone()
+        ),
+        (None, None, None)
+    );
+
+    let history = store.read_history("run-1", 1).await.unwrap();
+    assert_eq!(history.len(), 1);
+    assert_eq!(history[0].event_id, 1);
+    assert_eq!(history[0].time_ms, T0);
+    assert_eq!(
+        history[0].kind,
+        EventKind::WorkflowStarted {
+            workflow_type: "order".into(),
+            input: payload(("input", "run-1")),
+            random_seed: 7,
+            continued_from: None,
+        }
+    );
+    let encoded = wf_core::history::encode_event(T0, &history[0].kind).unwrap();
+    assert_eq!(run.history_bytes, encoded.len() as u64);
+
+    assert!(store
+        .poll_workflow_tasks("w", T0 - 1, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let task = lease_one(&*store, "w", T0).await;
+    assert_eq!(task.run, run);
+    assert!(task.messages.is_empty());
+}
+
+async fn start_fails_with_already_started_while_a_run_is_running(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let err = store
+        .start_run(start_request("wf-1", "run-2", T0 + 1))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::AlreadyStarted {
+            workflow_id: "wf-1".into(),
+            run_id: "run-1".into()
+        }
+    );
+    assert_eq!(store.get_run("wf-1", Some("run-2")).await.unwrap(), None);
+    assert_eq!(
+        store.list_runs(ListFilter::default()).await.unwrap().len(),
+        1
+    );
+}
+
+async fn start_use_existing_delivers_messages_to_the_running_run(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let mut req = start_request("wf-1", "run-2", T0 + 5);
+    req.policy = IdConflictPolicy::UseExisting;
+    req.messages = vec![signal("pause", Some("s-1")), update("u-1", "rename")];
+    let out = store.start_run(req).await.unwrap();
+    assert_eq!(out.run_id, "run-1");
+    assert!(!out.started);
+    let enqueued = DeliverOutcome::Enqueued {
+        run_id: "run-1".into(),
+    };
+    assert_eq!(out.messages, vec![enqueued.clone(), enqueued]);
+    assert_eq!(store.get_run("wf-1", Some("run-2")).await.unwrap(), None);
+
+    let task = lease_one(&*store, "w", T0 + 5).await;
+    assert_eq!(task.run.run_id, "run-1");
+    assert_eq!(task.messages.len(), 2);
+    assert!(matches!(&task.messages[0].kind, InboxKind::Signal { name, .. } if name == "pause"));
+    assert!(
+        matches!(&task.messages[1].kind, InboxKind::Update { update_id, .. } if update_id == "u-1")
+    );
+}
+
+async fn start_terminate_existing_closes_the_old_run_and_starts_a_new_one(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let mut req = start_request("wf-1", "run-2", T0 + 10);
+    req.policy = IdConflictPolicy::TerminateExisting;
+    let out = store.start_run(req).await.unwrap();
+    assert_eq!((out.run_id.as_str(), out.started), ("run-2", true));
+
+    let old = store.get_run("wf-1", Some("run-1")).await.unwrap().unwrap();
+    assert_eq!(old.status, RunStatus::Terminated);
+    assert_eq!(old.closed_ms, Some(T0 + 10));
+    let history = store.read_history("run-1", 1).await.unwrap();
+    assert_eq!(
+        history.last().unwrap().kind,
+        EventKind::WorkflowTerminated {
+            reason: "terminated by a new start".into()
+        }
+    );
+    assert_eq!(old.next_event_id, 3);
+
+    let latest = store.get_run("wf-1", None).await.unwrap().unwrap();
+    assert_eq!(
+        (latest.run_id.as_str(), latest.chain_id.as_str()),
+        ("run-2", "run-2")
+    );
+    assert_eq!(latest.status, RunStatus::Running);
+    let task = lease_one(&*store, "w", T0 + 10).await;
+    assert_eq!(task.run.run_id, "run-2", "only the new run is ready");
+}
+
+async fn start_after_a_closed_run_begins_a_new_chain(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .await
+        .unwrap();
+    store.terminate("wf-1", "done", T0 + 1).await.unwrap();
+
+    start(&*store, "wf-1", "run-2", T0 + 2).await;
+    let latest = store.get_run("wf-1", None).await.unwrap().unwrap();
+    assert_eq!(latest.chain_id, "run-2");
+    // Dedupe ids belong to the old chain: the new run takes them as new messages.
+    let enqueued = DeliverOutcome::Enqueued {
+        run_id: "run-2".into(),
+    };
+    assert_eq!(
+        store
+            .deliver("wf-1", None, update("u-1", "rename"), T0 + 3)
+            .await
+            .unwrap(),
+        enqueued
+    );
+    assert_eq!(
+        store
+            .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 3)
+            .await
+            .unwrap(),
+        enqueued
+    );
+    let u = store.get_update("wf-1", "u-1").await.unwrap().unwrap();
+    assert_eq!(
+        (u.run_id.as_str(), u.state),
+        ("run-2", UpdateState::Requested)
+    );
+}
+
+async fn start_messages_are_delivered_in_order_with_dedupe(store: Arc<dyn Store>) {
+    let mut req = start_request("wf-1", "run-1", T0);
+    req.messages = vec![
+        signal("a", Some("s-1")),
+        update("u-1", "rename"),
+        signal("b", Some("s-1")),
+        update("u-1", "rename"),
+        wf_core::store::Message::Cancel {
+            reason: "stop".into(),
+        },
+    ];
+    let out = store.start_run(req).await.unwrap();
+    let enqueued = DeliverOutcome::Enqueued {
+        run_id: "run-1".into(),
+    };
+    assert_eq!(out.messages.len(), 5);
+    assert_eq!(out.messages[0], enqueued);
+    assert_eq!(out.messages[1], enqueued);
+    assert_eq!(
+        out.messages[2],
+        DeliverOutcome::DuplicateSignal {
+            run_id: "run-1".into()
+        }
+    );
+    match &out.messages[3] {
+        DeliverOutcome::DuplicateUpdate(rec) => {
+            assert_eq!(
+                (rec.update_id.as_str(), rec.run_id.as_str()),
+                ("u-1", "run-1")
+            );
+            assert_eq!(rec.state, UpdateState::Requested);
+        }
+        other => panic!("expected a duplicate update, got {other:?}"),
+    }
+    assert_eq!(out.messages[4], enqueued);
+
+    let task = lease_one(&*store, "w", T0).await;
+    let kinds: Vec<&InboxKind> = task.messages.iter().map(|m| &m.kind).collect();
+    assert_eq!(kinds.len(), 3);
+    assert!(matches!(kinds[0], InboxKind::Signal { name, .. } if name == "a"));
+    assert!(matches!(kinds[1], InboxKind::Update { update_id, .. } if update_id == "u-1"));
+    assert!(matches!(kinds[2], InboxKind::CancelRequested { reason } if reason == "stop"));
+    assert!(task.messages.windows(2).all(|w| w[0].seq < w[1].seq));
+}

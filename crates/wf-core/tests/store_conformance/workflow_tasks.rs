@@ -1,0 +1,420 @@
+//! Workflow tasks: queue order, leases and their expiry, commits, conflicts, `NewMessages`,
+//! task failures and releases.
+
+use crate::harness::*;
+use std::sync::Arc;
+use wf_core::history::{encode_event, EventKind};
+use wf_core::store::{InboxKind, RunClose, RunStatus, Store, StoreError, TaskFailure, UpdateState};
+
+conformance!(
+    ready_runs_are_leased_oldest_ready_first,
+    a_leased_run_is_not_polled_again_until_its_lease_expires,
+    commit_appends_events_consumes_the_inbox_and_releases_the_run,
+    commit_with_a_stale_next_event_id_conflicts_and_changes_nothing,
+    commit_without_the_lease_conflicts,
+    messages_arriving_during_a_task_make_the_run_ready_again,
+    close_with_unconsumed_messages_fails_with_new_messages,
+    close_completes_or_fails_the_run_and_drops_its_pending_work,
+    a_failed_task_is_recorded_and_retried_at_its_retry_time,
+    release_makes_the_run_ready_at_once,
+);
+
+async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
+    start(&*store, "wf-c", "run-c", T0 + 2).await;
+    start(&*store, "wf-a", "run-a", T0).await;
+    start(&*store, "wf-b", "run-b", T0 + 1).await;
+
+    let first = store
+        .poll_workflow_tasks("w1", T0 + 10, 1000, 2)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = first.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-a", "run-b"]);
+    let second = store
+        .poll_workflow_tasks("w2", T0 + 10, 1000, 2)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = second.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-c"]);
+    assert!(store
+        .poll_workflow_tasks("w3", T0 + 10, 1000, 2)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let task = store
+        .poll_workflow_tasks("w1", T0, 1000, 10)
+        .await
+        .unwrap()
+        .remove(0);
+    assert!(store
+        .poll_workflow_tasks("w2", T0 + 999, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.next_wakeup(T0).await.unwrap(),
+        Some(T0 + 1000),
+        "the lease expiry"
+    );
+
+    let stolen = store
+        .poll_workflow_tasks("w2", T0 + 1000, 1000, 10)
+        .await
+        .unwrap();
+    assert_eq!(stolen.len(), 1, "an expired lease is taken over");
+    let err = store
+        .commit_workflow_task(commit_for(&task, "w1", T0 + 1001))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { ref run_id, .. } if run_id == "run-1"),
+        "{err}"
+    );
+    let run = store
+        .commit_workflow_task(commit_for(&stolen[0], "w2", T0 + 1001))
+        .await
+        .unwrap();
+    assert_eq!(run.next_event_id, 3);
+}
+
+async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Arc<dyn Store>) {
+    let before = start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, signal("a", Some("s-a")), T0)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("b", None), T0)
+        .await
+        .unwrap();
+    let task = lease_one(&*store, "w", T0 + 5).await;
+    assert_eq!(task.messages.len(), 2);
+
+    let mut commit = commit_for(&task, "w", T0 + 5);
+    let events = vec![
+        (
+            T0 + 5,
+            EventKind::SignalReceived {
+                name: "a".into(),
+                args: payload(("a",)),
+                signal_id: Some("s-a".into()),
+            },
+        ),
+        (
+            T0 + 5,
+            EventKind::SignalReceived {
+                name: "b".into(),
+                args: payload(("b",)),
+                signal_id: None,
+            },
+        ),
+        (
+            T0 + 5,
+            EventKind::WorkflowTaskCompleted {
+                task_time_ms: T0 + 5,
+            },
+        ),
+    ];
+    commit.events = events.clone();
+    commit.summary = payload("summary v1");
+    let run = store.commit_workflow_task(commit).await.unwrap();
+
+    let added: u64 = events
+        .iter()
+        .map(|(t, k)| encode_event(*t, k).unwrap().len() as u64)
+        .sum();
+    assert_eq!(run.next_event_id, 5);
+    assert_eq!(run.history_bytes, before.history_bytes + added);
+    assert_eq!(run.summary, payload("summary v1"));
+    assert_eq!(run.status, RunStatus::Running);
+    assert_eq!(store.get_run("wf-1", None).await.unwrap(), Some(run));
+
+    let history = store.read_history("run-1", 2).await.unwrap();
+    let got: Vec<(u64, i64, EventKind)> = history
+        .into_iter()
+        .map(|e| (e.event_id, e.time_ms, e.kind))
+        .collect();
+    let want: Vec<(u64, i64, EventKind)> = events
+        .into_iter()
+        .zip(2..)
+        .map(|((t, k), id)| (id, t, k))
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(store.read_history("run-1", 5).await.unwrap(), vec![]);
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 4);
+
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 100_000, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(
+        store.next_wakeup(T0).await.unwrap(),
+        None,
+        "nothing is due any more"
+    );
+}
+
+async fn commit_with_a_stale_next_event_id_conflicts_and_changes_nothing(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, signal("a", None), T0)
+        .await
+        .unwrap();
+    let task = lease_one(&*store, "w", T0).await;
+    let mut stale = commit_for(&task, "w", T0);
+    stale.expected_next_event_id = 7;
+    stale.new_timers = vec![(1, T0 + 10)];
+    let err = store.commit_workflow_task(stale).await.unwrap_err();
+    match &err {
+        StoreError::Conflict { run_id, reason } => {
+            assert_eq!(run_id, "run-1");
+            assert!(
+                reason.contains('7') && reason.contains('2'),
+                "reason names both ids: {reason}"
+            );
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
+    assert!(store.fire_due_timers(T0 + 10, 10).await.unwrap().is_empty());
+    // The lease is still held, and the inbox intact: the right commit goes through.
+    assert!(store
+        .poll_workflow_tasks("w2", T0, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let run = store
+        .commit_workflow_task(commit_for(&task, "w", T0))
+        .await
+        .unwrap();
+    assert_eq!(run.next_event_id, 3);
+}
+
+async fn commit_without_the_lease_conflicts(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let run = store.get_run("wf-1", None).await.unwrap().unwrap();
+    let unleased = wf_core::store::WorkflowTask {
+        run,
+        messages: vec![],
+    };
+    let err = store
+        .commit_workflow_task(commit_for(&unleased, "w", T0))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+
+    let task = lease_one(&*store, "w1", T0).await;
+    let err = store
+        .commit_workflow_task(commit_for(&task, "w2", T0))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+
+    let mut unknown = commit_for(&task, "w1", T0);
+    unknown.run_id = "no-such-run".into();
+    let err = store.commit_workflow_task(unknown).await.unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
+}
+
+async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, signal("a", None), T0)
+        .await
+        .unwrap();
+    let task = lease_one(&*store, "w", T0).await;
+    store
+        .deliver("wf-1", None, signal("b", None), T0 + 1)
+        .await
+        .unwrap();
+    store
+        .commit_workflow_task(commit_for(&task, "w", T0 + 2))
+        .await
+        .unwrap();
+
+    let next = lease_one(&*store, "w", T0 + 2).await;
+    assert_eq!(
+        next.messages.len(),
+        1,
+        "only the message the first task did not consume"
+    );
+    assert!(matches!(&next.messages[0].kind, InboxKind::Signal { name, .. } if name == "b"));
+    assert!(next.messages[0].seq > task.messages[0].seq);
+}
+
+async fn close_with_unconsumed_messages_fails_with_new_messages(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let task = lease_one(&*store, "w", T0).await;
+    store
+        .deliver("wf-1", None, signal("late", None), T0 + 1)
+        .await
+        .unwrap();
+
+    for consumed_through in [None, task.messages.last().map(|m| m.seq)] {
+        let mut closing = commit_for(&task, "w", T0 + 2);
+        closing.consumed_through = consumed_through;
+        closing.close = Some(RunClose::Completed(payload("done")));
+        let err = store.commit_workflow_task(closing).await.unwrap_err();
+        assert_eq!(
+            err,
+            StoreError::NewMessages {
+                run_id: "run-1".into()
+            }
+        );
+    }
+    let run = store.get_run("wf-1", None).await.unwrap().unwrap();
+    assert_eq!((run.status, run.next_event_id), (RunStatus::Running, 2));
+
+    // The task may still commit without closing, and then sees the message.
+    store
+        .commit_workflow_task(commit_for(&task, "w", T0 + 2))
+        .await
+        .unwrap();
+    let next = lease_one(&*store, "w", T0 + 2).await;
+    let mut closing = commit_for(&next, "w", T0 + 3);
+    closing.close = Some(RunClose::Completed(payload("done")));
+    let run = store.commit_workflow_task(closing).await.unwrap();
+    assert_eq!(run.status, RunStatus::Completed);
+}
+
+async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
+    for (i, close) in [
+        RunClose::Completed(payload("value")),
+        RunClose::Failed("boom".into()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let wf = format!("wf-{i}");
+        let run_id = format!("run-{i}");
+        start(&*store, &wf, &run_id, T0).await;
+        store
+            .deliver(&wf, None, update("u-1", "rename"), T0)
+            .await
+            .unwrap();
+        store
+            .deliver(&wf, None, update("u-2", "rename"), T0)
+            .await
+            .unwrap();
+        run_task(&*store, T0, |_, c| {
+            c.new_activities = vec![activity(1, Default::default())];
+            c.new_timers = vec![(2, T0 + 50)];
+            c.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+        })
+        .await;
+        store
+            .deliver(&wf, None, update("u-3", "rename"), T0 + 1)
+            .await
+            .unwrap();
+        let closed = run_task(&*store, T0 + 2, |_, c| c.close = Some(close.clone())).await;
+
+        assert_eq!(closed.closed_ms, Some(T0 + 2));
+        match &close {
+            RunClose::Completed(v) => {
+                assert_eq!(closed.status, RunStatus::Completed);
+                assert_eq!(closed.result.as_ref(), Some(v));
+            }
+            RunClose::Failed(m) => {
+                assert_eq!(closed.status, RunStatus::Failed);
+                assert_eq!(closed.failure.as_ref(), Some(m));
+            }
+            RunClose::ContinuedAsNew(_) => unreachable!(),
+        }
+        assert!(store.pending_activities(&run_id).await.unwrap().is_empty());
+        assert!(store.pending_updates(&run_id).await.unwrap().is_empty());
+        for u in ["u-1", "u-2", "u-3"] {
+            let rec = store.get_update(&wf, u).await.unwrap().unwrap();
+            assert_eq!(rec.state, UpdateState::Abandoned, "update {u}");
+        }
+    }
+    assert!(store
+        .fire_due_timers(T0 + 100, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .poll_activity_tasks("a", T0 + 100, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 100, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.next_wakeup(T0).await.unwrap(), None);
+}
+
+async fn a_failed_task_is_recorded_and_retried_at_its_retry_time(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, signal("a", None), T0)
+        .await
+        .unwrap();
+    let task = lease_one(&*store, "w", T0).await;
+    let failure = TaskFailure {
+        message: "panicked at 'oops'".into(),
+        nondeterminism: false,
+        attempts: 1,
+        retry_at_ms: T0 + 5000,
+    };
+    let err = store
+        .fail_workflow_task("run-1", "other", failure.clone())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { .. }),
+        "only the lease holder may fail it"
+    );
+    store
+        .fail_workflow_task("run-1", "w", failure.clone())
+        .await
+        .unwrap();
+
+    let run = store.get_run("wf-1", None).await.unwrap().unwrap();
+    assert_eq!(run.task_failure, Some(failure));
+    assert_eq!(run.next_event_id, 2, "nothing else changes");
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 4999, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.next_wakeup(T0).await.unwrap(), Some(T0 + 5000));
+    let retry = lease_one(&*store, "w", T0 + 5000).await;
+    assert_eq!(
+        retry.messages, task.messages,
+        "the inbox is kept for the retry"
+    );
+    store
+        .commit_workflow_task(commit_for(&retry, "w", T0 + 5000))
+        .await
+        .unwrap();
+    let run = store.get_run("wf-1", None).await.unwrap().unwrap();
+    assert_eq!(
+        run.task_failure, None,
+        "a successful task clears the failure"
+    );
+}
+
+async fn release_makes_the_run_ready_at_once(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    lease_one(&*store, "w1", T0 + 10).await;
+    store.release_workflow_task("run-1", "w2").await.unwrap();
+    assert!(
+        store
+            .poll_workflow_tasks("w2", T0 + 10, 1000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "a worker that does not hold the lease cannot release it"
+    );
+    store.release_workflow_task("run-1", "w1").await.unwrap();
+    let task = lease_one(&*store, "w2", T0 + 10).await;
+    assert_eq!(task.run.run_id, "run-1");
+}
