@@ -22,10 +22,16 @@ pub struct Crashy {
 #[workflow]
 impl Crashy {
     #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, target: u32) -> Result<(Vec<u32>, Vec<String>), WorkflowError> {
+    async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        target: u32,
+    ) -> Result<(Vec<u32>, Vec<String>), WorkflowError> {
         for i in 0..target {
             ctx.wait_condition(|s| !s.paused).await;
-            let v = ctx.activity(Slow::step, i).start_to_close(Duration::from_secs(2)).await?;
+            let v = ctx
+                .activity(Slow::step, i)
+                .start_to_close(Duration::from_secs(2))
+                .await?;
             ctx.state_mut(|s| s.steps.push(v));
         }
         ctx.wait_condition(|s| s.finish).await;
@@ -50,7 +56,10 @@ impl Crashy {
 
     #[update]
     async fn annotate(ctx: &mut WorkflowContext<Self>, note: String) -> Result<usize, UpdateError> {
-        let echoed = ctx.activity(Slow::slow_echo, note).start_to_close(Duration::from_secs(2)).await?;
+        let echoed = ctx
+            .activity(Slow::slow_echo, note)
+            .start_to_close(Duration::from_secs(2))
+            .await?;
         Ok(ctx.state_mut(|s| {
             s.notes.push(echoed);
             s.notes.len()
@@ -74,7 +83,11 @@ impl Slow {
     }
 
     #[activity]
-    pub async fn slow_echo(&self, _ctx: ActivityContext, s: String) -> Result<String, ActivityError> {
+    pub async fn slow_echo(
+        &self,
+        _ctx: ActivityContext,
+        s: String,
+    ) -> Result<String, ActivityError> {
         tokio::time::sleep(Duration::from_millis(400)).await;
         Ok(s)
     }
@@ -93,19 +106,33 @@ fn worker(path: &Path) -> wf_sdk::EngineBuilder {
 #[test]
 #[ignore = "runs only as the child process of crash tests"]
 fn crash_child() {
-    let Ok(path) = std::env::var("WF_CRASH_DB") else { return };
+    let Ok(path) = std::env::var("WF_CRASH_DB") else {
+        return;
+    };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let engine = worker(Path::new(&path)).build().await.unwrap();
-        let opts = StartOptions { id_conflict: IdConflictPolicy::UseExisting };
-        engine.client().start_with::<Crashy>("crashy", 8, opts).await.unwrap();
+        let opts = StartOptions {
+            id_conflict: IdConflictPolicy::UseExisting,
+        };
+        engine
+            .client()
+            .start_with::<Crashy>("crashy", 8, opts)
+            .await
+            .unwrap();
         tokio::time::sleep(Duration::from_secs(60)).await;
     });
 }
 
 fn spawn_child(path: &Path) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "crash_child",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("WF_CRASH_DB", path)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -118,7 +145,11 @@ fn kill(mut child: Child) {
     child.wait().unwrap();
 }
 
-async fn history_until(h: &WorkflowHandle<Crashy>, what: &str, pred: impl Fn(&[HistoryEvent]) -> bool) {
+async fn history_until(
+    h: &WorkflowHandle<Crashy>,
+    what: &str,
+    pred: impl Fn(&[HistoryEvent]) -> bool,
+) {
     eventually(what, || async {
         let hist = h.history().await.ok()?;
         pred(&hist).then_some(())
@@ -153,7 +184,8 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     h.pause().signal_id("pause-1").await.unwrap();
     let child = spawn_child(&path);
     history_until(&h, "the pause applied", |hist| {
-        hist.iter().any(|e| matches!(&e.kind, EventKind::SignalReceived { name, .. } if name == "pause"))
+        hist.iter()
+            .any(|e| matches!(&e.kind, EventKind::SignalReceived { name, .. } if name == "pause"))
     })
     .await;
     tokio::time::sleep(Duration::from_millis(150)).await;
@@ -168,7 +200,8 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     };
     let child = spawn_child(&path);
     history_until(&h, "the update accepted", |hist| {
-        hist.iter().any(|e| matches!(e.kind, EventKind::UpdateAccepted { .. }))
+        hist.iter()
+            .any(|e| matches!(e.kind, EventKind::UpdateAccepted { .. }))
     })
     .await;
     kill(child);
@@ -199,12 +232,25 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     assert!(scheduled.values().all(|n| *n == 1), "{scheduled:?}");
     assert!(resolved.values().all(|n| *n == 1), "{resolved:?}");
     assert_eq!(resolved.len(), 9);
-    let pauses = count(&hist, |k| matches!(k, EventKind::SignalReceived { signal_id: Some(id), .. } if id == "pause-1"));
+    let pauses = count(
+        &hist,
+        |k| matches!(k, EventKind::SignalReceived { signal_id: Some(id), .. } if id == "pause-1"),
+    );
     assert_eq!(pauses, 1);
-    assert_eq!(count(&hist, |k| matches!(k, EventKind::UpdateAccepted { .. })), 1);
-    assert_eq!(count(&hist, |k| matches!(k, EventKind::UpdateCompleted { .. })), 1);
+    assert_eq!(
+        count(&hist, |k| matches!(k, EventKind::UpdateAccepted { .. })),
+        1
+    );
+    assert_eq!(
+        count(&hist, |k| matches!(k, EventKind::UpdateCompleted { .. })),
+        1
+    );
     let ids: Vec<u64> = hist.iter().map(|e| e.event_id).collect();
-    assert_eq!(ids, (1..=hist.len() as u64).collect::<Vec<_>>(), "dense event ids");
+    assert_eq!(
+        ids,
+        (1..=hist.len() as u64).collect::<Vec<_>>(),
+        "dense event ids"
+    );
     engine.shutdown().await;
     let _ = std::fs::remove_file(&path);
 }

@@ -49,7 +49,10 @@ impl FlowV2 {
     }
 }
 
-fn engine_on<W: WorkflowDefinition>(store: std::sync::Arc<dyn Store>, clock: &TestClock) -> wf_sdk::EngineBuilder {
+fn engine_on<W: WorkflowDefinition>(
+    store: std::sync::Arc<dyn Store>,
+    clock: &TestClock,
+) -> wf_sdk::EngineBuilder {
     Engine::builder()
         .store(store)
         .clock(clock.clone())
@@ -62,7 +65,10 @@ fn engine_on<W: WorkflowDefinition>(store: std::sync::Arc<dyn Store>, clock: &Te
 async fn changed_code_fails_the_task_with_nondeterminism_and_keeps_the_run() {
     let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(MemoryStore::new());
     let clock = TestClock::new();
-    let v1 = engine_on::<FlowV1>(store.clone(), &clock).build().await.unwrap();
+    let v1 = engine_on::<FlowV1>(store.clone(), &clock)
+        .build()
+        .await
+        .unwrap();
     let h = v1.client().start::<FlowV1>("f", ()).await.unwrap();
     eventually("the activity result", || async {
         let hist = h.history().await.unwrap();
@@ -73,21 +79,37 @@ async fn changed_code_fails_the_task_with_nondeterminism_and_keeps_the_run() {
     let history = h.history().await.unwrap();
 
     // New code, empty cache: the signal makes it replay, and replay disagrees.
-    let v2 = engine_on::<FlowV2>(store.clone(), &clock).build().await.unwrap();
+    let v2 = engine_on::<FlowV2>(store.clone(), &clock)
+        .build()
+        .await
+        .unwrap();
     let h2 = v2.client().handle::<FlowV2>("f");
     h2.go().await.unwrap();
-    let failure = eventually("the nondeterminism failure", || async { h2.describe().await.unwrap().task_failure })
-        .await;
+    let failure = eventually("the nondeterminism failure", || async {
+        h2.describe().await.unwrap().task_failure
+    })
+    .await;
     assert!(failure.nondeterminism, "{failure:?}");
-    assert!(failure.message.contains("ActivityScheduled #1 add_one"), "{}", failure.message);
-    assert!(failure.message.contains("TimerStarted #1"), "{}", failure.message);
+    assert!(
+        failure.message.contains("ActivityScheduled #1 add_one"),
+        "{}",
+        failure.message
+    );
+    assert!(
+        failure.message.contains("TimerStarted #1"),
+        "{}",
+        failure.message
+    );
     // Nothing was written, the run is still running, and queries of v2 see the error.
     assert_eq!(h2.history().await.unwrap(), history);
     assert_eq!(h2.describe().await.unwrap().status, RunStatus::Running);
     v2.shutdown().await;
 
     // The old code replays it and finishes (after the task retry backoff).
-    let fixed = engine_on::<FlowV1>(store.clone(), &clock).build().await.unwrap();
+    let fixed = engine_on::<FlowV1>(store.clone(), &clock)
+        .build()
+        .await
+        .unwrap();
     let h3 = fixed.client().handle::<FlowV1>("f");
     clock.advance(Duration::from_secs(5));
     assert_eq!(h3.result().await.unwrap(), 2);
@@ -115,13 +137,24 @@ impl Waiter {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_waiting_runs_with_a_cache_of_100_all_resume() {
-    let engine = Engine::builder().memory().cache_capacity(100).workflow::<Waiter>().build().await.unwrap();
+    let engine = Engine::builder()
+        .memory()
+        .cache_capacity(100)
+        .workflow::<Waiter>()
+        .build()
+        .await
+        .unwrap();
     let client = engine.client();
     const N: u32 = 10_000;
     let mut starts = Vec::new();
     for i in 0..N {
         let client = client.clone();
-        starts.push(tokio::spawn(async move { client.start::<Waiter>(format!("w-{i}"), i).await.map(|_| ()) }));
+        starts.push(tokio::spawn(async move {
+            client
+                .start::<Waiter>(format!("w-{i}"), i)
+                .await
+                .map(|_| ())
+        }));
     }
     for s in starts {
         s.await.unwrap().unwrap();

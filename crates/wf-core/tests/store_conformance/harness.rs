@@ -160,6 +160,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
             now_ms,
             EventKind::WorkflowTaskCompleted {
                 task_time_ms: now_ms,
+                suggest_continue_as_new: false,
             },
         )],
         consumed_through: task.messages.last().map(|m| m.seq),

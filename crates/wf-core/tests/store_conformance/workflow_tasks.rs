@@ -116,6 +116,7 @@ async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Ar
             T0 + 5,
             EventKind::WorkflowTaskCompleted {
                 task_time_ms: T0 + 5,
+                suggest_continue_as_new: false,
             },
         ),
     ];
