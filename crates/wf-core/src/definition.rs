@@ -70,21 +70,29 @@ pub enum HandlerKind<W> {
     /// `#[update] fn x(&mut self, ..) -> Result<T, UpdateError>`, with its validator.
     SyncUpdate {
         /// The handler; the outer error is an argument decoding failure.
-        handler: fn(&mut W, &Payload) -> Result<Result<Payload, UpdateError>, PayloadError>,
+        handler: SyncUpdateFn<W>,
         /// `#[validator(x)]`, if any.
         validator: Option<Validator<W>>,
     },
     /// `#[update] async fn x(ctx, ..) -> Result<T, UpdateError>`, with its validator.
     AsyncUpdate {
         /// Starts the handler; the error is an argument decoding failure.
-        handler: fn(
-            WorkflowContext<W>,
-            &Payload,
-        ) -> Result<LocalBoxFuture<Result<Payload, UpdateError>>, PayloadError>,
+        handler: AsyncUpdateFn<W>,
         /// `#[validator(x)]`, if any.
         validator: Option<Validator<W>>,
     },
 }
+
+/// A sync update handler; the outer error is an argument decoding failure.
+pub type SyncUpdateFn<W> =
+    fn(&mut W, &Payload) -> Result<Result<Payload, UpdateError>, PayloadError>;
+
+/// Starts an async update handler; the error is an argument decoding failure.
+pub type AsyncUpdateFn<W> =
+    fn(
+        WorkflowContext<W>,
+        &Payload,
+    ) -> Result<LocalBoxFuture<Result<Payload, UpdateError>>, PayloadError>;
 
 /// A validator: `Ok(Err(r))` rejects the update; the outer error is an argument decoding
 /// failure (which also rejects it).

@@ -94,10 +94,7 @@ impl RetryPolicy {
     /// Whether an attempt that just failed with `failure` may be followed by `next_attempt`.
     pub fn allows_retry(&self, next_attempt: u32, failure: &ActivityFailure) -> bool {
         !failure.non_retryable
-            && !self
-                .non_retryable_error_types
-                .iter()
-                .any(|k| *k == failure.kind)
+            && !self.non_retryable_error_types.contains(&failure.kind)
             && (self.maximum_attempts == 0 || next_attempt <= self.maximum_attempts)
     }
 }

@@ -618,7 +618,7 @@ impl Store for MemoryStore {
                 .runs
                 .values()
                 .filter(|r| r.record.status == RunStatus::Running)
-                .filter(|r| r.lease.as_ref().map_or(true, |l| l.until <= now_ms))
+                .filter(|r| r.lease.as_ref().is_none_or(|l| l.until <= now_ms))
                 .filter_map(|r| match r.ready_at {
                     Some(at) if at <= now_ms => Some((at, r.seq, r.record.run_id.clone())),
                     _ => None,
@@ -698,7 +698,7 @@ impl Store for MemoryStore {
                 .activities
                 .values()
                 .filter(|row| row.lease_owner.is_none() && row.visible_at <= now_ms)
-                .filter(|row| row.task.schedule_deadline_ms().map_or(true, |d| d > now_ms))
+                .filter(|row| row.task.schedule_deadline_ms().is_none_or(|d| d > now_ms))
                 .map(|row| (row.visible_at, row.task.run_id.clone(), row.task.seq))
                 .collect();
             due.sort();
@@ -903,9 +903,9 @@ impl Store for MemoryStore {
                     filter
                         .workflow_type
                         .as_ref()
-                        .map_or(true, |t| *t == r.record.workflow_type)
+                        .is_none_or(|t| *t == r.record.workflow_type)
                 })
-                .filter(|r| filter.status.map_or(true, |st| st == r.record.status))
+                .filter(|r| filter.status.is_none_or(|st| st == r.record.status))
                 .collect();
             runs.sort_by_key(|r| std::cmp::Reverse(r.seq));
             let limit = if filter.limit == 0 {
