@@ -113,6 +113,18 @@ pub struct RunInfo {
     pub history_length: u64,
 }
 
+/// Refuses payloads over the limit (a `Payload` built by hand may skip `Payload::encode`).
+fn check_size(what: &str, payload: &Payload) -> Result<(), WfError> {
+    if payload.len() > crate::payload::MAX_PAYLOAD_BYTES {
+        return Err(WfError::PayloadError(PayloadError::TooLarge {
+            what: format!("{what} arguments"),
+            size: payload.len(),
+            limit: crate::payload::MAX_PAYLOAD_BYTES,
+        }));
+    }
+    Ok(())
+}
+
 fn ms_to_time(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)
 }
@@ -155,11 +167,14 @@ impl Client {
         input: Payload,
         options: StartOptions,
     ) -> Result<String, WfError> {
-        let def = self.shared.definition(workflow_type)?;
-        def.check_input(&input)?;
         if workflow_id.is_empty() {
-            return Err(WfError::Store("the workflow id must not be empty".into()));
+            return Err(WfError::InvalidArgument(
+                "the workflow id must not be empty".into(),
+            ));
         }
+        let def = self.shared.definition(workflow_type)?;
+        check_size("the start input", &input)?;
+        def.check_input(&input)?;
         let request = StartRequest {
             run: NewRun {
                 workflow_id: workflow_id.to_string(),
@@ -248,6 +263,7 @@ impl Client {
     ) -> Result<Payload, WfError> {
         let run = self.latest(workflow_id).await?;
         let def = self.shared.definition(&run.workflow_type)?.clone();
+        check_size("query", &args)?;
         def.check_message("query", name, &args)?;
         if self.shared.config.run_workers {
             let (reply, rx) = tokio::sync::oneshot::channel();

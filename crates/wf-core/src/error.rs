@@ -64,6 +64,9 @@ pub enum WfError {
     /// The run was terminated.
     #[error("workflow terminated: {0}")]
     Terminated(String),
+    /// An argument is invalid (empty workflow id...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// The engine has shut down.
     #[error("the engine has shut down")]
     Shutdown,
