@@ -325,7 +325,7 @@ impl EventKind {
             EventKind::ActivityScheduled {
                 seq, name, input, ..
             } => {
-                format!("#{seq} {name}({})", input.display())
+                format!("#{seq} {name}{}", args_display(input))
             }
             EventKind::ActivityCompleted {
                 seq,

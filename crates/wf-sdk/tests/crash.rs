@@ -217,6 +217,8 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     assert_eq!(steps, (0..8).map(|i| i * 10).collect::<Vec<_>>());
     assert_eq!(notes, vec!["hello".to_string()]);
     assert_eq!(update.await.unwrap().unwrap(), 1);
+    // A retry of the update after all those restarts returns the first outcome.
+    assert_eq!(h.annotate("again".into()).update_id("note-1").await, Ok(1));
 
     let hist = h.history().await.unwrap();
     let mut scheduled = HashMap::new();

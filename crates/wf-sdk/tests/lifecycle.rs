@@ -328,6 +328,58 @@ both!(
 );
 
 #[derive(Default)]
+pub struct Sleeper;
+
+#[workflow]
+impl Sleeper {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<i64, WorkflowError> {
+        let start = ctx.now_ms();
+        ctx.sleep(Duration::from_secs(3600)).await;
+        Ok(ctx.now_ms() - start)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_timer_fires_after_a_restart() {
+    let path = temp_db("timer-restart");
+    let clock = TestClock::new();
+    let engine = Engine::builder()
+        .sqlite(&path)
+        .clock(clock.clone())
+        .workflow::<Sleeper>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine
+        .client()
+        .start::<Sleeper>("sleeper", ())
+        .await
+        .unwrap();
+    eventually("the timer", || async {
+        let hist = h.history().await.ok()?;
+        hist.iter()
+            .any(|e| matches!(e.kind, EventKind::TimerStarted { .. }))
+            .then_some(())
+    })
+    .await;
+    engine.shutdown().await;
+    // A new process (same file, same clock) an hour later.
+    clock.advance(Duration::from_secs(3600));
+    let engine = Engine::builder()
+        .sqlite(&path)
+        .clock(clock.clone())
+        .workflow::<Sleeper>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine.client().handle::<Sleeper>("sleeper");
+    assert_eq!(h.result().await.unwrap(), 3_600_000);
+    engine.shutdown().await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[derive(Default)]
 pub struct Quitter;
 
 #[workflow]
