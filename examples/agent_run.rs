@@ -238,7 +238,7 @@ fn fresh_db() -> PathBuf {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), WfError> {
+pub async fn main() -> Result<(), WfError> {
     let t = Timeline(Instant::now());
     let path = fresh_db();
     let tools = Arc::new(Tools::default());
