@@ -170,6 +170,13 @@ pub enum ActivityCallError {
     /// The input could not be encoded or the result decoded.
     #[error(transparent)]
     Payload(#[from] PayloadError),
+    /// The run's cancellation was requested while the activity was pending; its task was
+    /// dropped.
+    #[error("activity {activity} cancelled")]
+    Cancelled {
+        /// Activity wire name.
+        activity: String,
+    },
 }
 
 /// Facts about the running attempt.

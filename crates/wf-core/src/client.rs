@@ -10,7 +10,7 @@ use crate::machine::{replay, RunSummary};
 use crate::payload::{Payload, PayloadError};
 use crate::store::{
     DeliverOutcome, IdConflictPolicy, ListFilter, Message, NewRun, RunRecord, RunStatus,
-    StartRequest, TaskFailure, UpdateState,
+    StartOutcome, StartRequest, TaskFailure, UpdateState,
 };
 use serde::de::DeserializeOwned;
 use std::future::{Future, IntoFuture};
@@ -167,6 +167,22 @@ impl Client {
         input: Payload,
         options: StartOptions,
     ) -> Result<String, WfError> {
+        Ok(self
+            .start_with_messages(workflow_id, workflow_type, input, options, Vec::new())
+            .await?
+            .run_id)
+    }
+
+    /// Starts a run and delivers `messages` to it in one store transaction (or, with
+    /// `UseExisting`, to the running run).
+    async fn start_with_messages(
+        &self,
+        workflow_id: &str,
+        workflow_type: &str,
+        input: Payload,
+        options: StartOptions,
+        messages: Vec<Message>,
+    ) -> Result<StartOutcome, WfError> {
         if workflow_id.is_empty() {
             return Err(WfError::InvalidArgument(
                 "the workflow id must not be empty".into(),
@@ -175,6 +191,19 @@ impl Client {
         let def = self.shared.definition(workflow_type)?;
         check_size("the start input", &input)?;
         def.check_input(&input)?;
+        for m in &messages {
+            match m {
+                Message::Signal { name, args, .. } => {
+                    check_size("signal", args)?;
+                    def.check_message("signal", name, args)?;
+                }
+                Message::Update { name, args, .. } => {
+                    check_size("update", args)?;
+                    def.check_message("update", name, args)?;
+                }
+                Message::Cancel { .. } => {}
+            }
+        }
         let request = StartRequest {
             run: NewRun {
                 workflow_id: workflow_id.to_string(),
@@ -185,12 +214,13 @@ impl Client {
                 continued_from: None,
             },
             policy: options.id_conflict,
-            messages: Vec::new(),
+            messages,
             now_ms: self.shared.now_ms(),
         };
         let outcome = self.shared.store.start_run(request).await?;
         self.shared.workflow_wake.notify_one();
-        Ok(outcome.run_id)
+        self.shared.waiters.publish(workflow_id);
+        Ok(outcome)
     }
 
     /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.
@@ -411,6 +441,9 @@ impl Client {
                 RunStatus::Terminated => {
                     return Err(WfError::Terminated(run.failure.unwrap_or_default()))
                 }
+                RunStatus::Cancelled => {
+                    return Err(WfError::Cancelled(run.failure.unwrap_or_default()))
+                }
                 RunStatus::Running | RunStatus::ContinuedAsNew => {}
             }
             self.wait(notified).await?;
@@ -497,6 +530,21 @@ impl Client {
             .collect())
     }
 
+    /// Requests cancellation of the latest run: its pending activities and timers are
+    /// cancelled, its code sees `ctx.cancel_requested()` and may clean up, then ends as
+    /// cancelled.
+    pub async fn cancel(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        let message = Message::Cancel {
+            reason: reason.to_string(),
+        };
+        self.shared
+            .store
+            .deliver(workflow_id, None, message, self.shared.now_ms())
+            .await?;
+        self.shared.workflow_wake.notify_one();
+        Ok(())
+    }
+
     /// Ends the latest run at once, without running workflow code.
     pub async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
         self.shared
@@ -552,9 +600,83 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         self.client.describe(&self.workflow_id).await
     }
 
+    /// Requests cancellation (see [`Client::cancel`]); `result()` then returns
+    /// `WfError::Cancelled` once the run's cleanup finished.
+    pub async fn cancel(&self) -> Result<(), WfError> {
+        self.client
+            .cancel(&self.workflow_id, "cancelled by a client")
+            .await
+    }
+
     /// Ends the run at once.
     pub async fn terminate(&self, reason: &str) -> Result<(), WfError> {
         self.client.terminate(&self.workflow_id, reason).await
+    }
+
+    /// Signal-with-start: starts the run if the workflow id is not running and delivers the
+    /// signal, in one store transaction. With `IdConflictPolicy::UseExisting` (the usual
+    /// choice) a running run just gets the signal; `Fail` refuses; `TerminateExisting`
+    /// replaces it.
+    ///
+    /// ```ignore
+    /// h.signal_with_start(input, h.pause().signal_id("cmd-1"), IdConflictPolicy::UseExisting).await?;
+    /// ```
+    pub async fn signal_with_start(
+        &self,
+        input: W::Input,
+        signal: SignalCall<'_>,
+        policy: IdConflictPolicy,
+    ) -> Result<(), WfError> {
+        let input = Payload::encode(&input)?;
+        let message = Message::Signal {
+            name: signal.name.to_string(),
+            args: signal.args?,
+            signal_id: signal.signal_id,
+        };
+        let options = StartOptions {
+            id_conflict: policy,
+        };
+        self.client
+            .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])
+            .await?;
+        Ok(())
+    }
+
+    /// Update-with-start: starts the run if needed and delivers the update atomically, then
+    /// waits for the update's outcome (policies as in
+    /// [`signal_with_start`](Self::signal_with_start)).
+    pub async fn update_with_start<R: DeserializeOwned>(
+        &self,
+        input: W::Input,
+        update: UpdateCall<'_, R>,
+        policy: IdConflictPolicy,
+    ) -> Result<R, WfError> {
+        let input = Payload::encode(&input)?;
+        let update_id = update
+            .update_id
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let message = Message::Update {
+            update_id: update_id.clone(),
+            name: update.name.to_string(),
+            args: update.args?,
+        };
+        let options = StartOptions {
+            id_conflict: policy,
+        };
+        self.client
+            .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])
+            .await?;
+        let value = self
+            .client
+            .wait_update(&self.workflow_id, &update_id, UpdateStage::Completed)
+            .await?;
+        Ok(value.decode()?)
+    }
+
+    /// A signal by name with one argument, for signals the workflow takes with
+    /// `ctx.wait_for_signal::<A>(name)` rather than a handler method.
+    pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
+        self.__signal(name, Payload::encode(&(arg,)))
     }
 
     /// A signal by wire name (used by generated methods).

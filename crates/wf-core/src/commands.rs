@@ -28,6 +28,8 @@ pub(crate) enum ActivityState {
     Resolved(ActivityResolution),
     /// The future took the resolution.
     Taken,
+    /// Cancelled by a cancellation request before it resolved.
+    Cancelled,
 }
 
 /// Lifecycle of one durable timer.
@@ -39,6 +41,8 @@ pub(crate) enum TimerState {
     Fired,
     /// Cancelled before it fired, or consumed.
     Done,
+    /// Cancelled by a cancellation request; the awaiting future has not seen it yet.
+    CancelledByRequest,
 }
 
 /// How the main method ended.
@@ -46,6 +50,7 @@ pub(crate) enum TimerState {
 pub(crate) enum Close {
     Completed(Payload),
     Failed(String),
+    Cancelled(String),
     ContinuedAsNew(Payload),
 }
 
@@ -99,11 +104,16 @@ pub(crate) struct Commands {
     pub tearing_down: bool,
     pub history_len: u64,
     pub suggest_continue_as_new: bool,
-    pub cancel_requested: bool,
+    /// Why cancellation was requested, once it was.
+    pub cancel_requested: Option<String>,
     /// Signals with no handler, kept (name, args) until a handler for them exists.
     pub buffered_signals: Vec<(String, Payload)>,
     /// Nondeterminism found while applying inputs (a resolution nobody asked for).
     pub mismatch: Option<String>,
+    /// On replay: positions (in the task's recorded commands) and names of patch markers.
+    pub replay_patches: Option<Vec<(usize, String)>>,
+    /// `ctx.patched(id)` answers, fixed for the life of the run.
+    pub patches: HashMap<String, bool>,
 }
 
 impl Commands {
@@ -125,9 +135,11 @@ impl Commands {
             tearing_down: false,
             history_len: 0,
             suggest_continue_as_new: false,
-            cancel_requested: false,
+            cancel_requested: None,
             buffered_signals: Vec::new(),
             mismatch: None,
+            replay_patches: None,
+            patches: HashMap::new(),
         }
     }
 
@@ -154,6 +166,36 @@ impl Commands {
         self.activities
             .insert(seq, ActivityState::Scheduled { waker: None });
         seq
+    }
+
+    /// `ctx.patched(id)`: true in new executions (recording a marker), and on replay exactly
+    /// when the history recorded the marker at this point. Memoized per run.
+    pub fn patched(&mut self, id: &str, deprecated: bool) -> bool {
+        if let Some(&known) = self.patches.get(id) {
+            return known;
+        }
+        let name = crate::machine::patch_marker_name(id);
+        let decision = match &self.replay_patches {
+            None => true,
+            Some(markers) => {
+                deprecated
+                    || markers
+                        .iter()
+                        .any(|(i, n)| *i >= self.issued.len() && *n == name)
+            }
+        };
+        if decision {
+            let value = Payload::encode(&deprecated).expect("a bool always encodes");
+            // Patch markers use seq 0 so that adding or removing one never shifts the
+            // sequence numbers of the commands after it.
+            self.issued.push(EventKind::MarkerRecorded {
+                seq: 0,
+                name,
+                value,
+            });
+        }
+        self.patches.insert(id.to_string(), decision);
+        decision
     }
 
     /// Records a `TimerStarted` command.
@@ -207,6 +249,52 @@ impl Commands {
                 "history fires timer #{seq}, which the workflow code did not start"
             )),
         }
+    }
+
+    /// Takes the oldest buffered signal named `name`.
+    pub fn take_signal(&mut self, name: &str) -> Option<Payload> {
+        let i = self.buffered_signals.iter().position(|(n, _)| n == name)?;
+        Some(self.buffered_signals.remove(i).1)
+    }
+
+    /// Applies a cancellation request: every pending activity and timer is cancelled (their
+    /// futures see it), in sequence order so replay issues the same commands.
+    pub fn request_cancel(&mut self, reason: String) {
+        if self.cancel_requested.is_some() {
+            return;
+        }
+        self.cancel_requested = Some(reason);
+        let mut seqs: Vec<u32> = self
+            .activities
+            .iter()
+            .filter(|(_, st)| matches!(st, ActivityState::Scheduled { .. }))
+            .map(|(seq, _)| *seq)
+            .collect();
+        seqs.sort_unstable();
+        for seq in seqs {
+            if let Some(ActivityState::Scheduled { waker: Some(w) }) =
+                self.activities.insert(seq, ActivityState::Cancelled)
+            {
+                w.wake();
+            }
+            self.issued.push(EventKind::ActivityCancelled { seq });
+        }
+        let mut seqs: Vec<u32> = self
+            .timers
+            .iter()
+            .filter(|(_, st)| matches!(st, TimerState::Started { .. }))
+            .map(|(seq, _)| *seq)
+            .collect();
+        seqs.sort_unstable();
+        for seq in seqs {
+            if let Some(TimerState::Started { waker: Some(w) }) =
+                self.timers.insert(seq, TimerState::CancelledByRequest)
+            {
+                w.wake();
+            }
+            self.issued.push(EventKind::TimerCancelled { seq });
+        }
+        self.state_changed();
     }
 
     pub fn record_mismatch(&mut self, message: String) {
@@ -267,6 +355,9 @@ impl Commands {
             },
             Close::Failed(message) => EventKind::WorkflowFailed {
                 message: message.clone(),
+            },
+            Close::Cancelled(reason) => EventKind::WorkflowCancelled {
+                reason: reason.clone(),
             },
             Close::ContinuedAsNew(input) => EventKind::ContinuedAsNew {
                 // The new run id is chosen when the task commits; replay compares kinds only.

@@ -97,6 +97,18 @@ impl<W: 'static> WorkflowContext<W> {
         ActivityCall::new(self.core.clone(), name.to_string(), Payload::encode(args))
     }
 
+    /// Waits for the next signal named `name` that has no handler method, and decodes its
+    /// single argument (signals carry an argument tuple: send `(value,)`). Signals that
+    /// arrived earlier are buffered and taken oldest first, so none is missed. Bound the wait
+    /// with [`.timeout(d)`](WaitForSignal::timeout) or [`.deadline(t)`](WaitForSignal::deadline).
+    pub fn wait_for_signal<T: DeserializeOwned>(&self, name: &str) -> WaitForSignal<T> {
+        WaitForSignal {
+            core: self.core.clone(),
+            name: name.to_string(),
+            _t: PhantomData,
+        }
+    }
+
     /// A durable timer: survives restarts, fires after `duration` of engine time.
     pub fn sleep(&self, duration: Duration) -> Sleep {
         Sleep {
@@ -153,9 +165,31 @@ impl<W: 'static> WorkflowContext<W> {
         self.core.borrow().suggest_continue_as_new
     }
 
-    /// True once cancellation of the run was requested.
+    /// Versioning: `true` when this run executes code after the change `id` was deployed,
+    /// `false` when it replays a history recorded before it. Guard a change with
+    /// `if ctx.patched("id") { new } else { old }`; once no run on the old branch remains,
+    /// replace the call with [`deprecate_patch`](Self::deprecate_patch), then remove it.
+    pub fn patched(&self, id: &str) -> bool {
+        self.core.borrow_mut().patched(id, false)
+    }
+
+    /// Marks the change `id` as the only branch left: records the marker for runs that still
+    /// check `patched(id)` and accepts histories with or without it.
+    pub fn deprecate_patch(&self, id: &str) {
+        self.core.borrow_mut().patched(id, true);
+    }
+
+    /// True once cancellation of the run was requested. Pending activities and timers were
+    /// cancelled then; code may still run cleanup (new activities and timers work normally)
+    /// and should end by returning `Err(WorkflowError::Cancelled)`.
     pub fn cancel_requested(&self) -> bool {
-        self.core.borrow().cancel_requested
+        self.core.borrow().cancel_requested.is_some()
+    }
+
+    /// Resolves once cancellation of the run is requested (to race against other work).
+    pub fn cancelled(&self) -> WaitCondition<W, impl Fn(&W) -> bool> {
+        let core = self.core.clone();
+        self.wait_condition(move |_| core.borrow().cancel_requested.is_some())
     }
 }
 
@@ -232,7 +266,7 @@ impl<W: 'static, F: Fn(&W) -> bool> Future for TimedCondition<W, F> {
             .timer
             .get_or_insert_with(|| this.cond.ctx.sleep(this.duration));
         match Pin::new(timer).poll(cx) {
-            Poll::Ready(()) => Poll::Ready(false),
+            Poll::Ready(_) => Poll::Ready(false),
             Poll::Pending => Poll::Pending,
         }
     }
@@ -245,9 +279,15 @@ pub struct Sleep {
     seq: Option<u32>,
 }
 
+/// A timer or wait was cut short because the run's cancellation was requested. `?` turns it
+/// into [`WorkflowError::Cancelled`], which ends the run as cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cancelled: the run's cancellation was requested")]
+pub struct Cancelled;
+
 impl Future for Sleep {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    type Output = Result<(), Cancelled>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut core = self.core.borrow_mut();
         let seq = match self.seq {
             Some(seq) => seq,
@@ -263,13 +303,17 @@ impl Future for Sleep {
         match core.timers.get_mut(&seq) {
             Some(TimerState::Fired) => {
                 core.timers.insert(seq, TimerState::Done);
-                Poll::Ready(())
+                Poll::Ready(Ok(()))
+            }
+            Some(TimerState::CancelledByRequest) => {
+                core.timers.insert(seq, TimerState::Done);
+                Poll::Ready(Err(Cancelled))
             }
             Some(TimerState::Started { waker }) => {
                 *waker = Some(cx.waker().clone());
                 Poll::Pending
             }
-            Some(TimerState::Done) | None => Poll::Ready(()),
+            Some(TimerState::Done) | None => Poll::Ready(Ok(())),
         }
     }
 }
@@ -395,7 +439,149 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     }
                 })
             }
+            ActivityState::Cancelled => {
+                *state = ActivityState::Taken;
+                Poll::Ready(Err(ActivityCallError::Cancelled {
+                    activity: self.name.clone(),
+                }))
+            }
             ActivityState::Taken => Poll::Pending,
+        }
+    }
+}
+
+/// Future of [`WorkflowContext::wait_for_signal`]: the signal's argument.
+pub struct WaitForSignal<T> {
+    core: Rc<RefCell<Commands>>,
+    name: String,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Unpin for WaitForSignal<T> {}
+
+impl<T: DeserializeOwned> WaitForSignal<T> {
+    /// Gives up after `duration` of workflow time with [`SignalWaitError::Timeout`]. A zero
+    /// duration takes a signal already received and otherwise times out at once, without a
+    /// timer.
+    pub fn timeout(self, duration: Duration) -> WaitForSignalUntil<T> {
+        let deadline_ms = self
+            .core
+            .borrow()
+            .task_time_ms
+            .saturating_add(duration.as_millis() as i64);
+        self.until(deadline_ms)
+    }
+
+    /// Gives up at `deadline` (workflow time) with [`SignalWaitError::Timeout`]. A deadline in
+    /// the past takes a signal already received and otherwise times out at once.
+    pub fn deadline(self, deadline: SystemTime) -> WaitForSignalUntil<T> {
+        let ms = deadline
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        self.until(ms)
+    }
+
+    fn until(self, deadline_ms: i64) -> WaitForSignalUntil<T> {
+        WaitForSignalUntil {
+            wait: self,
+            deadline_ms,
+            timer: None,
+        }
+    }
+
+    fn take(&self, cx: &mut Context<'_>) -> Option<Result<T, PayloadError>> {
+        let mut core = self.core.borrow_mut();
+        match core.take_signal(&self.name) {
+            Some(args) => Some(args.decode::<(T,)>().map(|(v,)| v)),
+            None => {
+                core.wait_for_change(cx.waker());
+                None
+            }
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Future for WaitForSignal<T> {
+    type Output = Result<T, PayloadError>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.take(cx) {
+            Some(r) => Poll::Ready(r),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// A bounded signal wait ran out of time, or its argument did not decode.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SignalWaitError {
+    /// No signal arrived before the deadline.
+    #[error(transparent)]
+    Timeout(#[from] WaitTimeout),
+    /// The signal's argument did not decode as the expected type.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// The run's cancellation was requested during the wait.
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
+}
+
+/// No signal named `name` arrived before `deadline`. A signal sent later is buffered for the
+/// next wait.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no {name:?} signal before {deadline:?}")]
+pub struct WaitTimeout {
+    /// The signal waited for.
+    pub name: String,
+    /// When the wait gave up (workflow time).
+    pub deadline: SystemTime,
+}
+
+/// Future of [`WaitForSignal::timeout`] and [`WaitForSignal::deadline`].
+pub struct WaitForSignalUntil<T> {
+    wait: WaitForSignal<T>,
+    deadline_ms: i64,
+    timer: Option<Sleep>,
+}
+
+impl<T> Unpin for WaitForSignalUntil<T> {}
+
+impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
+    type Output = Result<T, SignalWaitError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // A signal already recorded wins, even past the deadline.
+        if let Some(r) = self.wait.take(cx) {
+            self.timer = None;
+            return Poll::Ready(r.map_err(SignalWaitError::from));
+        }
+        let timeout = WaitTimeout {
+            name: self.wait.name.clone(),
+            deadline: UNIX_EPOCH + Duration::from_millis(self.deadline_ms.max(0) as u64),
+        };
+        let timed_out = move || Poll::Ready(Err(SignalWaitError::Timeout(timeout)));
+        let this = &mut *self;
+        if this.timer.is_none() {
+            let now = this.wait.core.borrow().task_time_ms;
+            if this.deadline_ms <= now {
+                return timed_out();
+            }
+            this.timer = Some(Sleep {
+                core: this.wait.core.clone(),
+                duration: Duration::from_millis((this.deadline_ms - now) as u64),
+                seq: None,
+            });
+        }
+        let timer = this.timer.as_mut().expect("set above");
+        match Pin::new(timer).poll(cx) {
+            Poll::Ready(Ok(())) => {
+                self.timer = None;
+                timed_out()
+            }
+            Poll::Ready(Err(c)) => {
+                self.timer = None;
+                Poll::Ready(Err(SignalWaitError::Cancelled(c)))
+            }
+            Poll::Pending => Poll::Pending,
         }
     }
 }

@@ -24,6 +24,7 @@ pub(crate) struct Config {
     /// How often idle workers look at the store for work from other processes.
     pub poll_interval: Duration,
     pub run_workers: bool,
+    pub build_id: Option<String>,
 }
 
 impl Default for Config {
@@ -35,6 +36,7 @@ impl Default for Config {
             max_activities: 64,
             poll_interval: Duration::from_millis(500),
             run_workers: true,
+            build_id: None,
         }
     }
 }
@@ -211,6 +213,13 @@ impl EngineBuilder {
     /// 500 ms). Work from this process wakes them at once.
     pub fn poll_interval(mut self, every: Duration) -> Self {
         self.config.poll_interval = every;
+        self
+    }
+
+    /// The build id of this worker's code, recorded on every workflow task it runs (see which
+    /// version of the code made which step; pair with `ctx.patched`).
+    pub fn build_id(mut self, id: impl Into<String>) -> Self {
+        self.config.build_id = Some(id.into());
         self
     }
 

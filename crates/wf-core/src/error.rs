@@ -64,6 +64,9 @@ pub enum WfError {
     /// The run was terminated.
     #[error("workflow terminated: {0}")]
     Terminated(String),
+    /// The run ended as cancelled.
+    #[error("workflow cancelled: {0}")]
+    Cancelled(String),
     /// An argument is invalid (empty workflow id...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -112,13 +115,45 @@ pub enum WorkflowError {
     /// A value could not be encoded or decoded.
     #[error(transparent)]
     Payload(#[from] PayloadError),
+    /// A bounded `wait_for_signal` timed out.
+    #[error(transparent)]
+    WaitTimeout(#[from] crate::context::WaitTimeout),
+    /// The run was cancelled: returned from `run` (directly or through `?` on a cancelled
+    /// activity or timer), it ends the run as cancelled.
+    #[error("cancelled")]
+    Cancelled,
     /// Not an error: the run continues as a new run with this input (see
     /// [`WorkflowContext::continue_as_new`](crate::WorkflowContext::continue_as_new)).
     #[error("continue as new")]
     ContinueAsNew(crate::payload::Payload),
 }
 
+impl From<crate::context::SignalWaitError> for WorkflowError {
+    fn from(e: crate::context::SignalWaitError) -> Self {
+        match e {
+            crate::context::SignalWaitError::Timeout(t) => WorkflowError::WaitTimeout(t),
+            crate::context::SignalWaitError::Payload(p) => WorkflowError::Payload(p),
+            crate::context::SignalWaitError::Cancelled(_) => WorkflowError::Cancelled,
+        }
+    }
+}
+
+impl From<crate::context::Cancelled> for WorkflowError {
+    fn from(_: crate::context::Cancelled) -> Self {
+        WorkflowError::Cancelled
+    }
+}
+
 impl WorkflowError {
+    /// Whether this error reports a cancellation (of the run, an activity or a timer).
+    pub fn is_cancellation(&self) -> bool {
+        matches!(
+            self,
+            WorkflowError::Cancelled
+                | WorkflowError::Activity(crate::activity::ActivityCallError::Cancelled { .. })
+        )
+    }
+
     /// A failure with this message.
     pub fn new(message: impl Into<String>) -> Self {
         WorkflowError::Failed(message.into())
@@ -145,6 +180,12 @@ impl UpdateError {
 
 impl From<crate::activity::ActivityCallError> for UpdateError {
     fn from(e: crate::activity::ActivityCallError) -> Self {
+        UpdateError::new(e.to_string())
+    }
+}
+
+impl From<crate::context::Cancelled> for UpdateError {
+    fn from(e: crate::context::Cancelled) -> Self {
         UpdateError::new(e.to_string())
     }
 }

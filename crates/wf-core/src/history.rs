@@ -227,6 +227,9 @@ pub enum EventKind {
         /// What `ctx.continue_as_new_suggested()` answered during that task.
         #[serde(default)]
         suggest_continue_as_new: bool,
+        /// The build id of the worker that ran the task (`EngineBuilder::build_id`).
+        #[serde(default)]
+        build_id: Option<String>,
     },
     /// The run returned a value.
     WorkflowCompleted {
@@ -248,6 +251,16 @@ pub enum EventKind {
     /// The run was terminated from outside, without running any workflow code.
     WorkflowTerminated {
         /// Why.
+        reason: String,
+    },
+    /// A pending activity was cancelled (its task dropped) after a cancellation request.
+    ActivityCancelled {
+        /// Sequence number of the scheduling command.
+        seq: u32,
+    },
+    /// The run ended as cancelled.
+    WorkflowCancelled {
+        /// Why cancellation was requested.
         reason: String,
     },
 }
@@ -274,6 +287,8 @@ impl EventKind {
             EventKind::WorkflowFailed { .. } => "WorkflowFailed",
             EventKind::ContinuedAsNew { .. } => "ContinuedAsNew",
             EventKind::WorkflowTerminated { .. } => "WorkflowTerminated",
+            EventKind::ActivityCancelled { .. } => "ActivityCancelled",
+            EventKind::WorkflowCancelled { .. } => "WorkflowCancelled",
         }
     }
 
@@ -285,6 +300,7 @@ impl EventKind {
                 | EventKind::WorkflowFailed { .. }
                 | EventKind::ContinuedAsNew { .. }
                 | EventKind::WorkflowTerminated { .. }
+                | EventKind::WorkflowCancelled { .. }
         )
     }
 
@@ -367,7 +383,10 @@ impl EventKind {
             EventKind::ContinuedAsNew { new_run_id, input } => {
                 format!("new run {new_run_id} input={}", input.display())
             }
-            EventKind::WorkflowTerminated { reason } => reason.clone(),
+            EventKind::WorkflowTerminated { reason } | EventKind::WorkflowCancelled { reason } => {
+                reason.clone()
+            }
+            EventKind::ActivityCancelled { seq } => format!("#{seq}"),
         }
     }
 }

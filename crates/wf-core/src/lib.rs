@@ -33,7 +33,10 @@ pub use client::{
     StartOptions, UpdateCall, UpdateHandle, UpdateStage, WorkflowHandle,
 };
 pub use clock::{Clock, SystemClock, TestClock};
-pub use context::{ActivityCall, Sleep, TimedCondition, WaitCondition, WorkflowContext};
+pub use context::{
+    ActivityCall, Cancelled, SignalWaitError, Sleep, TimedCondition, WaitCondition, WaitForSignal,
+    WaitForSignalUntil, WaitTimeout, WorkflowContext,
+};
 pub use definition::{
     encode_update_result, Handler, HandlerKind, LocalBoxFuture, Unfinished, Validator,
     WorkflowDefinition,

@@ -217,21 +217,43 @@ pub const SUGGEST_CONTINUE_AS_NEW_EVENTS: u64 = 10_240;
 pub const SUGGEST_CONTINUE_AS_NEW_BYTES: u64 = 10 * 1024 * 1024;
 
 /// The facts a workflow task runs under, recorded in its `WorkflowTaskCompleted` marker.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TaskMeta {
     pub time_ms: i64,
     pub suggest_continue_as_new: bool,
+    pub build_id: Option<String>,
 }
 
 impl TaskMeta {
     /// The facts of a live task on a run with this history.
-    pub fn live(time_ms: i64, next_event_id: u64, history_bytes: u64) -> Self {
+    pub fn live(
+        time_ms: i64,
+        next_event_id: u64,
+        history_bytes: u64,
+        build_id: Option<String>,
+    ) -> Self {
         TaskMeta {
             time_ms,
             suggest_continue_as_new: next_event_id > SUGGEST_CONTINUE_AS_NEW_EVENTS
                 || history_bytes >= SUGGEST_CONTINUE_AS_NEW_BYTES,
+            build_id,
         }
     }
+}
+
+/// The name of the marker `ctx.patched(id)` records.
+pub(crate) fn patch_marker_name(id: &str) -> String {
+    format!("patch:{id}")
+}
+
+fn is_patch_marker(kind: &EventKind) -> bool {
+    matches!(kind, EventKind::MarkerRecorded { name, .. } if name.starts_with("patch:"))
+}
+
+/// A patch marker written by `deprecate_patch` (value `true`): optional on replay.
+fn is_deprecated_patch_marker(kind: &EventKind) -> bool {
+    matches!(kind, EventKind::MarkerRecorded { name, value, .. }
+        if name.starts_with("patch:") && value.decode::<bool>().unwrap_or(false))
 }
 
 /// What a live workflow task produced.
@@ -246,8 +268,14 @@ pub(crate) struct TaskOutput {
 
 /// A run in memory, whatever its workflow type.
 pub(crate) trait Instance {
-    /// Runs one workflow task over `inputs`.
-    fn run_task(&mut self, inputs: Vec<Input>, meta: TaskMeta) -> Result<TaskOutput, TaskError>;
+    /// Runs one workflow task over `inputs`. On replay, `recorded` holds the commands the
+    /// history records for this task (so `ctx.patched` can see which branch was taken).
+    fn run_task(
+        &mut self,
+        inputs: Vec<Input>,
+        meta: TaskMeta,
+        recorded: Option<&[HistoryEvent]>,
+    ) -> Result<TaskOutput, TaskError>;
     /// Answers a query from the current state.
     fn query(&self, name: &str, args: &Payload) -> Result<Payload, WfError>;
     /// The history position this instance has reached.
@@ -360,6 +388,9 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
     fn check_message(&self, role: &'static str, name: &str, args: &Payload) -> Result<(), WfError> {
         match self.handler(name) {
             Some(h) if h.kind.role() == role => (h.check_args)(args).map_err(WfError::from),
+            // A signal with no handler is kept and buffered: `ctx.wait_for_signal` takes it,
+            // or a later version of the code with a handler for it.
+            None if role == "signal" => Ok(()),
             _ if role == "query" => Err(WfError::QueryError(format!(
                 "unknown query {name:?}{}",
                 self.names_of(role)
@@ -422,11 +453,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 self.core.borrow_mut().resolve_activity(seq, resolution)
             }
             Input::TimerFired { seq } => self.core.borrow_mut().fire_timer(seq),
-            Input::CancelRequested { .. } => {
-                let mut core = self.core.borrow_mut();
-                core.cancel_requested = true;
-                core.state_changed();
-            }
+            Input::CancelRequested { reason } => self.core.borrow_mut().request_cancel(reason),
         }
         event
     }
@@ -436,7 +463,9 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         let handler = match def.handler(&name) {
             Some(h) if h.kind.role() == "signal" => h,
             _ => {
-                self.core.borrow_mut().buffered_signals.push((name, args));
+                let mut core = self.core.borrow_mut();
+                core.buffered_signals.push((name, args));
+                core.state_changed();
                 return;
             }
         };
@@ -569,7 +598,10 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                     Err(e) => Close::Failed(format!("the result could not be encoded: {e}")),
                 },
                 Err(WorkflowError::ContinueAsNew(input)) => Close::ContinuedAsNew(input),
-                Err(e) => Close::Failed(e.to_string()),
+                Err(e) => match core.borrow().cancel_requested.clone() {
+                    Some(reason) if e.is_cancellation() => Close::Cancelled(reason),
+                    _ => Close::Failed(e.to_string()),
+                },
             };
             core.borrow_mut().close_run(close);
         }));
@@ -593,9 +625,25 @@ impl<W: WorkflowDefinition> RunMachine<W> {
 }
 
 impl<W: WorkflowDefinition> Instance for RunMachine<W> {
-    fn run_task(&mut self, inputs: Vec<Input>, meta: TaskMeta) -> Result<TaskOutput, TaskError> {
+    fn run_task(
+        &mut self,
+        inputs: Vec<Input>,
+        meta: TaskMeta,
+        recorded: Option<&[HistoryEvent]>,
+    ) -> Result<TaskOutput, TaskError> {
         {
             let mut core = self.core.borrow_mut();
+            core.replay_patches = recorded.map(|r| {
+                r.iter()
+                    .enumerate()
+                    .filter_map(|(i, e)| match &e.kind {
+                        EventKind::MarkerRecorded { name, .. } if name.starts_with("patch:") => {
+                            Some((i, name.clone()))
+                        }
+                        _ => None,
+                    })
+                    .collect()
+            });
             if core.close.is_some() {
                 return Err(TaskError::Other("the run already closed in memory".into()));
             }
@@ -638,6 +686,7 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             events.push(EventKind::WorkflowTaskCompleted {
                 task_time_ms: meta.time_ms,
                 suggest_continue_as_new: meta.suggest_continue_as_new,
+                build_id: meta.build_id.clone(),
             });
         }
         let close = core.close.clone();
@@ -749,6 +798,53 @@ fn describe_command(kind: &EventKind) -> String {
     format!("{} {}", kind.name(), kind.details())
 }
 
+/// Checks the commands the code issued in one replayed task against the recorded ones.
+/// Patch markers are matched leniently: a recorded patch marker the code no longer issues (a
+/// removed `deprecate_patch`) is skipped, and so is a `deprecate_patch` marker missing from an
+/// older history.
+fn compare_commands(
+    run_id: &str,
+    recorded: &[HistoryEvent],
+    actual: &[EventKind],
+    marker_event_id: u64,
+) -> Result<(), TaskError> {
+    let (mut r, mut a) = (0, 0);
+    loop {
+        match (recorded.get(r), actual.get(a)) {
+            (None, None) => return Ok(()),
+            (Some(rec), Some(act)) if same_command(&rec.kind, act) => {
+                r += 1;
+                a += 1;
+            }
+            (Some(rec), _) if is_patch_marker(&rec.kind) => r += 1,
+            (_, Some(act)) if is_deprecated_patch_marker(act) => a += 1,
+            (Some(rec), Some(act)) => {
+                return Err(TaskError::NonDeterminism(format!(
+                    "run {run_id}: history event {} is `{}` but the workflow code now issues `{}`; \
+                     deploy code that replays this history, or guard the change with ctx.patched(..)",
+                    rec.event_id,
+                    describe_command(&rec.kind),
+                    describe_command(act)
+                )))
+            }
+            (Some(rec), None) => {
+                return Err(TaskError::NonDeterminism(format!(
+                    "run {run_id}: history event {} is `{}` but the workflow code no longer issues it",
+                    rec.event_id,
+                    describe_command(&rec.kind)
+                )))
+            }
+            (None, Some(act)) => {
+                return Err(TaskError::NonDeterminism(format!(
+                    "run {run_id}: the workflow code issues `{}` where the history (before event \
+                     {marker_event_id}) records nothing",
+                    describe_command(act)
+                )))
+            }
+        }
+    }
+}
+
 /// Rebuilds a run from its history. Fails with `NonDeterminism` when the code issues other
 /// commands than the history records.
 pub(crate) fn replay(
@@ -768,6 +864,7 @@ pub(crate) fn replay(
         let EventKind::WorkflowTaskCompleted {
             task_time_ms,
             suggest_continue_as_new,
+            ref build_id,
         } = event.kind
         else {
             continue;
@@ -797,42 +894,20 @@ pub(crate) fn replay(
         let meta = TaskMeta {
             time_ms: task_time_ms,
             suggest_continue_as_new,
+            build_id: build_id.clone(),
         };
-        let output = instance.run_task(inputs, meta).map_err(|e| match e {
-            TaskError::NonDeterminism(m) => TaskError::NonDeterminism(format!("run {run_id}: {m}")),
-            other => other,
-        })?;
+        let output = instance
+            .run_task(inputs, meta, Some(recorded))
+            .map_err(|e| match e {
+                TaskError::NonDeterminism(m) => {
+                    TaskError::NonDeterminism(format!("run {run_id}: {m}"))
+                }
+                other => other,
+            })?;
         let n_inputs = split;
         let end = output.events.len().saturating_sub(1).max(n_inputs);
         let commands = &output.events[n_inputs..end];
-        for (k, rec) in recorded.iter().enumerate() {
-            match commands.get(k) {
-                Some(actual) if same_command(&rec.kind, actual) => {}
-                Some(actual) => {
-                    return Err(TaskError::NonDeterminism(format!(
-                        "run {run_id}: history event {} is `{}` but the workflow code now issues `{}`; \
-                         deploy code that replays this history, or guard the change with a patch",
-                        rec.event_id,
-                        describe_command(&rec.kind),
-                        describe_command(actual)
-                    )))
-                }
-                None => {
-                    return Err(TaskError::NonDeterminism(format!(
-                        "run {run_id}: history event {} is `{}` but the workflow code no longer issues it",
-                        rec.event_id,
-                        describe_command(&rec.kind)
-                    )))
-                }
-            }
-        }
-        if let Some(extra) = commands.get(recorded.len()) {
-            return Err(TaskError::NonDeterminism(format!(
-                "run {run_id}: the workflow code issues `{}` where the history (before event {}) records nothing",
-                describe_command(extra),
-                event.event_id
-            )));
-        }
+        compare_commands(run_id, recorded, commands, event.event_id)?;
         instance.set_next_event_id(event.event_id + 1);
     }
     Ok(instance)

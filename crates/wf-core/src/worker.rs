@@ -187,10 +187,13 @@ impl Worker {
         let now = shared.now_ms();
         let consumed_through = messages.last().map(|m| m.seq);
         let inputs: Vec<Input> = messages.into_iter().map(|m| Input::from(m.kind)).collect();
-        let output = match instance.run_task(
-            inputs,
-            TaskMeta::live(now, run.next_event_id, run.history_bytes),
-        ) {
+        let meta = TaskMeta::live(
+            now,
+            run.next_event_id,
+            run.history_bytes,
+            shared.config.build_id.clone(),
+        );
+        let output = match instance.run_task(inputs, meta, None) {
             Ok(o) => o,
             Err(e) => return self.fail(&run, e).await,
         };
@@ -199,6 +202,7 @@ impl Worker {
         let close = output.close.map(|c| match c {
             Close::Completed(p) => RunClose::Completed(p),
             Close::Failed(m) => RunClose::Failed(m),
+            Close::Cancelled(reason) => RunClose::Cancelled(reason),
             Close::ContinuedAsNew(input) => {
                 let new_run_id = uuid::Uuid::new_v4().to_string();
                 for e in events.iter_mut() {
@@ -248,6 +252,7 @@ impl Worker {
                     commit.new_timers.push((*seq, *fire_at_ms))
                 }
                 EventKind::TimerCancelled { seq } => commit.cancel_timers.push(*seq),
+                EventKind::ActivityCancelled { seq } => commit.cancel_activities.push(*seq),
                 _ => {}
             }
             commit.events.push((now, e));

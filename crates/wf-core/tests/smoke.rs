@@ -95,7 +95,7 @@ impl WorkflowDefinition for Agent {
                     handler: |ctx, p| {
                         let (goal,): (String,) = p.decode()?;
                         Ok(Box::pin(async move {
-                            ctx.sleep(Duration::from_millis(1)).await;
+                            ctx.sleep(Duration::from_millis(1)).await?;
                             ctx.state_mut(|s| s.goal = goal.clone());
                             encode_update_result(Ok::<_, UpdateError>(goal))
                         }))

@@ -142,7 +142,9 @@ pub(crate) fn activities_args(cx: &Ctxt, tokens: TokenStream) {
     parse_keys(cx, "activities", &[], tokens, |_, _| Ok(()));
 }
 
-/// Parses a role attribute. `None` if its arguments are unusable (the error is reported).
+/// Parses a role attribute, reporting bad arguments. The role is kept despite them (with the
+/// arguments that did parse), so that a typo in a key is not also reported as, say, a missing
+/// `#[run]`; `None` only for a validator that names no update.
 pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> {
     let what = kind.name();
     let tokens = match &attr.meta {
@@ -157,15 +159,17 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
         }
     };
     match kind {
-        RoleKind::Init => parse_keys(cx, what, &[], tokens, |_, _| Ok(())).then_some(Role::Init),
-        RoleKind::Run => parse_keys(cx, what, &[], tokens, |_, _| Ok(())).then_some(Role::Run),
+        RoleKind::Init | RoleKind::Run => {
+            parse_keys(cx, what, &[], tokens, |_, _| Ok(()));
+            Some(if kind == RoleKind::Init { Role::Init } else { Role::Run })
+        }
         RoleKind::Query | RoleKind::Activity => {
             let mut name = None;
-            let ok = parse_keys(cx, what, &["name"], tokens, |_, meta| {
+            parse_keys(cx, what, &["name"], tokens, |_, meta| {
                 name = Some(wire_name(meta)?);
                 Ok(())
             });
-            ok.then_some(match kind {
+            Some(match kind {
                 RoleKind::Query => Role::Query { name },
                 _ => Role::Activity { name },
             })
@@ -173,7 +177,7 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
         RoleKind::Signal | RoleKind::Update => {
             let mut name = None;
             let mut unfinished = Unfinished::Warn;
-            let ok = parse_keys(cx, what, &["name", "unfinished"], tokens, |key, meta| {
+            parse_keys(cx, what, &["name", "unfinished"], tokens, |key, meta| {
                 if key == "name" {
                     name = Some(wire_name(meta)?);
                 } else {
@@ -181,7 +185,7 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
                 }
                 Ok(())
             });
-            ok.then_some(match kind {
+            Some(match kind {
                 RoleKind::Signal => Role::Signal { name, unfinished },
                 _ => Role::Update { name, unfinished },
             })
@@ -200,20 +204,19 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
 }
 
 /// Parses `key = "value", ..`, calling `f` for each valid key. Reports an unknown or repeated
-/// key, or a malformed list; returns whether the arguments were all valid.
+/// key, or a malformed list.
 fn parse_keys(
     cx: &Ctxt,
     what: &str,
     valid: &[&str],
     tokens: TokenStream,
     mut f: impl FnMut(&str, &ParseNestedMeta) -> syn::Result<()>,
-) -> bool {
+) {
     if valid.is_empty() {
-        if tokens.is_empty() {
-            return true;
+        if !tokens.is_empty() {
+            cx.error_spanned_by(tokens, format!("`#[{what}]` takes no arguments"));
         }
-        cx.error_spanned_by(tokens, format!("`#[{what}]` takes no arguments"));
-        return false;
+        return;
     }
     let mut seen: Vec<String> = Vec::new();
     let parser = syn::meta::parser(|meta| {
@@ -242,12 +245,8 @@ fn parse_keys(
         seen.push(key);
         Ok(())
     });
-    match parser.parse2(tokens) {
-        Ok(()) => true,
-        Err(err) => {
-            cx.syn_error(err);
-            false
-        }
+    if let Err(err) = parser.parse2(tokens) {
+        cx.syn_error(err);
     }
 }
 
@@ -335,7 +334,7 @@ mod tests {
     fn query_has_no_unfinished_key() {
         let cx = Ctxt::new();
         let attr: Attribute = parse_quote!(#[query(unfinished = "abandon")]);
-        assert!(role(&cx, RoleKind::Query, &attr).is_none());
+        assert!(matches!(role(&cx, RoleKind::Query, &attr), Some(Role::Query { name: None })));
         let err = errors(cx);
         assert!(
             err.contains("unknown key `unfinished` in `#[query(..)]`; valid keys: `name`"),
@@ -347,7 +346,7 @@ mod tests {
     fn bad_unfinished_value_lists_valid_values() {
         let cx = Ctxt::new();
         let attr: Attribute = parse_quote!(#[update(unfinished = "ignore")]);
-        assert!(role(&cx, RoleKind::Update, &attr).is_none());
+        assert!(role(&cx, RoleKind::Update, &attr).is_some());
         let err = errors(cx);
         assert!(
             err.contains("unknown value") && err.contains("abandon"),
@@ -359,7 +358,7 @@ mod tests {
     fn run_takes_no_arguments() {
         let cx = Ctxt::new();
         let attr: Attribute = parse_quote!(#[run(fast)]);
-        assert!(role(&cx, RoleKind::Run, &attr).is_none());
+        assert!(matches!(role(&cx, RoleKind::Run, &attr), Some(Role::Run)));
         assert!(errors(cx).contains("`#[run]` takes no arguments"));
     }
 

@@ -3,7 +3,7 @@
 
 use crate::ast::{Method, Workflow};
 use crate::attr::Role;
-use crate::ty;
+use crate::{spans, ty};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
 
@@ -54,6 +54,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> TokenStream {
             ret,
             call,
             name,
+            args_ty,
             ..
         } = c;
         match bodies {
@@ -62,7 +63,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> TokenStream {
                 let typed = params.iter().map(|(name, ty)| quote!(#name: #ty));
                 quote! {
                     fn #ident(&self #(, #typed)*) -> #ret {
-                        #call(#name, #p::Payload::encode(&(#(#names,)*)))
+                        #call(#name, #p::Payload::encode::<#args_ty>(&(#(#names,)*)))
                     }
                 }
             }
@@ -103,13 +104,15 @@ struct ClientMethod<'a> {
     call: TokenStream,
     /// The wire name.
     name: String,
+    /// The argument tuple's type, spanned for serde errors (see `spans::wire_tuple`).
+    args_ty: TokenStream,
 }
 
 impl<'a> ClientMethod<'a> {
     fn new(wf: &Workflow, m: &'a Method) -> Self {
         let p = quote!(::wf_sdk::__private);
         let name = m.wire_name();
-        let params = m
+        let params: Vec<(syn::Ident, TokenStream)> = m
             .args
             .iter()
             .enumerate()
@@ -157,10 +160,12 @@ impl<'a> ClientMethod<'a> {
         if docs.is_empty() {
             docs.push(quote!(#[doc = #default_doc]));
         }
+        let args_ty = spans::wire_tuple(m, params.iter().map(|(_, ty)| ty.clone()).collect());
         ClientMethod {
             docs,
             ident: m.ident(),
             params,
+            args_ty,
             ret,
             call,
             name,

@@ -6,11 +6,10 @@
 use crate::ast::{self, Activities, Method, Workflow};
 use crate::attr::{self, Role, Unfinished};
 use crate::ctxt::Ctxt;
-use crate::{client, fallback, ty};
+use crate::{client, fallback, spans, ty};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned, ToTokens};
-use syn::spanned::Spanned;
-use syn::{ItemImpl, Type};
+use quote::{format_ident, quote, ToTokens};
+use syn::ItemImpl;
 
 /// `#[workflow(..)] impl T { .. }`.
 pub(crate) fn workflow(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -71,87 +70,68 @@ fn workflow_impl(wf: &Workflow) -> TokenStream {
 
 /// `impl WorkflowDefinition for T`.
 fn definition(wf: &Workflow) -> TokenStream {
+    let p = quote!(::wf_sdk::__private);
     let self_ty = wf.self_ty;
     let name = &wf.name;
     let run = wf.run().expect("checked: one #[run]");
     let run_ident = run.ident();
+    let run_output = run.output.expect("checked: run returns Result<T, _>");
+    // `Input`/`Output` are the user's own tokens: their serde bounds are reported on them.
     let input = run.args.first();
     let input_ty = input.map_or_else(|| quote!(()), |a| a.ty.to_token_stream());
-    let output = run
-        .output
-        .and_then(ty::result_ok)
-        .expect("checked: run returns Result<T, _>");
+    let output_ty = ty::result_ok(run_output).expect("checked: run returns Result<T, _>");
 
-    // A mismatch between the user's error type and `WorkflowError` points at their return type.
-    let run_fn = respan(quote!(Self::#run_ident), run.output_span());
     let (input_param, run_call) = match input {
-        Some(_) => (quote!(__input), quote!(#run_fn(&mut __ctx, __input))),
-        None => (quote!(_), quote!(#run_fn(&mut __ctx))),
+        Some(_) => (quote!(__input), quote!(Self::#run_ident(&mut __ctx, __input).await)),
+        None => (quote!(_), quote!(Self::#run_ident(&mut __ctx).await)),
     };
+    // A run returning another error type than `WorkflowError` is reported on its return type.
+    let run_call = spans::over(run_call, run_output);
 
     let init_state = match wf.init() {
         Some(init) => {
             let ident = init.ident();
             match init.args.first() {
-                // `__input` is spanned on the user's parameter type, so a wrong type points there.
                 Some(arg) => {
-                    let input = quote_spanned!(arg.ty.span()=> __input);
+                    // A parameter that is not `&Input` is reported on its type.
+                    let input = spans::over(quote!(&*__input), arg.ty);
                     quote!(fn init_state(__input: &Self::Input) -> Self { Self::#ident(#input) })
                 }
                 None => quote!(fn init_state(_: &Self::Input) -> Self { Self::#ident() }),
             }
         }
         None => {
-            let default =
-                quote_spanned!(self_ty.span()=> <Self as ::wf_sdk::__private::Default>::default());
+            // Without `#[init]` the type must be `Default`; rustc says so on the type's name.
+            let default = spans::over(quote!(<Self as #p::Default>::default()), self_ty);
             quote!(fn init_state(_: &Self::Input) -> Self { #default })
         }
     };
-
-    let mut wire_types: Vec<&Type> = Vec::new();
-    for m in wf.handlers() {
-        wire_types.extend(m.args.iter().map(|a| a.ty));
-        match m.role {
-            Role::Query { .. } => wire_types.extend(m.output),
-            Role::Update { .. } => wire_types.extend(m.output.and_then(ty::result_ok)),
-            _ => {}
-        }
-    }
-    let asserts = wire_types.iter().map(|ty| assert_wire(ty));
     let handlers = wf.handlers().map(|m| handler(wf, m));
 
     quote! {
-        impl ::wf_sdk::__private::WorkflowDefinition for #self_ty {
+        impl #p::WorkflowDefinition for #self_ty {
             const NAME: &'static str = #name;
             type Input = #input_ty;
-            type Output = #output;
+            type Output = #output_ty;
 
             #init_state
 
             fn start_run(
-                __ctx: ::wf_sdk::__private::WorkflowContext<Self>,
+                __ctx: #p::WorkflowContext<Self>,
                 #input_param: Self::Input,
-            ) -> ::wf_sdk::__private::LocalBoxFuture<
-                ::wf_sdk::__private::Result<Self::Output, ::wf_sdk::__private::WorkflowError>,
-            > {
-                ::wf_sdk::__private::Box::pin(async move {
+            ) -> #p::LocalBoxFuture<#p::Result<Self::Output, #p::WorkflowError>> {
+                #p::Box::pin(async move {
                     let mut __ctx = __ctx;
-                    #run_call.await
+                    let __output: #p::Result<Self::Output, #p::WorkflowError> = #run_call;
+                    __output
                 })
             }
 
-            fn handlers() -> ::wf_sdk::__private::Vec<::wf_sdk::__private::Handler<Self>> {
-                #(#asserts)*
-                ::wf_sdk::__private::Vec::from([#(#handlers),*])
+            fn handlers() -> #p::Vec<#p::Handler<Self>> {
+                #p::Vec::from([#(#handlers),*])
             }
         }
     }
-}
-
-/// `assert_wire::<T>()`, spanned on `T` so a type that cannot cross the wire is reported
-/// where the user wrote it.
-fn assert_wire(ty: &Type) -> TokenStream {
-    quote_spanned!(ty.span()=> ::wf_sdk::__private::assert_wire::<#ty>();)
 }
 
 /// Fresh names for the decoded arguments: `__arg0, __arg1, ..`.
@@ -160,25 +140,21 @@ fn arg_vars(n: usize) -> Vec<Ident> {
 }
 
 /// The handler table entry of a signal, query or update.
+///
+/// Every serde bound is checked once, at a site whose type argument is the user's own type:
+/// decoding the argument tuple here, encoding it in the client, encoding the result here and
+/// decoding it in the client. A type without `Serialize` or `Deserialize` thus gets one error
+/// per missing derive, on the type.
 fn handler(wf: &Workflow, m: &Method) -> TokenStream {
     let p = quote!(::wf_sdk::__private);
     let name = m.wire_name();
     let ident = m.ident();
-    let tys: Vec<&Type> = m.args.iter().map(|a| a.ty).collect();
-    let vars = arg_vars(tys.len());
-    let args_ty = quote!((#(#tys,)*));
+    let vars = arg_vars(m.args.len());
+    let args_ty = spans::wire_tuple(m, m.args.iter().map(|a| a.ty.to_token_stream()).collect());
     let decode = quote!(let (#(#vars,)*) = __payload.decode::<#args_ty>()?;);
     let unfinished = match &m.role {
-        Role::Signal {
-            unfinished: Unfinished::Abandon,
-            ..
-        }
-        | Role::Update {
-            unfinished: Unfinished::Abandon,
-            ..
-        } => {
-            quote!(#p::Unfinished::Abandon)
-        }
+        Role::Signal { unfinished: Unfinished::Abandon, .. }
+        | Role::Update { unfinished: Unfinished::Abandon, .. } => quote!(#p::Unfinished::Abandon),
         _ => quote!(#p::Unfinished::Warn),
     };
     let sync_fn = quote!(|__state: &mut Self, __payload: &#p::Payload|);
@@ -201,14 +177,29 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
                 #p::Ok(__future)
             })
         },
-        (Role::Query { .. }, _) => quote! {
-            #p::HandlerKind::Query(|__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Payload, #p::PayloadError> {
-                #decode
-                #p::Payload::encode(&Self::#ident(__state, #(#vars),*))
-            })
-        },
+        (Role::Query { .. }, _) => {
+            let output = m.output.map_or_else(|| quote!(()), ToTokens::to_token_stream);
+            quote! {
+                #p::HandlerKind::Query(|__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Payload, #p::PayloadError> {
+                    #decode
+                    #p::Payload::encode::<#output>(&Self::#ident(__state, #(#vars),*))
+                })
+            }
+        }
         (Role::Update { .. }, is_async) => {
-            let call = respan(quote!(#p::encode_update_result), m.output_span());
+            let output = m.output.expect("checked: an update returns Result<T, _>");
+            let value = ty::result_ok(output).expect("checked: an update returns Result<T, _>");
+            let call = if is_async {
+                quote!(Self::#ident(&mut __ctx, #(#vars),*).await)
+            } else {
+                quote!(Self::#ident(__state, #(#vars),*))
+            };
+            // Another error type than `UpdateError` is reported on the return type.
+            let call = spans::over(call, output);
+            let result = quote! {
+                let __result: #p::Result<#value, #p::UpdateError> = #call;
+                #p::encode_update_result::<#value>(__result)
+            };
             let validator = match wf.validators_of(ident).next() {
                 Some(v) => {
                     let validator = validator(v, &vars, &decode);
@@ -227,7 +218,7 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
                             let __future: #p::LocalBoxFuture<#p::Result<#p::Payload, #p::UpdateError>> =
                                 #p::Box::pin(async move {
                                     let mut __ctx = __ctx;
-                                    #call(Self::#ident(&mut __ctx, #(#vars),*).await)
+                                    #result
                                 });
                             #p::Ok(__future)
                         },
@@ -239,7 +230,7 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
                     #p::HandlerKind::SyncUpdate {
                         handler: #sync_fn -> #p::Result<#p::Result<#p::Payload, #p::UpdateError>, #p::PayloadError> {
                             #decode
-                            #p::Ok(#call(Self::#ident(__state, #(#vars),*)))
+                            #p::Ok({ #result })
                         },
                         validator: #validator,
                     }
@@ -264,17 +255,16 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
 fn validator(v: &Method, vars: &[Ident], decode: &TokenStream) -> TokenStream {
     let p = quote!(::wf_sdk::__private);
     let ident = v.ident();
-    // Each `&__argN` is spanned on the validator's parameter type, and the call on its return
-    // type, so a type that does not match the update's points at the validator's signature.
-    let lent = vars
-        .iter()
-        .zip(&v.args)
-        .map(|(var, arg)| quote_spanned!(arg.ty.span()=> &#var));
-    let call = respan(quote!(Self::#ident), v.output_span());
+    // A parameter that is not `&` the update's type is reported on that parameter's type, an
+    // error type other than `Rejection` on the return type.
+    let lent = vars.iter().zip(&v.args).map(|(var, arg)| spans::over(quote!(&#var), arg.ty));
+    let output = v.output.expect("checked: a validator returns Result<(), _>");
+    let call = spans::over(quote!(Self::#ident(__state, #(#lent),*)), output);
     quote! {
         |__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Result<(), #p::Rejection>, #p::PayloadError> {
             #decode
-            #p::Ok(#call(__state, #(#lent),*))
+            let __verdict: #p::Result<(), #p::Rejection> = #call;
+            #p::Ok(__verdict)
         }
     }
 }
@@ -286,46 +276,8 @@ fn activities_impl(group: &Activities) -> TokenStream {
     let acts = &group.activities;
     let idents: Vec<&Ident> = acts.iter().map(|a| a.ident()).collect();
     let names: Vec<String> = acts.iter().map(|a| a.wire_name()).collect();
-    let asserts = acts.iter().flat_map(|a| {
-        let ok = a.output.and_then(ty::result_ok);
-        a.args.iter().map(|arg| arg.ty).chain(ok).map(assert_wire)
-    });
-    let invokers = acts.iter().zip(&names).map(|(a, name)| {
-        let ident = a.ident();
-        let tys: Vec<&Type> = a.args.iter().map(|arg| arg.ty).collect();
-        let vars = arg_vars(tys.len());
-        // Activity input: nothing is `()`, one argument travels bare, several as a tuple.
-        let decode = match tys.as_slice() {
-            [] => quote!(let () = __input.decode::<()>()?;),
-            [ty] => quote!(let __arg0 = __input.decode::<#ty>()?;),
-            _ => quote!(let (#(#vars,)*) = __input.decode::<(#(#tys,)*)>()?;),
-        };
-        let call = respan(quote!(__group.#ident), ident.span());
-        quote! {
-            {
-                let __group = #p::Arc::clone(&self);
-                __registry.add(#name, #p::Arc::new(
-                    move |__ctx: #p::ActivityContext, __input: #p::Payload|
-                        -> #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>>
-                    {
-                        let __group = #p::Arc::clone(&__group);
-                        let __future: #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>> =
-                            #p::Box::pin(async move {
-                                #decode
-                                let __output = #call(__ctx, #(#vars),*).await?;
-                                #p::Ok(#p::Payload::encode(&__output)?)
-                            });
-                        __future
-                    },
-                ));
-            }
-        }
-    });
-    let (f, registry) = if acts.is_empty() {
-        (quote!(_), quote!(_))
-    } else {
-        (quote!(__f), quote!(__registry))
-    };
+    let invokers = acts.iter().zip(&names).map(|(a, name)| activity_invoker(a, name));
+    let (f, registry) = if acts.is_empty() { (quote!(_), quote!(_)) } else { (quote!(__f), quote!(__registry)) };
     quote! {
         #item
         const _: () = {
@@ -340,7 +292,6 @@ fn activities_impl(group: &Activities) -> TokenStream {
                 }
 
                 fn register(self: #p::Arc<Self>, #registry: &mut #p::ActivityRegistry) {
-                    #(#asserts)*
                     #(#invokers)*
                 }
             }
@@ -348,22 +299,53 @@ fn activities_impl(group: &Activities) -> TokenStream {
     }
 }
 
-/// `tokens` with every span set to `span`: generated code that rustc may reject is made to
-/// point at the user's tokens it depends on.
-pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
-                group.set_span(span);
-                tt = proc_macro2::TokenTree::Group(group);
-            } else {
-                tt.set_span(span);
+/// Registers one activity: decode the input, await the method, encode its value.
+///
+/// Activity input: nothing travels as `()`, one argument bare, several as a tuple. The
+/// workflow side encodes the input and decodes the value; the two unused closures check those
+/// directions here, on the user's types, instead of at every `ctx.activity(..)` call.
+fn activity_invoker(a: &Method, name: &str) -> TokenStream {
+    let p = quote!(::wf_sdk::__private);
+    let ident = a.ident();
+    let vars = arg_vars(a.args.len());
+    let input_ty = match a.args.as_slice() {
+        [] => quote!(()),
+        [only] => only.ty.to_token_stream(),
+        _ => spans::wire_tuple(a, a.args.iter().map(|arg| arg.ty.to_token_stream()).collect()),
+    };
+    let bind = match a.args.len() {
+        1 => quote!(__arg0),
+        _ => quote!((#(#vars,)*)),
+    };
+    let output = a.output.and_then(ty::result_ok).expect("checked: an activity returns Result<T, _>");
+    // A future that is not `Send` is reported on the method's name.
+    let body = spans::over(
+        quote! {
+            async move {
+                let #bind = __input.decode::<#input_ty>()?;
+                let __output = __group.#ident(__ctx, #(#vars),*).await?;
+                #p::Ok(#p::Payload::encode::<#output>(&__output)?)
             }
-            tt
-        })
-        .collect()
+        },
+        ident,
+    );
+    let future = spans::over(quote!(#p::Box::pin(#body)), ident);
+    quote! {
+        {
+            let _ = |__input: &#input_ty| #p::Payload::encode::<#input_ty>(__input);
+            let _ = |__output: &#p::Payload| __output.decode::<#output>();
+            let __group = #p::Arc::clone(&self);
+            __registry.add(#name, #p::Arc::new(
+                move |__ctx: #p::ActivityContext, __input: #p::Payload|
+                    -> #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>>
+                {
+                    let __group = #p::Arc::clone(&__group);
+                    let __future: #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>> = #future;
+                    __future
+                },
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

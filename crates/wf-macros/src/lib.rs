@@ -14,6 +14,7 @@ mod client;
 mod ctxt;
 mod expand;
 mod fallback;
+mod spans;
 mod standalone;
 mod ty;
 

@@ -33,9 +33,9 @@ pub use wf_core::{
     ActivityCallError, ActivityContext, ActivityError, ActivityInfo, Client, Description, Engine,
     EngineBuilder, EventKind, HistoryEvent, IdConflictPolicy, ListFilter, MemoryStore, Payload,
     PayloadError, PendingActivity, PendingUpdate, QueryCall, Rejection, RetryPolicy, RunInfo,
-    RunStatus, SignalCall, SqliteOptions, SqliteStore, StartOptions, Store, TestClock, TimeoutKind,
-    UpdateCall, UpdateError, UpdateHandle, UpdateStage, WfError, WorkflowContext,
-    WorkflowDefinition, WorkflowError, WorkflowHandle,
+    RunStatus, SignalCall, SignalWaitError, SqliteOptions, SqliteStore, StartOptions, Store,
+    TestClock, TimeoutKind, UpdateCall, UpdateError, UpdateHandle, UpdateStage, WaitTimeout,
+    WfError, WorkflowContext, WorkflowDefinition, WorkflowError, WorkflowHandle,
 };
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
 

@@ -56,7 +56,7 @@ impl Lifecycle {
             };
             return Err(ctx.continue_as_new(&next));
         }
-        ctx.sleep(Duration::from_secs(60)).await;
+        ctx.sleep(Duration::from_secs(60)).await?;
         Ok(ctx.state(|s| {
             format!(
                 "{} done at gen {}: {}",
@@ -335,7 +335,7 @@ impl Sleeper {
     #[run]
     async fn run(ctx: &mut WorkflowContext<Self>) -> Result<i64, WorkflowError> {
         let start = ctx.now_ms();
-        ctx.sleep(Duration::from_secs(3600)).await;
+        ctx.sleep(Duration::from_secs(3600)).await?;
         Ok(ctx.now_ms() - start)
     }
 }
@@ -386,13 +386,13 @@ pub struct Quitter;
 impl Quitter {
     #[run]
     async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> {
-        ctx.sleep(Duration::from_millis(1)).await;
+        ctx.sleep(Duration::from_millis(1)).await?;
         Ok(())
     }
 
     #[update]
     async fn slow(ctx: &mut WorkflowContext<Self>) -> Result<(), UpdateError> {
-        ctx.sleep(Duration::from_secs(3600)).await;
+        ctx.sleep(Duration::from_secs(3600)).await?;
         Ok(())
     }
 }
@@ -427,7 +427,7 @@ impl Chatty {
     ) -> Result<(bool, u64), WorkflowError> {
         let early = ctx.continue_as_new_suggested();
         ctx.wait_condition(|s| s.n >= target).await;
-        ctx.sleep(Duration::from_millis(1)).await;
+        ctx.sleep(Duration::from_millis(1)).await?;
         assert!(!early);
         Ok((ctx.continue_as_new_suggested(), ctx.history_length()))
     }

@@ -38,7 +38,7 @@ pub struct FlowV2 {
 impl FlowV2 {
     #[run]
     async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
-        ctx.sleep(Duration::from_secs(1)).await;
+        ctx.sleep(Duration::from_secs(1)).await?;
         ctx.wait_condition(|s| s.go).await;
         Ok(0)
     }

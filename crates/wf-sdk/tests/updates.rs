@@ -51,7 +51,7 @@ impl Account {
         let lock = ctx.state(|s| s.lock.clone());
         let _guard = lock.lock().await;
         let before = ctx.state(|s| s.balance);
-        ctx.sleep(Duration::from_millis(1)).await;
+        ctx.sleep(Duration::from_millis(1)).await?;
         let mut after = before;
         for _ in 0..amount {
             after = ctx.activity(Tools::add_one, after).await?;

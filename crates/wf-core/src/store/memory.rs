@@ -533,6 +533,10 @@ impl State {
                     run.record.status = RunStatus::Failed;
                     run.record.failure = Some(message);
                 }
+                RunClose::Cancelled(message) => {
+                    run.record.status = RunStatus::Cancelled;
+                    run.record.failure = Some(message);
+                }
                 RunClose::ContinuedAsNew(_) => run.record.status = RunStatus::ContinuedAsNew,
             }
             self.clear_closed_run(run_id);

@@ -90,6 +90,8 @@ pub enum RunStatus {
     ContinuedAsNew,
     /// Terminated from outside.
     Terminated,
+    /// Ended as cancelled after a cancellation request.
+    Cancelled,
 }
 
 impl RunStatus {
@@ -101,6 +103,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::ContinuedAsNew => "continued_as_new",
             RunStatus::Terminated => "terminated",
+            RunStatus::Cancelled => "cancelled",
         }
     }
 
@@ -112,6 +115,7 @@ impl RunStatus {
             "failed" => RunStatus::Failed,
             "continued_as_new" => RunStatus::ContinuedAsNew,
             "terminated" => RunStatus::Terminated,
+            "cancelled" => RunStatus::Cancelled,
             _ => return None,
         })
     }
@@ -404,6 +408,8 @@ pub enum RunClose {
     Completed(Payload),
     /// Returned an error.
     Failed(String),
+    /// Ended as cancelled (the message says why).
+    Cancelled(String),
     /// Continues as this new run (same workflow id and chain); carries no inbox messages.
     ContinuedAsNew(NewRun),
 }

@@ -1114,6 +1114,7 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         let (status, result, failure) = match &close {
             RunClose::Completed(result) => (RunStatus::Completed, Some(result.as_bytes()), None),
             RunClose::Failed(message) => (RunStatus::Failed, None, Some(message.as_str())),
+            RunClose::Cancelled(message) => (RunStatus::Cancelled, None, Some(message.as_str())),
             RunClose::ContinuedAsNew(_) => (RunStatus::ContinuedAsNew, None, None),
         };
         conn.prepare_cached(

@@ -161,6 +161,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
             EventKind::WorkflowTaskCompleted {
                 task_time_ms: now_ms,
                 suggest_continue_as_new: false,
+                build_id: None,
             },
         )],
         consumed_through: task.messages.last().map(|m| m.seq),

@@ -117,6 +117,7 @@ async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Ar
             EventKind::WorkflowTaskCompleted {
                 task_time_ms: T0 + 5,
                 suggest_continue_as_new: false,
+                build_id: None,
             },
         ),
     ];
@@ -288,6 +289,7 @@ async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: Arc<
     for (i, close) in [
         RunClose::Completed(payload("value")),
         RunClose::Failed("boom".into()),
+        RunClose::Cancelled("asked to stop".into()),
     ]
     .into_iter()
     .enumerate()
@@ -323,6 +325,10 @@ async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: Arc<
             }
             RunClose::Failed(m) => {
                 assert_eq!(closed.status, RunStatus::Failed);
+                assert_eq!(closed.failure.as_ref(), Some(m));
+            }
+            RunClose::Cancelled(m) => {
+                assert_eq!(closed.status, RunStatus::Cancelled);
                 assert_eq!(closed.failure.as_ref(), Some(m));
             }
             RunClose::ContinuedAsNew(_) => unreachable!(),
