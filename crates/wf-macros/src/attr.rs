@@ -161,7 +161,11 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
     match kind {
         RoleKind::Init | RoleKind::Run => {
             parse_keys(cx, what, &[], tokens, |_, _| Ok(()));
-            Some(if kind == RoleKind::Init { Role::Init } else { Role::Run })
+            Some(if kind == RoleKind::Init {
+                Role::Init
+            } else {
+                Role::Run
+            })
         }
         RoleKind::Query | RoleKind::Activity => {
             let mut name = None;
@@ -334,7 +338,10 @@ mod tests {
     fn query_has_no_unfinished_key() {
         let cx = Ctxt::new();
         let attr: Attribute = parse_quote!(#[query(unfinished = "abandon")]);
-        assert!(matches!(role(&cx, RoleKind::Query, &attr), Some(Role::Query { name: None })));
+        assert!(matches!(
+            role(&cx, RoleKind::Query, &attr),
+            Some(Role::Query { name: None })
+        ));
         let err = errors(cx);
         assert!(
             err.contains("unknown key `unfinished` in `#[query(..)]`; valid keys: `name`"),

@@ -82,7 +82,10 @@ fn definition(wf: &Workflow) -> TokenStream {
     let output_ty = ty::result_ok(run_output).expect("checked: run returns Result<T, _>");
 
     let (input_param, run_call) = match input {
-        Some(_) => (quote!(__input), quote!(Self::#run_ident(&mut __ctx, __input).await)),
+        Some(_) => (
+            quote!(__input),
+            quote!(Self::#run_ident(&mut __ctx, __input).await),
+        ),
         None => (quote!(_), quote!(Self::#run_ident(&mut __ctx).await)),
     };
     // A run returning another error type than `WorkflowError` is reported on its return type.
@@ -153,8 +156,14 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
     let args_ty = spans::wire_tuple(m, m.args.iter().map(|a| a.ty.to_token_stream()).collect());
     let decode = quote!(let (#(#vars,)*) = __payload.decode::<#args_ty>()?;);
     let unfinished = match &m.role {
-        Role::Signal { unfinished: Unfinished::Abandon, .. }
-        | Role::Update { unfinished: Unfinished::Abandon, .. } => quote!(#p::Unfinished::Abandon),
+        Role::Signal {
+            unfinished: Unfinished::Abandon,
+            ..
+        }
+        | Role::Update {
+            unfinished: Unfinished::Abandon,
+            ..
+        } => quote!(#p::Unfinished::Abandon),
         _ => quote!(#p::Unfinished::Warn),
     };
     let sync_fn = quote!(|__state: &mut Self, __payload: &#p::Payload|);
@@ -178,7 +187,9 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
             })
         },
         (Role::Query { .. }, _) => {
-            let output = m.output.map_or_else(|| quote!(()), ToTokens::to_token_stream);
+            let output = m
+                .output
+                .map_or_else(|| quote!(()), ToTokens::to_token_stream);
             quote! {
                 #p::HandlerKind::Query(|__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Payload, #p::PayloadError> {
                     #decode
@@ -257,8 +268,13 @@ fn validator(v: &Method, vars: &[Ident], decode: &TokenStream) -> TokenStream {
     let ident = v.ident();
     // A parameter that is not `&` the update's type is reported on that parameter's type, an
     // error type other than `Rejection` on the return type.
-    let lent = vars.iter().zip(&v.args).map(|(var, arg)| spans::over(quote!(&#var), arg.ty));
-    let output = v.output.expect("checked: a validator returns Result<(), _>");
+    let lent = vars
+        .iter()
+        .zip(&v.args)
+        .map(|(var, arg)| spans::over(quote!(&#var), arg.ty));
+    let output = v
+        .output
+        .expect("checked: a validator returns Result<(), _>");
     let call = spans::over(quote!(Self::#ident(__state, #(#lent),*)), output);
     quote! {
         |__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Result<(), #p::Rejection>, #p::PayloadError> {
@@ -276,8 +292,15 @@ fn activities_impl(group: &Activities) -> TokenStream {
     let acts = &group.activities;
     let idents: Vec<&Ident> = acts.iter().map(|a| a.ident()).collect();
     let names: Vec<String> = acts.iter().map(|a| a.wire_name()).collect();
-    let invokers = acts.iter().zip(&names).map(|(a, name)| activity_invoker(a, name));
-    let (f, registry) = if acts.is_empty() { (quote!(_), quote!(_)) } else { (quote!(__f), quote!(__registry)) };
+    let invokers = acts
+        .iter()
+        .zip(&names)
+        .map(|(a, name)| activity_invoker(a, name));
+    let (f, registry) = if acts.is_empty() {
+        (quote!(_), quote!(_))
+    } else {
+        (quote!(__f), quote!(__registry))
+    };
     quote! {
         #item
         const _: () = {
@@ -311,13 +334,19 @@ fn activity_invoker(a: &Method, name: &str) -> TokenStream {
     let input_ty = match a.args.as_slice() {
         [] => quote!(()),
         [only] => only.ty.to_token_stream(),
-        _ => spans::wire_tuple(a, a.args.iter().map(|arg| arg.ty.to_token_stream()).collect()),
+        _ => spans::wire_tuple(
+            a,
+            a.args.iter().map(|arg| arg.ty.to_token_stream()).collect(),
+        ),
     };
     let bind = match a.args.len() {
         1 => quote!(__arg0),
         _ => quote!((#(#vars,)*)),
     };
-    let output = a.output.and_then(ty::result_ok).expect("checked: an activity returns Result<T, _>");
+    let output = a
+        .output
+        .and_then(ty::result_ok)
+        .expect("checked: an activity returns Result<T, _>");
     // A future that is not `Send` is reported on the method's name.
     let body = spans::over(
         quote! {

@@ -1,0 +1,14 @@
+use wf_sdk::prelude::*;
+
+struct Tools;
+
+impl Tools {
+    #[activity]
+    async fn ping(&self, _ctx: ActivityContext) -> Result<(), ActivityError> {
+        Ok(())
+    }
+}
+
+fn main() {
+    let _ = Tools::ping;
+}

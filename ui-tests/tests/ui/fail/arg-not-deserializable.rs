@@ -1,0 +1,24 @@
+use wf_sdk::prelude::*;
+
+#[derive(Serialize)]
+struct OnlyOut(u32);
+
+#[derive(Default)]
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n))
+    }
+
+    #[signal]
+    fn set(&mut self, value: Vec<OnlyOut>) {
+        self.n = value.len() as u32;
+    }
+}
+
+fn main() {}

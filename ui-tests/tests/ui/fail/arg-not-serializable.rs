@@ -1,0 +1,23 @@
+use wf_sdk::prelude::*;
+
+struct Opaque(u32);
+
+#[derive(Default)]
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n))
+    }
+
+    #[signal]
+    fn set(&mut self, value: Opaque) {
+        self.n = value.0;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use wf_sdk::prelude::*;
+
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n))
+    }
+}
+
+fn main() {}

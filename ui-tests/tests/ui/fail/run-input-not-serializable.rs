@@ -1,0 +1,18 @@
+use wf_sdk::prelude::*;
+
+struct Opaque(u32);
+
+#[derive(Default)]
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, input: Opaque) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n) + input.0)
+    }
+}
+
+fn main() {}

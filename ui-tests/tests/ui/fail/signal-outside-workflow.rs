@@ -1,0 +1,8 @@
+use wf_sdk::prelude::*;
+
+#[signal]
+fn pause() {}
+
+fn main() {
+    pause();
+}

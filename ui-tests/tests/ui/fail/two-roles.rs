@@ -1,0 +1,22 @@
+use wf_sdk::prelude::*;
+
+#[derive(Default)]
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n))
+    }
+
+    #[signal]
+    #[query]
+    fn bump(&mut self) {
+        self.n += 1;
+    }
+}
+
+fn main() {}

@@ -1,0 +1,22 @@
+use wf_sdk::prelude::*;
+
+#[derive(Default)]
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n))
+    }
+
+    #[update]
+    fn bump(&mut self) -> Result<u32, String> {
+        self.n += 1;
+        Ok(self.n)
+    }
+}
+
+fn main() {}

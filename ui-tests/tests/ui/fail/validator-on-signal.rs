@@ -1,0 +1,26 @@
+use wf_sdk::prelude::*;
+
+#[derive(Default)]
+struct W {
+    n: u32,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.state(|s| s.n))
+    }
+
+    #[signal]
+    fn bump(&mut self) {
+        self.n += 1;
+    }
+
+    #[validator(bump)]
+    fn check(&self) -> Result<(), Rejection> {
+        Ok(())
+    }
+}
+
+fn main() {}
