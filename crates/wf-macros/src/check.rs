@@ -65,6 +65,47 @@ pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
         }
     }
     unique_wire_names(cx, wf.handlers(), "each signal, query and update");
+    client_names_free(cx, wf);
+}
+
+/// Methods of `WorkflowHandle` (inherent, or from traits always in scope). A client method
+/// with one of these names would never be called: `h.cancel()` resolves to the handle's own
+/// `cancel`, silently. Kept in step with `wf_core::client::WorkflowHandle`, plus the raw
+/// calls DESIGN.md promises.
+const HANDLE_METHODS: &[&str] = &[
+    "cancel",
+    "client",
+    "clone",
+    "clone_from",
+    "describe",
+    "history",
+    "query_raw",
+    "result",
+    "signal",
+    "signal_raw",
+    "signal_with_start",
+    "terminate",
+    "update_raw",
+    "update_with_start",
+    "workflow_id",
+];
+
+fn client_names_free(cx: &Ctxt, wf: &Workflow) {
+    for m in wf.handlers() {
+        let ident = m.ident().to_string();
+        if HANDLE_METHODS.contains(&ident.as_str()) || ident.starts_with("__") {
+            let role = m.role.kind().name();
+            cx.error_spanned_by(
+                m.ident(),
+                format!(
+                    "`{ident}` is already a method of `WorkflowHandle`, so the generated client method \
+                     would never be called; rename this method (the wire name can stay: \
+                     `#[{role}(name = \"{}\")]`)",
+                    m.wire_name()
+                ),
+            );
+        }
+    }
 }
 
 /// Checks an `#[activities]` impl block.
@@ -775,6 +816,18 @@ mod tests {
             ),
             "wire name `a` is already used by `a`",
         );
+    }
+
+    #[test]
+    fn handle_method_names_are_refused() {
+        one_error(
+            with_run("#[signal] fn cancel(&mut self) {}"),
+            "`cancel` is already a method of `WorkflowHandle`",
+        );
+        assert!(errors(with_run(
+            "#[signal(name = \"cancel\")] fn stop(&mut self) {}"
+        ))
+        .is_empty());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! Layout: `attr.rs` parses attribute arguments, `ast.rs` builds typed views of the impl
 //! block, `check.rs` holds the rules, `expand.rs` and `client.rs` generate code, and
-//! `fallback.rs` is what is emitted after an error. Errors are collected in a [`ctxt`] so that
+//! `fallback.rs` is what is emitted after an error. Errors are collected in a context (`ctxt.rs`) so that
 //! independent mistakes are all reported, each once.
 
 mod ast;

@@ -55,8 +55,9 @@ impl AgentRun {
         self.paused = false;
     }
 
-    #[signal]
-    fn cancel(&mut self) {
+    /// `cancel` is the wire name; `h.cancel()` is the handle's own (it cancels the run).
+    #[signal(name = "cancel")]
+    fn stop(&mut self) {
         self.cancelled = true;
     }
 
@@ -103,7 +104,7 @@ async fn steer(h: &WorkflowHandle<AgentRun>) -> Result<(), WfError> {
     let u = h.change_goal(g).start().await?;
     let _: String = u.result().await?;
     h.resume().await?;
-    h.cancel().await?;
+    h.stop().await?;
     Ok(())
 }
 

@@ -1,0 +1,13 @@
+use wf_sdk::prelude::*;
+
+struct Tools;
+
+#[activities]
+impl Tools {
+    #[activity]
+    async fn ping(&self, _ctx: &ActivityContext) -> Result<(), ActivityError> {
+        Ok(())
+    }
+}
+
+fn main() {}
