@@ -143,6 +143,8 @@ impl AgentRun {
     }
 
     #[validator(change_goal)]
+    // A validator receives `&T` of each update argument, so `&String` here, not `&str`.
+    #[allow(clippy::ptr_arg)]
     fn validate_goal(&self, goal: &String) -> Result<(), Rejection> {
         if goal.trim().is_empty() {
             return Err(Rejection::new("the goal must not be empty"));
@@ -367,7 +369,9 @@ pub async fn main() -> Result<(), WfError> {
     ));
 
     wait_for(&h, "step 8", |s| s.step >= 8).await?;
-    h.cancel().await?;
+    // The `cancel` signal, called through the generated trait: the inherent
+    // `WorkflowHandle::cancel` (cancel the whole run) would shadow `h.cancel()`.
+    AgentRunClient::cancel(&h).await?;
     let out = h.result().await?;
     t.say(format!("result: {out}"));
     t.say(format!(
