@@ -3,7 +3,15 @@
 #[path = "../agent_run.rs"]
 mod agent_run;
 
+#[path = "../approval.rs"]
+mod approval;
+
 #[test]
 fn agent_run_scenario_completes() {
     agent_run::main().expect("the agent_run scenario");
+}
+
+#[test]
+fn approval_is_approved_in_time_or_expires_after_24_hours() {
+    approval::main().expect("the approval scenario");
 }
