@@ -6,6 +6,9 @@ mod agent_run;
 #[path = "../approval.rs"]
 mod approval;
 
+#[path = "../payment.rs"]
+mod payment;
+
 #[test]
 fn agent_run_scenario_completes() {
     agent_run::main().expect("the agent_run scenario");
@@ -14,4 +17,9 @@ fn agent_run_scenario_completes() {
 #[test]
 fn approval_is_approved_in_time_or_expires_after_24_hours() {
     approval::main().expect("the approval scenario");
+}
+
+#[test]
+fn payment_charges_once_across_a_retry_and_releases_the_hold_on_timeout() {
+    payment::main().expect("the payment scenario");
 }
