@@ -9,6 +9,9 @@ mod approval;
 #[path = "../payment.rs"]
 mod payment;
 
+#[path = "../cart.rs"]
+mod cart;
+
 #[test]
 fn agent_run_scenario_completes() {
     agent_run::main().expect("the agent_run scenario");
@@ -22,4 +25,9 @@ fn approval_is_approved_in_time_or_expires_after_24_hours() {
 #[test]
 fn payment_charges_once_across_a_retry_and_releases_the_hold_on_timeout() {
     payment::main().expect("the payment scenario");
+}
+
+#[test]
+fn cart_validates_items_and_answers_queries_after_checkout() {
+    cart::main().expect("the cart scenario");
 }
