@@ -12,6 +12,9 @@ mod payment;
 #[path = "../cart.rs"]
 mod cart;
 
+#[path = "../backfill.rs"]
+mod backfill;
+
 #[test]
 fn agent_run_scenario_completes() {
     agent_run::main().expect("the agent_run scenario");
@@ -30,4 +33,9 @@ fn payment_charges_once_across_a_retry_and_releases_the_hold_on_timeout() {
 #[test]
 fn cart_validates_items_and_answers_queries_after_checkout() {
     cart::main().expect("the cart scenario");
+}
+
+#[test]
+fn backfill_resumes_from_the_last_heartbeat_after_losing_workers() {
+    backfill::main().expect("the backfill scenario");
 }
