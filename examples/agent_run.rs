@@ -110,9 +110,10 @@ impl AgentRun {
         self.paused = false;
     }
 
-    /// Ends the loop after the current step.
-    #[signal]
-    fn cancel(&mut self) {
+    /// Ends the loop after the current step. `cancel` is the wire name; the method is `stop`
+    /// because `h.cancel()` is the handle's own method (it cancels the whole run).
+    #[signal(name = "cancel")]
+    fn stop(&mut self) {
         self.cancelled = true;
     }
 
@@ -369,9 +370,7 @@ pub async fn main() -> Result<(), WfError> {
     ));
 
     wait_for(&h, "step 8", |s| s.step >= 8).await?;
-    // The `cancel` signal, called through the generated trait: the inherent
-    // `WorkflowHandle::cancel` (cancel the whole run) would shadow `h.cancel()`.
-    AgentRunClient::cancel(&h).await?;
+    h.stop().await?;
     let out = h.result().await?;
     t.say(format!("result: {out}"));
     t.say(format!(
