@@ -5,11 +5,11 @@
 use crate::definition::WorkflowDefinition;
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::history::{HistoryEvent, UpdateOutcome};
+use crate::history::{ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy, UpdateOutcome};
 use crate::machine::{replay, RunSummary};
 use crate::payload::{Payload, PayloadError};
 use crate::store::{
-    DeliverOutcome, IdConflictPolicy, ListFilter, Message, NewRun, RunRecord, RunStatus,
+    DeliverOutcome, IdConflictPolicy, InboxKind, ListFilter, Message, NewRun, RunRecord, RunStatus,
     StartOutcome, StartRequest, TaskFailure, UpdateState,
 };
 use serde::de::DeserializeOwned;
@@ -212,6 +212,7 @@ impl Client {
                 input,
                 random_seed: crate::worker::rand_seed(),
                 continued_from: None,
+                parent: None,
             },
             policy: options.id_conflict,
             messages,
@@ -545,13 +546,44 @@ impl Client {
         Ok(())
     }
 
-    /// Ends the latest run at once, without running workflow code.
+    /// Ends the latest run at once, without running workflow code. Its parent (if it is a
+    /// child) learns it was terminated; its own children get their parent close policies.
     pub async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
-        self.shared
-            .store
-            .terminate(workflow_id, reason, self.shared.now_ms())
-            .await?;
+        let store = &self.shared.store;
+        let now = self.shared.now_ms();
+        let record = store.terminate(workflow_id, reason, now).await?;
         self.shared.waiters.publish(workflow_id);
+        let first = store.read_history(&record.run_id, 1).await?;
+        if let Some(EventKind::WorkflowStarted {
+            parent: Some(parent),
+            ..
+        }) = first.first().map(|e| &e.kind)
+        {
+            let outcome = ChildOutcome::Terminated(reason.to_string());
+            store
+                .notify(
+                    &parent.run_id,
+                    InboxKind::ChildClosed {
+                        seq: parent.seq,
+                        outcome,
+                    },
+                    now,
+                )
+                .await?;
+            self.shared.workflow_wake.notify_one();
+        }
+        let summary: RunSummary = record.summary.decode().unwrap_or_default();
+        for (child, policy) in summary.open_children {
+            let why = format!("its parent run {} was terminated", record.run_id);
+            let result = match policy {
+                ParentClosePolicy::Terminate => Box::pin(self.terminate(&child, &why)).await,
+                ParentClosePolicy::RequestCancel => self.cancel(&child, &why).await,
+                ParentClosePolicy::Abandon => Ok(()),
+            };
+            if let Err(e) = result {
+                tracing::debug!(child = %child, error = %e, "parent close policy not applied");
+            }
+        }
         Ok(())
     }
 }

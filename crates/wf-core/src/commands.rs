@@ -13,7 +13,9 @@
 //! with the recorded one (see `machine.rs`).
 
 use crate::definition::Unfinished;
-use crate::history::{ActivityOptions, EventKind, UpdateOutcome};
+use crate::history::{
+    ActivityOptions, ChildOutcome, EventKind, ParentClosePolicy, ParentInfo, UpdateOutcome,
+};
 use crate::payload::Payload;
 use crate::store::{ActivityResolution, UpdateState};
 use std::collections::HashMap;
@@ -43,6 +45,22 @@ pub(crate) enum TimerState {
     Done,
     /// Cancelled by a cancellation request; the awaiting future has not seen it yet.
     CancelledByRequest,
+}
+
+/// Lifecycle of one child run.
+///
+/// ```text
+/// child: Started --(ChildClosed input)--> Closed --(future polled)--> Taken
+/// ```
+#[derive(Debug)]
+pub(crate) enum ChildState {
+    Started {
+        workflow_id: String,
+        policy: ParentClosePolicy,
+        waker: Option<Waker>,
+    },
+    Closed(ChildOutcome),
+    Taken,
 }
 
 /// How the main method ended.
@@ -114,6 +132,9 @@ pub(crate) struct Commands {
     pub replay_patches: Option<Vec<(usize, String)>>,
     /// `ctx.patched(id)` answers, fixed for the life of the run.
     pub patches: HashMap<String, bool>,
+    pub children: HashMap<u32, ChildState>,
+    /// The parent of this run, if it is a child.
+    pub parent: Option<ParentInfo>,
 }
 
 impl Commands {
@@ -140,6 +161,8 @@ impl Commands {
             mismatch: None,
             replay_patches: None,
             patches: HashMap::new(),
+            children: HashMap::new(),
+            parent: None,
         }
     }
 
@@ -196,6 +219,78 @@ impl Commands {
         }
         self.patches.insert(id.to_string(), decision);
         decision
+    }
+
+    /// Records a `ChildWorkflowStarted` command (the run id is filled in at commit).
+    pub fn start_child(
+        &mut self,
+        workflow_type: String,
+        workflow_id: String,
+        input: Payload,
+        policy: ParentClosePolicy,
+    ) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::ChildWorkflowStarted {
+            seq,
+            workflow_id: workflow_id.clone(),
+            workflow_type,
+            run_id: String::new(),
+            input,
+            parent_close_policy: policy,
+        });
+        self.children.insert(
+            seq,
+            ChildState::Started {
+                workflow_id,
+                policy,
+                waker: None,
+            },
+        );
+        seq
+    }
+
+    /// Applies a child's end (an input of the task).
+    pub fn resolve_child(&mut self, seq: u32, outcome: ChildOutcome) {
+        match self.children.get_mut(&seq) {
+            Some(state @ ChildState::Started { .. }) => {
+                if let ChildState::Started { waker: Some(w), .. } = std::mem::replace(state, ChildState::Closed(outcome)) {
+                    w.wake();
+                }
+            }
+            _ => self.record_mismatch(format!(
+                "history closes child #{seq}, which the workflow code did not start (or already saw closed)"
+            )),
+        }
+    }
+
+    /// Children still running, with their parent close policies.
+    pub fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {
+        let mut open: Vec<(u32, String, ParentClosePolicy)> = self
+            .children
+            .iter()
+            .filter_map(|(seq, c)| match c {
+                ChildState::Started {
+                    workflow_id,
+                    policy,
+                    ..
+                } => Some((*seq, workflow_id.clone(), *policy)),
+                _ => None,
+            })
+            .collect();
+        open.sort_by_key(|c| c.0);
+        open.into_iter().map(|(_, id, p)| (id, p)).collect()
+    }
+
+    /// Records an `ExternalSignalSent` command.
+    pub fn signal_external(&mut self, workflow_id: String, name: String, args: Payload) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::ExternalSignalSent {
+            seq,
+            workflow_id,
+            name,
+            args,
+        });
+        seq
     }
 
     /// Records a `TimerStarted` command.

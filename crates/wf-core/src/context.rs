@@ -3,10 +3,10 @@
 //! run's command log so they replay identically.
 
 use crate::activity::{ActivityCallError, ActivityFn, ActivityGroup};
-use crate::commands::{ActivityState, Commands, TimerState};
+use crate::commands::{ActivityState, ChildState, Commands, TimerState};
 use crate::definition::WorkflowDefinition;
 use crate::error::WorkflowError;
-use crate::history::{ActivityOptions, RetryPolicy};
+use crate::history::{ActivityOptions, ChildOutcome, ParentClosePolicy, ParentInfo, RetryPolicy};
 use crate::payload::{Payload, PayloadError};
 use crate::store::ActivityResolution;
 use serde::de::DeserializeOwned;
@@ -107,6 +107,46 @@ impl<W: 'static> WorkflowContext<W> {
             name: name.to_string(),
             _t: PhantomData,
         }
+    }
+
+    /// Starts a child workflow run of type `C` with workflow id `workflow_id` (started
+    /// atomically with this task's commit) and resolves to its result. When this run closes
+    /// first, the child is terminated (change with
+    /// [`.parent_close_policy(..)`](ChildCall::parent_close_policy)).
+    pub fn child<C: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+        input: &C::Input,
+    ) -> ChildCall<C> {
+        ChildCall {
+            core: self.core.clone(),
+            workflow_id: workflow_id.into(),
+            input: Payload::encode(input),
+            policy: ParentClosePolicy::default(),
+            seq: None,
+            _c: PhantomData,
+        }
+    }
+
+    /// Sends a signal (arguments as a tuple, e.g. `&(42,)`) to another workflow, such as a
+    /// child or the parent ([`parent`](Self::parent)). It is delivered atomically with this
+    /// task's commit, exactly once; a missing or finished target drops it.
+    pub fn signal_external<A: Serialize>(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: &A,
+    ) -> Result<(), PayloadError> {
+        let args = Payload::encode(args)?;
+        self.core
+            .borrow_mut()
+            .signal_external(workflow_id.to_string(), name.to_string(), args);
+        Ok(())
+    }
+
+    /// The parent run, if this run is a child.
+    pub fn parent(&self) -> Option<ParentInfo> {
+        self.core.borrow().parent.clone()
     }
 
     /// A durable timer: survives restarts, fires after `duration` of engine time.
@@ -582,6 +622,92 @@ impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
                 Poll::Ready(Err(SignalWaitError::Cancelled(c)))
             }
             Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// How a child run failed to produce its result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ChildError {
+    /// The child's workflow id was already running.
+    #[error("child could not start: {0}")]
+    StartFailed(String),
+    /// The child returned an error.
+    #[error("child failed: {0}")]
+    Failed(String),
+    /// The child ended as cancelled.
+    #[error("child cancelled: {0}")]
+    Cancelled(String),
+    /// The child was terminated.
+    #[error("child terminated: {0}")]
+    Terminated(String),
+    /// The input could not be encoded or the result decoded.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+}
+
+/// Future of [`WorkflowContext::child`]: the child's result.
+pub struct ChildCall<C: WorkflowDefinition> {
+    core: Rc<RefCell<Commands>>,
+    workflow_id: String,
+    input: Result<Payload, PayloadError>,
+    policy: ParentClosePolicy,
+    seq: Option<u32>,
+    _c: PhantomData<fn() -> C>,
+}
+
+impl<C: WorkflowDefinition> Unpin for ChildCall<C> {}
+
+impl<C: WorkflowDefinition> ChildCall<C> {
+    /// What happens to the child if this run closes first (default: terminate it).
+    pub fn parent_close_policy(mut self, policy: ParentClosePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+}
+
+impl<C: WorkflowDefinition> Future for ChildCall<C> {
+    type Output = Result<C::Output, ChildError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let seq = match self.seq {
+            Some(seq) => seq,
+            None => {
+                let input = match &self.input {
+                    Ok(p) => p.clone(),
+                    Err(e) => return Poll::Ready(Err(ChildError::Payload(e.clone()))),
+                };
+                let (id, policy) = (self.workflow_id.clone(), self.policy);
+                let seq =
+                    self.core
+                        .borrow_mut()
+                        .start_child(C::NAME.to_string(), id, input, policy);
+                self.seq = Some(seq);
+                seq
+            }
+        };
+        let mut core = self.core.borrow_mut();
+        let Some(state) = core.children.get_mut(&seq) else {
+            return Poll::Pending;
+        };
+        match state {
+            ChildState::Started { waker, .. } => {
+                *waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            ChildState::Closed(_) => {
+                let ChildState::Closed(outcome) = std::mem::replace(state, ChildState::Taken)
+                else {
+                    unreachable!("matched Closed above")
+                };
+                Poll::Ready(match outcome {
+                    ChildOutcome::Completed(p) => p.decode().map_err(ChildError::Payload),
+                    ChildOutcome::Failed(m) => Err(ChildError::Failed(m)),
+                    ChildOutcome::Cancelled(m) => Err(ChildError::Cancelled(m)),
+                    ChildOutcome::Terminated(m) => Err(ChildError::Terminated(m)),
+                    ChildOutcome::StartFailed(m) => Err(ChildError::StartFailed(m)),
+                })
+            }
+            ChildState::Taken => Poll::Pending,
         }
     }
 }

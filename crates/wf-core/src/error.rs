@@ -115,6 +115,9 @@ pub enum WorkflowError {
     /// A value could not be encoded or decoded.
     #[error(transparent)]
     Payload(#[from] PayloadError),
+    /// A child run failed.
+    #[error(transparent)]
+    Child(#[from] crate::context::ChildError),
     /// A bounded `wait_for_signal` timed out.
     #[error(transparent)]
     WaitTimeout(#[from] crate::context::WaitTimeout),

@@ -112,6 +112,44 @@ pub struct ActivityOptions {
     pub heartbeat_timeout: Option<std::time::Duration>,
 }
 
+/// The parent of a child run: where its result goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentInfo {
+    /// The parent's workflow id.
+    pub workflow_id: String,
+    /// The parent run that started the child.
+    pub run_id: String,
+    /// The sequence number of the parent's start command.
+    pub seq: u32,
+}
+
+/// What a parent does with a still-running child when the parent closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ParentClosePolicy {
+    /// Terminate the child (the default, as in Temporal).
+    #[default]
+    Terminate,
+    /// Leave the child running.
+    Abandon,
+    /// Request the child's cancellation; it may clean up.
+    RequestCancel,
+}
+
+/// How a child run ended, as its parent sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ChildOutcome {
+    /// It returned a value.
+    Completed(Payload),
+    /// It returned an error.
+    Failed(String),
+    /// It ended as cancelled.
+    Cancelled(String),
+    /// It was terminated.
+    Terminated(String),
+    /// It could not start (its workflow id is running).
+    StartFailed(String),
+}
+
 /// What happened; variant names read as the event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum EventKind {
@@ -125,6 +163,9 @@ pub enum EventKind {
         random_seed: u64,
         /// The run this one continues, after a continue-as-new.
         continued_from: Option<String>,
+        /// The parent, for a child run.
+        #[serde(default)]
+        parent: Option<ParentInfo>,
     },
     /// A signal was delivered to the run.
     SignalReceived {
@@ -253,6 +294,39 @@ pub enum EventKind {
         /// Why.
         reason: String,
     },
+    /// The workflow started a child run.
+    ChildWorkflowStarted {
+        /// Command sequence number within the parent.
+        seq: u32,
+        /// The child's workflow id.
+        workflow_id: String,
+        /// The child's workflow type.
+        workflow_type: String,
+        /// The child's first run id.
+        run_id: String,
+        /// Its input.
+        input: Payload,
+        /// What happens to it when the parent closes first.
+        parent_close_policy: ParentClosePolicy,
+    },
+    /// A child run ended (or could not start).
+    ChildWorkflowClosed {
+        /// Sequence number of the start command.
+        seq: u32,
+        /// How it ended.
+        outcome: ChildOutcome,
+    },
+    /// The workflow sent a signal to another workflow (delivered with this task's commit).
+    ExternalSignalSent {
+        /// Command sequence number.
+        seq: u32,
+        /// The target workflow id.
+        workflow_id: String,
+        /// Signal wire name.
+        name: String,
+        /// Encoded arguments (a tuple).
+        args: Payload,
+    },
     /// A pending activity was cancelled (its task dropped) after a cancellation request.
     ActivityCancelled {
         /// Sequence number of the scheduling command.
@@ -288,6 +362,9 @@ impl EventKind {
             EventKind::ContinuedAsNew { .. } => "ContinuedAsNew",
             EventKind::WorkflowTerminated { .. } => "WorkflowTerminated",
             EventKind::ActivityCancelled { .. } => "ActivityCancelled",
+            EventKind::ChildWorkflowStarted { .. } => "ChildWorkflowStarted",
+            EventKind::ChildWorkflowClosed { .. } => "ChildWorkflowClosed",
+            EventKind::ExternalSignalSent { .. } => "ExternalSignalSent",
             EventKind::WorkflowCancelled { .. } => "WorkflowCancelled",
         }
     }
@@ -387,6 +464,33 @@ impl EventKind {
                 reason.clone()
             }
             EventKind::ActivityCancelled { seq } => format!("#{seq}"),
+            EventKind::ChildWorkflowStarted {
+                seq,
+                workflow_id,
+                workflow_type,
+                input,
+                ..
+            } => {
+                format!(
+                    "#{seq} {workflow_type} {workflow_id:?} input={}",
+                    input.display()
+                )
+            }
+            EventKind::ChildWorkflowClosed { seq, outcome } => match outcome {
+                ChildOutcome::Completed(v) => format!("#{seq} -> {}", v.display()),
+                ChildOutcome::Failed(m) => format!("#{seq} failed: {m}"),
+                ChildOutcome::Cancelled(m) => format!("#{seq} cancelled: {m}"),
+                ChildOutcome::Terminated(m) => format!("#{seq} terminated: {m}"),
+                ChildOutcome::StartFailed(m) => format!("#{seq} could not start: {m}"),
+            },
+            EventKind::ExternalSignalSent {
+                seq,
+                workflow_id,
+                name,
+                args,
+            } => {
+                format!("#{seq} {workflow_id:?} {name}{}", args_display(args))
+            }
         }
     }
 }

@@ -34,8 +34,8 @@ pub use client::{
 };
 pub use clock::{Clock, SystemClock, TestClock};
 pub use context::{
-    ActivityCall, Cancelled, SignalWaitError, Sleep, TimedCondition, WaitCondition, WaitForSignal,
-    WaitForSignalUntil, WaitTimeout, WorkflowContext,
+    ActivityCall, Cancelled, ChildCall, ChildError, SignalWaitError, Sleep, TimedCondition,
+    WaitCondition, WaitForSignal, WaitForSignalUntil, WaitTimeout, WorkflowContext,
 };
 pub use definition::{
     encode_update_result, Handler, HandlerKind, LocalBoxFuture, Unfinished, Validator,
@@ -44,8 +44,8 @@ pub use definition::{
 pub use engine::{Engine, EngineBuilder};
 pub use error::{Rejection, UpdateError, WfError, WorkflowError};
 pub use history::{
-    ActivityFailure, ActivityOptions, EventKind, HistoryEvent, RetryPolicy, TimeoutKind,
-    UpdateOutcome,
+    ActivityFailure, ActivityOptions, ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy,
+    ParentInfo, RetryPolicy, TimeoutKind, UpdateOutcome,
 };
 pub use machine::RunSummary;
 pub use payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};

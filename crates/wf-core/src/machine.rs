@@ -11,7 +11,9 @@ use crate::context::WorkflowContext;
 use crate::definition::{Handler, HandlerKind, Unfinished, WorkflowDefinition};
 use crate::error::{WfError, WorkflowError};
 use crate::executor::Executor;
-use crate::history::{EventKind, HistoryEvent, UpdateOutcome};
+use crate::history::{
+    ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy, ParentInfo, UpdateOutcome,
+};
 use crate::payload::{Payload, PayloadError};
 use crate::store::{ActivityResolution, InboxKind, UpdateState};
 use serde::{Deserialize, Serialize};
@@ -51,6 +53,10 @@ pub(crate) enum Input {
     CancelRequested {
         reason: String,
     },
+    ChildClosed {
+        seq: u32,
+        outcome: ChildOutcome,
+    },
 }
 
 impl From<InboxKind> for Input {
@@ -79,6 +85,7 @@ impl From<InboxKind> for Input {
             }
             InboxKind::TimerFired { seq } => Input::TimerFired { seq },
             InboxKind::CancelRequested { reason } => Input::CancelRequested { reason },
+            InboxKind::ChildClosed { seq, outcome } => Input::ChildClosed { seq, outcome },
         }
     }
 }
@@ -131,6 +138,7 @@ impl Input {
             },
             EventKind::TimerFired { seq } => Input::TimerFired { seq },
             EventKind::CancelRequested { reason } => Input::CancelRequested { reason },
+            EventKind::ChildWorkflowClosed { seq, outcome } => Input::ChildClosed { seq, outcome },
             _ => return None,
         })
     }
@@ -177,6 +185,7 @@ impl Input {
             },
             Input::TimerFired { seq } => EventKind::TimerFired { seq },
             Input::CancelRequested { reason } => EventKind::CancelRequested { reason },
+            Input::ChildClosed { seq, outcome } => EventKind::ChildWorkflowClosed { seq, outcome },
         })
     }
 }
@@ -209,6 +218,10 @@ pub struct RunSummary {
     pub buffered_signals: Vec<String>,
     /// Async handlers still running ("update change_goal (id u-1)", "signal note").
     pub running_handlers: Vec<String>,
+    /// Children still running, with their parent close policies (applied when the run is
+    /// terminated from outside).
+    #[serde(default)]
+    pub open_children: Vec<(String, ParentClosePolicy)>,
 }
 
 /// History length at which `continue_as_new_suggested()` turns true (and a warning is logged).
@@ -282,6 +295,10 @@ pub(crate) trait Instance {
     fn next_event_id(&self) -> u64;
     /// Records the history position after a commit.
     fn set_next_event_id(&mut self, next_event_id: u64);
+    /// The parent of this run, if it is a child.
+    fn parent(&self) -> Option<ParentInfo>;
+    /// Children still running, with their parent close policies.
+    fn open_children(&self) -> Vec<(String, ParentClosePolicy)>;
 }
 
 /// A registered workflow type, whatever it is.
@@ -298,14 +315,35 @@ pub(crate) trait ErasedDefinition: Send + Sync {
     fn check_message(&self, role: &'static str, name: &str, args: &Payload) -> Result<(), WfError>;
 }
 
-/// A workflow type's handler table.
+/// A registered workflow type: its handler table, shared by all its runs.
 pub(crate) struct Definition<W: WorkflowDefinition> {
-    handlers: Vec<Handler<W>>,
-    index: HashMap<&'static str, usize>,
+    table: Arc<Table<W>>,
 }
 
 impl<W: WorkflowDefinition> Definition<W> {
     pub fn new() -> Result<Self, String> {
+        Ok(Definition {
+            table: Arc::new(Table::new()?),
+        })
+    }
+
+    fn handler(&self, name: &str) -> Option<&Handler<W>> {
+        self.table.handler(name)
+    }
+
+    fn names_of(&self, role: &str) -> String {
+        self.table.names_of(role)
+    }
+}
+
+/// A workflow type's handlers, by wire name.
+pub(crate) struct Table<W: WorkflowDefinition> {
+    handlers: Vec<Handler<W>>,
+    index: HashMap<&'static str, usize>,
+}
+
+impl<W: WorkflowDefinition> Table<W> {
+    fn new() -> Result<Self, String> {
         let handlers = W::handlers();
         let mut index = HashMap::new();
         for (i, h) in handlers.iter().enumerate() {
@@ -317,7 +355,7 @@ impl<W: WorkflowDefinition> Definition<W> {
                 ));
             }
         }
-        Ok(Definition { handlers, index })
+        Ok(Table { handlers, index })
     }
 
     fn handler(&self, name: &str) -> Option<&Handler<W>> {
@@ -351,7 +389,10 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
         started: &HistoryEvent,
     ) -> Result<Box<dyn Instance>, TaskError> {
         let EventKind::WorkflowStarted {
-            input, random_seed, ..
+            input,
+            random_seed,
+            parent,
+            ..
         } = &started.kind
         else {
             return Err(TaskError::Other(format!(
@@ -366,14 +407,11 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
         })?;
         let state = catch_unwind(AssertUnwindSafe(|| W::init_state(&input)))
             .map_err(|p| TaskError::Panic(format!("in #[init]: {}", panic_message(&*p))))?;
-        let def = Arc::new(Definition::<W>::new().map_err(TaskError::Other)?);
+        let mut commands = Commands::new(workflow_id.into(), run_id.into(), *random_seed);
+        commands.parent = parent.clone();
         Ok(Box::new(RunMachine::<W> {
-            def,
-            core: Rc::new(RefCell::new(Commands::new(
-                workflow_id.into(),
-                run_id.into(),
-                *random_seed,
-            ))),
+            def: self.table.clone(),
+            core: Rc::new(RefCell::new(commands)),
             state: Rc::new(RefCell::new(state)),
             executor: Executor::default(),
             input: Some(input),
@@ -406,7 +444,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
 
 /// The in-memory run of workflow type `W`.
 struct RunMachine<W: WorkflowDefinition> {
-    def: Arc<Definition<W>>,
+    def: Arc<Table<W>>,
     core: Rc<RefCell<Commands>>,
     state: Rc<RefCell<W>>,
     executor: Executor,
@@ -454,6 +492,9 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             }
             Input::TimerFired { seq } => self.core.borrow_mut().fire_timer(seq),
             Input::CancelRequested { reason } => self.core.borrow_mut().request_cancel(reason),
+            Input::ChildClosed { seq, outcome } => {
+                self.core.borrow_mut().resolve_child(seq, outcome)
+            }
         }
         event
     }
@@ -620,6 +661,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 .iter()
                 .map(|h| h.description.clone())
                 .collect(),
+            open_children: core.open_children(),
         }
     }
 }
@@ -747,6 +789,14 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         self.next_event_id
     }
 
+    fn parent(&self) -> Option<ParentInfo> {
+        self.core.borrow().parent.clone()
+    }
+
+    fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {
+        self.core.borrow().open_children()
+    }
+
     fn set_next_event_id(&mut self, next_event_id: u64) {
         self.next_event_id = next_event_id;
         self.core.borrow_mut().history_len = next_event_id - 1;
@@ -787,6 +837,34 @@ fn same_command(recorded: &EventKind, actual: &EventKind) -> bool {
             },
         ) => a == b && n == m,
         (UpdateCompleted { update_id: a, .. }, UpdateCompleted { update_id: b, .. }) => a == b,
+        (
+            ChildWorkflowStarted {
+                seq: a,
+                workflow_id: n,
+                ..
+            },
+            ChildWorkflowStarted {
+                seq: b,
+                workflow_id: m,
+                ..
+            },
+        ) => a == b && n == m,
+        (
+            ExternalSignalSent {
+                seq: a,
+                workflow_id: n,
+                name: x,
+                ..
+            },
+            ExternalSignalSent {
+                seq: b,
+                workflow_id: m,
+                name: y,
+                ..
+            },
+        ) => a == b && n == m && x == y,
+        (ActivityCancelled { seq: a }, ActivityCancelled { seq: b }) => a == b,
+        (WorkflowCancelled { .. }, WorkflowCancelled { .. }) => true,
         (WorkflowCompleted { .. }, WorkflowCompleted { .. })
         | (WorkflowFailed { .. }, WorkflowFailed { .. })
         | (ContinuedAsNew { .. }, ContinuedAsNew { .. }) => true,

@@ -8,11 +8,12 @@ use crate::cache::Lru;
 use crate::commands::Close;
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::history::EventKind;
+use crate::history::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
 use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
 use crate::payload::Payload;
 use crate::store::{
-    NewActivityTask, NewRun, RunClose, RunRecord, StoreError, TaskCommit, TaskFailure, WorkflowTask,
+    InboxKind, Message, NewActivityTask, NewRun, RunClose, RunRecord, StoreError, TaskCommit,
+    TaskFailure, WorkflowTask,
 };
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -217,6 +218,7 @@ impl Worker {
                     input,
                     random_seed: rand_seed(),
                     continued_from: Some(run.run_id.clone()),
+                    parent: instance.parent(),
                 })
             }
         });
@@ -231,12 +233,16 @@ impl Worker {
             new_timers: Vec::new(),
             cancel_timers: Vec::new(),
             updates: output.update_states,
+            start_children: Vec::new(),
+            deliver: Vec::new(),
+            terminate: Vec::new(),
+            notify: Vec::new(),
             close,
             summary: Payload::encode(&output.summary).unwrap_or_default(),
             now_ms: now,
         };
-        for e in events {
-            match &e {
+        for mut e in events {
+            match &mut e {
                 EventKind::ActivityScheduled {
                     seq,
                     name,
@@ -253,9 +259,60 @@ impl Worker {
                 }
                 EventKind::TimerCancelled { seq } => commit.cancel_timers.push(*seq),
                 EventKind::ActivityCancelled { seq } => commit.cancel_activities.push(*seq),
+                EventKind::ChildWorkflowStarted {
+                    seq,
+                    workflow_id,
+                    workflow_type,
+                    run_id,
+                    input,
+                    ..
+                } => {
+                    let child_run_id = uuid::Uuid::new_v4().to_string();
+                    *run_id = child_run_id.clone();
+                    commit.start_children.push((
+                        *seq,
+                        NewRun {
+                            workflow_id: workflow_id.clone(),
+                            run_id: child_run_id,
+                            workflow_type: workflow_type.clone(),
+                            input: input.clone(),
+                            random_seed: rand_seed(),
+                            continued_from: None,
+                            parent: Some(ParentInfo {
+                                workflow_id: run.workflow_id.clone(),
+                                run_id: run.run_id.clone(),
+                                seq: *seq,
+                            }),
+                        },
+                    ));
+                }
+                EventKind::ExternalSignalSent {
+                    seq,
+                    workflow_id,
+                    name,
+                    args,
+                } => commit.deliver.push((
+                    workflow_id.clone(),
+                    Message::Signal {
+                        name: name.clone(),
+                        args: args.clone(),
+                        // Idempotent if this commit is ever retried.
+                        signal_id: Some(format!("{}/{seq}", run.run_id)),
+                    },
+                )),
                 _ => {}
             }
             commit.events.push((now, e));
+        }
+        if let Some(outcome) = commit.close.as_ref().map(child_outcome) {
+            apply_close_policies(&run.run_id, instance.open_children(), &mut commit);
+            if let (Some(parent), Some(outcome)) = (instance.parent(), outcome) {
+                let kind = InboxKind::ChildClosed {
+                    seq: parent.seq,
+                    outcome,
+                };
+                commit.notify.push((parent.run_id, kind));
+            }
         }
         let (has_activities, has_timers, closes) = (
             !commit.new_activities.is_empty(),
@@ -296,6 +353,34 @@ impl Worker {
                     .await;
             }
         }
+    }
+}
+
+/// Applies the parent close policy of each child still running when the parent closes.
+pub(crate) fn apply_close_policies(
+    run_id: &str,
+    children: Vec<(String, ParentClosePolicy)>,
+    commit: &mut TaskCommit,
+) {
+    for (workflow_id, policy) in children {
+        let reason = format!("its parent run {run_id} closed");
+        match policy {
+            ParentClosePolicy::Terminate => commit.terminate.push((workflow_id, reason)),
+            ParentClosePolicy::RequestCancel => commit
+                .deliver
+                .push((workflow_id, Message::Cancel { reason })),
+            ParentClosePolicy::Abandon => {}
+        }
+    }
+}
+
+/// What a child's close tells its parent (nothing for a continue-as-new: the chain goes on).
+fn child_outcome(close: &RunClose) -> Option<ChildOutcome> {
+    match close {
+        RunClose::Completed(p) => Some(ChildOutcome::Completed(p.clone())),
+        RunClose::Failed(m) => Some(ChildOutcome::Failed(m.clone())),
+        RunClose::Cancelled(m) => Some(ChildOutcome::Cancelled(m.clone())),
+        RunClose::ContinuedAsNew(_) => None,
     }
 }
 

@@ -30,8 +30,9 @@
 
 pub use wf_core::{
     activity, client, clock, context, definition, error, history, payload, store, ActivityCall,
-    ActivityCallError, ActivityContext, ActivityError, ActivityInfo, Client, Description, Engine,
-    EngineBuilder, EventKind, HistoryEvent, IdConflictPolicy, ListFilter, MemoryStore, Payload,
+    ActivityCallError, ActivityContext, ActivityError, ActivityInfo, Cancelled, ChildCall,
+    ChildError, ChildOutcome, Client, Description, Engine, EngineBuilder, EventKind, HistoryEvent,
+    IdConflictPolicy, ListFilter, MemoryStore, ParentClosePolicy, ParentInfo, Payload,
     PayloadError, PendingActivity, PendingUpdate, QueryCall, Rejection, RetryPolicy, RunInfo,
     RunStatus, SignalCall, SignalWaitError, SqliteOptions, SqliteStore, StartOptions, Store,
     TestClock, TimeoutKind, UpdateCall, UpdateError, UpdateHandle, UpdateStage, WaitTimeout,
@@ -48,8 +49,9 @@ pub mod sync {
 pub mod prelude {
     pub use crate::{
         activities, activity, init, query, run, signal, update, validator, workflow,
-        ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, Rejection, RetryPolicy,
-        RunStatus, TestClock, UpdateError, WfError, WorkflowContext, WorkflowError, WorkflowHandle,
+        ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, ParentClosePolicy,
+        Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError, WorkflowContext,
+        WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
 }

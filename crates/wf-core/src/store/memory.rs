@@ -11,7 +11,7 @@ use super::{
     RunStatus, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure,
     UpdateRecord, UpdateState, WorkflowTask,
 };
-use crate::history::{encode_event, ActivityFailure, EventKind, HistoryEvent};
+use crate::history::{encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent};
 use crate::payload::Payload;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
@@ -544,7 +544,87 @@ impl State {
                 self.create_run(&new, chain, bytes, now);
             }
         }
+        self.apply_side_effects(
+            run_id,
+            c.start_children,
+            c.deliver,
+            c.terminate,
+            c.notify,
+            now,
+        )?;
         Ok(self.run_mut(run_id)?.record.clone())
+    }
+
+    /// What a workflow task does to other runs: child starts, outgoing messages, parent close
+    /// policies, a child's result for its parent.
+    fn apply_side_effects(
+        &mut self,
+        run_id: &str,
+        start_children: Vec<(u32, NewRun)>,
+        deliver: Vec<(String, Message)>,
+        terminate: Vec<(String, String)>,
+        notify: Vec<(String, InboxKind)>,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        for (seq, child) in start_children {
+            let running = self
+                .find_run(&child.workflow_id, None)
+                .filter(|r| r.record.status == RunStatus::Running)
+                .map(|r| r.record.run_id.clone());
+            match running {
+                Some(existing) => {
+                    let outcome = ChildOutcome::StartFailed(format!(
+                        "workflow {:?} is already running (run {existing})",
+                        child.workflow_id
+                    ));
+                    self.push_inbox(run_id, InboxKind::ChildClosed { seq, outcome })?;
+                    self.make_ready(run_id, now);
+                }
+                None => {
+                    let bytes = self.prepare_run(&child, now)?;
+                    let chain = child.run_id.clone();
+                    self.create_run(&child, chain, bytes, now);
+                }
+            }
+        }
+        for (workflow_id, message) in deliver {
+            if let Some(target) = self
+                .find_run(&workflow_id, None)
+                .map(|r| r.record.run_id.clone())
+            {
+                match self.deliver_to(&target, message, now) {
+                    Ok(_) | Err(StoreError::RunFinished { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        for (workflow_id, reason) in terminate {
+            let target = self
+                .find_run(&workflow_id, None)
+                .filter(|r| r.record.status == RunStatus::Running)
+                .map(|r| r.record.run_id.clone());
+            if let Some(target) = target {
+                self.terminate_run(&target, &reason, now)?;
+            }
+        }
+        for (target, kind) in notify {
+            self.notify_run(&target, kind, now)?;
+        }
+        Ok(())
+    }
+
+    /// Puts a message in a running run's inbox; false if it is closed or unknown.
+    fn notify_run(&mut self, run_id: &str, kind: InboxKind, now: i64) -> Result<bool, StoreError> {
+        if self
+            .run(run_id)
+            .is_some_and(|r| r.record.status == RunStatus::Running)
+        {
+            self.push_inbox(run_id, kind)?;
+            self.make_ready(run_id, now);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
     }
 
     fn activity_row(&mut self, run_id: &str, seq: u32, attempt: u32) -> Option<&mut ActivityRow> {
@@ -561,6 +641,7 @@ fn started_event(new: &NewRun, continued_from: Option<String>) -> EventKind {
         input: new.input.clone(),
         random_seed: new.random_seed,
         continued_from,
+        parent: new.parent.clone(),
     }
 }
 
@@ -958,6 +1039,10 @@ impl Store for MemoryStore {
                 .map(|(_, row)| row.task.clone())
                 .collect())
         })
+    }
+
+    fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool> {
+        self.with(|s| s.notify_run(run_id, kind, now_ms))
     }
 
     fn terminate(

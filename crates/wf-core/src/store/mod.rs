@@ -15,7 +15,8 @@ pub mod memory;
 pub mod sqlite;
 
 use crate::history::{
-    ActivityFailure, ActivityOptions, EventKind, HistoryEvent, TimeoutKind, UpdateOutcome,
+    ActivityFailure, ActivityOptions, ChildOutcome, EventKind, HistoryEvent, ParentInfo,
+    TimeoutKind, UpdateOutcome,
 };
 use crate::payload::Payload;
 use serde::{Deserialize, Serialize};
@@ -204,6 +205,13 @@ pub enum InboxKind {
         /// Why.
         reason: String,
     },
+    /// A child run ended (or could not start).
+    ChildClosed {
+        /// Sequence number of the parent's start command.
+        seq: u32,
+        /// How it ended.
+        outcome: ChildOutcome,
+    },
 }
 
 /// How an activity ended for good.
@@ -268,6 +276,8 @@ pub struct NewRun {
     pub random_seed: u64,
     /// The previous run, after continue-as-new.
     pub continued_from: Option<String>,
+    /// The parent, for a child run (kept across the child's continue-as-new).
+    pub parent: Option<ParentInfo>,
 }
 
 /// A request to start a run, optionally with messages delivered atomically with the start
@@ -440,6 +450,18 @@ pub struct TaskCommit {
     /// Close the run (fails with `NewMessages` if the inbox has messages past
     /// `consumed_through`).
     pub close: Option<RunClose>,
+    /// Child runs to start: (the parent's command seq, the run, whose `parent` is set). A
+    /// child whose workflow id is running is not started; the committing run's inbox gets
+    /// `ChildClosed { outcome: StartFailed }` instead.
+    pub start_children: Vec<(u32, NewRun)>,
+    /// Messages for other workflows (by workflow id, latest run), delivered with dedupe;
+    /// missing or closed targets are skipped.
+    pub deliver: Vec<(String, Message)>,
+    /// Workflows to terminate (workflow id, reason) if running: a parent close policy.
+    pub terminate: Vec<(String, String)>,
+    /// Messages for other runs' inboxes (run id, message), skipped if that run is closed: a
+    /// child's result for its parent.
+    pub notify: Vec<(String, InboxKind)>,
     /// New describe summary.
     pub summary: Payload,
     /// Engine-clock time.
@@ -666,6 +688,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Pending activities of a run.
     fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>>;
+
+    /// Puts `kind` in the inbox of run `run_id` and makes it ready, if that run is running
+    /// (returns false otherwise). Used to tell a parent about a child terminated from outside.
+    fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool>;
 
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. One transaction.

@@ -33,7 +33,9 @@ use super::{
     RunStatus, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure,
     UpdateRecord, UpdateState, WorkflowTask,
 };
-use crate::history::{decode_event, encode_event, ActivityFailure, EventKind, HistoryEvent};
+use crate::history::{
+    decode_event, encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent,
+};
 use crate::payload::Payload;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use serde::de::DeserializeOwned;
@@ -782,6 +784,7 @@ fn create_run(
         input: new.input.clone(),
         random_seed: new.random_seed,
         continued_from: new.continued_from.clone(),
+        parent: new.parent.clone(),
     };
     let data = event_blob(now_ms, &started)?;
     conn.prepare_cached(
@@ -1141,7 +1144,84 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
             create_run(conn, &new, &run.chain_id, now)?;
         }
     }
+    apply_side_effects(
+        conn,
+        run_id,
+        SideEffects {
+            start_children: c.start_children,
+            deliver: c.deliver,
+            terminate: c.terminate,
+            notify: c.notify,
+        },
+        now,
+    )?;
     must_load_run(conn, run_id)
+}
+
+/// What a workflow task does to other runs, in its own transaction.
+struct SideEffects {
+    start_children: Vec<(u32, NewRun)>,
+    deliver: Vec<(String, Message)>,
+    terminate: Vec<(String, String)>,
+    notify: Vec<(String, InboxKind)>,
+}
+
+fn apply_side_effects(
+    conn: &Connection,
+    run_id: &str,
+    fx: SideEffects,
+    now: i64,
+) -> Result<(), StoreError> {
+    for (seq, child) in fx.start_children {
+        let running =
+            latest_run(conn, &child.workflow_id)?.filter(|r| r.record.status == RunStatus::Running);
+        if let Some(existing) = running {
+            let outcome = ChildOutcome::StartFailed(format!(
+                "workflow {:?} is already running (run {})",
+                child.workflow_id, existing.record.run_id
+            ));
+            push_inbox(conn, run_id, &InboxKind::ChildClosed { seq, outcome })?;
+            make_ready(conn, run_id, now)?;
+        } else {
+            create_run(conn, &child, &child.run_id, now)?;
+        }
+    }
+    for (workflow_id, message) in fx.deliver {
+        if let Some(target) = latest_run(conn, &workflow_id)? {
+            match deliver_to(conn, &target.record, message, now) {
+                Ok(_) | Err(StoreError::RunFinished { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    for (workflow_id, reason) in fx.terminate {
+        if let Some(target) =
+            latest_run(conn, &workflow_id)?.filter(|r| r.record.status == RunStatus::Running)
+        {
+            terminate_run(conn, &target.record, &reason, now)?;
+        }
+    }
+    for (target, kind) in fx.notify {
+        notify_run(conn, &target, &kind, now)?;
+    }
+    Ok(())
+}
+
+/// Puts a message in a running run's inbox; false if the run is closed or unknown.
+fn notify_run(
+    conn: &Connection,
+    run_id: &str,
+    kind: &InboxKind,
+    now: i64,
+) -> Result<bool, StoreError> {
+    match load_run(conn, run_id)? {
+        Some(run) if run.record.status == RunStatus::Running => {
+            push_inbox(conn, run_id, kind)?;
+            make_ready(conn, run_id, now)?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 fn poll_workflow_tasks(
@@ -1644,6 +1724,11 @@ impl Store for SqliteStore {
     fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>> {
         let run_id = run_id.to_string();
         self.read(move |conn| query_activities(conn, "run_id = ?1 ORDER BY seq", [run_id]))
+    }
+
+    fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_string();
+        self.write(move |conn| notify_run(conn, &run_id, &kind, now_ms))
     }
 
     fn terminate(

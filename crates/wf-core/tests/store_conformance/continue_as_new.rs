@@ -22,6 +22,7 @@ fn next_run(run_id: &str) -> NewRun {
         input: payload("round 2"),
         random_seed: 99,
         continued_from: None,
+        parent: None,
     }
 }
 
@@ -62,6 +63,7 @@ async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dyn St
             input: payload("round 2"),
             random_seed: 99,
             continued_from: Some("run-1".into()),
+            parent: None,
         }]
     );
     let task = lease_one(&*store, "w", T0 + 1).await;

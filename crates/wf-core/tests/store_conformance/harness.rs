@@ -94,6 +94,7 @@ pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
         input: payload(("input", run_id)),
         random_seed: 7,
         continued_from: None,
+        parent: None,
     }
 }
 
@@ -169,6 +170,10 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         cancel_activities: Vec::new(),
         new_timers: Vec::new(),
         cancel_timers: Vec::new(),
+        start_children: Vec::new(),
+        deliver: Vec::new(),
+        terminate: Vec::new(),
+        notify: Vec::new(),
         updates: Vec::new(),
         close: None,
         summary: Payload::default(),

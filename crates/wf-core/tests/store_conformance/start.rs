@@ -46,6 +46,7 @@ async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn St
             input: payload(("input", "run-1")),
             random_seed: 7,
             continued_from: None,
+            parent: None,
         }
     );
     let encoded = wf_core::history::encode_event(T0, &history[0].kind).unwrap();
