@@ -91,10 +91,11 @@ use proc_macro::TokenStream;
 /// }
 ///
 /// // On the client side:
-/// async fn steer(h: &WorkflowHandle<AgentRun>) -> Result<(), Error> {
+/// async fn steer(h: &WorkflowHandle<AgentRun>) -> Result<(), WfError> {
 ///     h.pause().await?;                                   // from the generated `AgentRunClient`
 ///     let step: u32 = h.step().await?;
 ///     let goal: String = h.change_goal("tests first".into()).await?;
+///     println!("step {step}, goal {goal}");
 ///     Ok(())
 /// }
 /// ```
@@ -187,7 +188,7 @@ pub fn signal(_args: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// ```ignore
 /// #[query]
-/// fn status(&self, verbose: bool) -> Status { self.status(verbose) }
+/// fn notes_since(&self, index: usize) -> Vec<String> { self.notes[index..].to_vec() }
 /// ```
 ///
 /// Outside a `#[workflow]` impl block this attribute is an error.
