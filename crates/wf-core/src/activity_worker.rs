@@ -174,6 +174,9 @@ async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
         }
         AttemptEnd::Shutdown => {
             abort.abort();
+            if shared.crashed.load(std::sync::atomic::Ordering::SeqCst) {
+                return; // like a crash: the lease expires and the attempt times out
+            }
             let _ = shared
                 .store
                 .release_activity(&task.run_id, task.seq, task.attempt)

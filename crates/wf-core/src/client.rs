@@ -224,6 +224,16 @@ impl Client {
         Ok(outcome)
     }
 
+    /// Schedules in this client's store: create, list, and handles to pause, unpause,
+    /// trigger, delete and describe them.
+    pub fn schedules(&self) -> crate::schedule::Schedules {
+        crate::schedule::Schedules::new(self.clone())
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.
     pub fn handle<W: WorkflowDefinition>(
         &self,

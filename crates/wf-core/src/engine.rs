@@ -83,6 +83,9 @@ pub(crate) struct Shared {
     pub timer_wake: Notify,
     pub waiters: Waiters,
     pub shutdown: watch::Sender<bool>,
+    /// Set when the engine is dropped rather than shut down: workers stop without releasing
+    /// anything, as a crashed process would (leases expire instead).
+    pub crashed: std::sync::atomic::AtomicBool,
     pub queries: tokio::sync::mpsc::UnboundedSender<crate::worker::QueryRequest>,
     pub running_activities: Mutex<HashMap<(String, u32), tokio::task::AbortHandle>>,
 }
@@ -261,6 +264,7 @@ impl EngineBuilder {
             timer_wake: Notify::new(),
             waiters: Waiters::default(),
             shutdown,
+            crashed: std::sync::atomic::AtomicBool::new(false),
             queries: query_tx,
             running_activities: Mutex::new(HashMap::new()),
         });
@@ -336,6 +340,12 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        if self.thread.is_some() {
+            // Not shut down cleanly: behave like a crash.
+            self.shared
+                .crashed
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
         self.stop();
         for t in &self.tasks {
             t.abort();

@@ -21,6 +21,7 @@ pub mod error;
 pub mod history;
 pub mod machine;
 pub mod payload;
+pub mod schedule;
 pub mod store;
 pub mod sync;
 
@@ -49,6 +50,10 @@ pub use history::{
 };
 pub use machine::RunSummary;
 pub use payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
+pub use schedule::{
+    CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription, ScheduleHandle,
+    SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
+};
 pub use store::{
     IdConflictPolicy, ListFilter, MemoryStore, RunStatus, SqliteOptions, SqliteStore, Store,
     TaskFailure,

@@ -60,6 +60,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             }
             Err(e) => tracing::error!(error = %e, "checking activity timeouts failed"),
         }
+        crate::schedule::process_due(&shared, now).await;
         // Runs and activities that were waiting for this moment (retry backoffs) are due.
         shared.workflow_wake.notify_one();
         shared.activity_wake.notify_one();

@@ -38,6 +38,10 @@ pub use wf_core::{
     TestClock, TimeoutKind, UpdateCall, UpdateError, UpdateHandle, UpdateStage, WaitTimeout,
     WfError, WorkflowContext, WorkflowDefinition, WorkflowError, WorkflowHandle,
 };
+pub use wf_core::{
+    schedule, CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
+    ScheduleHandle, SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
+};
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
 
 /// Deterministic synchronization for workflow code.

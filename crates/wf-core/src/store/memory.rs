@@ -8,8 +8,8 @@
 use super::{
     activity_lease, heartbeat_lease, ActivityResolution, ActivityTask, DeliverOutcome,
     IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun, RunClose, RunRecord,
-    RunStatus, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure,
-    UpdateRecord, UpdateState, WorkflowTask,
+    RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
+    TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent};
 use crate::payload::Payload;
@@ -72,6 +72,8 @@ struct State {
     next_update_order: u64,
     /// Signal dedupe ids by (chain id, signal id).
     signal_ids: HashSet<(String, String)>,
+    /// Schedules by id.
+    schedules: BTreeMap<String, ScheduleRow>,
 }
 
 /// One run with its history, inbox and task state.
@@ -949,6 +951,7 @@ impl Store for MemoryStore {
                 }
                 times.extend(row.task.schedule_deadline_ms());
             }
+            times.extend(s.schedules.values().filter_map(|r| r.next_check_ms));
             Ok(times.into_iter().filter(|t| *t > now_ms).min())
         })
     }
@@ -1038,6 +1041,61 @@ impl Store for MemoryStore {
                 .range((run_id.to_string(), 0)..=(run_id.to_string(), u32::MAX))
                 .map(|(_, row)| row.task.clone())
                 .collect())
+        })
+    }
+
+    fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()> {
+        self.with(|s| {
+            if s.schedules.contains_key(&row.schedule_id) {
+                return Err(StoreError::ScheduleExists(row.schedule_id));
+            }
+            s.schedules
+                .insert(row.schedule_id.clone(), ScheduleRow { version: 1, ..row });
+            Ok(())
+        })
+    }
+
+    fn update_schedule(
+        &self,
+        schedule_id: &str,
+        expected_version: u64,
+        data: Payload,
+        next_check_ms: Option<i64>,
+    ) -> StoreFuture<'_, bool> {
+        self.with(|s| match s.schedules.get_mut(schedule_id) {
+            Some(row) if row.version == expected_version => {
+                row.data = data;
+                row.next_check_ms = next_check_ms;
+                row.version += 1;
+                Ok(true)
+            }
+            _ => Ok(false),
+        })
+    }
+
+    fn get_schedule(&self, schedule_id: &str) -> StoreFuture<'_, Option<ScheduleRow>> {
+        self.with(|s| Ok(s.schedules.get(schedule_id).cloned()))
+    }
+
+    fn list_schedules(&self) -> StoreFuture<'_, Vec<ScheduleRow>> {
+        self.with(|s| Ok(s.schedules.values().cloned().collect()))
+    }
+
+    fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'_, bool> {
+        self.with(|s| Ok(s.schedules.remove(schedule_id).is_some()))
+    }
+
+    fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>> {
+        self.with(|s| {
+            let mut due: Vec<ScheduleRow> = s
+                .schedules
+                .values()
+                .filter(|r| r.next_check_ms.is_some_and(|t| t <= now_ms))
+                .cloned()
+                .collect();
+            due.sort_by_key(|r| r.next_check_ms);
+            due.truncate(max);
+            Ok(due)
         })
     }
 

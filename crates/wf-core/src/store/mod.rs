@@ -73,6 +73,9 @@ pub enum StoreError {
         /// The run.
         run_id: String,
     },
+    /// A schedule with this id exists.
+    #[error("a schedule with id {0:?} already exists")]
+    ScheduleExists(String),
     /// The database itself failed (I/O, corruption, a constraint).
     #[error("storage failure: {0}")]
     Backend(String),
@@ -512,6 +515,20 @@ pub struct ActivityTask {
     pub last_failure: Option<ActivityFailure>,
 }
 
+/// A schedule as stored: its engine-owned state (opaque here), a version for optimistic
+/// updates, and when it next needs attention.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleRow {
+    /// The schedule id.
+    pub schedule_id: String,
+    /// Engine-owned state (spec, action, policies, progress), encoded.
+    pub data: Payload,
+    /// Incremented by every update.
+    pub version: u64,
+    /// When the scheduler must look at it next (engine-clock ms); `None` while paused.
+    pub next_check_ms: Option<i64>,
+}
+
 /// Start-to-close used when an activity sets neither start-to-close nor schedule-to-close.
 pub const DEFAULT_START_TO_CLOSE_MS: i64 = 5 * 60 * 1000;
 
@@ -660,7 +677,8 @@ pub trait Store: Send + Sync + 'static {
     fn fire_due_timers(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<(String, u32)>>;
 
     /// The earliest future time (> `now_ms`) at which something becomes due: a timer, a
-    /// workflow task retry, an activity becoming visible, a lease or deadline expiring.
+    /// workflow task retry, an activity becoming visible, a lease or deadline expiring, a
+    /// schedule's next check.
     fn next_wakeup(&self, now_ms: i64) -> StoreFuture<'_, Option<i64>>;
 
     /// The run `run_id` of `workflow_id`, or its latest run when `run_id` is `None`.
@@ -692,6 +710,32 @@ pub trait Store: Send + Sync + 'static {
     /// Puts `kind` in the inbox of run `run_id` and makes it ready, if that run is running
     /// (returns false otherwise). Used to tell a parent about a child terminated from outside.
     fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool>;
+
+    /// Creates a schedule (version 1); `ScheduleExists` if the id is taken.
+    fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()>;
+
+    /// Replaces a schedule's data and next check if its version is still `expected_version`
+    /// (then the version goes up by one). Returns false on a version mismatch or a missing
+    /// schedule.
+    fn update_schedule(
+        &self,
+        schedule_id: &str,
+        expected_version: u64,
+        data: Payload,
+        next_check_ms: Option<i64>,
+    ) -> StoreFuture<'_, bool>;
+
+    /// One schedule.
+    fn get_schedule(&self, schedule_id: &str) -> StoreFuture<'_, Option<ScheduleRow>>;
+
+    /// Every schedule, by id.
+    fn list_schedules(&self) -> StoreFuture<'_, Vec<ScheduleRow>>;
+
+    /// Deletes a schedule; false if it did not exist.
+    fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'_, bool>;
+
+    /// Schedules whose next check is due (`next_check_ms <= now`), at most `max`.
+    fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>>;
 
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. One transaction.

@@ -30,8 +30,8 @@
 use super::{
     activity_lease, heartbeat_lease, ActivityResolution, ActivityTask, DeliverOutcome,
     IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun, RunClose, RunRecord,
-    RunStatus, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure,
-    UpdateRecord, UpdateState, WorkflowTask,
+    RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
+    TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{
     decode_event, encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent,
@@ -100,7 +100,18 @@ pub struct SqliteStore {
 
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
+
+/// v2: schedules.
+const SCHEMA_V2: &str = "
+CREATE TABLE schedules (
+    schedule_id    TEXT PRIMARY KEY,
+    data           BLOB NOT NULL,
+    version        INTEGER NOT NULL,
+    next_check_ms  INTEGER
+);
+CREATE INDEX schedules_by_next_check ON schedules(next_check_ms) WHERE next_check_ms IS NOT NULL;
+";
 
 const SCHEMA_V1: &str = "
 CREATE TABLE runs (
@@ -1158,6 +1169,15 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
     must_load_run(conn, run_id)
 }
 
+fn schedule_row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
+    Ok(ScheduleRow {
+        schedule_id: r.get(0)?,
+        data: Payload(r.get(1)?),
+        version: r.get::<_, i64>(2)? as u64,
+        next_check_ms: r.get(3)?,
+    })
+}
+
 /// What a workflow task does to other runs, in its own transaction.
 struct SideEffects {
     start_children: Vec<(u32, NewRun)>,
@@ -1421,6 +1441,8 @@ fn next_wakeup(conn: &Connection, now_ms: i64) -> Result<Option<i64>, StoreError
                 WHERE lease_owner IS NOT NULL AND lease_until > ?1
             UNION ALL SELECT MIN(schedule_deadline) FROM activities
                 WHERE schedule_deadline > ?1
+            UNION ALL SELECT MIN(next_check_ms) FROM schedules
+                WHERE next_check_ms > ?1
         )",
     )
     .and_then(|mut s| s.query_row([now_ms], |r| r.get(0)))
@@ -1724,6 +1746,98 @@ impl Store for SqliteStore {
     fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>> {
         let run_id = run_id.to_string();
         self.read(move |conn| query_activities(conn, "run_id = ?1 ORDER BY seq", [run_id]))
+    }
+
+    fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()> {
+        self.write(move |conn| {
+            let inserted = conn
+                .prepare_cached(
+                    "INSERT OR IGNORE INTO schedules (schedule_id, data, version, next_check_ms) \
+                     VALUES (?1, ?2, 1, ?3)",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        row.schedule_id,
+                        row.data.as_bytes(),
+                        row.next_check_ms
+                    ])
+                })
+                .map_err(db("create a schedule"))?;
+            if inserted == 0 {
+                return Err(StoreError::ScheduleExists(row.schedule_id));
+            }
+            Ok(())
+        })
+    }
+
+    fn update_schedule(
+        &self,
+        schedule_id: &str,
+        expected_version: u64,
+        data: Payload,
+        next_check_ms: Option<i64>,
+    ) -> StoreFuture<'_, bool> {
+        let id = schedule_id.to_string();
+        self.write(move |conn| {
+            let n = conn
+                .prepare_cached(
+                    "UPDATE schedules SET data = ?3, next_check_ms = ?4, version = version + 1 \
+                     WHERE schedule_id = ?1 AND version = ?2",
+                )
+                .and_then(|mut s| {
+                    s.execute(params![
+                        id,
+                        expected_version as i64,
+                        data.as_bytes(),
+                        next_check_ms
+                    ])
+                })
+                .map_err(db("update a schedule"))?;
+            Ok(n == 1)
+        })
+    }
+
+    fn get_schedule(&self, schedule_id: &str) -> StoreFuture<'_, Option<ScheduleRow>> {
+        let id = schedule_id.to_string();
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT schedule_id, data, version, next_check_ms FROM schedules WHERE schedule_id = ?1",
+            )
+            .and_then(|mut s| s.query_row([id], schedule_row).optional())
+            .map_err(db("read a schedule"))
+        })
+    }
+
+    fn list_schedules(&self) -> StoreFuture<'_, Vec<ScheduleRow>> {
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT schedule_id, data, version, next_check_ms FROM schedules ORDER BY schedule_id",
+            )
+            .and_then(|mut s| s.query_map([], schedule_row)?.collect())
+            .map_err(db("list schedules"))
+        })
+    }
+
+    fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'_, bool> {
+        let id = schedule_id.to_string();
+        self.write(move |conn| {
+            let n = conn
+                .prepare_cached("DELETE FROM schedules WHERE schedule_id = ?1")
+                .and_then(|mut s| s.execute([id]))
+                .map_err(db("delete a schedule"))?;
+            Ok(n == 1)
+        })
+    }
+
+    fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>> {
+        self.read(move |conn| {
+            conn.prepare_cached(
+                "SELECT schedule_id, data, version, next_check_ms FROM schedules \
+                 WHERE next_check_ms IS NOT NULL AND next_check_ms <= ?1 ORDER BY next_check_ms LIMIT ?2",
+            )
+            .and_then(|mut s| s.query_map(params![now_ms, max as i64], schedule_row)?.collect())
+            .map_err(db("find due schedules"))
+        })
     }
 
     fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool> {

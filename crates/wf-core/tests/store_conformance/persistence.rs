@@ -195,7 +195,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 1);
+    assert_eq!(version, 2);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -235,4 +235,27 @@ async fn opening_an_unusable_path_is_a_backend_error() {
         SqliteStore::open(dir),
         Err(StoreError::Backend(_))
     ));
+}
+
+#[tokio::test]
+async fn a_version_1_file_is_migrated_to_version_2_on_open() {
+    let db = TempDb::new("migrate");
+    drop(db.open_sqlite());
+    // Make the file look like one written by a v1 engine: no schedules table.
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    conn.execute_batch("DROP TABLE schedules; PRAGMA user_version = 1;").unwrap();
+    drop(conn);
+    let store = db.open_sqlite();
+    let row = wf_core::store::ScheduleRow {
+        schedule_id: "s".into(),
+        data: wf_core::Payload::encode(&1).unwrap(),
+        version: 1,
+        next_check_ms: Some(5),
+    };
+    store.create_schedule(row).await.unwrap();
+    assert_eq!(store.list_schedules().await.unwrap().len(), 1);
+    drop(store);
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, 2);
 }
