@@ -15,10 +15,18 @@ pub(crate) enum Bodies {
     Unreachable,
 }
 
-/// The trait and its impl. Empty if the workflow type has no plain name to derive one from.
-pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> TokenStream {
+/// The generated client: the trait users import, and its impl (which goes, like every item
+/// users never name, inside the caller's `const _: () = { .. };`).
+#[derive(Default)]
+pub(crate) struct Client {
+    pub declaration: TokenStream,
+    pub implementation: TokenStream,
+}
+
+/// The client of `wf`. Empty if the workflow type has no plain name to derive one from.
+pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
     let Some(type_ident) = wf.ident else {
-        return TokenStream::new();
+        return Client::default();
     };
     let p = quote!(::wf_sdk::__private);
     let self_ty = wf.self_ty;
@@ -78,7 +86,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> TokenStream {
         }
     });
 
-    quote! {
+    let declaration = quote! {
         #[doc = #trait_doc]
         #[doc = ""]
         #[doc = #impl_doc]
@@ -86,11 +94,15 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> TokenStream {
         pub trait #trait_ident {
             #(#decls)*
         }
-
-        #[allow(private_interfaces, private_bounds)]
+    };
+    let implementation = quote! {
         impl #trait_ident for #p::WorkflowHandle<#self_ty> {
             #(#defs)*
         }
+    };
+    Client {
+        declaration,
+        implementation,
     }
 }
 

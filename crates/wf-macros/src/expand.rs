@@ -57,13 +57,17 @@ fn not_an_impl(attr: &str, example: &str, input: TokenStream) -> TokenStream {
 
 fn workflow_impl(wf: &Workflow) -> TokenStream {
     let item = ast::without_role_attrs(wf.item);
-    let client = client::client(wf, client::Bodies::Real);
+    let client::Client {
+        declaration,
+        implementation,
+    } = client::client(wf, client::Bodies::Real);
     let definition = definition(wf);
     quote! {
         #item
-        #client
+        #declaration
         const _: () = {
             #definition
+            #implementation
         };
     }
 }

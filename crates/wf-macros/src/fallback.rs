@@ -18,7 +18,10 @@ pub(crate) fn workflow(wf: &Workflow) -> TokenStream {
     let p = quote!(::wf_sdk::__private);
     let self_ty = wf.self_ty;
     let name = &wf.name;
-    let client = client::client(wf, Bodies::Unreachable);
+    let client::Client {
+        declaration,
+        implementation,
+    } = client::client(wf, Bodies::Unreachable);
     // The run's types when they are usable as associated types; `()` stands in otherwise.
     let run = wf.run();
     let input = run
@@ -33,8 +36,9 @@ pub(crate) fn workflow(wf: &Workflow) -> TokenStream {
     let output = output.map_or_else(|| quote!(()), ToTokens::to_token_stream);
     quote! {
         #item
-        #client
+        #declaration
         const _: () = {
+            #implementation
             impl #p::WorkflowDefinition for #self_ty {
                 const NAME: &'static str = #name;
                 type Input = #input;
