@@ -1,0 +1,595 @@
+//! The benchmark suite: the four peer workloads plus scale, on the embedded SQLite store with
+//! default durability (fsync per commit), printed as a table and then one JSON line.
+//!
+//! ```text
+//! cargo run --release --example bench                 # full sizes
+//! cargo run --release --example bench -- --quick      # smaller sizes, well under a minute
+//! cargo run --release --example bench -- --only a,b   # some workloads
+//! cargo run --release --example bench -- --memory     # the in-memory store, for comparison
+//! ```
+//!
+//! Workloads (kept exactly as defined so results compare with Temporal, Restate and DBOS):
+//! (a) N workflows each waiting for a signal: start all, signal all, await all; workflows/s.
+//! (b) 200 sequential updates (validator + handler) on one workflow; p50/p99 latency.
+//! (c) 200 sequential queries on one workflow, cached; and on an evicted run whose history
+//!     has 1,000 events (answered by replay).
+//! (d) one workflow running 100 sequential no-op activities; total time.
+//! (e) replay of a 100,000-event history; events/s.
+//! (f) 100,000 workflows waiting on a signal: peak RSS and store size; then signal all.
+//! (g) 100,000 signals to 100 workflows; signals/s.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use wf_sdk::prelude::*;
+
+// ---------------------------------------------------------------------------------------------
+// Workflows
+
+/// (a), (f): waits for one signal.
+#[derive(Default)]
+pub struct Waiter {
+    got: bool,
+}
+
+#[workflow]
+impl Waiter {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> {
+        ctx.wait_condition(|s| s.got).await;
+        Ok(())
+    }
+
+    #[signal]
+    fn go(&mut self) {
+        self.got = true;
+    }
+}
+
+/// (b), (c), (e), (g): a counter with updates, queries and signals.
+#[derive(Default)]
+pub struct Counter {
+    n: u64,
+    done: bool,
+}
+
+#[workflow]
+impl Counter {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u64, WorkflowError> {
+        ctx.wait_condition(|s| s.done).await;
+        Ok(ctx.state(|s| s.n))
+    }
+
+    #[update]
+    fn increment(&mut self, by: u64) -> Result<u64, UpdateError> {
+        self.n += by;
+        Ok(self.n)
+    }
+
+    #[validator(increment)]
+    fn validate_increment(&self, by: &u64) -> Result<(), Rejection> {
+        if *by == 0 {
+            return Err(Rejection::new("increment by at least 1"));
+        }
+        Ok(())
+    }
+
+    #[signal]
+    fn bump(&mut self) {
+        self.n += 1;
+    }
+
+    #[signal]
+    fn finish(&mut self) {
+        self.done = true;
+    }
+
+    #[query]
+    fn value(&self) -> u64 {
+        self.n
+    }
+}
+
+/// (d): 100 sequential no-op activities.
+#[derive(Default)]
+pub struct Chain;
+
+#[workflow]
+impl Chain {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        let mut last = 0;
+        for i in 0..n {
+            last = ctx.activity(Noop::noop, i).await?;
+        }
+        Ok(last)
+    }
+}
+
+/// The no-op activity.
+pub struct Noop;
+
+#[activities]
+impl Noop {
+    /// Returns its input.
+    #[activity]
+    pub async fn noop(&self, _ctx: ActivityContext, i: u32) -> Result<u32, ActivityError> {
+        Ok(i)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+
+struct Args {
+    quick: bool,
+    memory: bool,
+    only: Option<Vec<String>>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        quick: false,
+        memory: false,
+        only: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => args.quick = true,
+            "--memory" => args.memory = true,
+            "--only" => {
+                let list = it.next().ok_or("--only needs a list, e.g. --only a,b")?;
+                args.only = Some(list.split(',').map(|s| s.trim().to_string()).collect());
+            }
+            "--help" | "-h" => {
+                return Err("usage: bench [--quick] [--memory] [--only a,b,c,d,e,f,g]".into());
+            }
+            other => return Err(format!("unknown argument {other:?}; try --help")),
+        }
+    }
+    Ok(args)
+}
+
+struct Bench {
+    args: Args,
+    dir: PathBuf,
+    rows: Vec<(String, String)>,
+    json: Vec<(&'static str, f64)>,
+    n: usize,
+}
+
+impl Bench {
+    fn wants(&self, w: &str) -> bool {
+        self.args
+            .only
+            .as_ref()
+            .is_none_or(|o| o.iter().any(|x| x == w))
+    }
+
+    fn db(&mut self, tag: &str) -> PathBuf {
+        self.n += 1;
+        let p = self.dir.join(format!("{tag}-{}.db", self.n));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        }
+        p
+    }
+
+    async fn engine(&mut self, tag: &str, cache: usize) -> Result<(Engine, PathBuf), WfError> {
+        let path = self.db(tag);
+        let b = Engine::builder()
+            .cache_capacity(cache)
+            .workflow::<Waiter>()
+            .workflow::<Counter>()
+            .workflow::<Chain>()
+            .activities(Noop);
+        let b = if self.args.memory {
+            b.memory()
+        } else {
+            b.sqlite(&path)
+        };
+        Ok((b.build().await?, path))
+    }
+
+    fn row(&mut self, name: &str, value: String) {
+        println!("{name:<58} {value}");
+        self.rows.push((name.to_string(), value));
+    }
+
+    fn record(&mut self, key: &'static str, v: f64) {
+        self.json.push((key, v));
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn peak_rss_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn file_mb(path: &PathBuf) -> f64 {
+    ["", "-wal"]
+        .iter()
+        .filter_map(|s| std::fs::metadata(format!("{}{s}", path.display())).ok())
+        .map(|m| m.len() as f64 / 1_048_576.0)
+        .sum()
+}
+
+/// Starts `n` waiters, signals them all, awaits all results; workflows/s end to end.
+async fn waiters(client: &Client, prefix: &str, n: usize) -> Result<f64, WfError> {
+    let t = Instant::now();
+    run_all(client, n, prefix, Phase::Start).await?;
+    run_all(client, n, prefix, Phase::Signal).await?;
+    run_all(client, n, prefix, Phase::Result).await?;
+    Ok(n as f64 / t.elapsed().as_secs_f64())
+}
+
+#[derive(Clone, Copy)]
+enum Phase {
+    Start,
+    Signal,
+    Result,
+}
+
+/// Runs one phase for `n` workflows from 64 concurrent client tasks.
+async fn run_all(client: &Client, n: usize, prefix: &str, phase: Phase) -> Result<(), WfError> {
+    let tasks = 64.min(n.max(1));
+    let mut joins = Vec::with_capacity(tasks);
+    for t in 0..tasks {
+        let client = client.clone();
+        let prefix = prefix.to_string();
+        joins.push(tokio::spawn(async move {
+            let mut i = t;
+            while i < n {
+                let id = format!("{prefix}-{i}");
+                match phase {
+                    Phase::Start => {
+                        client.start::<Waiter>(id, ()).await?;
+                    }
+                    Phase::Signal => client.handle::<Waiter>(id).go().await?,
+                    Phase::Result => client.handle::<Waiter>(id).result().await?,
+                }
+                i += tasks;
+            }
+            Ok::<(), WfError>(())
+        }));
+    }
+    for j in joins {
+        j.await.map_err(|e| WfError::Store(e.to_string()))??;
+    }
+    Ok(())
+}
+
+async fn bench_a(b: &mut Bench) -> Result<(), WfError> {
+    let small = if b.args.quick { 200 } else { 200 };
+    let large = if b.args.quick { 2_000 } else { 10_000 };
+    let (engine, _) = b.engine("a", 1000).await?;
+    let client = engine.client();
+    let rate = waiters(&client, "a", small).await?;
+    b.row(
+        &format!("(a) {small} workflows: start, signal, result"),
+        format!("{rate:>10.0} workflows/s"),
+    );
+    b.record("a_wf_per_s", rate);
+    let rate = waiters(&client, "a10k", large).await?;
+    b.row(
+        &format!("(a) {large} workflows: start, signal, result"),
+        format!("{rate:>10.0} workflows/s"),
+    );
+    b.record("a10k_wf_per_s", rate);
+    engine.shutdown().await;
+    Ok(())
+}
+
+async fn bench_b(b: &mut Bench) -> Result<(), WfError> {
+    let (engine, _) = b.engine("b", 1000).await?;
+    let h = engine.client().start::<Counter>("b", ()).await?;
+    h.increment(1).await?; // warm: the run is cached
+    let mut lat = Vec::with_capacity(200);
+    for i in 0..200u64 {
+        let t = Instant::now();
+        let v = h.increment(1).await?;
+        lat.push(t.elapsed());
+        assert_eq!(v, i + 2);
+    }
+    lat.sort();
+    let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+    b.row(
+        "(b) 200 sequential updates (validator + handler)",
+        format!("p50 {:.3} ms  p99 {:.3} ms", ms(p50), ms(p99)),
+    );
+    b.record("b_p50_ms", ms(p50));
+    b.record("b_p99_ms", ms(p99));
+    engine.shutdown().await;
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1_000_000.0
+}
+
+async fn bench_c(b: &mut Bench) -> Result<(), WfError> {
+    let (engine, _) = b.engine("c", 1).await?;
+    let client = engine.client();
+    let h = client.start::<Counter>("c", ()).await?;
+    h.increment(1).await?;
+    let mut lat = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let t = Instant::now();
+        let v = h.value().await?;
+        lat.push(t.elapsed());
+        assert_eq!(v, 1);
+    }
+    lat.sort();
+    let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+    b.row(
+        "(c) 200 sequential queries, cached run",
+        format!("p50 {:.1} us  p99 {:.1} us", us(p50), us(p99)),
+    );
+    b.record("c_p50_us", us(p50));
+    b.record("c_p99_us", us(p99));
+
+    // A run with a 1,000-event history, then evicted (cache of one: another run takes it).
+    let big = client.start::<Counter>("c-big", ()).await?;
+    let mut len = big.history().await?.len();
+    while len < 1_000 {
+        let burst = (1_000 - len).div_ceil(2).max(1);
+        let mut joins = Vec::new();
+        for _ in 0..burst {
+            let big = big.clone();
+            joins.push(tokio::spawn(async move { big.bump().await }));
+        }
+        for j in joins {
+            j.await.map_err(|e| WfError::Store(e.to_string()))??;
+        }
+        loop {
+            let applied = big.value().await?;
+            let now = big.history().await?.len();
+            if applied as usize >= 1 && now >= len + burst {
+                len = now;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    let other = client.start::<Counter>("c-other", ()).await?;
+    other.increment(1).await?;
+    let mut lat = Vec::with_capacity(50);
+    for _ in 0..50 {
+        let t = Instant::now();
+        big.value().await?;
+        lat.push(t.elapsed());
+    }
+    lat.sort();
+    let p50 = percentile(&lat, 0.5);
+    b.row(
+        &format!("(c) queries on an evicted run, {len}-event history"),
+        format!("p50 {:.3} ms", ms(p50)),
+    );
+    b.record("c_evicted_p50_ms", ms(p50));
+    engine.shutdown().await;
+    Ok(())
+}
+
+async fn bench_d(b: &mut Bench) -> Result<(), WfError> {
+    let (engine, _) = b.engine("d", 1000).await?;
+    let client = engine.client();
+    // Warm up the path once.
+    client.start::<Chain>("d-warm", 3).await?.result().await?;
+    let t = Instant::now();
+    let last = client.start::<Chain>("d", 100).await?.result().await?;
+    let total = t.elapsed();
+    assert_eq!(last, 99);
+    b.row(
+        "(d) one workflow, 100 sequential no-op activities",
+        format!("{:>10.1} ms", ms(total)),
+    );
+    b.record("d_ms", ms(total));
+    engine.shutdown().await;
+    Ok(())
+}
+
+async fn bench_e(b: &mut Bench) -> Result<(), WfError> {
+    let target = if b.args.quick { 20_000 } else { 100_000 };
+    let (engine, path) = b.engine("e", 1000).await?;
+    let client = engine.client();
+    let h = client.start::<Counter>("e", ()).await?;
+    // Signals in bursts: each workflow task records a burst of SignalReceived events.
+    let mut sent = 0usize;
+    while sent < target {
+        let burst = 2_000.min(target - sent);
+        let mut joins = Vec::new();
+        for t in 0..16 {
+            let h = h.clone();
+            joins.push(tokio::spawn(async move {
+                let mut i = t;
+                while i < burst {
+                    h.bump().await?;
+                    i += 16;
+                }
+                Ok::<(), WfError>(())
+            }));
+        }
+        for j in joins {
+            j.await.map_err(|e| WfError::Store(e.to_string()))??;
+        }
+        sent += burst;
+    }
+    while h.value().await? < target as u64 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let events = h.history().await?.len();
+    engine.shutdown().await;
+    // A fresh engine without workers answers the query by replaying the whole history.
+    let b2 = Engine::builder().client_only().workflow::<Counter>();
+    let reader = if b.args.memory {
+        None
+    } else {
+        Some(b2.sqlite(&path).build().await?)
+    };
+    let Some(reader) = reader else {
+        b.row(
+            "(e) replay (needs the SQLite store)",
+            "skipped with --memory".into(),
+        );
+        return Ok(());
+    };
+    let hr = reader.client().handle::<Counter>("e");
+    let mut best = Duration::MAX;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let v = hr.value().await?;
+        best = best.min(t.elapsed());
+        assert_eq!(v, target as u64);
+    }
+    let rate = events as f64 / best.as_secs_f64();
+    b.row(
+        &format!("(e) replay a {events}-event history (read + decode + run)"),
+        format!("{rate:>10.0} events/s"),
+    );
+    b.record("e_events_per_s", rate);
+    Ok(())
+}
+
+async fn bench_f(b: &mut Bench) -> Result<(), WfError> {
+    let n = if b.args.quick { 10_000 } else { 100_000 };
+    // Measure this workload's peak, not the earlier ones' (Linux: "5" resets VmHWM).
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let (engine, path) = b.engine("f", 1000).await?;
+    let client = engine.client();
+    run_all(&client, n, "f", Phase::Start).await?;
+    let size = file_mb(&path);
+    let t = Instant::now();
+    run_all(&client, n, "f", Phase::Signal).await?;
+    run_all(&client, n, "f", Phase::Result).await?;
+    let rate = n as f64 / t.elapsed().as_secs_f64();
+    let rss = peak_rss_mb();
+    b.row(
+        &format!("(f) {n} waiting workflows: peak RSS, store size"),
+        format!("{rss:>7.1} MB  {size:>7.1} MB"),
+    );
+    b.row(
+        &format!("(f) {n} waiting workflows: signal all, await all"),
+        format!("{rate:>10.0} workflows/s"),
+    );
+    b.record("f_rss_mb", rss);
+    b.record("f_wf_per_s", rate);
+    engine.shutdown().await;
+    Ok(())
+}
+
+async fn bench_g(b: &mut Bench) -> Result<(), WfError> {
+    let total = if b.args.quick { 20_000 } else { 100_000 };
+    let (engine, _) = b.engine("g", 1000).await?;
+    let client = engine.client();
+    for i in 0..100 {
+        client.start::<Counter>(format!("g-{i}"), ()).await?;
+    }
+    let t = Instant::now();
+    let tasks = 64;
+    let mut joins = Vec::new();
+    for k in 0..tasks {
+        let client = client.clone();
+        joins.push(tokio::spawn(async move {
+            let mut i = k;
+            while i < total {
+                client
+                    .handle::<Counter>(format!("g-{}", i % 100))
+                    .bump()
+                    .await?;
+                i += tasks;
+            }
+            Ok::<(), WfError>(())
+        }));
+    }
+    for j in joins {
+        j.await.map_err(|e| WfError::Store(e.to_string()))??;
+    }
+    let rate = total as f64 / t.elapsed().as_secs_f64();
+    b.row(
+        &format!("(g) {total} signals to 100 workflows (durably recorded)"),
+        format!("{rate:>10.0} signals/s"),
+    );
+    b.record("g_signals_per_s", rate);
+    engine.shutdown().await;
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let dir = std::env::temp_dir().join(format!("wf-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let mut b = Bench {
+            args,
+            dir: dir.clone(),
+            rows: Vec::new(),
+            json: Vec::new(),
+            n: 0,
+        };
+        println!(
+            "wf bench — store: {}, sizes: {}",
+            if b.args.memory {
+                "in-memory"
+            } else {
+                "SQLite (WAL, synchronous=FULL)"
+            },
+            if b.args.quick { "quick" } else { "full" }
+        );
+        type Step = for<'a> fn(
+            &'a mut Bench,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<(), WfError>> + 'a>,
+        >;
+        let steps: [(&str, Step); 7] = [
+            ("a", |b| Box::pin(bench_a(b))),
+            ("b", |b| Box::pin(bench_b(b))),
+            ("c", |b| Box::pin(bench_c(b))),
+            ("d", |b| Box::pin(bench_d(b))),
+            ("e", |b| Box::pin(bench_e(b))),
+            ("g", |b| Box::pin(bench_g(b))),
+            ("f", |b| Box::pin(bench_f(b))),
+        ];
+        for (name, step) in steps {
+            if b.wants(name) {
+                step(&mut b).await?;
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let json: Vec<String> = b
+            .json
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v:.3}"))
+            .collect();
+        println!("{{{}}}", json.join(", "));
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })
+}
