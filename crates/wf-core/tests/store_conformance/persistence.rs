@@ -243,7 +243,8 @@ async fn a_version_1_file_is_migrated_to_version_2_on_open() {
     drop(db.open_sqlite());
     // Make the file look like one written by a v1 engine: no schedules table.
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.execute_batch("DROP TABLE schedules; PRAGMA user_version = 1;").unwrap();
+    conn.execute_batch("DROP TABLE schedules; PRAGMA user_version = 1;")
+        .unwrap();
     drop(conn);
     let store = db.open_sqlite();
     let row = wf_core::store::ScheduleRow {
@@ -256,6 +257,8 @@ async fn a_version_1_file_is_migrated_to_version_2_on_open() {
     assert_eq!(store.list_schedules().await.unwrap().len(), 1);
     drop(store);
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(version, 2);
 }
