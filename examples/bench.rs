@@ -221,7 +221,7 @@ fn peak_rss_mb() -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-fn file_mb(path: &PathBuf) -> f64 {
+fn file_mb(path: &std::path::Path) -> f64 {
     ["", "-wal"]
         .iter()
         .filter_map(|s| std::fs::metadata(format!("{}{s}", path.display())).ok())
@@ -275,7 +275,7 @@ async fn run_all(client: &Client, n: usize, prefix: &str, phase: Phase) -> Resul
 }
 
 async fn bench_a(b: &mut Bench) -> Result<(), WfError> {
-    let small = if b.args.quick { 200 } else { 200 };
+    let small = 200;
     let large = if b.args.quick { 2_000 } else { 10_000 };
     let (engine, _) = b.engine("a", 1000).await?;
     let client = engine.client();

@@ -227,6 +227,19 @@ pub(crate) async fn finish(
             }
         }
     };
+    if shared.config.run_workers && !shared.is_shutdown() {
+        // Hand the result to the workflow worker: one commit records it together with what
+        // the workflow does next (it falls back to the store if the run is busy elsewhere).
+        let direct = crate::worker::Direct::Activity {
+            run_id: task.run_id.clone(),
+            seq: task.seq,
+            attempt: attempts,
+            resolution: resolution.clone(),
+        };
+        if shared.direct.send(direct).is_ok() {
+            return;
+        }
+    }
     match store
         .resolve_activity(&task.run_id, task.seq, attempts, resolution, now)
         .await

@@ -6,12 +6,13 @@ use crate::definition::WorkflowDefinition;
 use crate::engine::Shared;
 use crate::error::WfError;
 use crate::history::{ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy, UpdateOutcome};
-use crate::machine::{replay, RunSummary};
+use crate::machine::{replay, Input, RunSummary};
 use crate::payload::{Payload, PayloadError};
 use crate::store::{
     DeliverOutcome, IdConflictPolicy, InboxKind, ListFilter, Message, NewRun, RunRecord, RunStatus,
     StartOutcome, StartRequest, TaskFailure, UpdateState,
 };
+use crate::worker::{Direct, DirectReply};
 use serde::de::DeserializeOwned;
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
@@ -111,6 +112,26 @@ pub struct RunInfo {
     pub status: RunStatus,
     /// Events in its history.
     pub history_length: u64,
+}
+
+/// The caller's result for an update in a final state.
+fn update_result(
+    workflow_id: &str,
+    run: &RunRecord,
+    state: UpdateState,
+) -> Result<Payload, WfError> {
+    match state {
+        UpdateState::Completed(UpdateOutcome::Completed(p)) => Ok(p),
+        UpdateState::Completed(UpdateOutcome::Failed(msg)) => Err(WfError::UpdateFailed(msg)),
+        UpdateState::Rejected(msg) => Err(WfError::Rejected(msg)),
+        UpdateState::Abandoned | UpdateState::Requested | UpdateState::Accepted => {
+            Err(WfError::RunFinished {
+                workflow_id: workflow_id.to_string(),
+                run_id: run.run_id.clone(),
+                status: RunStatus::Completed,
+            })
+        }
+    }
 }
 
 /// Refuses payloads over the limit (a `Payload` built by hand may skip `Payload::encode`).
@@ -282,6 +303,9 @@ impl Client {
     ) -> Result<(), WfError> {
         let run = self.latest(workflow_id).await?;
         self.check(&run, "signal", name, &args)?;
+        // Signals go through the inbox: one group commit makes them durable, and the sender
+        // does not wait for the workflow task (updates and activity results, whose callers do
+        // wait, are handed over in memory instead).
         let message = Message::Signal {
             name: name.to_string(),
             args,
@@ -354,6 +378,28 @@ impl Client {
         if run.status == RunStatus::Running {
             self.check(&run, "update", name, &args)?;
         }
+        if update_id.is_none()
+            && stage == UpdateStage::Completed
+            && run.status == RunStatus::Running
+        {
+            let update_id = uuid::Uuid::new_v4().to_string();
+            let input = Input::UpdateRequest {
+                update_id: update_id.clone(),
+                name: name.to_string(),
+                args: args.clone(),
+            };
+            match self.hand_over(&run, input).await {
+                Some(DirectReply::Update(state)) => {
+                    return Ok((update_id, update_result(workflow_id, &run, state)?))
+                }
+                Some(DirectReply::Fallback) => {
+                    let value = self.wait_update(workflow_id, &update_id, stage).await?;
+                    return Ok((update_id, value));
+                }
+                Some(DirectReply::Failed(e)) => return Err(e),
+                Some(DirectReply::Recorded) | None => {}
+            }
+        }
         let update_id = update_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let message = Message::Update {
             update_id: update_id.clone(),
@@ -370,6 +416,29 @@ impl Client {
         }
         let value = self.wait_update(workflow_id, &update_id, stage).await?;
         Ok((update_id, value))
+    }
+
+    /// Hands a message to this engine's own workflow worker in memory (one commit records it),
+    /// when this engine runs workers for the run's type. `None`: use the store.
+    async fn hand_over(&self, run: &RunRecord, input: Input) -> Option<DirectReply> {
+        if !self.shared.config.run_workers
+            || run.status != RunStatus::Running
+            || !self
+                .shared
+                .definitions
+                .contains_key(run.workflow_type.as_str())
+        {
+            return None;
+        }
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let direct = Direct::Message {
+            run_id: run.run_id.clone(),
+            workflow_id: run.workflow_id.clone(),
+            input,
+            reply,
+        };
+        self.shared.direct.send(direct).ok()?;
+        answer.await.ok()
     }
 
     /// Waits until update `update_id` reaches `stage`.

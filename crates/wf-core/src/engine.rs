@@ -87,6 +87,8 @@ pub(crate) struct Shared {
     /// anything, as a crashed process would (leases expire instead).
     pub crashed: std::sync::atomic::AtomicBool,
     pub queries: tokio::sync::mpsc::UnboundedSender<crate::worker::QueryRequest>,
+    /// Messages and activity results handed to this engine's workflow worker in memory.
+    pub direct: tokio::sync::mpsc::UnboundedSender<crate::worker::Direct>,
     pub running_activities: Mutex<HashMap<(String, u32), tokio::task::AbortHandle>>,
 }
 
@@ -252,6 +254,7 @@ impl EngineBuilder {
         };
         let (shutdown, _) = watch::channel(false);
         let (query_tx, query_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (direct_tx, direct_rx) = tokio::sync::mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             store,
             clock: self.clock,
@@ -266,6 +269,7 @@ impl EngineBuilder {
             shutdown,
             crashed: std::sync::atomic::AtomicBool::new(false),
             queries: query_tx,
+            direct: direct_tx,
             running_activities: Mutex::new(HashMap::new()),
         });
         let mut engine = Engine {
@@ -274,7 +278,7 @@ impl EngineBuilder {
             tasks: Vec::new(),
         };
         if shared.config.run_workers {
-            engine.thread = Some(crate::worker::spawn(shared.clone(), query_rx)?);
+            engine.thread = Some(crate::worker::spawn(shared.clone(), query_rx, direct_rx)?);
             engine
                 .tasks
                 .push(tokio::spawn(crate::activity_worker::run(shared.clone())));

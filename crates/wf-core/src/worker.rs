@@ -12,10 +12,11 @@ use crate::history::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
 use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
 use crate::payload::Payload;
 use crate::store::{
-    InboxKind, Message, NewActivityTask, NewRun, RunClose, RunRecord, StoreError, TaskCommit,
-    TaskFailure, WorkflowTask,
+    ActivityResolution, InboxKind, Message, NewActivityTask, NewRun, RunClose, RunRecord,
+    StoreError, TaskCommit, TaskFailure, UpdateState, WorkflowTask,
 };
 use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +32,46 @@ pub(crate) struct QueryRequest {
     pub reply: oneshot::Sender<Option<Result<Payload, WfError>>>,
 }
 
+/// A message handed to the worker in memory by a client or an activity of this process, so
+/// that one commit records it (instead of an inbox write, then a task).
+pub(crate) enum Direct {
+    /// A signal or an update (without dedupe ids) for a run.
+    Message {
+        run_id: String,
+        workflow_id: String,
+        input: Input,
+        reply: oneshot::Sender<DirectReply>,
+    },
+    /// An activity's final result.
+    Activity {
+        run_id: String,
+        seq: u32,
+        attempt: u32,
+        resolution: ActivityResolution,
+    },
+}
+
+impl Direct {
+    fn run_id(&self) -> &str {
+        match self {
+            Direct::Message { run_id, .. } | Direct::Activity { run_id, .. } => run_id,
+        }
+    }
+}
+
+/// What a client learns about a message it handed over in memory.
+#[derive(Debug)]
+pub(crate) enum DirectReply {
+    /// The signal is recorded in history (or the inbox).
+    Recorded,
+    /// The update reached a final state.
+    Update(UpdateState),
+    /// It went through the store instead (the run was busy or elsewhere): wait there.
+    Fallback,
+    /// It could not be delivered.
+    Failed(WfError),
+}
+
 /// Delay before retrying a failed workflow task: 1 s, doubling, at most 60 s.
 fn task_retry_delay(attempts: u32) -> Duration {
     Duration::from_millis((1000u64 << attempts.saturating_sub(1).min(6)).min(60_000))
@@ -40,6 +81,7 @@ fn task_retry_delay(attempts: u32) -> Duration {
 pub(crate) fn spawn(
     shared: Arc<Shared>,
     queries: mpsc::UnboundedReceiver<QueryRequest>,
+    direct: mpsc::UnboundedReceiver<Direct>,
 ) -> Result<std::thread::JoinHandle<()>, WfError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -49,7 +91,7 @@ pub(crate) fn spawn(
         .name("wf-workflow-worker".into())
         .spawn(move || {
             let local = tokio::task::LocalSet::new();
-            local.block_on(&rt, Worker::new(shared).run(queries));
+            local.block_on(&rt, Worker::new(shared).run(queries, direct));
         })
         .map_err(|e| WfError::Store(format!("could not start the workflow worker thread: {e}")))
 }
@@ -58,6 +100,12 @@ struct Worker {
     shared: Arc<Shared>,
     cache: RefCell<Lru<Box<dyn Instance>>>,
     in_flight: Cell<usize>,
+    /// Messages handed over in memory, per run, waiting for that run's next task.
+    pending: RefCell<HashMap<String, Vec<Direct>>>,
+    /// Runs with a direct task under way.
+    busy: RefCell<HashSet<String>>,
+    /// Callers of in-memory updates waiting for the final outcome, by update id.
+    update_waiters: RefCell<HashMap<String, (String, oneshot::Sender<DirectReply>)>>,
 }
 
 impl Worker {
@@ -67,10 +115,37 @@ impl Worker {
             shared,
             cache: RefCell::new(Lru::new(capacity)),
             in_flight: Cell::new(0),
+            pending: RefCell::new(HashMap::new()),
+            busy: RefCell::new(HashSet::new()),
+            update_waiters: RefCell::new(HashMap::new()),
         })
     }
 
-    async fn run(self: Rc<Self>, mut queries: mpsc::UnboundedReceiver<QueryRequest>) {
+    async fn run(
+        self: Rc<Self>,
+        mut queries: mpsc::UnboundedReceiver<QueryRequest>,
+        mut direct: mpsc::UnboundedReceiver<Direct>,
+    ) {
+        let me = self.clone();
+        tokio::task::spawn_local(async move {
+            while let Some(d) = direct.recv().await {
+                let run_id = d.run_id().to_string();
+                me.pending
+                    .borrow_mut()
+                    .entry(run_id.clone())
+                    .or_default()
+                    .push(d);
+                if me.busy.borrow_mut().insert(run_id.clone()) {
+                    let me = me.clone();
+                    me.in_flight.set(me.in_flight.get() + 1);
+                    tokio::task::spawn_local(async move {
+                        me.drain_direct(&run_id).await;
+                        me.busy.borrow_mut().remove(&run_id);
+                        me.in_flight.set(me.in_flight.get() - 1);
+                    });
+                }
+            }
+        });
         let me = self.clone();
         tokio::task::spawn_local(async move {
             while let Some(q) = queries.recv().await {
@@ -107,7 +182,7 @@ impl Worker {
                             let span = tracing::info_span!("workflow_task", run_id = %task.run.run_id, workflow_id = %task.run.workflow_id);
                             tokio::task::spawn_local(
                                 async move {
-                                    me.process(task).await;
+                                    me.process(task, Vec::new()).await;
                                     me.in_flight.set(me.in_flight.get() - 1);
                                     me.shared.workflow_wake.notify_one();
                                 }
@@ -156,13 +231,123 @@ impl Worker {
         shared.waiters.publish(&run.workflow_id);
     }
 
-    async fn process(&self, task: WorkflowTask) {
+    /// Runs tasks for the messages handed over for `run_id` until none is left.
+    async fn drain_direct(&self, run_id: &str) {
+        loop {
+            let Some(items) = self.pending.borrow_mut().remove(run_id) else {
+                break;
+            };
+            let shared = &self.shared;
+            let lease = shared.config.workflow_task_lease.as_millis() as i64;
+            match shared
+                .store
+                .lease_run(run_id, &shared.worker_id, shared.now_ms(), lease)
+                .await
+            {
+                Ok(Some(task)) => self.process(task, items).await,
+                // Leased by a polled task (or another process), closed, or unknown: go through
+                // the store like any other client.
+                _ => self.fallback(items).await,
+            }
+        }
+    }
+
+    /// Delivers messages handed over in memory through the store instead.
+    async fn fallback(&self, items: Vec<Direct>) {
+        let shared = &self.shared;
+        let now = shared.now_ms();
+        for item in items {
+            match item {
+                Direct::Message {
+                    workflow_id,
+                    run_id,
+                    input,
+                    reply,
+                } => {
+                    let message = match input {
+                        Input::Signal {
+                            name,
+                            args,
+                            signal_id,
+                        } => Message::Signal {
+                            name,
+                            args,
+                            signal_id,
+                        },
+                        Input::UpdateRequest {
+                            update_id,
+                            name,
+                            args,
+                        } => Message::Update {
+                            update_id,
+                            name,
+                            args,
+                        },
+                        _ => continue,
+                    };
+                    let answer = match shared
+                        .store
+                        .deliver(&workflow_id, Some(&run_id), message, now)
+                        .await
+                    {
+                        Ok(_) => DirectReply::Fallback,
+                        Err(e) => DirectReply::Failed(e.into()),
+                    };
+                    let _ = reply.send(answer);
+                }
+                Direct::Activity {
+                    run_id,
+                    seq,
+                    attempt,
+                    resolution,
+                } => {
+                    if let Err(e) = shared
+                        .store
+                        .resolve_activity(&run_id, seq, attempt, resolution, now)
+                        .await
+                    {
+                        tracing::error!(run_id = %run_id, error = %e, "recording an activity result failed");
+                    }
+                }
+            }
+        }
+        shared.workflow_wake.notify_one();
+    }
+
+    /// Answers in-memory update callers whose updates reached a final state.
+    fn answer_updates(&self, run_id: &str, states: &[(String, String, UpdateState)], closed: bool) {
+        let mut waiters = self.update_waiters.borrow_mut();
+        for (update_id, _, state) in states {
+            if state.is_final() {
+                if let Some((_, reply)) = waiters.remove(update_id) {
+                    let _ = reply.send(DirectReply::Update(state.clone()));
+                }
+            }
+        }
+        if closed {
+            let abandoned: Vec<String> = waiters
+                .iter()
+                .filter(|(_, (r, _))| r == run_id)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in abandoned {
+                if let Some((_, reply)) = waiters.remove(&id) {
+                    let _ = reply.send(DirectReply::Update(UpdateState::Abandoned));
+                }
+            }
+        }
+    }
+
+    async fn process(&self, task: WorkflowTask, direct: Vec<Direct>) {
         let WorkflowTask { run, messages } = task;
         let shared = &self.shared;
         let store = &shared.store;
         let def = match shared.definition(&run.workflow_type) {
             Ok(d) => d.clone(),
-            Err(e) => return self.fail(&run, TaskError::Other(e.to_string())).await,
+            Err(e) => {
+                self.fail(&run, TaskError::Other(e.to_string())).await;
+                return self.fallback(direct).await;
+            }
         };
         let cached = self.cache.borrow_mut().take(&run.run_id);
         let mut instance = match cached.filter(|i| i.next_event_id() == run.next_event_id) {
@@ -175,19 +360,47 @@ impl Worker {
                         let _ = store
                             .release_workflow_task(&run.run_id, &shared.worker_id)
                             .await;
-                        return;
+                        return self.fallback(direct).await;
                     }
                 };
                 match replay(def.as_ref(), &run.workflow_id, &run.run_id, &history) {
                     Ok(i) => i,
-                    Err(e) => return self.fail(&run, e).await,
+                    Err(e) => {
+                        self.fail(&run, e).await;
+                        return self.fallback(direct).await;
+                    }
                 }
             }
         };
         instance.set_next_event_id(run.next_event_id);
         let now = shared.now_ms();
         let consumed_through = messages.last().map(|m| m.seq);
-        let inputs: Vec<Input> = messages.into_iter().map(|m| Input::from(m.kind)).collect();
+        let mut inputs: Vec<Input> = messages.into_iter().map(|m| Input::from(m.kind)).collect();
+        // Messages handed over in memory come after the inbox (they arrived later).
+        let mut resolve_activities = Vec::new();
+        let mut direct_updates = HashSet::new();
+        for d in &direct {
+            match d {
+                Direct::Message { input, .. } => {
+                    if let Input::UpdateRequest { update_id, .. } = input {
+                        direct_updates.insert(update_id.clone());
+                    }
+                    inputs.push(input.clone());
+                }
+                Direct::Activity {
+                    seq,
+                    attempt,
+                    resolution,
+                    ..
+                } => {
+                    resolve_activities.push((*seq, *attempt));
+                    inputs.push(Input::ActivityResolved {
+                        seq: *seq,
+                        resolution: resolution.clone(),
+                    });
+                }
+            }
+        }
         let meta = TaskMeta::live(
             now,
             run.next_event_id,
@@ -196,8 +409,23 @@ impl Worker {
         );
         let output = match instance.run_task(inputs, meta, None) {
             Ok(o) => o,
-            Err(e) => return self.fail(&run, e).await,
+            Err(e) => {
+                self.fail(&run, e).await;
+                return self.fallback(direct).await;
+            }
         };
+        // A rejected in-memory update leaves no trace at all: its caller hears it directly.
+        let mut update_states = output.update_states;
+        let direct_rejections: Vec<(String, String, UpdateState)> = update_states
+            .iter()
+            .filter(|(id, _, st)| {
+                direct_updates.contains(id) && matches!(st, UpdateState::Rejected(_))
+            })
+            .cloned()
+            .collect();
+        update_states.retain(|(id, _, st)| {
+            !(direct_updates.contains(id) && matches!(st, UpdateState::Rejected(_)))
+        });
 
         let mut events = output.events;
         let close = output.close.map(|c| match c {
@@ -232,7 +460,8 @@ impl Worker {
             cancel_activities: Vec::new(),
             new_timers: Vec::new(),
             cancel_timers: Vec::new(),
-            updates: output.update_states,
+            updates: update_states.clone(),
+            resolve_activities,
             start_children: Vec::new(),
             deliver: Vec::new(),
             terminate: Vec::new(),
@@ -322,6 +551,22 @@ impl Worker {
         match store.commit_workflow_task(commit).await {
             Ok(record) => {
                 instance.set_next_event_id(record.next_event_id);
+                for d in direct {
+                    if let Direct::Message { input, reply, .. } = d {
+                        match input {
+                            Input::UpdateRequest { update_id, .. } => {
+                                self.update_waiters
+                                    .borrow_mut()
+                                    .insert(update_id, (run.run_id.clone(), reply));
+                            }
+                            _ => {
+                                let _ = reply.send(DirectReply::Recorded);
+                            }
+                        }
+                    }
+                }
+                self.answer_updates(&run.run_id, &direct_rejections, false);
+                self.answer_updates(&run.run_id, &update_states, closes);
                 self.cache.borrow_mut().put(run.run_id.clone(), instance);
                 if has_activities {
                     shared.activity_wake.notify_one();
@@ -341,16 +586,22 @@ impl Worker {
                 let _ = store
                     .release_workflow_task(&run.run_id, &shared.worker_id)
                     .await;
+                self.fallback(direct).await;
                 shared.workflow_wake.notify_one();
             }
             Err(StoreError::Conflict { reason, .. }) => {
                 tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on");
+                let _ = store
+                    .release_workflow_task(&run.run_id, &shared.worker_id)
+                    .await;
+                self.fallback(direct).await;
             }
             Err(e) => {
                 tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed");
                 let _ = store
                     .release_workflow_task(&run.run_id, &shared.worker_id)
                     .await;
+                self.fallback(direct).await;
             }
         }
     }

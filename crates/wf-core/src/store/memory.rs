@@ -412,6 +412,18 @@ impl State {
                 )));
             }
         }
+        for (seq, attempt) in &c.resolve_activities {
+            let current = self
+                .activities
+                .get(&(run_id.to_string(), *seq))
+                .is_some_and(|r| r.task.attempt == *attempt);
+            if !current {
+                return Err(conflict(
+                    run_id,
+                    format!("activity #{seq} attempt {attempt} is no longer pending"),
+                ));
+            }
+        }
         for (i, (seq, _)) in c.new_timers.iter().enumerate() {
             if run.timers.contains_key(seq) || c.new_timers[..i].iter().any(|t| t.0 == *seq) {
                 return Err(StoreError::Backend(format!(
@@ -501,7 +513,11 @@ impl State {
             };
             self.activities.insert((run_id.to_string(), a.seq), row);
         }
-        for seq in &c.cancel_activities {
+        for seq in c
+            .cancel_activities
+            .iter()
+            .chain(c.resolve_activities.iter().map(|(seq, _)| seq))
+        {
             self.activities.remove(&(run_id.to_string(), *seq));
         }
         for (update_id, name, state) in c.updates {
@@ -733,6 +749,40 @@ impl Store for MemoryStore {
                 });
             }
             Ok(tasks)
+        })
+    }
+
+    fn lease_run(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreFuture<'_, Option<WorkflowTask>> {
+        self.with(|s| {
+            let Some(run) = s.runs.get_mut(run_id) else {
+                return Ok(None);
+            };
+            let free = run.lease.as_ref().is_none_or(|l| l.until <= now_ms);
+            if run.record.status != RunStatus::Running || !free {
+                return Ok(None);
+            }
+            run.lease = Some(Lease {
+                owner: worker_id.to_string(),
+                until: now_ms + lease_ms,
+            });
+            let messages = run
+                .inbox
+                .iter()
+                .map(|(seq, kind)| InboxMessage {
+                    seq: *seq,
+                    kind: kind.clone(),
+                })
+                .collect();
+            Ok(Some(WorkflowTask {
+                run: run.record.clone(),
+                messages,
+            }))
         })
     }
 

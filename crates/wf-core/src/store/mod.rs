@@ -444,6 +444,10 @@ pub struct TaskCommit {
     pub new_activities: Vec<NewActivityTask>,
     /// Pending activities (by seq) to drop.
     pub cancel_activities: Vec<u32>,
+    /// Activities resolved in this task straight from an in-process worker: (seq, attempt).
+    /// Each must still be pending at that attempt (else the commit fails with `Conflict`);
+    /// it is deleted.
+    pub resolve_activities: Vec<(u32, u32)>,
     /// Timers to create: (seq, fire_at_ms).
     pub new_timers: Vec<(u32, i64)>,
     /// Timers (by seq) to drop.
@@ -600,6 +604,18 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: i64,
         max: usize,
     ) -> StoreFuture<'_, Vec<WorkflowTask>>;
+
+    /// Leases one running run for `worker_id` if its lease is free or expired (whether or not
+    /// a task is ready), and returns it with its inbox; `None` if it is closed, unknown or
+    /// leased (by anyone, this worker included). Used to run a task at once for a
+    /// message handed over in memory.
+    fn lease_run(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreFuture<'_, Option<WorkflowTask>>;
 
     /// Commits a workflow task (see [`TaskCommit`]); fails with `Conflict` if the lease or
     /// `next_event_id` do not match, and with `NewMessages` for a close that would drop inbox

@@ -237,8 +237,9 @@ impl SqliteStore {
         let mut threads = Vec::new();
         let (write_tx, write_rx) = mpsc::channel::<Box<dyn Request>>();
         let max_batch = options.max_batch.max(1);
+        let full = options.synchronous_full;
         threads.push(spawn("wf-sqlite-writer", move || {
-            writer_loop(writer, write_rx, max_batch)
+            writer_loop(writer, write_rx, max_batch, full)
         })?);
         let (read_tx, read_rx) = mpsc::channel::<Box<dyn Request>>();
         let read_rx = Arc::new(Mutex::new(read_rx));
@@ -253,12 +254,21 @@ impl SqliteStore {
         })
     }
 
-    /// Runs `work` on the writer thread inside the next group commit.
+    /// Runs `work` on the writer thread inside the next group commit, durable before the
+    /// caller is answered.
     fn write<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> StoreFuture<'_, T> {
-        submit(self.writes.as_ref(), work)
+        submit(self.writes.as_ref(), true, work)
+    }
+
+    /// Like [`write`](Self::write) for a soft change (see `Request::durable`).
+    fn write_soft<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    ) -> StoreFuture<'_, T> {
+        submit(self.writes.as_ref(), false, work)
     }
 
     /// Runs `work` on a reader thread inside a read transaction.
@@ -266,7 +276,7 @@ impl SqliteStore {
         &self,
         work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     ) -> StoreFuture<'_, T> {
-        submit(self.reads.as_ref(), work)
+        submit(self.reads.as_ref(), false, work)
     }
 }
 
@@ -345,9 +355,14 @@ trait Request: Send {
     fn run(&mut self, conn: &Connection) -> bool;
     /// Sends the caller its result, or `failure` if the transaction around it failed.
     fn answer(self: Box<Self>, failure: Option<StoreError>);
+    /// Whether the change must reach the disk before the caller is answered. Soft changes
+    /// (leases, heartbeats, retry bookkeeping) survive a process crash without an fsync, and
+    /// losing one to an OS crash only reverts to a state the engine redoes.
+    fn durable(&self) -> bool;
 }
 
 struct Pending<T, F> {
+    durable: bool,
     work: Option<F>,
     outcome: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
@@ -372,6 +387,10 @@ where
         ok
     }
 
+    fn durable(&self) -> bool {
+        self.durable
+    }
+
     fn answer(self: Box<Self>, failure: Option<StoreError>) {
         let result = match (failure, self.outcome) {
             (Some(e), _) => Err(e),
@@ -385,10 +404,12 @@ where
 
 fn submit<T: Send + 'static>(
     queue: Option<&mpsc::Sender<Box<dyn Request>>>,
+    durable: bool,
     work: impl FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
 ) -> StoreFuture<'static, T> {
     let (reply, answer) = oneshot::channel();
     let request = Box::new(Pending {
+        durable,
         work: Some(work),
         outcome: None,
         reply,
@@ -404,7 +425,12 @@ fn submit<T: Send + 'static>(
     })
 }
 
-fn writer_loop(conn: Connection, queue: mpsc::Receiver<Box<dyn Request>>, max_batch: usize) {
+fn writer_loop(
+    conn: Connection,
+    queue: mpsc::Receiver<Box<dyn Request>>,
+    max_batch: usize,
+    full: bool,
+) {
     while let Ok(first) = queue.recv() {
         let mut batch = vec![first];
         while batch.len() < max_batch {
@@ -413,7 +439,16 @@ fn writer_loop(conn: Connection, queue: mpsc::Receiver<Box<dyn Request>>, max_ba
                 Err(_) => break,
             }
         }
+        // A batch of soft changes only commits without an fsync (WAL + NORMAL: never corrupt,
+        // durable at the next synced commit). Any durable request makes the batch synced.
+        let soft = full && batch.iter().all(|r| !r.durable());
+        if soft {
+            let _ = conn.execute_batch("PRAGMA synchronous = NORMAL");
+        }
         let failure = run_batch(&conn, &mut batch).err();
+        if soft {
+            let _ = conn.execute_batch("PRAGMA synchronous = FULL");
+        }
         if let Some(e) = &failure {
             tracing::error!(requests = batch.len(), error = %e, "SQLite group commit failed");
         }
@@ -1073,6 +1108,20 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
             .and_then(|mut s| s.execute(params![run_id, seq, fire_at]))
             .map_err(db("start a timer"))?;
     }
+    for (seq, attempt) in &c.resolve_activities {
+        let n = conn
+            .prepare_cached(
+                "DELETE FROM activities WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
+            )
+            .and_then(|mut s| s.execute(params![run_id, seq, attempt]))
+            .map_err(db("resolve an activity"))?;
+        if n == 0 {
+            return Err(conflict(
+                run_id,
+                format!("activity #{seq} attempt {attempt} is no longer pending"),
+            ));
+        }
+    }
     for seq in &c.cancel_activities {
         conn.prepare_cached("DELETE FROM activities WHERE run_id = ?1 AND seq = ?2")
             .and_then(|mut s| s.execute(params![run_id, seq]))
@@ -1266,11 +1315,40 @@ fn poll_workflow_tasks(
         conn.prepare_cached("UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1")
             .and_then(|mut s| s.execute(params![run_id, worker_id, now_ms + lease_ms]))
             .map_err(db("lease a workflow task"))?;
-        let run = must_load_run(conn, &run_id)?;
+        tasks.push(leased_task(conn, &run_id)?);
+    }
+    Ok(tasks)
+}
+
+/// Leases one running run (free, expired, or already ours) and reads its inbox.
+fn lease_run(
+    conn: &Connection,
+    run_id: &str,
+    worker_id: &str,
+    now_ms: i64,
+    lease_ms: i64,
+) -> Result<Option<WorkflowTask>, StoreError> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1 \
+             AND status = 'running' AND (lease_owner IS NULL OR lease_until <= ?4)",
+        )
+        .and_then(|mut s| s.execute(params![run_id, worker_id, now_ms + lease_ms, now_ms]))
+        .map_err(db("lease a run"))?;
+    if n == 0 {
+        return Ok(None);
+    }
+    Ok(Some(leased_task(conn, run_id)?))
+}
+
+/// A leased run with its inbox.
+fn leased_task(conn: &Connection, run_id: &str) -> Result<WorkflowTask, StoreError> {
+    {
+        let run = must_load_run(conn, run_id)?;
         let rows: Vec<(i64, Vec<u8>)> = conn
             .prepare_cached("SELECT seq, data FROM inbox WHERE run_id = ?1 ORDER BY seq")
             .and_then(|mut s| {
-                s.query_map([&run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                s.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?)))?
                     .collect::<Result<_, _>>()
             })
             .map_err(db("read a run's inbox"))?;
@@ -1283,9 +1361,8 @@ fn poll_workflow_tasks(
                 })
             })
             .collect::<Result<_, StoreError>>()?;
-        tasks.push(WorkflowTask { run, messages });
+        Ok(WorkflowTask { run, messages })
     }
-    Ok(tasks)
 }
 
 fn poll_activity_tasks(
@@ -1567,7 +1644,18 @@ impl Store for SqliteStore {
         max: usize,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         let worker_id = worker_id.to_string();
-        self.write(move |conn| poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max))
+        self.write_soft(move |conn| poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max))
+    }
+
+    fn lease_run(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreFuture<'_, Option<WorkflowTask>> {
+        let (run_id, worker_id) = (run_id.to_string(), worker_id.to_string());
+        self.write_soft(move |conn| lease_run(conn, &run_id, &worker_id, now_ms, lease_ms))
     }
 
     fn commit_workflow_task(&self, c: TaskCommit) -> StoreFuture<'_, RunRecord> {
@@ -1582,7 +1670,7 @@ impl Store for SqliteStore {
     ) -> StoreFuture<'_, ()> {
         let run_id = run_id.to_string();
         let worker_id = worker_id.to_string();
-        self.write(move |conn| {
+        self.write_soft(move |conn| {
             let run = load_run(conn, &run_id)?.ok_or_else(|| conflict(&run_id, "no such run"))?;
             check_task_owner(&run, &worker_id)?;
             let blob = to_blob("task failure", &failure)?;
@@ -1599,7 +1687,7 @@ impl Store for SqliteStore {
     fn release_workflow_task(&self, run_id: &str, worker_id: &str) -> StoreFuture<'_, ()> {
         let run_id = run_id.to_string();
         let worker_id = worker_id.to_string();
-        self.write(move |conn| {
+        self.write_soft(move |conn| {
             // A leased run was ready when it was polled and `ready_at` only moves earlier while
             // leased, so keeping it makes the run ready at once (the trait gives no clock here).
             conn.prepare_cached(
@@ -1619,7 +1707,7 @@ impl Store for SqliteStore {
         max: usize,
     ) -> StoreFuture<'_, Vec<ActivityTask>> {
         let worker_id = worker_id.to_string();
-        self.write(move |conn| poll_activity_tasks(conn, &worker_id, now_ms, max))
+        self.write_soft(move |conn| poll_activity_tasks(conn, &worker_id, now_ms, max))
     }
 
     fn heartbeat_activity(
@@ -1631,7 +1719,9 @@ impl Store for SqliteStore {
         now_ms: i64,
     ) -> StoreFuture<'_, bool> {
         let run_id = run_id.to_string();
-        self.write(move |conn| heartbeat_activity(conn, &run_id, seq, attempt, details, now_ms))
+        self.write_soft(move |conn| {
+            heartbeat_activity(conn, &run_id, seq, attempt, details, now_ms)
+        })
     }
 
     fn resolve_activity(
@@ -1697,7 +1787,7 @@ impl Store for SqliteStore {
     }
 
     fn fire_due_timers(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<(String, u32)>> {
-        self.write(move |conn| fire_due_timers(conn, now_ms, max))
+        self.write_soft(move |conn| fire_due_timers(conn, now_ms, max))
     }
 
     fn next_wakeup(&self, now_ms: i64) -> StoreFuture<'_, Option<i64>> {
@@ -1926,6 +2016,7 @@ mod tests {
         let (reply, answer) = oneshot::channel();
         (
             Box::new(Pending {
+                durable: true,
                 work: Some(work),
                 outcome: None,
                 reply,
@@ -1963,7 +2054,7 @@ mod tests {
             tx.send(r).unwrap();
         }
         drop(tx);
-        writer_loop(conn, rx, max_batch);
+        writer_loop(conn, rx, max_batch, false);
     }
 
     #[test]
