@@ -33,18 +33,20 @@ impl<V> Lru<V> {
         self.entries.get(key).map(|(v, _)| v)
     }
 
-    /// Inserts as most recent; evicts the least recent beyond capacity.
-    pub fn put(&mut self, key: String, value: V) {
+    /// Inserts as most recent; evicts (and returns) the least recent beyond capacity.
+    pub fn put(&mut self, key: String, value: V) -> Vec<V> {
         self.take(&key);
         self.tick += 1;
         self.order.insert(self.tick, key.clone());
         self.entries.insert(key, (value, self.tick));
+        let mut evicted = Vec::new();
         while self.entries.len() > self.capacity {
             let Some((_, oldest)) = self.order.pop_first() else {
                 break;
             };
-            self.entries.remove(&oldest);
+            evicted.extend(self.entries.remove(&oldest).map(|(v, _)| v));
         }
+        evicted
     }
 }
 

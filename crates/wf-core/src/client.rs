@@ -240,6 +240,11 @@ impl Client {
             now_ms: self.shared.now_ms(),
         };
         let outcome = self.shared.store.start_run(request).await?;
+        if outcome.started {
+            if let Ok(mut hot) = self.shared.hot.lock() {
+                hot.remove(workflow_id);
+            }
+        }
         self.shared.workflow_wake.notify_one();
         self.shared.waiters.publish(workflow_id);
         Ok(outcome)
@@ -326,6 +331,9 @@ impl Client {
         name: &str,
         args: Payload,
     ) -> Result<Payload, WfError> {
+        if let Some(answer) = self.query_hot(workflow_id, name, &args).await {
+            return answer;
+        }
         let run = self.latest(workflow_id).await?;
         let def = self.shared.definition(&run.workflow_type)?.clone();
         check_size("query", &args)?;
@@ -416,6 +424,32 @@ impl Client {
         }
         let value = self.wait_update(workflow_id, &update_id, stage).await?;
         Ok((update_id, value))
+    }
+
+    /// A query answered by this engine's cache without reading the store, if the run is a
+    /// running run held in memory here.
+    async fn query_hot(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: &Payload,
+    ) -> Option<Result<Payload, WfError>> {
+        let (run_id, workflow_type) = self.shared.hot.lock().ok()?.get(workflow_id).cloned()?;
+        let def = self.shared.definitions.get(workflow_type.as_str())?;
+        if let Err(e) =
+            check_size("query", args).and_then(|()| def.check_message("query", name, args))
+        {
+            return Some(Err(e));
+        }
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        let request = crate::worker::QueryRequest {
+            run_id,
+            name: name.to_string(),
+            args: args.clone(),
+            reply,
+        };
+        self.shared.queries.send(request).ok()?;
+        rx.await.ok()?
     }
 
     /// Hands a message to this engine's own workflow worker in memory (one commit records it),

@@ -90,6 +90,9 @@ pub(crate) struct Shared {
     /// Messages and activity results handed to this engine's workflow worker in memory.
     pub direct: tokio::sync::mpsc::UnboundedSender<crate::worker::Direct>,
     pub running_activities: Mutex<HashMap<(String, u32), tokio::task::AbortHandle>>,
+    /// Running runs held in this engine's cache: workflow id -> (run id, workflow type). Lets
+    /// a query go straight to the cached run without reading the store.
+    pub hot: Mutex<HashMap<String, (String, String)>>,
 }
 
 impl Shared {
@@ -271,6 +274,7 @@ impl EngineBuilder {
             queries: query_tx,
             direct: direct_tx,
             running_activities: Mutex::new(HashMap::new()),
+            hot: Mutex::new(HashMap::new()),
         });
         let mut engine = Engine {
             shared: shared.clone(),

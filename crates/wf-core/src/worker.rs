@@ -13,7 +13,7 @@ use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
 use crate::payload::Payload;
 use crate::store::{
     ActivityResolution, InboxKind, Message, NewActivityTask, NewRun, RunClose, RunRecord,
-    StoreError, TaskCommit, TaskFailure, UpdateState, WorkflowTask,
+    RunStatus, StoreError, TaskCommit, TaskFailure, UpdateState, WorkflowTask,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -567,7 +567,24 @@ impl Worker {
                 }
                 self.answer_updates(&run.run_id, &direct_rejections, false);
                 self.answer_updates(&run.run_id, &update_states, closes);
-                self.cache.borrow_mut().put(run.run_id.clone(), instance);
+                let evicted = self.cache.borrow_mut().put(run.run_id.clone(), instance);
+                if let Ok(mut hot) = shared.hot.lock() {
+                    if record.status == RunStatus::Running {
+                        hot.insert(
+                            run.workflow_id.clone(),
+                            (run.run_id.clone(), run.workflow_type.clone()),
+                        );
+                    } else {
+                        hot.remove(&run.workflow_id);
+                    }
+                    for gone in &evicted {
+                        let id = gone.workflow_id();
+                        if hot.get(&id).is_some_and(|(r, _)| *r != run.run_id) {
+                            hot.remove(&id);
+                        }
+                    }
+                }
+                drop(evicted);
                 if has_activities {
                     shared.activity_wake.notify_one();
                 }
