@@ -306,8 +306,28 @@ impl Client {
         args: Payload,
         signal_id: Option<String>,
     ) -> Result<(), WfError> {
-        let run = self.latest(workflow_id).await?;
-        self.check(&run, "signal", name, &args)?;
+        // A run held in this engine's cache needs no store read to check the message.
+        let hot = self
+            .shared
+            .hot
+            .lock()
+            .ok()
+            .and_then(|h| h.get(workflow_id).cloned());
+        let target = match hot
+            .as_ref()
+            .and_then(|(run_id, t)| Some((run_id, self.shared.definitions.get(t.as_str())?)))
+        {
+            Some((run_id, def)) => {
+                check_size("signal", &args)?;
+                def.check_message("signal", name, &args)?;
+                Some(run_id.as_str())
+            }
+            None => {
+                let run = self.latest(workflow_id).await?;
+                self.check(&run, "signal", name, &args)?;
+                None
+            }
+        };
         // Signals go through the inbox: one group commit makes them durable, and the sender
         // does not wait for the workflow task (updates and activity results, whose callers do
         // wait, are handed over in memory instead).
@@ -318,7 +338,7 @@ impl Client {
         };
         self.shared
             .store
-            .deliver(workflow_id, None, message, self.shared.now_ms())
+            .deliver(workflow_id, target, message, self.shared.now_ms())
             .await?;
         self.shared.workflow_wake.notify_one();
         Ok(())

@@ -461,6 +461,7 @@ impl Worker {
             new_timers: Vec::new(),
             cancel_timers: Vec::new(),
             updates: update_states.clone(),
+            sync: true,
             resolve_activities,
             start_children: Vec::new(),
             deliver: Vec::new(),
@@ -543,6 +544,13 @@ impl Worker {
                 commit.notify.push((parent.run_id, kind));
             }
         }
+        commit.sync = commit.close.is_some()
+            || !commit.updates.is_empty()
+            || direct.iter().any(|d| matches!(d, Direct::Message { .. }))
+            || !commit.start_children.is_empty()
+            || !commit.deliver.is_empty()
+            || !commit.terminate.is_empty()
+            || !commit.notify.is_empty();
         let (has_activities, has_timers, closes) = (
             !commit.new_activities.is_empty(),
             !commit.new_timers.is_empty(),

@@ -471,6 +471,12 @@ pub struct TaskCommit {
     pub notify: Vec<(String, InboxKind)>,
     /// New describe summary.
     pub summary: Payload,
+    /// Someone waits on this commit (a closed run, an update outcome, a message handed over
+    /// in memory, effects on other runs): make it durable before answering. `false` for
+    /// internal steps (an activity result and the next command, a fired timer): they become
+    /// durable with the next synced commit, and a power loss before that only redoes them
+    /// (activities are at-least-once). A process crash loses neither.
+    pub sync: bool,
     /// Engine-clock time.
     pub now_ms: i64,
 }

@@ -1659,6 +1659,9 @@ impl Store for SqliteStore {
     }
 
     fn commit_workflow_task(&self, c: TaskCommit) -> StoreFuture<'_, RunRecord> {
+        if !c.sync {
+            return self.write_soft(move |conn| commit(conn, c));
+        }
         self.write(move |conn| commit(conn, c))
     }
 

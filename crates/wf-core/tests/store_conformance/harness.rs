@@ -178,6 +178,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         updates: Vec::new(),
         close: None,
         summary: Payload::default(),
+        sync: true,
         now_ms,
     }
 }
