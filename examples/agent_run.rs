@@ -145,7 +145,6 @@ impl AgentRun {
 
     #[validator(change_goal)]
     // A validator receives `&T` of each update argument, so `&String` here, not `&str`.
-    #[allow(clippy::ptr_arg)]
     fn validate_goal(&self, goal: &String) -> Result<(), Rejection> {
         if goal.trim().is_empty() {
             return Err(Rejection::new("the goal must not be empty"));

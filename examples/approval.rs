@@ -176,7 +176,6 @@ impl Approval {
 
     #[validator(rename)]
     // A validator receives `&T` of each update argument, so `&String` here, not `&str`.
-    #[allow(clippy::ptr_arg)]
     fn validate_rename(&self, title: &String) -> Result<(), Rejection> {
         if title.trim().is_empty() {
             return Err(Rejection::new("the title must not be empty"));

@@ -120,7 +120,6 @@ impl Cart {
 
     #[validator(add_item)]
     // A validator receives `&T` of each update argument, so `&String` here, not `&str`.
-    #[allow(clippy::ptr_arg)]
     fn validate_add_item(&self, sku: &String, quantity: &u32) -> Result<(), Rejection> {
         if self.checked_out {
             return Err(Rejection::new("the cart is already checked out"));

@@ -323,7 +323,15 @@ pub(crate) fn without_role_attrs(item: &ItemImpl) -> ItemImpl {
             ImplItem::Macro(i) => &mut i.attrs,
             _ => continue,
         };
+        let validator = attrs
+            .iter()
+            .any(|a| RoleKind::of_path(a.path()) == Some(RoleKind::Validator));
         attrs.retain(|attr| RoleKind::of_path(attr.path()).is_none());
+        if validator {
+            // A validator must take `&T` of the update's arguments, `&String` included, which
+            // clippy's `ptr_arg` would otherwise flag in the user's code.
+            attrs.push(syn::parse_quote!(#[allow(clippy::ptr_arg)]));
+        }
     }
     item
 }
