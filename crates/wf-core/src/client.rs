@@ -406,11 +406,11 @@ impl Client {
         if run.status == RunStatus::Running {
             self.check(&run, "update", name, &args)?;
         }
-        if update_id.is_none()
+        let direct = update_id.is_none()
             && stage == UpdateStage::Completed
-            && run.status == RunStatus::Running
-        {
-            let update_id = uuid::Uuid::new_v4().to_string();
+            && run.status == RunStatus::Running;
+        let update_id = update_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        if direct {
             let input = Input::UpdateRequest {
                 update_id: update_id.clone(),
                 name: name.to_string(),
@@ -425,10 +425,12 @@ impl Client {
                     return Ok((update_id, value));
                 }
                 Some(DirectReply::Failed(e)) => return Err(e),
+                // The worker went away without answering: it may or may not have recorded the
+                // update, so deliver it through the store under the same id; the store's dedupe
+                // makes sure it applies once either way.
                 Some(DirectReply::Recorded) | None => {}
             }
         }
-        let update_id = update_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let message = Message::Update {
             update_id: update_id.clone(),
             name: name.to_string(),

@@ -585,6 +585,8 @@ impl Worker {
                     } else {
                         hot.remove(&run.workflow_id);
                     }
+                    // An evicted run leaves the map unless its workflow id now points at the run
+                    // just committed (an evicted older run of a continue-as-new chain).
                     for gone in &evicted {
                         let id = gone.workflow_id();
                         if hot.get(&id).is_some_and(|(r, _)| *r != run.run_id) {
