@@ -372,10 +372,12 @@ pub async fn main() -> Result<(), WfError> {
     h.stop().await?;
     let out = h.result().await?;
     t.say(format!("result: {out}"));
+    let steps = h.status().await?.step;
+    let executions = tools.calls.load(Ordering::Relaxed);
     t.say(format!(
-        "{} activity executions for 8 steps",
-        tools.calls.load(Ordering::Relaxed)
+        "{executions} next_step executions for {steps} steps: none ran twice across the restart"
     ));
+    assert_eq!(executions, steps);
 
     let old = h.client().run_history(&first_run, "agent-42").await?;
     let terminal = old
