@@ -58,17 +58,31 @@ pub(crate) async fn run(shared: Arc<Shared>) {
             {
                 Ok(tasks) => {
                     got = tasks.len();
+                    // Leases with explicit timeouts give the time keeper an earlier deadline.
+                    let o = |t: &ActivityTask| {
+                        t.options.start_to_close.is_some()
+                            || t.options.schedule_to_close.is_some()
+                            || t.options.heartbeat_timeout.is_some()
+                    };
+                    if tasks.iter().any(o) {
+                        shared.timer_wake.notify_one();
+                    }
                     for task in tasks {
                         let Ok(permit) = permits.clone().acquire_owned().await else {
                             return;
                         };
                         let shared = shared.clone();
+                        let semaphore = permits.clone();
                         let span = tracing::info_span!("activity", run_id = %task.run_id, seq = task.seq, name = %task.name, attempt = task.attempt);
                         tokio::spawn(
                             async move {
                                 run_attempt(&shared, task).await;
+                                let was_full = semaphore.available_permits() == 0;
                                 drop(permit);
-                                shared.activity_wake.notify_one();
+                                // Only a full pool may have left visible tasks behind.
+                                if was_full {
+                                    shared.activity_wake.notify_one();
+                                }
                             }
                             .instrument(span),
                         );

@@ -598,7 +598,7 @@ impl Worker {
                 if has_activities {
                     shared.activity_wake.notify_one();
                 }
-                if has_timers || has_activities {
+                if has_timers {
                     shared.timer_wake.notify_one();
                 }
                 if closes {
