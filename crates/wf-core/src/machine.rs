@@ -91,6 +91,21 @@ impl From<InboxKind> for Input {
 }
 
 impl Input {
+    /// Whether `kind` records an input of a task (not a command).
+    fn is_input(kind: &EventKind) -> bool {
+        matches!(
+            kind,
+            EventKind::SignalReceived { .. }
+                | EventKind::UpdateAccepted { .. }
+                | EventKind::ActivityCompleted { .. }
+                | EventKind::ActivityFailed { .. }
+                | EventKind::ActivityTimedOut { .. }
+                | EventKind::TimerFired { .. }
+                | EventKind::CancelRequested { .. }
+                | EventKind::ChildWorkflowClosed { .. }
+        )
+    }
+
     /// The recorded input event, if `kind` is one.
     fn from_event(kind: &EventKind) -> Option<Input> {
         Some(match kind.clone() {
@@ -282,7 +297,8 @@ pub(crate) struct TaskOutput {
 /// A run in memory, whatever its workflow type.
 pub(crate) trait Instance {
     /// Runs one workflow task over `inputs`. On replay, `recorded` holds the commands the
-    /// history records for this task (so `ctx.patched` can see which branch was taken).
+    /// history records for this task (so `ctx.patched` can see which branch was taken), and
+    /// the output's events are only the commands the code issued (no inputs, no marker).
     fn run_task(
         &mut self,
         inputs: Vec<Input>,
@@ -471,8 +487,10 @@ impl<W: WorkflowDefinition> RunMachine<W> {
     }
 
     /// Applies one input; returns its history event (None for a rejected update).
-    fn apply(&mut self, input: Input) -> Option<EventKind> {
-        let event = input.to_event();
+    /// Applies one input; returns its history event when `record` (live tasks; replay
+    /// already has it).
+    fn apply(&mut self, input: Input, record: bool) -> Option<EventKind> {
+        let event = if record { input.to_event() } else { None };
         match input {
             Input::Signal { name, args, .. } => self.apply_signal(name, args),
             Input::UpdateRequest {
@@ -675,6 +693,7 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         meta: TaskMeta,
         recorded: Option<&[HistoryEvent]>,
     ) -> Result<TaskOutput, TaskError> {
+        let replaying = recorded.is_some();
         {
             let mut core = self.core.borrow_mut();
             core.replay_patches = recorded.map(|r| {
@@ -702,7 +721,7 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         let result = catch_unwind(AssertUnwindSafe(|| {
             let mut events = Vec::with_capacity(inputs.len() + 2);
             for input in inputs {
-                if let Some(e) = self.apply(input) {
+                if let Some(e) = self.apply(input, !replaying) {
                     events.push(e);
                 }
             }
@@ -726,7 +745,7 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         events.append(&mut core.issued);
         // A task that recorded nothing (e.g. it only rejected an update) leaves no trace:
         // replay without it reaches the same state.
-        if !events.is_empty() {
+        if !events.is_empty() && !replaying {
             events.push(EventKind::WorkflowTaskCompleted {
                 task_time_ms: meta.time_ms,
                 suggest_continue_as_new: meta.suggest_continue_as_new,
@@ -957,17 +976,14 @@ pub(crate) fn replay(
         group_start = i + 1;
         let split = group
             .iter()
-            .position(|e| Input::from_event(&e.kind).is_none())
+            .position(|e| !Input::is_input(&e.kind))
             .unwrap_or(group.len());
         let inputs: Vec<Input> = group[..split]
             .iter()
             .filter_map(|e| Input::from_event(&e.kind))
             .collect();
         let recorded = &group[split..];
-        if let Some(stray) = recorded
-            .iter()
-            .find(|e| Input::from_event(&e.kind).is_some())
-        {
+        if let Some(stray) = recorded.iter().find(|e| Input::is_input(&e.kind)) {
             return Err(TaskError::Other(format!(
                 "run {run_id}: history event {} ({}) follows a command inside one workflow task; the history is corrupt",
                 stray.event_id,
@@ -988,11 +1004,54 @@ pub(crate) fn replay(
                 }
                 other => other,
             })?;
-        let n_inputs = split;
-        let end = output.events.len().saturating_sub(1).max(n_inputs);
-        let commands = &output.events[n_inputs..end];
-        compare_commands(run_id, recorded, commands, event.event_id)?;
+        // On replay a task returns only the commands the code issued.
+        compare_commands(run_id, recorded, &output.events, event.event_id)?;
         instance.set_next_event_id(event.event_id + 1);
     }
     Ok(instance)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_input_agrees_with_from_event() {
+        let p = || Payload::encode(&()).unwrap();
+        let kinds = vec![
+            EventKind::SignalReceived {
+                name: "s".into(),
+                args: p(),
+                signal_id: None,
+            },
+            EventKind::TimerFired { seq: 1 },
+            EventKind::CancelRequested { reason: "r".into() },
+            EventKind::ChildWorkflowClosed {
+                seq: 2,
+                outcome: ChildOutcome::Failed("x".into()),
+            },
+            EventKind::TimerStarted {
+                seq: 1,
+                fire_at_ms: 5,
+            },
+            EventKind::UpdateCompleted {
+                update_id: "u".into(),
+                outcome: UpdateOutcome::Failed("f".into()),
+            },
+            EventKind::WorkflowTaskCompleted {
+                task_time_ms: 1,
+                suggest_continue_as_new: false,
+                build_id: None,
+            },
+            EventKind::WorkflowCompleted { result: p() },
+        ];
+        for k in kinds {
+            assert_eq!(
+                Input::is_input(&k),
+                Input::from_event(&k).is_some(),
+                "{}",
+                k.name()
+            );
+        }
+    }
 }
