@@ -474,8 +474,15 @@ fn run_batch(conn: &Connection, batch: &mut [Box<dyn Request>]) -> Result<(), St
 }
 
 fn run_in_savepoint(conn: &Connection, request: &mut dyn Request) -> Result<(), StoreError> {
-    conn.execute_batch("SAVEPOINT request")
-        .map_err(db("open a savepoint"))?;
+    // Cached statements: a batch runs thousands of savepoints, parsing each would cost more
+    // than many of the requests themselves.
+    let exec = |sql: &str, what: &'static str| {
+        conn.prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map(|_| ())
+            .map_err(db(what))
+    };
+    exec("SAVEPOINT request", "open a savepoint")?;
     let ok = request.run(conn);
     if conn.is_autocommit() {
         // SQLite rolled the whole transaction back (disk full, I/O error): the batch is lost.
@@ -483,12 +490,10 @@ fn run_in_savepoint(conn: &Connection, request: &mut dyn Request) -> Result<(), 
             "SQLite rolled back the write transaction after an error".into(),
         ));
     }
-    let end = if ok {
-        "RELEASE request"
-    } else {
-        "ROLLBACK TO request; RELEASE request"
-    };
-    conn.execute_batch(end).map_err(db("close a savepoint"))
+    if !ok {
+        exec("ROLLBACK TO request", "roll back a savepoint")?;
+    }
+    exec("RELEASE request", "close a savepoint")
 }
 
 fn reader_loop(conn: Connection, queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request>>>>) {
