@@ -8,7 +8,6 @@ use crate::machine::panic_message;
 use crate::payload::Payload;
 use crate::store::{ActivityResolution, ActivityTask};
 use std::sync::Arc;
-use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 struct StoreHeartbeat(Arc<Shared>);
@@ -42,7 +41,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     if shared.activities.names().next().is_none() {
         return;
     }
-    let permits = Arc::new(Semaphore::new(shared.config.max_activities));
+    let permits = shared.activity_permits.clone();
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         if shared.is_shutdown() {
@@ -59,12 +58,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
                 Ok(tasks) => {
                     got = tasks.len();
                     // Leases with explicit timeouts give the time keeper an earlier deadline.
-                    let o = |t: &ActivityTask| {
-                        t.options.start_to_close.is_some()
-                            || t.options.schedule_to_close.is_some()
-                            || t.options.heartbeat_timeout.is_some()
-                    };
-                    if tasks.iter().any(o) {
+                    if tasks.iter().any(has_timeouts) {
                         shared.timer_wake.notify_one();
                     }
                     for task in tasks {
@@ -102,6 +96,13 @@ pub(crate) async fn run(shared: Arc<Shared>) {
     }
 }
 
+/// Whether an activity set explicit timeouts (its lease deadline matters to the time keeper).
+pub(crate) fn has_timeouts(t: &ActivityTask) -> bool {
+    t.options.start_to_close.is_some()
+        || t.options.schedule_to_close.is_some()
+        || t.options.heartbeat_timeout.is_some()
+}
+
 enum AttemptEnd {
     Done(Result<Payload, crate::activity::ActivityError>),
     Panicked(String),
@@ -109,7 +110,7 @@ enum AttemptEnd {
     Shutdown,
 }
 
-async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
+pub(crate) async fn run_attempt(shared: &Arc<Shared>, task: ActivityTask) {
     let key = (task.run_id.clone(), task.seq);
     let Some(invoker) = shared.activities.get(&task.name).cloned() else {
         let failure = ActivityFailure {

@@ -93,6 +93,11 @@ pub(crate) struct Shared {
     /// Running runs held in this engine's cache: workflow id -> (run id, workflow type). Lets
     /// a query go straight to the cached run without reading the store.
     pub hot: Mutex<HashMap<String, (String, String)>>,
+    /// Slots for concurrent activity attempts (shared by the poller and the workflow worker,
+    /// which starts the activities its own commits lease to it).
+    pub activity_permits: Arc<tokio::sync::Semaphore>,
+    /// The runtime activities run on (the one `build()` was called in).
+    pub runtime: tokio::runtime::Handle,
 }
 
 impl Shared {
@@ -256,6 +261,7 @@ impl EngineBuilder {
             StoreChoice::Custom(store) => store,
         };
         let (shutdown, _) = watch::channel(false);
+        let max_activities = self.config.max_activities;
         let (query_tx, query_rx) = tokio::sync::mpsc::unbounded_channel();
         let (direct_tx, direct_rx) = tokio::sync::mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
@@ -275,6 +281,8 @@ impl EngineBuilder {
             direct: direct_tx,
             running_activities: Mutex::new(HashMap::new()),
             hot: Mutex::new(HashMap::new()),
+            activity_permits: Arc::new(tokio::sync::Semaphore::new(max_activities)),
+            runtime: tokio::runtime::Handle::current(),
         });
         let mut engine = Engine {
             shared: shared.clone(),

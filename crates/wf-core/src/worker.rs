@@ -12,8 +12,8 @@ use crate::history::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
 use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
 use crate::payload::Payload;
 use crate::store::{
-    ActivityResolution, InboxKind, Message, NewActivityTask, NewRun, RunClose, RunRecord,
-    RunStatus, StoreError, TaskCommit, TaskFailure, UpdateState, WorkflowTask,
+    ActivityResolution, ActivityTask, InboxKind, Message, NewActivityTask, NewRun, RunClose,
+    RunRecord, RunStatus, StoreError, TaskCommit, TaskFailure, UpdateState, WorkflowTask,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -461,6 +461,7 @@ impl Worker {
             new_timers: Vec::new(),
             cancel_timers: Vec::new(),
             updates: update_states.clone(),
+            lease_activities_to: None,
             sync: true,
             resolve_activities,
             start_children: Vec::new(),
@@ -551,6 +552,54 @@ impl Worker {
             || !commit.deliver.is_empty()
             || !commit.terminate.is_empty()
             || !commit.notify.is_empty();
+        // Activities this process runs are leased in the same commit and started right after
+        // it, without a poll (when every one is registered here and has a free slot).
+        let mut local_slots = Vec::new();
+        let local = shared.config.run_workers
+            && !commit.new_activities.is_empty()
+            && commit
+                .new_activities
+                .iter()
+                .all(|a| shared.activities.get(&a.name).is_some());
+        if local {
+            for _ in &commit.new_activities {
+                match shared.activity_permits.clone().try_acquire_owned() {
+                    Ok(p) => local_slots.push(p),
+                    Err(_) => break,
+                }
+            }
+            if local_slots.len() == commit.new_activities.len() {
+                commit.lease_activities_to = Some(shared.worker_id.clone());
+            } else {
+                local_slots.clear();
+            }
+        }
+        let local_tasks: Vec<ActivityTask> = if commit.lease_activities_to.is_some() {
+            commit
+                .new_activities
+                .iter()
+                .map(|a| {
+                    let (deadline, lease) = crate::store::activity_lease(&a.options, now, now);
+                    ActivityTask {
+                        run_id: run.run_id.clone(),
+                        workflow_id: run.workflow_id.clone(),
+                        seq: a.seq,
+                        name: a.name.clone(),
+                        input: a.input.clone(),
+                        options: a.options.clone(),
+                        attempt: 1,
+                        scheduled_ms: now,
+                        started_ms: Some(now),
+                        attempt_deadline_ms: Some(deadline),
+                        lease_until_ms: Some(lease),
+                        heartbeat: None,
+                        last_failure: None,
+                    }
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let (has_activities, has_timers, closes) = (
             !commit.new_activities.is_empty(),
             !commit.new_timers.is_empty(),
@@ -595,8 +644,21 @@ impl Worker {
                     }
                 }
                 drop(evicted);
-                if has_activities {
-                    shared.activity_wake.notify_one();
+                if local_tasks.is_empty() {
+                    if has_activities {
+                        shared.activity_wake.notify_one();
+                    }
+                } else {
+                    if local_tasks.iter().any(crate::activity_worker::has_timeouts) {
+                        shared.timer_wake.notify_one();
+                    }
+                    for (task, slot) in local_tasks.into_iter().zip(local_slots) {
+                        let shared2 = shared.clone();
+                        shared.runtime.spawn(async move {
+                            crate::activity_worker::run_attempt(&shared2, task).await;
+                            drop(slot);
+                        });
+                    }
                 }
                 if has_timers {
                     shared.timer_wake.notify_one();

@@ -506,10 +506,18 @@ impl State {
                 heartbeat: None,
                 last_failure: None,
             };
+            let mut task = task;
+            let lease_owner = c.lease_activities_to.clone();
+            if lease_owner.is_some() {
+                let (attempt_deadline, lease_until) = activity_lease(&task.options, now, now);
+                task.started_ms = Some(now);
+                task.attempt_deadline_ms = Some(attempt_deadline);
+                task.lease_until_ms = Some(lease_until);
+            }
             let row = ActivityRow {
                 task,
                 visible_at: now,
-                lease_owner: None,
+                lease_owner,
             };
             self.activities.insert((run_id.to_string(), a.seq), row);
         }

@@ -442,6 +442,9 @@ pub struct TaskCommit {
     pub consumed_through: Option<u64>,
     /// Activities to enqueue.
     pub new_activities: Vec<NewActivityTask>,
+    /// Lease the new activities to this worker at once (attempt 1 started now, deadlines per
+    /// [`activity_lease`]): the committing process runs them without polling for them.
+    pub lease_activities_to: Option<String>,
     /// Pending activities (by seq) to drop.
     pub cancel_activities: Vec<u32>,
     /// Activities resolved in this task straight from an in-process worker: (seq, attempt).

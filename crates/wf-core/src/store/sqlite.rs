@@ -1089,6 +1089,32 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
             .options
             .schedule_to_close
             .map(|d| now + d.as_millis() as i64);
+        if let Some(owner) = &c.lease_activities_to {
+            let (attempt_deadline, lease_until) = activity_lease(&a.options, now, now);
+            conn.prepare_cached(
+                "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, attempt, \
+                 scheduled_ms, schedule_deadline, visible_at, started_ms, attempt_deadline, \
+                 lease_until, lease_owner) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?7, ?9, ?10, ?11)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    run_id,
+                    a.seq,
+                    run.workflow_id,
+                    a.name,
+                    a.input.as_bytes(),
+                    options,
+                    now,
+                    deadline,
+                    attempt_deadline,
+                    lease_until,
+                    owner
+                ])
+            })
+            .map_err(db("schedule and lease an activity"))?;
+            continue;
+        }
         conn.prepare_cached(
             "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, attempt, \
              scheduled_ms, schedule_deadline, visible_at) \

@@ -168,6 +168,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         consumed_through: task.messages.last().map(|m| m.seq),
         new_activities: Vec::new(),
         cancel_activities: Vec::new(),
+        lease_activities_to: None,
         resolve_activities: Vec::new(),
         new_timers: Vec::new(),
         cancel_timers: Vec::new(),
