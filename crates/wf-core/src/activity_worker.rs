@@ -42,6 +42,8 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         return;
     }
     let permits = shared.activity_permits.clone();
+    // Only activities registered here: other processes may run other activities.
+    let names: Vec<String> = shared.activities.names().map(str::to_string).collect();
     let mut shutdown = shared.shutdown.subscribe();
     loop {
         if shared.is_shutdown() {
@@ -52,7 +54,7 @@ pub(crate) async fn run(shared: Arc<Shared>) {
         if free > 0 {
             match shared
                 .store
-                .poll_activity_tasks(&shared.worker_id, shared.now_ms(), free)
+                .poll_activity_tasks_of(&shared.worker_id, shared.now_ms(), free, names.clone())
                 .await
             {
                 Ok(tasks) => {

@@ -159,6 +159,13 @@ impl Worker {
         });
         let mut shutdown = self.shared.shutdown.subscribe();
         let cfg = self.shared.config.clone();
+        // Only runs of the types registered here: other processes may run other types.
+        let types: Vec<String> = self
+            .shared
+            .definitions
+            .keys()
+            .map(|t| t.to_string())
+            .collect();
         loop {
             if self.shared.is_shutdown() {
                 break;
@@ -171,7 +178,7 @@ impl Worker {
                 match self
                     .shared
                     .store
-                    .poll_workflow_tasks(&self.shared.worker_id, now, lease, free)
+                    .poll_workflow_tasks_of(&self.shared.worker_id, now, lease, free, types.clone())
                     .await
                 {
                     Ok(tasks) => {

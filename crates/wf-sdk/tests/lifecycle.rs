@@ -459,3 +459,70 @@ async fn continue_as_new_is_suggested_past_10240_events() {
     assert!(len > 10_240, "{len}");
     assert!(suggested);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engines_with_different_registrations_share_a_store() {
+    // Engine A runs `Quitter`, engine B runs `Lifecycle`; both poll the same store. B must not
+    // take A's runs (it would fail them as "unknown workflow type" and, on this frozen test
+    // clock, they would never be retried).
+    let store: std::sync::Arc<dyn wf_sdk::Store> = std::sync::Arc::new(wf_sdk::MemoryStore::new());
+    let clock = TestClock::new();
+    let a = Engine::builder()
+        .store(store.clone())
+        .clock(clock.clone())
+        .build_id("a")
+        .poll_interval(Duration::from_millis(5))
+        .workflow::<Quitter>()
+        .build()
+        .await
+        .unwrap();
+    let b = Engine::builder()
+        .store(store.clone())
+        .clock(clock.clone())
+        .build_id("b")
+        .poll_interval(Duration::from_millis(5))
+        .workflow::<Lifecycle>()
+        .build()
+        .await
+        .unwrap();
+    let mut handles = Vec::new();
+    for i in 0..20 {
+        handles.push(
+            a.client()
+                .start::<Quitter>(format!("q-{i}"), ())
+                .await
+                .unwrap(),
+        );
+    }
+    let lc = b.client().start::<Lifecycle>("lc", cfg("b")).await.unwrap();
+    eventually("the 1 ms timers", || async {
+        let mut started = 0;
+        for h in &handles {
+            let hist = h.history().await.ok()?;
+            started += hist
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::TimerStarted { .. }))
+                as usize;
+        }
+        (started == handles.len()).then_some(())
+    })
+    .await;
+    clock.advance(Duration::from_millis(1));
+    for h in &handles {
+        tokio::time::timeout(Duration::from_secs(10), h.result())
+            .await
+            .expect("run by engine a")
+            .unwrap();
+        let d = h.describe().await.unwrap();
+        assert!(d.task_failure.is_none());
+        for e in h.history().await.unwrap() {
+            if let EventKind::WorkflowTaskCompleted { build_id, .. } = e.kind {
+                assert_eq!(build_id.as_deref(), Some("a"));
+            }
+        }
+    }
+    eventually("lc started by engine b", || async {
+        lc.stamp().await.ok()?
+    })
+    .await;
+}

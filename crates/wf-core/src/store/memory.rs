@@ -653,6 +653,86 @@ impl State {
         }
     }
 
+    fn poll_workflow_tasks(
+        &mut self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        types: Option<&[String]>,
+    ) -> Result<Vec<WorkflowTask>, StoreError> {
+        let s = self;
+        {
+            let mut ready: Vec<(i64, u64, String)> = s
+                .runs
+                .values()
+                .filter(|r| r.record.status == RunStatus::Running)
+                .filter(|r| types.is_none_or(|t| t.contains(&r.record.workflow_type)))
+                .filter(|r| r.lease.as_ref().is_none_or(|l| l.until <= now_ms))
+                .filter_map(|r| match r.ready_at {
+                    Some(at) if at <= now_ms => Some((at, r.seq, r.record.run_id.clone())),
+                    _ => None,
+                })
+                .collect();
+            ready.sort();
+            let mut tasks = Vec::new();
+            for (_, _, run_id) in ready.into_iter().take(max) {
+                let run = s.run_mut(&run_id)?;
+                run.lease = Some(Lease {
+                    owner: worker_id.to_string(),
+                    until: now_ms + lease_ms,
+                });
+                let messages = run
+                    .inbox
+                    .iter()
+                    .map(|(seq, kind)| InboxMessage {
+                        seq: *seq,
+                        kind: kind.clone(),
+                    })
+                    .collect();
+                tasks.push(WorkflowTask {
+                    run: run.record.clone(),
+                    messages,
+                });
+            }
+            Ok(tasks)
+        }
+    }
+
+    fn poll_activity_tasks(
+        &mut self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+        names: Option<&[String]>,
+    ) -> Result<Vec<ActivityTask>, StoreError> {
+        let s = self;
+        {
+            let mut due: Vec<(i64, String, u32)> = s
+                .activities
+                .values()
+                .filter(|row| row.lease_owner.is_none() && row.visible_at <= now_ms)
+                .filter(|row| names.is_none_or(|n| n.contains(&row.task.name)))
+                .filter(|row| row.task.schedule_deadline_ms().is_none_or(|d| d > now_ms))
+                .map(|row| (row.visible_at, row.task.run_id.clone(), row.task.seq))
+                .collect();
+            due.sort();
+            let mut out = Vec::new();
+            for (_, run_id, seq) in due.into_iter().take(max) {
+                if let Some(row) = s.activities.get_mut(&(run_id, seq)) {
+                    let (deadline, lease) =
+                        activity_lease(&row.task.options, row.task.scheduled_ms, now_ms);
+                    row.lease_owner = Some(worker_id.to_string());
+                    row.task.started_ms = Some(now_ms);
+                    row.task.attempt_deadline_ms = Some(deadline);
+                    row.task.lease_until_ms = Some(lease);
+                    out.push(row.task.clone());
+                }
+            }
+            Ok(out)
+        }
+    }
+
     fn activity_row(&mut self, run_id: &str, seq: u32, attempt: u32) -> Option<&mut ActivityRow> {
         self.activities
             .get_mut(&(run_id.to_string(), seq))
@@ -724,39 +804,19 @@ impl Store for MemoryStore {
         lease_ms: i64,
         max: usize,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        self.with(|s| s.poll_workflow_tasks(worker_id, now_ms, lease_ms, max, None))
+    }
+
+    fn poll_workflow_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        workflow_types: Vec<String>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         self.with(|s| {
-            let mut ready: Vec<(i64, u64, String)> = s
-                .runs
-                .values()
-                .filter(|r| r.record.status == RunStatus::Running)
-                .filter(|r| r.lease.as_ref().is_none_or(|l| l.until <= now_ms))
-                .filter_map(|r| match r.ready_at {
-                    Some(at) if at <= now_ms => Some((at, r.seq, r.record.run_id.clone())),
-                    _ => None,
-                })
-                .collect();
-            ready.sort();
-            let mut tasks = Vec::new();
-            for (_, _, run_id) in ready.into_iter().take(max) {
-                let run = s.run_mut(&run_id)?;
-                run.lease = Some(Lease {
-                    owner: worker_id.to_string(),
-                    until: now_ms + lease_ms,
-                });
-                let messages = run
-                    .inbox
-                    .iter()
-                    .map(|(seq, kind)| InboxMessage {
-                        seq: *seq,
-                        kind: kind.clone(),
-                    })
-                    .collect();
-                tasks.push(WorkflowTask {
-                    run: run.record.clone(),
-                    messages,
-                });
-            }
-            Ok(tasks)
+            s.poll_workflow_tasks(worker_id, now_ms, lease_ms, max, Some(&workflow_types))
         })
     }
 
@@ -838,29 +898,17 @@ impl Store for MemoryStore {
         now_ms: i64,
         max: usize,
     ) -> StoreFuture<'_, Vec<ActivityTask>> {
-        self.with(|s| {
-            let mut due: Vec<(i64, String, u32)> = s
-                .activities
-                .values()
-                .filter(|row| row.lease_owner.is_none() && row.visible_at <= now_ms)
-                .filter(|row| row.task.schedule_deadline_ms().is_none_or(|d| d > now_ms))
-                .map(|row| (row.visible_at, row.task.run_id.clone(), row.task.seq))
-                .collect();
-            due.sort();
-            let mut out = Vec::new();
-            for (_, run_id, seq) in due.into_iter().take(max) {
-                if let Some(row) = s.activities.get_mut(&(run_id, seq)) {
-                    let (deadline, lease) =
-                        activity_lease(&row.task.options, row.task.scheduled_ms, now_ms);
-                    row.lease_owner = Some(worker_id.to_string());
-                    row.task.started_ms = Some(now_ms);
-                    row.task.attempt_deadline_ms = Some(deadline);
-                    row.task.lease_until_ms = Some(lease);
-                    out.push(row.task.clone());
-                }
-            }
-            Ok(out)
-        })
+        self.with(|s| s.poll_activity_tasks(worker_id, now_ms, max, None))
+    }
+
+    fn poll_activity_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+        names: Vec<String>,
+    ) -> StoreFuture<'_, Vec<ActivityTask>> {
+        self.with(|s| s.poll_activity_tasks(worker_id, now_ms, max, Some(&names)))
     }
 
     fn heartbeat_activity(

@@ -626,6 +626,28 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: i64,
     ) -> StoreFuture<'_, Option<WorkflowTask>>;
 
+    /// Like [`poll_workflow_tasks`](Store::poll_workflow_tasks), but only runs of these
+    /// workflow types: a worker leases only what it can run, so processes with different
+    /// registrations can share a store.
+    fn poll_workflow_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        workflow_types: Vec<String>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>>;
+
+    /// Like [`poll_activity_tasks`](Store::poll_activity_tasks), but only activities with these
+    /// names.
+    fn poll_activity_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+        names: Vec<String>,
+    ) -> StoreFuture<'_, Vec<ActivityTask>>;
+
     /// Commits a workflow task (see [`TaskCommit`]); fails with `Conflict` if the lease or
     /// `next_event_id` do not match, and with `NewMessages` for a close that would drop inbox
     /// messages. On success the lease is released and the run is ready again only if messages

@@ -1324,20 +1324,50 @@ fn notify_run(
     }
 }
 
+/// A JSON string literal.
+fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A JSON array of names for `json_each`, or `None` for "any".
+fn name_filter(names: Option<Vec<String>>) -> Result<Option<String>, StoreError> {
+    names
+        .map(|n| {
+            let quoted: Vec<String> = n.iter().map(|s| json_string(s)).collect();
+            Ok(format!("[{}]", quoted.join(",")))
+        })
+        .transpose()
+}
+
 fn poll_workflow_tasks(
     conn: &Connection,
     worker_id: &str,
     now_ms: i64,
     lease_ms: i64,
     max: usize,
+    types: Option<Vec<String>>,
 ) -> Result<Vec<WorkflowTask>, StoreError> {
+    let types = name_filter(types)?;
     let ids: Vec<String> = conn
         .prepare_cached(
             "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= ?1 \
-             AND (lease_owner IS NULL OR lease_until <= ?1) ORDER BY ready_at, seq LIMIT ?2",
+             AND (lease_owner IS NULL OR lease_until <= ?1) \
+             AND (?3 IS NULL OR workflow_type IN (SELECT value FROM json_each(?3))) \
+             ORDER BY ready_at, seq LIMIT ?2",
         )
         .and_then(|mut s| {
-            s.query_map(params![now_ms, max as i64], |r| r.get(0))?
+            s.query_map(params![now_ms, max as i64, types], |r| r.get(0))?
                 .collect::<Result<_, _>>()
         })
         .map_err(db("find ready workflow tasks"))?;
@@ -1401,13 +1431,16 @@ fn poll_activity_tasks(
     worker_id: &str,
     now_ms: i64,
     max: usize,
+    names: Option<Vec<String>>,
 ) -> Result<Vec<ActivityTask>, StoreError> {
+    let names = name_filter(names)?;
     let due = query_activities(
         conn,
         "lease_owner IS NULL AND visible_at <= ?1 \
          AND (schedule_deadline IS NULL OR schedule_deadline > ?1) \
+         AND (?3 IS NULL OR name IN (SELECT value FROM json_each(?3))) \
          ORDER BY visible_at, run_id, seq LIMIT ?2",
-        params![now_ms, max as i64],
+        params![now_ms, max as i64, names],
     )?;
     let mut out = Vec::with_capacity(due.len());
     for mut task in due {
@@ -1675,7 +1708,41 @@ impl Store for SqliteStore {
         max: usize,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         let worker_id = worker_id.to_string();
-        self.write_soft(move |conn| poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max))
+        self.write_soft(move |conn| {
+            poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max, None)
+        })
+    }
+
+    fn poll_workflow_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        workflow_types: Vec<String>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        let worker_id = worker_id.to_string();
+        self.write_soft(move |conn| {
+            poll_workflow_tasks(
+                conn,
+                &worker_id,
+                now_ms,
+                lease_ms,
+                max,
+                Some(workflow_types),
+            )
+        })
+    }
+
+    fn poll_activity_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+        names: Vec<String>,
+    ) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let worker_id = worker_id.to_string();
+        self.write_soft(move |conn| poll_activity_tasks(conn, &worker_id, now_ms, max, Some(names)))
     }
 
     fn lease_run(
@@ -1741,7 +1808,7 @@ impl Store for SqliteStore {
         max: usize,
     ) -> StoreFuture<'_, Vec<ActivityTask>> {
         let worker_id = worker_id.to_string();
-        self.write_soft(move |conn| poll_activity_tasks(conn, &worker_id, now_ms, max))
+        self.write_soft(move |conn| poll_activity_tasks(conn, &worker_id, now_ms, max, None))
     }
 
     fn heartbeat_activity(

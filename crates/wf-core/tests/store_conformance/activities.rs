@@ -16,6 +16,8 @@ conformance!(
     a_released_activity_is_visible_again_with_the_same_attempt,
     expired_activities_lists_expired_leases_and_passed_schedule_deadlines,
     cancelled_activities_are_dropped,
+    polls_filtered_by_name_take_only_those_activities,
+    activities_leased_in_their_commit_are_not_polled,
 );
 
 fn timed(start_to_close: u64, heartbeat: Option<u64>) -> ActivityOptions {
@@ -437,6 +439,54 @@ async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
     };
     assert!(!store
         .resolve_activity("run-1", 1, 1, out, T0 + 3)
+        .await
+        .unwrap());
+}
+
+async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, None)).await;
+    let other = store
+        .poll_activity_tasks_of("aw", T0 + 1, 10, vec!["refund".into()])
+        .await
+        .unwrap();
+    assert!(
+        other.is_empty(),
+        "a worker without `charge` must not lease it"
+    );
+    let mine = store
+        .poll_activity_tasks_of("aw", T0 + 1, 10, vec!["charge".into()])
+        .await
+        .unwrap();
+    assert_eq!(mine.len(), 1);
+}
+
+async fn activities_leased_in_their_commit_are_not_polled(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let task = lease_one(&*store, "w", T0).await;
+    let mut c = commit_for(&task, "w", T0);
+    c.new_activities.push(activity(1, timed(60_000, None)));
+    c.lease_activities_to = Some("w".into());
+    store.commit_workflow_task(c).await.unwrap();
+    assert!(store
+        .poll_activity_tasks("aw", T0 + 1, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let pending = store.pending_activities("run-1").await.unwrap();
+    assert_eq!(pending[0].started_ms, Some(T0));
+    assert_eq!(pending[0].lease_until_ms, Some(T0 + 60_000));
+    // Its attempt can be resolved as usual.
+    assert!(store
+        .resolve_activity(
+            "run-1",
+            1,
+            1,
+            ActivityResolution::Completed {
+                result: payload(1),
+                attempts: 1
+            },
+            T0 + 5
+        )
         .await
         .unwrap());
 }

@@ -17,6 +17,7 @@ conformance!(
     close_completes_or_fails_the_run_and_drops_its_pending_work,
     a_failed_task_is_recorded_and_retried_at_its_retry_time,
     release_makes_the_run_ready_at_once,
+    polls_filtered_by_type_take_only_those_runs,
 );
 
 async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
@@ -424,4 +425,29 @@ async fn release_makes_the_run_ready_at_once(store: Arc<dyn Store>) {
     store.release_workflow_task("run-1", "w1").await.unwrap();
     let task = lease_one(&*store, "w2", T0 + 10).await;
     assert_eq!(task.run.run_id, "run-1");
+}
+
+async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) {
+    for (wf, run, ty) in [("wf-a", "run-a", "TypeA"), ("wf-b", "run-b", "TypeB")] {
+        let mut req = start_request(wf, run, T0);
+        req.run.workflow_type = ty.into();
+        store.start_run(req).await.unwrap();
+    }
+    let only_b = store
+        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, vec!["TypeB".into()])
+        .await
+        .unwrap();
+    let ids: Vec<&str> = only_b.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-b"]);
+    let none = store
+        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, vec!["TypeC".into()])
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+    let rest = store
+        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = rest.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-a"]);
 }
