@@ -33,6 +33,8 @@ pub struct Client {
 pub struct StartOptions {
     /// What to do if the workflow id is already running (default: fail with `AlreadyStarted`).
     pub id_conflict: IdConflictPolicy,
+    /// The task queue to run it on (default: this engine's, see `EngineBuilder::task_queue`).
+    pub task_queue: Option<String>,
 }
 
 /// Which stage an update call waits for.
@@ -53,6 +55,8 @@ pub struct Description {
     pub run_id: String,
     /// Its workflow type.
     pub workflow_type: String,
+    /// Its task queue.
+    pub task_queue: String,
     /// Its lifecycle state.
     pub status: RunStatus,
     /// Events in its history.
@@ -234,6 +238,10 @@ impl Client {
                 random_seed: crate::worker::rand_seed(),
                 continued_from: None,
                 parent: None,
+                task_queue: options
+                    .task_queue
+                    .clone()
+                    .unwrap_or_else(|| self.shared.config.task_queue.clone()),
             },
             policy: options.id_conflict,
             messages,
@@ -620,6 +628,7 @@ impl Client {
             workflow_id: run.workflow_id,
             run_id: run.run_id,
             workflow_type: run.workflow_type,
+            task_queue: run.task_queue,
             status: run.status,
             history_length: run.next_event_id - 1,
             history_bytes: run.history_bytes,
@@ -802,6 +811,7 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         };
         let options = StartOptions {
             id_conflict: policy,
+            ..Default::default()
         };
         self.client
             .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])
@@ -829,6 +839,7 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         };
         let options = StartOptions {
             id_conflict: policy,
+            ..Default::default()
         };
         self.client
             .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])

@@ -228,6 +228,7 @@ impl Commands {
         workflow_id: String,
         input: Payload,
         policy: ParentClosePolicy,
+        task_queue: Option<String>,
     ) -> u32 {
         let seq = self.next_seq();
         self.issued.push(EventKind::ChildWorkflowStarted {
@@ -237,6 +238,7 @@ impl Commands {
             run_id: String::new(),
             input,
             parent_close_policy: policy,
+            task_queue,
         });
         self.children.insert(
             seq,

@@ -123,6 +123,7 @@ impl<W: 'static> WorkflowContext<W> {
             workflow_id: workflow_id.into(),
             input: Payload::encode(input),
             policy: ParentClosePolicy::default(),
+            task_queue: None,
             seq: None,
             _c: PhantomData,
         }
@@ -652,6 +653,7 @@ pub struct ChildCall<C: WorkflowDefinition> {
     workflow_id: String,
     input: Result<Payload, PayloadError>,
     policy: ParentClosePolicy,
+    task_queue: Option<String>,
     seq: Option<u32>,
     _c: PhantomData<fn() -> C>,
 }
@@ -659,6 +661,13 @@ pub struct ChildCall<C: WorkflowDefinition> {
 impl<C: WorkflowDefinition> Unpin for ChildCall<C> {}
 
 impl<C: WorkflowDefinition> ChildCall<C> {
+    /// Runs the child on another task queue (default: this run's), i.e. on the engines that
+    /// serve that queue.
+    pub fn task_queue(mut self, name: impl Into<String>) -> Self {
+        self.task_queue = Some(name.into());
+        self
+    }
+
     /// What happens to the child if this run closes first (default: terminate it).
     pub fn parent_close_policy(mut self, policy: ParentClosePolicy) -> Self {
         self.policy = policy;
@@ -676,11 +685,18 @@ impl<C: WorkflowDefinition> Future for ChildCall<C> {
                     Ok(p) => p.clone(),
                     Err(e) => return Poll::Ready(Err(ChildError::Payload(e.clone()))),
                 };
-                let (id, policy) = (self.workflow_id.clone(), self.policy);
-                let seq =
-                    self.core
-                        .borrow_mut()
-                        .start_child(C::NAME.to_string(), id, input, policy);
+                let (id, policy, queue) = (
+                    self.workflow_id.clone(),
+                    self.policy,
+                    self.task_queue.clone(),
+                );
+                let seq = self.core.borrow_mut().start_child(
+                    C::NAME.to_string(),
+                    id,
+                    input,
+                    policy,
+                    queue,
+                );
                 self.seq = Some(seq);
                 seq
             }

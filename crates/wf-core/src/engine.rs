@@ -25,6 +25,8 @@ pub(crate) struct Config {
     pub poll_interval: Duration,
     pub run_workers: bool,
     pub build_id: Option<String>,
+    /// The task queue this engine's workflow worker serves (and its client starts runs on).
+    pub task_queue: String,
 }
 
 impl Default for Config {
@@ -37,6 +39,7 @@ impl Default for Config {
             poll_interval: Duration::from_millis(500),
             run_workers: true,
             build_id: None,
+            task_queue: crate::store::DEFAULT_TASK_QUEUE.to_string(),
         }
     }
 }
@@ -233,6 +236,14 @@ impl EngineBuilder {
     /// version of the code made which step; pair with `ctx.patched`).
     pub fn build_id(mut self, id: impl Into<String>) -> Self {
         self.config.build_id = Some(id.into());
+        self
+    }
+
+    /// The task queue this engine's workflow worker serves, and the default queue its client
+    /// starts runs on (default `"default"`). Engines on different queues share a store and
+    /// each runs only its queue's runs; children and starts may name another queue.
+    pub fn task_queue(mut self, name: impl Into<String>) -> Self {
+        self.config.task_queue = name.into();
         self
     }
 

@@ -308,6 +308,9 @@ pub enum EventKind {
         input: Payload,
         /// What happens to it when the parent closes first.
         parent_close_policy: ParentClosePolicy,
+        /// Its task queue (`None`: the parent's).
+        #[serde(default)]
+        task_queue: Option<String>,
     },
     /// A child run ended (or could not start).
     ChildWorkflowClosed {

@@ -248,6 +248,9 @@ pub struct ScheduleAction {
     pub workflow_id_prefix: String,
     /// The encoded input.
     pub input: Payload,
+    /// The task queue to start on (`None`: the scheduling engine's).
+    #[serde(default)]
+    pub task_queue: Option<String>,
 }
 
 impl ScheduleAction {
@@ -260,7 +263,14 @@ impl ScheduleAction {
             workflow_type: W::NAME.to_string(),
             workflow_id_prefix: prefix.into(),
             input: Payload::encode(input)?,
+            task_queue: None,
         })
+    }
+
+    /// Starts the action's runs on task queue `name`.
+    pub fn on_task_queue(mut self, name: impl Into<String>) -> Self {
+        self.task_queue = Some(name.into());
+        self
     }
 }
 
@@ -592,6 +602,7 @@ async fn start(client: &Client, st: &mut ScheduleState, fire_ms: i64) {
     let workflow_id = format!("{}-{}", st.action.workflow_id_prefix, format_utc(fire_ms));
     let options = StartOptions {
         id_conflict: IdConflictPolicy::UseExisting,
+        task_queue: st.action.task_queue.clone(),
     };
     let started = client
         .start_raw(

@@ -166,6 +166,7 @@ impl Worker {
             .keys()
             .map(|t| t.to_string())
             .collect();
+        let queues = vec![cfg.task_queue.clone()];
         loop {
             if self.shared.is_shutdown() {
                 break;
@@ -178,7 +179,14 @@ impl Worker {
                 match self
                     .shared
                     .store
-                    .poll_workflow_tasks_of(&self.shared.worker_id, now, lease, free, types.clone())
+                    .poll_workflow_tasks_of(
+                        &self.shared.worker_id,
+                        now,
+                        lease,
+                        free,
+                        types.clone(),
+                        queues.clone(),
+                    )
                     .await
                 {
                     Ok(tasks) => {
@@ -454,6 +462,7 @@ impl Worker {
                     random_seed: rand_seed(),
                     continued_from: Some(run.run_id.clone()),
                     parent: instance.parent(),
+                    task_queue: run.task_queue.clone(),
                 })
             }
         });
@@ -503,6 +512,7 @@ impl Worker {
                     workflow_type,
                     run_id,
                     input,
+                    task_queue,
                     ..
                 } => {
                     let child_run_id = uuid::Uuid::new_v4().to_string();
@@ -521,6 +531,9 @@ impl Worker {
                                 run_id: run.run_id.clone(),
                                 seq: *seq,
                             }),
+                            task_queue: task_queue
+                                .clone()
+                                .unwrap_or_else(|| run.task_queue.clone()),
                         },
                     ));
                 }

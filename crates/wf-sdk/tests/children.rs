@@ -46,6 +46,8 @@ pub struct Plan {
     pub policy: ParentClosePolicy,
     pub wait: bool,
     pub release: bool,
+    #[serde(default)]
+    pub queue: Option<String>,
 }
 
 #[derive(Default)]
@@ -62,11 +64,14 @@ impl Parent {
     ) -> Result<Vec<String>, WorkflowError> {
         let mut calls = Vec::new();
         for (id, n) in &plan.children {
-            calls.push((
-                id.clone(),
-                ctx.child::<Child>(id.clone(), n)
-                    .parent_close_policy(plan.policy),
-            ));
+            let call = ctx
+                .child::<Child>(id.clone(), n)
+                .parent_close_policy(plan.policy);
+            let call = match &plan.queue {
+                Some(q) => call.task_queue(q.clone()),
+                None => call,
+            };
+            calls.push((id.clone(), call));
         }
         if !plan.wait {
             // Start them (first poll), then return at once: the close policy applies.
@@ -134,6 +139,7 @@ async fn parent_awaits_children_and_they_signal_each_other(backend: Backend) {
         policy: ParentClosePolicy::Terminate,
         wait: true,
         release: true,
+        queue: None,
     };
     let h = engine.client().start::<Parent>("p", plan).await.unwrap();
     let out = h.result().await.unwrap();
@@ -184,6 +190,7 @@ async fn parent_close_policies_apply(backend: Backend) {
             policy,
             wait: false,
             release: true,
+            queue: None,
         };
         let h = client
             .start::<Parent>(format!("{tag}-parent"), plan)
@@ -221,6 +228,7 @@ async fn a_running_child_id_fails_the_start(backend: Backend) {
         policy: ParentClosePolicy::Abandon,
         wait: true,
         release: true,
+        queue: None,
     };
     // The parent waits for a "child_ready" that never comes from the failed start... so give
     // it one by hand after checking the failure landed.
@@ -253,6 +261,7 @@ async fn terminating_a_child_tells_its_parent(backend: Backend) {
         policy: ParentClosePolicy::Terminate,
         wait: true,
         release: false,
+        queue: None,
     };
     let h = client.start::<Parent>("p", plan).await.unwrap();
     let child = client.handle::<Child>("doomed");
@@ -270,6 +279,50 @@ async fn terminating_a_child_tells_its_parent(backend: Backend) {
         out,
         vec!["doomed: child terminated: operator says no".to_string()]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_on_another_task_queue_runs_on_that_queues_engine() {
+    let store: std::sync::Arc<dyn wf_sdk::Store> = std::sync::Arc::new(wf_sdk::MemoryStore::new());
+    let parents = Engine::builder()
+        .store(store.clone())
+        .build_id("parents")
+        .poll_interval(Duration::from_millis(5))
+        .workflow::<Parent>()
+        .workflow::<Child>()
+        .build()
+        .await
+        .unwrap();
+    let kids = Engine::builder()
+        .store(store.clone())
+        .task_queue("kids")
+        .build_id("kids")
+        .poll_interval(Duration::from_millis(5))
+        .workflow::<Child>()
+        .build()
+        .await
+        .unwrap();
+    let plan = Plan {
+        children: vec![("k-1".into(), 4)],
+        policy: ParentClosePolicy::Terminate,
+        wait: true,
+        release: true,
+        queue: Some("kids".into()),
+    };
+    let h = parents.client().start::<Parent>("p", plan).await.unwrap();
+    assert_eq!(h.result().await.unwrap(), vec!["k-1=45".to_string()]);
+    let child = kids.client().handle::<Child>("k-1");
+    assert_eq!(child.describe().await.unwrap().task_queue, "kids");
+    for e in child.history().await.unwrap() {
+        if let EventKind::WorkflowTaskCompleted { build_id, .. } = e.kind {
+            assert_eq!(
+                build_id.as_deref(),
+                Some("kids"),
+                "the child ran on the kids engine"
+            );
+        }
+    }
+    assert_eq!(h.describe().await.unwrap().task_queue, "default");
 }
 
 both!(

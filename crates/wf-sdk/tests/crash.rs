@@ -114,6 +114,7 @@ fn crash_child() {
         let engine = worker(Path::new(&path)).build().await.unwrap();
         let opts = StartOptions {
             id_conflict: IdConflictPolicy::UseExisting,
+            ..Default::default()
         };
         engine
             .client()

@@ -296,7 +296,10 @@ async fn start_id_conflict_policies(backend: Backend) {
         client.start::<Lifecycle>("lc", cfg("two")).await,
         Err(WfError::AlreadyStarted { .. })
     ));
-    let opts = |p| StartOptions { id_conflict: p };
+    let opts = |p| StartOptions {
+        id_conflict: p,
+        ..Default::default()
+    };
     client
         .start_with::<Lifecycle>("lc", cfg("two"), opts(IdConflictPolicy::UseExisting))
         .await

@@ -181,6 +181,7 @@ impl State {
             run_id: new.run_id.clone(),
             chain_id,
             workflow_type: new.workflow_type.clone(),
+            task_queue: new.task_queue.clone(),
             status: RunStatus::Running,
             next_event_id: 2,
             history_bytes: event_bytes,
@@ -660,6 +661,7 @@ impl State {
         lease_ms: i64,
         max: usize,
         types: Option<&[String]>,
+        queues: Option<&[String]>,
     ) -> Result<Vec<WorkflowTask>, StoreError> {
         let s = self;
         {
@@ -668,6 +670,7 @@ impl State {
                 .values()
                 .filter(|r| r.record.status == RunStatus::Running)
                 .filter(|r| types.is_none_or(|t| t.contains(&r.record.workflow_type)))
+                .filter(|r| queues.is_none_or(|q| q.contains(&r.record.task_queue)))
                 .filter(|r| r.lease.as_ref().is_none_or(|l| l.until <= now_ms))
                 .filter_map(|r| match r.ready_at {
                     Some(at) if at <= now_ms => Some((at, r.seq, r.record.run_id.clone())),
@@ -804,7 +807,7 @@ impl Store for MemoryStore {
         lease_ms: i64,
         max: usize,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
-        self.with(|s| s.poll_workflow_tasks(worker_id, now_ms, lease_ms, max, None))
+        self.with(|s| s.poll_workflow_tasks(worker_id, now_ms, lease_ms, max, None, None))
     }
 
     fn poll_workflow_tasks_of(
@@ -814,9 +817,17 @@ impl Store for MemoryStore {
         lease_ms: i64,
         max: usize,
         workflow_types: Vec<String>,
+        task_queues: Vec<String>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         self.with(|s| {
-            s.poll_workflow_tasks(worker_id, now_ms, lease_ms, max, Some(&workflow_types))
+            s.poll_workflow_tasks(
+                worker_id,
+                now_ms,
+                lease_ms,
+                max,
+                Some(&workflow_types),
+                Some(&task_queues),
+            )
         })
     }
 

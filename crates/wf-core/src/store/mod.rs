@@ -150,6 +150,8 @@ pub struct RunRecord {
     pub chain_id: String,
     /// The workflow type's wire name.
     pub workflow_type: String,
+    /// The task queue whose workers run it.
+    pub task_queue: String,
     /// Lifecycle state.
     pub status: RunStatus,
     /// The id the next appended event will get (history length + 1).
@@ -281,7 +283,12 @@ pub struct NewRun {
     pub continued_from: Option<String>,
     /// The parent, for a child run (kept across the child's continue-as-new).
     pub parent: Option<ParentInfo>,
+    /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`] unless chosen).
+    pub task_queue: String,
 }
+
+/// The task queue of runs and workers that name none.
+pub const DEFAULT_TASK_QUEUE: &str = "default";
 
 /// A request to start a run, optionally with messages delivered atomically with the start
 /// (signal-with-start, update-with-start).
@@ -627,8 +634,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreFuture<'_, Option<WorkflowTask>>;
 
     /// Like [`poll_workflow_tasks`](Store::poll_workflow_tasks), but only runs of these
-    /// workflow types: a worker leases only what it can run, so processes with different
-    /// registrations can share a store.
+    /// workflow types on these task queues: a worker leases only what it can run, so processes
+    /// with different registrations and queues can share a store.
     fn poll_workflow_tasks_of(
         &self,
         worker_id: &str,
@@ -636,6 +643,7 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: i64,
         max: usize,
         workflow_types: Vec<String>,
+        task_queues: Vec<String>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>>;
 
     /// Like [`poll_activity_tasks`](Store::poll_activity_tasks), but only activities with these

@@ -100,7 +100,12 @@ pub struct SqliteStore {
 
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+
+/// v3: task queues.
+const SCHEMA_V3: &str = "
+ALTER TABLE runs ADD COLUMN task_queue TEXT NOT NULL DEFAULT 'default';
+";
 
 /// v2: schedules.
 const SCHEMA_V2: &str = "
@@ -557,7 +562,7 @@ fn conflict(run_id: &str, reason: impl Into<String>) -> StoreError {
 
 const RUN_COLUMNS: &str = "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, \
      history_bytes, created_ms, closed_ms, result, failure, task_failure, summary, ready_at, \
-     lease_owner, lease_until";
+     lease_owner, lease_until, task_queue";
 
 /// A run row with its task-queue state.
 struct RunRow {
@@ -581,6 +586,7 @@ struct RawRun {
     task_failure: Option<Vec<u8>>,
     summary: Vec<u8>,
     lease_owner: Option<String>,
+    task_queue: String,
 }
 
 impl RawRun {
@@ -600,6 +606,7 @@ impl RawRun {
             task_failure: r.get(11)?,
             summary: r.get(12)?,
             lease_owner: r.get(14)?,
+            task_queue: r.get(16)?,
         })
     }
 
@@ -620,6 +627,7 @@ impl RawRun {
                 run_id: self.run_id,
                 chain_id: self.chain_id,
                 workflow_type: self.workflow_type,
+                task_queue: self.task_queue,
                 status,
                 next_event_id: self.next_event_id as u64,
                 history_bytes: self.history_bytes as u64,
@@ -840,8 +848,8 @@ fn create_run(
     let data = event_blob(now_ms, &started)?;
     conn.prepare_cached(
         "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, next_event_id, \
-         history_bytes, created_ms, summary, ready_at) \
-         VALUES (?1, ?2, ?3, ?4, 'running', 2, ?5, ?6, x'', ?6)",
+         history_bytes, created_ms, summary, ready_at, task_queue) \
+         VALUES (?1, ?2, ?3, ?4, 'running', 2, ?5, ?6, x'', ?6, ?7)",
     )
     .and_then(|mut s| {
         s.execute(params![
@@ -850,7 +858,8 @@ fn create_run(
             chain_id,
             new.workflow_type,
             data.len() as i64,
-            now_ms
+            now_ms,
+            new.task_queue
         ])
     })
     .map_err(db("insert a run"))?;
@@ -1357,17 +1366,20 @@ fn poll_workflow_tasks(
     lease_ms: i64,
     max: usize,
     types: Option<Vec<String>>,
+    queues: Option<Vec<String>>,
 ) -> Result<Vec<WorkflowTask>, StoreError> {
     let types = name_filter(types)?;
+    let queues = name_filter(queues)?;
     let ids: Vec<String> = conn
         .prepare_cached(
             "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= ?1 \
              AND (lease_owner IS NULL OR lease_until <= ?1) \
              AND (?3 IS NULL OR workflow_type IN (SELECT value FROM json_each(?3))) \
+             AND (?4 IS NULL OR task_queue IN (SELECT value FROM json_each(?4))) \
              ORDER BY ready_at, seq LIMIT ?2",
         )
         .and_then(|mut s| {
-            s.query_map(params![now_ms, max as i64, types], |r| r.get(0))?
+            s.query_map(params![now_ms, max as i64, types, queues], |r| r.get(0))?
                 .collect::<Result<_, _>>()
         })
         .map_err(db("find ready workflow tasks"))?;
@@ -1709,7 +1721,7 @@ impl Store for SqliteStore {
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         let worker_id = worker_id.to_string();
         self.write_soft(move |conn| {
-            poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max, None)
+            poll_workflow_tasks(conn, &worker_id, now_ms, lease_ms, max, None, None)
         })
     }
 
@@ -1720,6 +1732,7 @@ impl Store for SqliteStore {
         lease_ms: i64,
         max: usize,
         workflow_types: Vec<String>,
+        task_queues: Vec<String>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         let worker_id = worker_id.to_string();
         self.write_soft(move |conn| {
@@ -1730,6 +1743,7 @@ impl Store for SqliteStore {
                 lease_ms,
                 max,
                 Some(workflow_types),
+                Some(task_queues),
             )
         })
     }

@@ -23,6 +23,7 @@ fn next_run(run_id: &str) -> NewRun {
         random_seed: 99,
         continued_from: None,
         parent: None,
+        task_queue: "default".into(),
     }
 }
 

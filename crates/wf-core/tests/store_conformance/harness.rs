@@ -95,6 +95,7 @@ pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
         random_seed: 7,
         continued_from: None,
         parent: None,
+        task_queue: "default".into(),
     }
 }
 

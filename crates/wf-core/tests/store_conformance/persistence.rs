@@ -195,7 +195,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -238,13 +238,15 @@ async fn opening_an_unusable_path_is_a_backend_error() {
 }
 
 #[tokio::test]
-async fn a_version_1_file_is_migrated_to_version_2_on_open() {
+async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let db = TempDb::new("migrate");
     drop(db.open_sqlite());
-    // Make the file look like one written by a v1 engine: no schedules table.
+    // Make the file look like one written by a v1 engine: no schedules, no task queues.
     let conn = rusqlite::Connection::open(&db.path).unwrap();
-    conn.execute_batch("DROP TABLE schedules; PRAGMA user_version = 1;")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE schedules; ALTER TABLE runs DROP COLUMN task_queue; PRAGMA user_version = 1;",
+    )
+    .unwrap();
     drop(conn);
     let store = db.open_sqlite();
     let row = wf_core::store::ScheduleRow {
@@ -260,5 +262,5 @@ async fn a_version_1_file_is_migrated_to_version_2_on_open() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
 }

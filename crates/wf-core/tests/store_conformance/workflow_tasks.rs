@@ -18,6 +18,7 @@ conformance!(
     a_failed_task_is_recorded_and_retried_at_its_retry_time,
     release_makes_the_run_ready_at_once,
     polls_filtered_by_type_take_only_those_runs,
+    polls_filtered_by_task_queue_take_only_those_runs,
 );
 
 async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
@@ -434,13 +435,27 @@ async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) {
         store.start_run(req).await.unwrap();
     }
     let only_b = store
-        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, vec!["TypeB".into()])
+        .poll_workflow_tasks_of(
+            "w",
+            T0 + 1,
+            1000,
+            10,
+            vec!["TypeB".into()],
+            vec!["default".into()],
+        )
         .await
         .unwrap();
     let ids: Vec<&str> = only_b.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-b"]);
     let none = store
-        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, vec!["TypeC".into()])
+        .poll_workflow_tasks_of(
+            "w",
+            T0 + 1,
+            1000,
+            10,
+            vec!["TypeC".into()],
+            vec!["default".into()],
+        )
         .await
         .unwrap();
     assert!(none.is_empty());
@@ -449,5 +464,28 @@ async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) {
         .await
         .unwrap();
     let ids: Vec<&str> = rest.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-a"]);
+}
+
+async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn Store>) {
+    for (wf, run, queue) in [("wf-a", "run-a", "default"), ("wf-b", "run-b", "gpu")] {
+        let mut req = start_request(wf, run, T0);
+        req.run.task_queue = queue.into();
+        store.start_run(req).await.unwrap();
+    }
+    let run = store.get_run("wf-b", None).await.unwrap().unwrap();
+    assert_eq!(run.task_queue, "gpu");
+    let order = vec!["order".to_string()];
+    let gpu = store
+        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, order.clone(), vec!["gpu".into()])
+        .await
+        .unwrap();
+    let ids: Vec<&str> = gpu.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-b"]);
+    let default = store
+        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, order, vec!["default".into()])
+        .await
+        .unwrap();
+    let ids: Vec<&str> = default.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-a"]);
 }
