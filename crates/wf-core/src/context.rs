@@ -595,16 +595,18 @@ impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
             self.timer = None;
             return Poll::Ready(r.map_err(SignalWaitError::from));
         }
-        let timeout = WaitTimeout {
-            name: self.wait.name.clone(),
-            deadline: UNIX_EPOCH + Duration::from_millis(self.deadline_ms.max(0) as u64),
+        // Built only when the wait actually times out (not on every poll).
+        let timed_out = |w: &WaitForSignalUntil<T>| {
+            Poll::Ready(Err(SignalWaitError::Timeout(WaitTimeout {
+                name: w.wait.name.clone(),
+                deadline: UNIX_EPOCH + Duration::from_millis(w.deadline_ms.max(0) as u64),
+            })))
         };
-        let timed_out = move || Poll::Ready(Err(SignalWaitError::Timeout(timeout)));
         let this = &mut *self;
         if this.timer.is_none() {
             let now = this.wait.core.borrow().task_time_ms;
             if this.deadline_ms <= now {
-                return timed_out();
+                return timed_out(this);
             }
             this.timer = Some(Sleep {
                 core: this.wait.core.clone(),
@@ -616,7 +618,7 @@ impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
         match Pin::new(timer).poll(cx) {
             Poll::Ready(Ok(())) => {
                 self.timer = None;
-                timed_out()
+                timed_out(&self)
             }
             Poll::Ready(Err(c)) => {
                 self.timer = None;

@@ -1213,6 +1213,14 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
     })
     .map_err(db("update the committed run"))?;
 
+    // The committed row, as just written (no re-read on the writer thread).
+    let mut record = RunRecord {
+        next_event_id,
+        history_bytes: run.history_bytes + added_bytes,
+        task_failure: None,
+        summary: c.summary,
+        ..run
+    };
     if let Some(close) = c.close {
         let (status, result, failure) = match &close {
             RunClose::Completed(result) => (RunStatus::Completed, Some(result.as_bytes()), None),
@@ -1220,6 +1228,10 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
             RunClose::Cancelled(message) => (RunStatus::Cancelled, None, Some(message.as_str())),
             RunClose::ContinuedAsNew(_) => (RunStatus::ContinuedAsNew, None, None),
         };
+        record.status = status;
+        record.closed_ms = Some(now);
+        record.result = result.map(|r| Payload(r.to_vec()));
+        record.failure = failure.map(str::to_string);
         conn.prepare_cached(
             "UPDATE runs SET status = ?2, closed_ms = ?3, result = ?4, failure = ?5 \
              WHERE run_id = ?1",
@@ -1228,12 +1240,12 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         .map_err(db("close the run"))?;
         clear_closed_run(conn, run_id)?;
         if let RunClose::ContinuedAsNew(new) = close {
-            if new.workflow_id != run.workflow_id {
+            if new.workflow_id != record.workflow_id {
                 return Err(conflict(
                     run_id,
                     format!(
                         "continue-as-new must keep workflow id {:?}, got {:?}",
-                        run.workflow_id, new.workflow_id
+                        record.workflow_id, new.workflow_id
                     ),
                 ));
             }
@@ -1241,7 +1253,7 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
                 continued_from: Some(run_id.to_string()),
                 ..new
             };
-            create_run(conn, &new, &run.chain_id, now)?;
+            create_run(conn, &new, &record.chain_id, now)?;
         }
     }
     apply_side_effects(
@@ -1255,7 +1267,7 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         },
         now,
     )?;
-    must_load_run(conn, run_id)
+    Ok(record)
 }
 
 fn schedule_row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
