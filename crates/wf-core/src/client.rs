@@ -336,9 +336,29 @@ impl Client {
                 None
             }
         };
-        // Signals go through the inbox: one group commit makes them durable, and the sender
-        // does not wait for the workflow task (updates and activity results, whose callers do
-        // wait, are handed over in memory instead).
+        // A signal without an id for a run this engine holds in memory is handed to its worker:
+        // one commit records it in history (no inbox write, no lease, no poll), and the answer
+        // comes once that commit is durable.
+        if let (Some(run_id), None, true) = (target, &signal_id, self.shared.config.run_workers) {
+            let input = Input::Signal {
+                name: name.to_string(),
+                args: args.clone(),
+                signal_id: None,
+            };
+            match self.hand_over_to(run_id, workflow_id, input).await {
+                Some(DirectReply::Recorded | DirectReply::Fallback) => return Ok(()),
+                Some(DirectReply::Failed(e)) => return Err(e),
+                Some(DirectReply::Update(_)) | None => {
+                    return Err(WfError::Store(
+                        "the engine stopped before confirming the signal; it may or may not \
+                         have been recorded (send it with a signal id to retry it safely)"
+                            .into(),
+                    ))
+                }
+            }
+        }
+        // Otherwise through the inbox: one group commit makes it durable; the sender does not
+        // wait for the workflow task.
         let message = Message::Signal {
             name: name.to_string(),
             args,
@@ -494,10 +514,22 @@ impl Client {
         {
             return None;
         }
+        self.hand_over_to(&run.run_id, &run.workflow_id, input)
+            .await
+    }
+
+    /// Hands a message for run `run_id` to this engine's workflow worker; `None` if the worker
+    /// is gone (or went away without answering).
+    async fn hand_over_to(
+        &self,
+        run_id: &str,
+        workflow_id: &str,
+        input: Input,
+    ) -> Option<DirectReply> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let direct = Direct::Message {
-            run_id: run.run_id.clone(),
-            workflow_id: run.workflow_id.clone(),
+            run_id: run_id.to_string(),
+            workflow_id: workflow_id.to_string(),
             input,
             reply,
         };

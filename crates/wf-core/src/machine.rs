@@ -313,8 +313,6 @@ pub(crate) trait Instance {
     fn set_next_event_id(&mut self, next_event_id: u64);
     /// The parent of this run, if it is a child.
     fn parent(&self) -> Option<ParentInfo>;
-    /// The run's workflow id.
-    fn workflow_id(&self) -> String;
     /// Children still running, with their parent close policies.
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)>;
 }
@@ -812,10 +810,6 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
 
     fn parent(&self) -> Option<ParentInfo> {
         self.core.borrow().parent.clone()
-    }
-
-    fn workflow_id(&self) -> String {
-        self.core.borrow().workflow_id.clone()
     }
 
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {

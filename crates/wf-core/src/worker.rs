@@ -96,9 +96,15 @@ pub(crate) fn spawn(
         .map_err(|e| WfError::Store(format!("could not start the workflow worker thread: {e}")))
 }
 
+/// A run held in memory: its instance and its row as last committed.
+struct Live {
+    instance: Box<dyn Instance>,
+    record: RunRecord,
+}
+
 struct Worker {
     shared: Arc<Shared>,
-    cache: RefCell<Lru<Box<dyn Instance>>>,
+    cache: RefCell<Lru<Live>>,
     in_flight: Cell<usize>,
     /// Messages handed over in memory, per run, waiting for that run's next task.
     pending: RefCell<HashMap<String, Vec<Direct>>>,
@@ -153,7 +159,7 @@ impl Worker {
                     .cache
                     .borrow()
                     .get(&q.run_id)
-                    .map(|inst| inst.query(&q.name, &q.args));
+                    .map(|live| live.instance.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
             }
         });
@@ -197,7 +203,7 @@ impl Worker {
                             let span = tracing::info_span!("workflow_task", run_id = %task.run.run_id, workflow_id = %task.run.workflow_id);
                             tokio::task::spawn_local(
                                 async move {
-                                    me.process(task, Vec::new()).await;
+                                    me.process(task, Vec::new(), false).await;
                                     me.in_flight.set(me.in_flight.get() - 1);
                                     me.shared.workflow_wake.notify_one();
                                 }
@@ -252,6 +258,21 @@ impl Worker {
             let Some(items) = self.pending.borrow_mut().remove(run_id) else {
                 break;
             };
+            // A run held in memory here runs at once, without a lease: its commit checks that
+            // nobody leased the run or wrote to it meanwhile.
+            let cached = self
+                .cache
+                .borrow()
+                .get(run_id)
+                .map(|live| live.record.clone());
+            if let Some(run) = cached {
+                let task = WorkflowTask {
+                    run,
+                    messages: Vec::new(),
+                };
+                self.process(task, items, true).await;
+                continue;
+            }
             let shared = &self.shared;
             let lease = shared.config.workflow_task_lease.as_millis() as i64;
             match shared
@@ -259,7 +280,7 @@ impl Worker {
                 .lease_run(run_id, &shared.worker_id, shared.now_ms(), lease)
                 .await
             {
-                Ok(Some(task)) => self.process(task, items).await,
+                Ok(Some(task)) => self.process(task, items, false).await,
                 // Leased by a polled task (or another process), closed, or unknown: go through
                 // the store like any other client.
                 _ => self.fallback(items).await,
@@ -353,18 +374,25 @@ impl Worker {
         }
     }
 
-    async fn process(&self, task: WorkflowTask, direct: Vec<Direct>) {
+    /// Runs one workflow task: the leased inbox `messages`, then the `direct` hand-overs. With
+    /// `without_lease`, the run came from the cache and holds no lease (see
+    /// [`TaskCommit::without_lease`]); a failure then hands everything back to the store path,
+    /// where a leased task redoes it.
+    async fn process(&self, task: WorkflowTask, direct: Vec<Direct>, without_lease: bool) {
         let WorkflowTask { run, messages } = task;
         let shared = &self.shared;
         let store = &shared.store;
         let def = match shared.definition(&run.workflow_type) {
             Ok(d) => d.clone(),
             Err(e) => {
-                self.fail(&run, TaskError::Other(e.to_string())).await;
+                if !without_lease {
+                    self.fail(&run, TaskError::Other(e.to_string())).await;
+                }
                 return self.fallback(direct).await;
             }
         };
         let cached = self.cache.borrow_mut().take(&run.run_id);
+        let cached = cached.map(|live| live.instance);
         let mut instance = match cached.filter(|i| i.next_event_id() == run.next_event_id) {
             Some(i) => i,
             None => {
@@ -381,7 +409,9 @@ impl Worker {
                 match replay(def.as_ref(), &run.workflow_id, &run.run_id, &history) {
                     Ok(i) => i,
                     Err(e) => {
-                        self.fail(&run, e).await;
+                        if !without_lease {
+                            self.fail(&run, e).await;
+                        }
                         return self.fallback(direct).await;
                     }
                 }
@@ -424,6 +454,10 @@ impl Worker {
         );
         let output = match instance.run_task(inputs, meta, None) {
             Ok(o) => o,
+            Err(_) if without_lease => {
+                // Not ours to record: a leased task replays the run and records the failure.
+                return self.fallback(direct).await;
+            }
             Err(e) => {
                 self.fail(&run, e).await;
                 return self.fallback(direct).await;
@@ -469,6 +503,7 @@ impl Worker {
         let mut commit = TaskCommit {
             run_id: run.run_id.clone(),
             worker_id: shared.worker_id.clone(),
+            without_lease,
             expected_next_event_id: run.next_event_id,
             events: Vec::with_capacity(events.len()),
             consumed_through,
@@ -644,7 +679,11 @@ impl Worker {
                 }
                 self.answer_updates(&run.run_id, &direct_rejections, false);
                 self.answer_updates(&run.run_id, &update_states, closes);
-                let evicted = self.cache.borrow_mut().put(run.run_id.clone(), instance);
+                let live = Live {
+                    instance,
+                    record: record.clone(),
+                };
+                let evicted = self.cache.borrow_mut().put(run.run_id.clone(), live);
                 if let Ok(mut hot) = shared.hot.lock() {
                     if record.status == RunStatus::Running {
                         hot.insert(
@@ -657,9 +696,9 @@ impl Worker {
                     // An evicted run leaves the map unless its workflow id now points at the run
                     // just committed (an evicted older run of a continue-as-new chain).
                     for gone in &evicted {
-                        let id = gone.workflow_id();
-                        if hot.get(&id).is_some_and(|(r, _)| *r != run.run_id) {
-                            hot.remove(&id);
+                        let id = &gone.record.workflow_id;
+                        if hot.get(id).is_some_and(|(r, _)| *r != run.run_id) {
+                            hot.remove(id);
                         }
                     }
                 }
@@ -692,24 +731,30 @@ impl Worker {
                 // The run would have closed over messages it never saw: run the task again
                 // from history with them.
                 drop(instance);
-                let _ = store
-                    .release_workflow_task(&run.run_id, &shared.worker_id)
-                    .await;
+                if !without_lease {
+                    let _ = store
+                        .release_workflow_task(&run.run_id, &shared.worker_id)
+                        .await;
+                }
                 self.fallback(direct).await;
                 shared.workflow_wake.notify_one();
             }
             Err(StoreError::Conflict { reason, .. }) => {
                 tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on");
-                let _ = store
-                    .release_workflow_task(&run.run_id, &shared.worker_id)
-                    .await;
+                if !without_lease {
+                    let _ = store
+                        .release_workflow_task(&run.run_id, &shared.worker_id)
+                        .await;
+                }
                 self.fallback(direct).await;
             }
             Err(e) => {
                 tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed");
-                let _ = store
-                    .release_workflow_task(&run.run_id, &shared.worker_id)
-                    .await;
+                if !without_lease {
+                    let _ = store
+                        .release_workflow_task(&run.run_id, &shared.worker_id)
+                        .await;
+                }
                 self.fallback(direct).await;
             }
         }

@@ -271,4 +271,55 @@ both!(
     query_on_evicted_run_replays,
     unknown_query_is_query_error,
     query_answers_last_good_state_while_task_fails,
+    signals_from_two_engines_race_and_each_applies_once,
 );
+
+/// Engine A holds the run in memory and records its own signals in lease-free commits; engine
+/// B's signals reach the same run through the store's inbox, and A's polled tasks take them.
+/// The two paths race on every step: each signal must still apply exactly once, and each
+/// sender's signals in the order it sent them.
+async fn signals_from_two_engines_race_and_each_applies_once(backend: Backend) {
+    let path = temp_db("race");
+    let shared = std::sync::Arc::new(wf_sdk::MemoryStore::new());
+    let engine = || {
+        let b = Engine::builder().poll_interval(Duration::from_millis(5));
+        let b = match backend {
+            Backend::Memory => b.store(shared.clone()),
+            Backend::Sqlite => b.sqlite(&path),
+        };
+        b.workflow::<Inbox>().build()
+    };
+    let a = engine().await.unwrap();
+    let b = engine().await.unwrap();
+    let h = a.client().start::<Inbox>("race", ()).await.unwrap();
+    // Once A answers a query, A holds the run in memory.
+    eventually("the first task", || async { h.seen().await.ok() }).await;
+    let mut senders = Vec::new();
+    for (engine, tag) in [(&a, "a"), (&b, "b"), (&a, "c"), (&b, "d")] {
+        let client = engine.client();
+        senders.push(tokio::spawn(async move {
+            let h = client.handle::<Inbox>("race");
+            for i in 0..25 {
+                h.push(format!("{tag}{i:02}")).await.unwrap();
+            }
+        }));
+    }
+    for s in senders {
+        s.await.unwrap();
+    }
+    h.close().await.unwrap();
+    let seen = h.result().await.unwrap();
+    assert_eq!(seen.len(), 100, "{seen:?}");
+    for tag in ["a", "b", "c", "d"] {
+        let mine: Vec<&String> = seen.iter().filter(|s| s.starts_with(tag)).collect();
+        let expected: Vec<String> = (0..25).map(|i| format!("{tag}{i:02}")).collect();
+        assert_eq!(mine, expected.iter().collect::<Vec<_>>(), "sender {tag}");
+    }
+    let history = h.history().await.unwrap();
+    assert_eq!(
+        count(&history, |k| matches!(k, EventKind::SignalReceived { .. })),
+        101
+    );
+    a.shutdown().await;
+    b.shutdown().await;
+}

@@ -380,7 +380,16 @@ impl State {
         let run = self
             .run(run_id)
             .ok_or_else(|| conflict(run_id, "no such run"))?;
-        check_task_owner(run, &c.worker_id)?;
+        if c.without_lease {
+            check_unleased(run, c.now_ms)?;
+            if !run.inbox.is_empty() {
+                return Err(StoreError::NewMessages {
+                    run_id: run_id.to_string(),
+                });
+            }
+        } else {
+            check_task_owner(run, &c.worker_id)?;
+        }
         if run.record.next_event_id != c.expected_next_event_id {
             return Err(conflict(
                 run_id,
@@ -751,6 +760,27 @@ fn started_event(new: &NewRun, continued_from: Option<String>) -> EventKind {
         random_seed: new.random_seed,
         continued_from,
         parent: new.parent.clone(),
+    }
+}
+
+/// Checks that a running run is free of leases (or its lease expired), for a commit without one.
+fn check_unleased(run: &RunEntry, now_ms: i64) -> Result<(), StoreError> {
+    let run_id = &run.record.run_id;
+    if run.record.status != RunStatus::Running {
+        return Err(conflict(
+            run_id,
+            format!("the run is {:?}, not running", run.record.status),
+        ));
+    }
+    match &run.lease {
+        Some(lease) if lease.until > now_ms => Err(conflict(
+            run_id,
+            format!(
+                "worker {:?} holds the workflow task lease; drop the task",
+                lease.owner
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

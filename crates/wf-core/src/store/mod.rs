@@ -441,6 +441,12 @@ pub struct TaskCommit {
     pub run_id: String,
     /// The lease owner committing.
     pub worker_id: String,
+    /// The task ran without a lease, on a run this worker holds in memory, for work handed to
+    /// it in memory: the commit then succeeds only if nobody holds the run's lease (an expired
+    /// lease counts as free) and its inbox is empty (else `Conflict` or `NewMessages`; nothing
+    /// is written). It saves the lease round trip on the hot path; `expected_next_event_id`
+    /// still guards against any other task having committed meanwhile.
+    pub without_lease: bool,
     /// Must equal the run's `next_event_id`; events get ids from here on.
     pub expected_next_event_id: u64,
     /// Events to append, with their times.

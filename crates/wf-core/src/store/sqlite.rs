@@ -568,6 +568,7 @@ const RUN_COLUMNS: &str = "workflow_id, run_id, chain_id, workflow_type, status,
 struct RunRow {
     record: RunRecord,
     lease_owner: Option<String>,
+    lease_until: Option<i64>,
 }
 
 /// A run row as read, before its blobs are decoded.
@@ -586,6 +587,7 @@ struct RawRun {
     task_failure: Option<Vec<u8>>,
     summary: Vec<u8>,
     lease_owner: Option<String>,
+    lease_until: Option<i64>,
     task_queue: String,
 }
 
@@ -606,6 +608,7 @@ impl RawRun {
             task_failure: r.get(11)?,
             summary: r.get(12)?,
             lease_owner: r.get(14)?,
+            lease_until: r.get(15)?,
             task_queue: r.get(16)?,
         })
     }
@@ -639,6 +642,7 @@ impl RawRun {
                 summary: Payload(self.summary),
             },
             lease_owner: self.lease_owner,
+            lease_until: self.lease_until,
         })
     }
 }
@@ -1049,6 +1053,24 @@ fn check_task_owner(run: &RunRow, worker_id: &str) -> Result<(), StoreError> {
     }
 }
 
+/// Checks that a running run is free of leases (or its lease expired), for a commit without one.
+fn check_unleased(run: &RunRow, now_ms: i64) -> Result<(), StoreError> {
+    let run_id = &run.record.run_id;
+    if run.record.status != RunStatus::Running {
+        return Err(conflict(
+            run_id,
+            format!("the run is {:?}, not running", run.record.status),
+        ));
+    }
+    match (&run.lease_owner, run.lease_until) {
+        (Some(owner), Some(until)) if until > now_ms => Err(conflict(
+            run_id,
+            format!("worker {owner:?} holds the workflow task lease; drop the task"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn inbox_has_after(
     conn: &Connection,
     run_id: &str,
@@ -1064,7 +1086,16 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
     let run_id = c.run_id.as_str();
     let now = c.now_ms;
     let run = load_run(conn, run_id)?.ok_or_else(|| conflict(run_id, "no such run"))?;
-    check_task_owner(&run, &c.worker_id)?;
+    if c.without_lease {
+        check_unleased(&run, now)?;
+        if inbox_has_after(conn, run_id, None)? {
+            return Err(StoreError::NewMessages {
+                run_id: run_id.to_string(),
+            });
+        }
+    } else {
+        check_task_owner(&run, &c.worker_id)?;
+    }
     let run = run.record;
     if run.next_event_id != c.expected_next_event_id {
         return Err(conflict(
@@ -1192,7 +1223,7 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         })
         .map_err(db("record an update state"))?;
     }
-    let ready_at = if inbox_has_after(conn, run_id, None)? {
+    let ready_at = if !c.without_lease && inbox_has_after(conn, run_id, None)? {
         Some(now)
     } else {
         None

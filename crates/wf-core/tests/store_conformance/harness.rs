@@ -157,6 +157,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
     TaskCommit {
         run_id: task.run.run_id.clone(),
         worker_id: worker.into(),
+        without_lease: false,
         expected_next_event_id: task.run.next_event_id,
         events: vec![(
             now_ms,

@@ -12,6 +12,7 @@ conformance!(
     commit_appends_events_consumes_the_inbox_and_releases_the_run,
     commit_with_a_stale_next_event_id_conflicts_and_changes_nothing,
     commit_without_the_lease_conflicts,
+    a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_history,
     messages_arriving_during_a_task_make_the_run_ready_again,
     close_with_unconsumed_messages_fails_with_new_messages,
     close_completes_or_fails_the_run_and_drops_its_pending_work,
@@ -224,6 +225,77 @@ async fn commit_without_the_lease_conflicts(store: Arc<dyn Store>) {
     let err = store.commit_workflow_task(unknown).await.unwrap_err();
     assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
     assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
+}
+
+async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_history(
+    store: Arc<dyn Store>,
+) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let first = lease_one(&*store, "w", T0).await;
+    let after_first = store
+        .commit_workflow_task(commit_for(&first, "w", T0))
+        .await
+        .unwrap();
+    let cached = wf_core::store::WorkflowTask {
+        run: after_first.clone(),
+        messages: vec![],
+    };
+    let lease_free = |now| {
+        let mut c = commit_for(&cached, "w", now);
+        c.without_lease = true;
+        c
+    };
+
+    // Another worker holds the lease: refused, nothing written.
+    store
+        .deliver("wf-1", None, signal("a", None), T0 + 1)
+        .await
+        .unwrap();
+    let task = lease_one(&*store, "other", T0 + 1).await;
+    let err = store
+        .commit_workflow_task(lease_free(T0 + 2))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 2);
+
+    // Its lease expired, but the inbox still holds its message: refused as well.
+    let err = store
+        .commit_workflow_task(lease_free(T0 + 20_000))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::NewMessages { .. }), "{err}");
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 2);
+
+    // Once the other task committed, the history moved on: refused on the event id.
+    store
+        .commit_workflow_task(commit_for(&task, "other", T0 + 3))
+        .await
+        .unwrap();
+    let err = store
+        .commit_workflow_task(lease_free(T0 + 4))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+
+    // Free run, empty inbox, same history: it commits and leaves the run unleased and idle.
+    let run = store.get_run("wf-1", None).await.unwrap().unwrap();
+    let fresh = wf_core::store::WorkflowTask {
+        run,
+        messages: vec![],
+    };
+    let mut c = commit_for(&fresh, "w", T0 + 5);
+    c.without_lease = true;
+    let record = store.commit_workflow_task(c).await.unwrap();
+    assert_eq!(record.next_event_id, fresh.run.next_event_id + 1);
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 4);
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 6, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let task = store.lease_run("run-1", "w2", T0 + 6, 1000).await.unwrap();
+    assert!(task.is_some(), "the run is free for the next lease");
 }
 
 async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn Store>) {
