@@ -6,10 +6,10 @@
 //! the store as it was.
 
 use super::{
-    activity_lease, heartbeat_lease, ActivityResolution, ActivityTask, DeliverOutcome,
-    IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun, RunClose, RunRecord,
-    RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
-    TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
+    activity_lease, check_running, heartbeat_lease, ActivityResolution, ActivityTask,
+    DeliverOutcome, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun,
+    RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError,
+    StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent};
 use crate::payload::Payload;
@@ -766,12 +766,7 @@ fn started_event(new: &NewRun, continued_from: Option<String>) -> EventKind {
 /// Checks that a running run is free of leases (or its lease expired), for a commit without one.
 fn check_unleased(run: &RunEntry, now_ms: i64) -> Result<(), StoreError> {
     let run_id = &run.record.run_id;
-    if run.record.status != RunStatus::Running {
-        return Err(conflict(
-            run_id,
-            format!("the run is {:?}, not running", run.record.status),
-        ));
-    }
+    check_running(&run.record)?;
     match &run.lease {
         Some(lease) if lease.until > now_ms => Err(conflict(
             run_id,
@@ -787,12 +782,7 @@ fn check_unleased(run: &RunEntry, now_ms: i64) -> Result<(), StoreError> {
 /// Checks that `worker_id` holds the workflow task lease of a running run.
 fn check_task_owner(run: &RunEntry, worker_id: &str) -> Result<(), StoreError> {
     let run_id = &run.record.run_id;
-    if run.record.status != RunStatus::Running {
-        return Err(conflict(
-            run_id,
-            format!("the run is {:?}, not running", run.record.status),
-        ));
-    }
+    check_running(&run.record)?;
     match &run.lease {
         Some(lease) if lease.owner == worker_id => Ok(()),
         Some(lease) => Err(conflict(

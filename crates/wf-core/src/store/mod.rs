@@ -803,3 +803,14 @@ pub trait Store: Send + Sync + 'static {
     fn terminate(&self, workflow_id: &str, reason: &str, now_ms: i64)
         -> StoreFuture<'_, RunRecord>;
 }
+
+/// A `Conflict` unless the run is running: workflow tasks commit only to running runs.
+pub(crate) fn check_running(run: &RunRecord) -> Result<(), StoreError> {
+    if run.status == RunStatus::Running {
+        return Ok(());
+    }
+    Err(StoreError::Conflict {
+        run_id: run.run_id.clone(),
+        reason: format!("the run is {:?}, not running", run.status),
+    })
+}

@@ -28,10 +28,10 @@
 //! version, and a newer engine appends a script instead of editing one.
 
 use super::{
-    activity_lease, heartbeat_lease, ActivityResolution, ActivityTask, DeliverOutcome,
-    IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun, RunClose, RunRecord,
-    RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
-    TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
+    activity_lease, check_running, heartbeat_lease, ActivityResolution, ActivityTask,
+    DeliverOutcome, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun,
+    RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError,
+    StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{
     decode_event, encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent,
@@ -1032,12 +1032,7 @@ fn start_run(conn: &Connection, req: StartRequest) -> Result<StartOutcome, Store
 /// Checks that `worker_id` holds the workflow task lease of a running run.
 fn check_task_owner(run: &RunRow, worker_id: &str) -> Result<(), StoreError> {
     let run_id = &run.record.run_id;
-    if run.record.status != RunStatus::Running {
-        return Err(conflict(
-            run_id,
-            format!("the run is {:?}, not running", run.record.status),
-        ));
-    }
+    check_running(&run.record)?;
     match &run.lease_owner {
         Some(owner) if owner == worker_id => Ok(()),
         Some(owner) => Err(conflict(
@@ -1056,12 +1051,7 @@ fn check_task_owner(run: &RunRow, worker_id: &str) -> Result<(), StoreError> {
 /// Checks that a running run is free of leases (or its lease expired), for a commit without one.
 fn check_unleased(run: &RunRow, now_ms: i64) -> Result<(), StoreError> {
     let run_id = &run.record.run_id;
-    if run.record.status != RunStatus::Running {
-        return Err(conflict(
-            run_id,
-            format!("the run is {:?}, not running", run.record.status),
-        ));
-    }
+    check_running(&run.record)?;
     match (&run.lease_owner, run.lease_until) {
         (Some(owner), Some(until)) if until > now_ms => Err(conflict(
             run_id,
