@@ -247,6 +247,37 @@ impl Client {
             messages,
             now_ms: self.shared.now_ms(),
         };
+        // A plain start of a type this engine runs is handed to its worker, which runs the
+        // first task at once: the start and that task share one transaction, and the run is
+        // held in memory from the start.
+        let eager = request.messages.is_empty()
+            && self.shared.config.run_workers
+            && request.run.task_queue == self.shared.config.task_queue;
+        let request = if eager {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            match self.shared.direct.send(Direct::Start { request, reply }) {
+                Ok(()) => {
+                    let outcome = answer.await.map_err(|_| {
+                        WfError::Store(
+                            "the engine stopped before confirming the start; look the workflow \
+                             id up to know whether it started"
+                                .into(),
+                        )
+                    })??;
+                    self.shared.waiters.publish(workflow_id);
+                    return Ok(outcome);
+                }
+                // The worker is gone (the engine is shutting down): the store alone starts it.
+                Err(tokio::sync::mpsc::error::SendError(Direct::Start { request, .. })) => request,
+                Err(_) => {
+                    return Err(WfError::Store(
+                        "the workflow worker is gone; the engine is shutting down".into(),
+                    ))
+                }
+            }
+        } else {
+            request
+        };
         let outcome = self.shared.store.start_run(request).await?;
         if outcome.started {
             if let Ok(mut hot) = self.shared.hot.lock() {
@@ -321,44 +352,32 @@ impl Client {
             .lock()
             .ok()
             .and_then(|h| h.get(workflow_id).cloned());
-        let target = match hot
+        if let Some((run_id, def)) = hot
             .as_ref()
             .and_then(|(run_id, t)| Some((run_id, self.shared.definitions.get(t.as_str())?)))
         {
-            Some((run_id, def)) => {
-                check_size("signal", &args)?;
-                def.check_message("signal", name, &args)?;
-                Some(run_id.as_str())
-            }
-            None => {
-                let run = self.latest(workflow_id).await?;
-                self.check(&run, "signal", name, &args)?;
-                None
-            }
-        };
-        // A signal without an id for a run this engine holds in memory is handed to its worker:
-        // one commit records it in history (no inbox write, no lease, no poll), and the answer
-        // comes once that commit is durable.
-        if let (Some(run_id), None, true) = (target, &signal_id, self.shared.config.run_workers) {
-            let input = Input::Signal {
-                name: name.to_string(),
-                args: args.clone(),
-                signal_id: None,
-            };
-            match self.hand_over_to(run_id, workflow_id, input).await {
-                Some(DirectReply::Recorded | DirectReply::Fallback) => return Ok(()),
-                Some(DirectReply::Failed(e)) => return Err(e),
-                Some(DirectReply::Update(_)) | None => {
-                    return Err(WfError::Store(
-                        "the engine stopped before confirming the signal; it may or may not \
-                         have been recorded (send it with a signal id to retry it safely)"
-                            .into(),
-                    ))
+            check_size("signal", &args)?;
+            def.check_message("signal", name, &args)?;
+            match self
+                .signal_cached(workflow_id, run_id, name, &args, &signal_id)
+                .await
+            {
+                // That run closed meanwhile (a continue-as-new, say): the signal was not
+                // recorded; it is for the workflow id's latest run.
+                Err(WfError::RunFinished { .. }) => {
+                    if let Ok(mut hot) = self.shared.hot.lock() {
+                        if hot.get(workflow_id).is_some_and(|(r, _)| r == run_id) {
+                            hot.remove(workflow_id);
+                        }
+                    }
                 }
+                other => return other,
             }
         }
-        // Otherwise through the inbox: one group commit makes it durable; the sender does not
-        // wait for the workflow task.
+        let run = self.latest(workflow_id).await?;
+        self.check(&run, "signal", name, &args)?;
+        // Through the inbox: one group commit makes it durable; the sender does not wait for
+        // the workflow task.
         let message = Message::Signal {
             name: name.to_string(),
             args,
@@ -366,7 +385,48 @@ impl Client {
         };
         self.shared
             .store
-            .deliver(workflow_id, target, message, self.shared.now_ms())
+            .deliver(workflow_id, None, message, self.shared.now_ms())
+            .await?;
+        self.shared.workflow_wake.notify_one();
+        Ok(())
+    }
+
+    /// Sends a signal to run `run_id`, which this engine holds in memory. Without a signal id
+    /// it is handed to the worker: one commit records it in history (no inbox write, no lease,
+    /// no poll), and the answer comes once that commit is durable. With one, it goes through
+    /// the store's inbox and dedupe.
+    async fn signal_cached(
+        &self,
+        workflow_id: &str,
+        run_id: &str,
+        name: &str,
+        args: &Payload,
+        signal_id: &Option<String>,
+    ) -> Result<(), WfError> {
+        if signal_id.is_none() && self.shared.config.run_workers {
+            let input = Input::Signal {
+                name: name.to_string(),
+                args: args.clone(),
+                signal_id: None,
+            };
+            return match self.hand_over_to(run_id, workflow_id, input).await {
+                Some(DirectReply::Recorded | DirectReply::Fallback) => Ok(()),
+                Some(DirectReply::Failed(e)) => Err(e),
+                Some(DirectReply::Update(_)) | None => Err(WfError::Store(
+                    "the engine stopped before confirming the signal; it may or may not have \
+                     been recorded (send it with a signal id to retry it safely)"
+                        .into(),
+                )),
+            };
+        }
+        let message = Message::Signal {
+            name: name.to_string(),
+            args: args.clone(),
+            signal_id: signal_id.clone(),
+        };
+        self.shared
+            .store
+            .deliver(workflow_id, Some(run_id), message, self.shared.now_ms())
             .await?;
         self.shared.workflow_wake.notify_one();
         Ok(())

@@ -8,12 +8,15 @@ use crate::cache::Lru;
 use crate::commands::Close;
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::history::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
+use crate::history::{
+    encode_event, ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy, ParentInfo,
+};
 use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
 use crate::payload::Payload;
 use crate::store::{
     ActivityResolution, ActivityTask, InboxKind, Message, NewActivityTask, NewRun, RunClose,
-    RunRecord, RunStatus, StoreError, TaskCommit, TaskFailure, UpdateState, WorkflowTask,
+    RunRecord, RunStatus, StartOutcome, StartRequest, StoreError, TaskCommit, TaskFailure,
+    UpdateState, WorkflowTask,
 };
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -42,6 +45,12 @@ pub(crate) enum Direct {
         input: Input,
         reply: oneshot::Sender<DirectReply>,
     },
+    /// A start of a run of a type this engine runs: the worker runs its first task in memory
+    /// and the store records the start and that task in one transaction.
+    Start {
+        request: StartRequest,
+        reply: StartReply,
+    },
     /// An activity's final result.
     Activity {
         run_id: String,
@@ -55,8 +64,26 @@ impl Direct {
     fn run_id(&self) -> &str {
         match self {
             Direct::Message { run_id, .. } | Direct::Activity { run_id, .. } => run_id,
+            Direct::Start { request, .. } => &request.run.run_id,
         }
     }
+}
+
+/// Where the worker answers a start handed over in memory.
+pub(crate) type StartReply = oneshot::Sender<Result<StartOutcome, WfError>>;
+
+/// How a workflow task came to run, which decides how it commits.
+enum Mode {
+    /// Leased from the store.
+    Leased,
+    /// On a run held in memory, without a lease (see [`TaskCommit::without_lease`]).
+    LeaseFree,
+    /// A new run's first task, committed with its start; `instance` is the run before it.
+    Start {
+        request: Box<StartRequest>,
+        reply: StartReply,
+        instance: Box<dyn Instance>,
+    },
 }
 
 /// What a client learns about a message it handed over in memory.
@@ -203,7 +230,7 @@ impl Worker {
                             let span = tracing::info_span!("workflow_task", run_id = %task.run.run_id, workflow_id = %task.run.workflow_id);
                             tokio::task::spawn_local(
                                 async move {
-                                    me.process(task, Vec::new(), false).await;
+                                    me.process(task, Vec::new(), Mode::Leased).await;
                                     me.in_flight.set(me.in_flight.get() - 1);
                                     me.shared.workflow_wake.notify_one();
                                 }
@@ -255,9 +282,17 @@ impl Worker {
     /// Runs tasks for the messages handed over for `run_id` until none is left.
     async fn drain_direct(&self, run_id: &str) {
         loop {
-            let Some(items) = self.pending.borrow_mut().remove(run_id) else {
+            let Some(mut items) = self.pending.borrow_mut().remove(run_id) else {
                 break;
             };
+            if let Some(i) = items.iter().position(|d| matches!(d, Direct::Start { .. })) {
+                if let Direct::Start { request, reply } = items.remove(i) {
+                    self.start_eagerly(request, reply).await;
+                }
+                if items.is_empty() {
+                    continue;
+                }
+            }
             // A run held in memory here runs at once, without a lease: its commit checks that
             // nobody leased the run or wrote to it meanwhile.
             let cached = self
@@ -270,7 +305,7 @@ impl Worker {
                     run,
                     messages: Vec::new(),
                 };
-                self.process(task, items, true).await;
+                self.process(task, items, Mode::LeaseFree).await;
                 continue;
             }
             let shared = &self.shared;
@@ -280,12 +315,93 @@ impl Worker {
                 .lease_run(run_id, &shared.worker_id, shared.now_ms(), lease)
                 .await
             {
-                Ok(Some(task)) => self.process(task, items, false).await,
+                Ok(Some(task)) => self.process(task, items, Mode::Leased).await,
                 // Leased by a polled task (or another process), closed, or unknown: go through
                 // the store like any other client.
                 _ => self.fallback(items).await,
             }
         }
+    }
+
+    /// Starts a run and runs its first task at once, both recorded in one store transaction;
+    /// the plain start (the task then runs from the ready queue) if the task cannot run here.
+    async fn start_eagerly(&self, request: StartRequest, reply: StartReply) {
+        let new = &request.run;
+        let started = HistoryEvent {
+            event_id: 1,
+            time_ms: request.now_ms,
+            kind: new.started_event(),
+        };
+        let instance = self
+            .shared
+            .definition(&new.workflow_type)
+            .ok()
+            .and_then(|def| {
+                replay(
+                    def.as_ref(),
+                    &new.workflow_id,
+                    &new.run_id,
+                    std::slice::from_ref(&started),
+                )
+                .ok()
+            });
+        let size = encode_event(started.time_ms, &started.kind).map(|b| b.len() as u64);
+        let (Some(instance), Ok(history_bytes)) = (instance, size) else {
+            return self.start_plainly(request, reply).await;
+        };
+        let run = RunRecord {
+            workflow_id: new.workflow_id.clone(),
+            run_id: new.run_id.clone(),
+            chain_id: new.run_id.clone(),
+            workflow_type: new.workflow_type.clone(),
+            task_queue: new.task_queue.clone(),
+            status: RunStatus::Running,
+            next_event_id: 2,
+            history_bytes,
+            created_ms: request.now_ms,
+            closed_ms: None,
+            result: None,
+            failure: None,
+            task_failure: None,
+            summary: Payload::default(),
+        };
+        let task = WorkflowTask {
+            run,
+            messages: Vec::new(),
+        };
+        let mode = Mode::Start {
+            request: Box::new(request),
+            reply,
+            instance,
+        };
+        self.process(task, Vec::new(), mode).await;
+    }
+
+    /// Starts a run through the store only; its first task runs from the ready queue.
+    async fn start_plainly(&self, request: StartRequest, reply: StartReply) {
+        let workflow_id = request.run.workflow_id.clone();
+        let outcome = self.shared.store.start_run(request).await;
+        if outcome.as_ref().is_ok_and(|o| o.started) {
+            self.forget_hot(&workflow_id);
+        }
+        let _ = reply.send(outcome.map_err(WfError::from));
+        self.shared.workflow_wake.notify_one();
+    }
+
+    /// Drops `workflow_id` from the map of runs held in memory: its latest run is another.
+    fn forget_hot(&self, workflow_id: &str) {
+        if let Ok(mut hot) = self.shared.hot.lock() {
+            hot.remove(workflow_id);
+        }
+    }
+
+    /// Gives work back to the store path when a task cannot run here: a start is made plainly,
+    /// messages go through the inbox.
+    async fn give_up(&self, direct: Vec<Direct>, start: Option<(StartRequest, StartReply)>) {
+        if let Some((request, reply)) = start {
+            self.start_plainly(request, reply).await;
+        }
+        self.fallback(direct).await;
     }
 
     /// Delivers messages handed over in memory through the store instead.
@@ -331,6 +447,7 @@ impl Worker {
                     };
                     let _ = reply.send(answer);
                 }
+                Direct::Start { request, reply } => self.start_plainly(request, reply).await,
                 Direct::Activity {
                     run_id,
                     seq,
@@ -378,8 +495,17 @@ impl Worker {
     /// `without_lease`, the run came from the cache and holds no lease (see
     /// [`TaskCommit::without_lease`]); a failure then hands everything back to the store path,
     /// where a leased task redoes it.
-    async fn process(&self, task: WorkflowTask, direct: Vec<Direct>, without_lease: bool) {
+    async fn process(&self, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) {
         let WorkflowTask { run, messages } = task;
+        let without_lease = !matches!(mode, Mode::Leased);
+        let (mut start, fresh) = match mode {
+            Mode::Start {
+                request,
+                reply,
+                instance,
+            } => (Some((*request, reply)), Some(instance)),
+            Mode::Leased | Mode::LeaseFree => (None, None),
+        };
         let shared = &self.shared;
         let store = &shared.store;
         let def = match shared.definition(&run.workflow_type) {
@@ -388,11 +514,17 @@ impl Worker {
                 if !without_lease {
                     self.fail(&run, TaskError::Other(e.to_string())).await;
                 }
-                return self.fallback(direct).await;
+                return self.give_up(direct, start).await;
             }
         };
-        let cached = self.cache.borrow_mut().take(&run.run_id);
-        let cached = cached.map(|live| live.instance);
+        let cached = match fresh {
+            Some(instance) => Some(instance),
+            None => self
+                .cache
+                .borrow_mut()
+                .take(&run.run_id)
+                .map(|l| l.instance),
+        };
         let mut instance = match cached.filter(|i| i.next_event_id() == run.next_event_id) {
             Some(i) => i,
             None => {
@@ -403,7 +535,7 @@ impl Worker {
                         let _ = store
                             .release_workflow_task(&run.run_id, &shared.worker_id)
                             .await;
-                        return self.fallback(direct).await;
+                        return self.give_up(direct, start).await;
                     }
                 };
                 match replay(def.as_ref(), &run.workflow_id, &run.run_id, &history) {
@@ -412,7 +544,7 @@ impl Worker {
                         if !without_lease {
                             self.fail(&run, e).await;
                         }
-                        return self.fallback(direct).await;
+                        return self.give_up(direct, start).await;
                     }
                 }
             }
@@ -432,6 +564,8 @@ impl Worker {
                     }
                     inputs.push(input.clone());
                 }
+                // Taken out by `drain_direct` before any task runs.
+                Direct::Start { .. } => {}
                 Direct::Activity {
                     seq,
                     attempt,
@@ -456,11 +590,11 @@ impl Worker {
             Ok(o) => o,
             Err(_) if without_lease => {
                 // Not ours to record: a leased task replays the run and records the failure.
-                return self.fallback(direct).await;
+                return self.give_up(direct, start).await;
             }
             Err(e) => {
                 self.fail(&run, e).await;
-                return self.fallback(direct).await;
+                return self.give_up(direct, start).await;
             }
         };
         // A rejected in-memory update leaves no trace at all: its caller hears it directly.
@@ -660,25 +794,36 @@ impl Worker {
             !commit.new_timers.is_empty(),
             commit.close.is_some(),
         );
-        match store.commit_workflow_task(commit).await {
+        let mut start_reply = None;
+        let committed = match start.take() {
+            None => store.commit_workflow_task(commit).await,
+            Some((request, reply)) => match store.start_run_with_task(request, commit).await {
+                Ok((outcome, Some(first))) => {
+                    start_reply = Some((reply, outcome));
+                    first
+                }
+                // An existing run was kept (`UseExisting`): this task is moot.
+                Ok((outcome, None)) => {
+                    let _ = reply.send(Ok(outcome));
+                    return;
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e.into()));
+                    return;
+                }
+            },
+        };
+        if committed.is_err() {
+            if let Some((reply, outcome)) = start_reply.take() {
+                // The start stands; its first task runs again from the ready queue.
+                self.forget_hot(&run.workflow_id);
+                let _ = reply.send(Ok(outcome));
+                shared.workflow_wake.notify_one();
+            }
+        }
+        match committed {
             Ok(record) => {
                 instance.set_next_event_id(record.next_event_id);
-                for d in direct {
-                    if let Direct::Message { input, reply, .. } = d {
-                        match input {
-                            Input::UpdateRequest { update_id, .. } => {
-                                self.update_waiters
-                                    .borrow_mut()
-                                    .insert(update_id, (run.run_id.clone(), reply));
-                            }
-                            _ => {
-                                let _ = reply.send(DirectReply::Recorded);
-                            }
-                        }
-                    }
-                }
-                self.answer_updates(&run.run_id, &direct_rejections, false);
-                self.answer_updates(&run.run_id, &update_states, closes);
                 let live = Live {
                     instance,
                     record: record.clone(),
@@ -703,6 +848,24 @@ impl Worker {
                     }
                 }
                 drop(evicted);
+                // Answer only now: a caller that acts on the answer finds the cache and the
+                // map of runs in memory as this commit left them.
+                for d in direct {
+                    if let Direct::Message { input, reply, .. } = d {
+                        match input {
+                            Input::UpdateRequest { update_id, .. } => {
+                                self.update_waiters
+                                    .borrow_mut()
+                                    .insert(update_id, (run.run_id.clone(), reply));
+                            }
+                            _ => {
+                                let _ = reply.send(DirectReply::Recorded);
+                            }
+                        }
+                    }
+                }
+                self.answer_updates(&run.run_id, &direct_rejections, false);
+                self.answer_updates(&run.run_id, &update_states, closes);
                 if local_tasks.is_empty() {
                     if has_activities {
                         shared.activity_wake.notify_one();
@@ -726,6 +889,9 @@ impl Worker {
                     shared.workflow_wake.notify_one();
                 }
                 shared.waiters.publish(&run.workflow_id);
+                if let Some((reply, outcome)) = start_reply {
+                    let _ = reply.send(Ok(outcome));
+                }
             }
             Err(StoreError::NewMessages { .. }) => {
                 // The run would have closed over messages it never saw: run the task again

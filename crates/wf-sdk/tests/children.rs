@@ -265,8 +265,14 @@ async fn terminating_a_child_tells_its_parent(backend: Backend) {
     };
     let h = client.start::<Parent>("p", plan).await.unwrap();
     let child = client.handle::<Child>("doomed");
+    // The child has run its first task once the parent holds its "child_ready" signal (a
+    // query alone could answer from a child that has not run yet, which would never signal).
     eventually("the child running", || async {
-        child.released().await.ok().map(|_| ())
+        let history = h.history().await.ok()?;
+        history
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::SignalReceived { .. }))
+            .then_some(())
     })
     .await;
     child.terminate("operator says no").await.unwrap();

@@ -328,7 +328,73 @@ both!(
     continue_as_new_carries_dedupe_ids,
     time_randomness_and_ids_replay_identically,
     start_id_conflict_policies,
+    start_returns_with_the_first_task_recorded,
+    a_first_task_that_fails_still_starts_the_run,
 );
+
+#[derive(Default)]
+pub struct Fragile;
+
+#[workflow]
+impl Fragile {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, boom: bool) -> Result<(), WorkflowError> {
+        if boom {
+            panic!("the first task panics");
+        }
+        ctx.sleep(Duration::from_secs(3600)).await?;
+        Ok(())
+    }
+}
+
+async fn start_returns_with_the_first_task_recorded(backend: Backend) {
+    let engine = builder(backend, "eager")
+        .workflow::<Fragile>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine.client().start::<Fragile>("f", false).await.unwrap();
+    // No waiting: this engine runs the type, so it ran the first task in the start's own
+    // transaction.
+    assert_eq!(
+        kinds(&h.history().await.unwrap()),
+        ["WorkflowStarted", "TimerStarted", "WorkflowTaskCompleted"]
+    );
+    // A second start under `UseExisting` keeps that run and runs nothing.
+    let options = StartOptions {
+        id_conflict: IdConflictPolicy::UseExisting,
+        ..Default::default()
+    };
+    let first = h.describe().await.unwrap().run_id;
+    engine
+        .client()
+        .start_with::<Fragile>("f", false, options)
+        .await
+        .unwrap();
+    let d = h.describe().await.unwrap();
+    assert_eq!((d.run_id, d.history_length), (first, 3));
+    engine.shutdown().await;
+}
+
+async fn a_first_task_that_fails_still_starts_the_run(backend: Backend) {
+    let engine = builder(backend, "eager-fail")
+        .workflow::<Fragile>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine.client().start::<Fragile>("f", true).await.unwrap();
+    let d = eventually("the recorded task failure", || async {
+        h.describe().await.ok().filter(|d| d.task_failure.is_some())
+    })
+    .await;
+    assert_eq!((d.status, d.history_length), (RunStatus::Running, 1));
+    let failure = d.task_failure.unwrap();
+    assert!(
+        failure.message.contains("the first task panics"),
+        "{failure:?}"
+    );
+    engine.shutdown().await;
+}
 
 #[derive(Default)]
 pub struct Sleeper;

@@ -167,7 +167,7 @@ impl State {
                 new.run_id
             )));
         }
-        let started = started_event(new, new.continued_from.clone());
+        let started = new.started_event();
         Ok(encode_event(now_ms, &started)
             .map_err(backend_encode)?
             .len() as u64)
@@ -195,7 +195,7 @@ impl State {
         let started = HistoryEvent {
             event_id: 1,
             time_ms: now_ms,
-            kind: started_event(new, new.continued_from.clone()),
+            kind: new.started_event(),
         };
         self.runs.insert(
             new.run_id.clone(),
@@ -749,17 +749,6 @@ impl State {
         self.activities
             .get_mut(&(run_id.to_string(), seq))
             .filter(|row| row.task.attempt == attempt)
-    }
-}
-
-/// The `WorkflowStarted` event of a new run.
-fn started_event(new: &NewRun, continued_from: Option<String>) -> EventKind {
-    EventKind::WorkflowStarted {
-        workflow_type: new.workflow_type.clone(),
-        input: new.input.clone(),
-        random_seed: new.random_seed,
-        continued_from,
-        parent: new.parent.clone(),
     }
 }
 

@@ -287,6 +287,19 @@ pub struct NewRun {
     pub task_queue: String,
 }
 
+impl NewRun {
+    /// The run's first event, as every store records it.
+    pub fn started_event(&self) -> EventKind {
+        EventKind::WorkflowStarted {
+            workflow_type: self.workflow_type.clone(),
+            input: self.input.clone(),
+            random_seed: self.random_seed,
+            continued_from: self.continued_from.clone(),
+            parent: self.parent.clone(),
+        }
+    }
+}
+
 /// The task queue of runs and workers that name none.
 pub const DEFAULT_TASK_QUEUE: &str = "default";
 
@@ -605,6 +618,27 @@ pub trait Store: Send + Sync + 'static {
     /// Creates a run with its `WorkflowStarted` event (event 1) and start messages, honouring
     /// the id-conflict policy, and makes its first workflow task ready. One transaction.
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome>;
+
+    /// Starts a run as [`start_run`](Self::start_run) does and, if it was created, commits
+    /// its first workflow task, which the starting process ran in memory without a lease
+    /// (`first.without_lease`; `first.run_id` is the new run's id). The start stands even if
+    /// that commit fails (the task then runs the usual way, from the ready queue): the second
+    /// value is the commit's outcome, `None` when no run was created (an existing run kept).
+    /// A store should do both in one transaction (one fsync); the default does two.
+    fn start_run_with_task(
+        &self,
+        req: StartRequest,
+        first: TaskCommit,
+    ) -> StoreFuture<'_, (StartOutcome, Option<Result<RunRecord, StoreError>>)> {
+        Box::pin(async move {
+            let outcome = self.start_run(req).await?;
+            if !outcome.started {
+                return Ok((outcome, None));
+            }
+            let first = self.commit_workflow_task(first).await;
+            Ok((outcome, Some(first)))
+        })
+    }
 
     /// Delivers a message to the latest run of `workflow_id` (or to `run_id` if given): dedupe
     /// check, inbox insert, run marked ready, update recorded as `Requested`. One transaction.

@@ -478,15 +478,17 @@ fn run_batch(conn: &Connection, batch: &mut [Box<dyn Request>]) -> Result<(), St
     result
 }
 
+/// Runs a parameterless statement through the statement cache: a batch runs thousands of
+/// savepoints, parsing each would cost more than many of the requests themselves.
+fn exec_cached(conn: &Connection, sql: &str, what: &'static str) -> Result<(), StoreError> {
+    conn.prepare_cached(sql)
+        .and_then(|mut s| s.execute([]))
+        .map(|_| ())
+        .map_err(db(what))
+}
+
 fn run_in_savepoint(conn: &Connection, request: &mut dyn Request) -> Result<(), StoreError> {
-    // Cached statements: a batch runs thousands of savepoints, parsing each would cost more
-    // than many of the requests themselves.
-    let exec = |sql: &str, what: &'static str| {
-        conn.prepare_cached(sql)
-            .and_then(|mut s| s.execute([]))
-            .map(|_| ())
-            .map_err(db(what))
-    };
+    let exec = |sql: &str, what: &'static str| exec_cached(conn, sql, what);
     exec("SAVEPOINT request", "open a savepoint")?;
     let ok = request.run(conn);
     if conn.is_autocommit() {
@@ -842,14 +844,7 @@ fn create_run(
     chain_id: &str,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    let started = EventKind::WorkflowStarted {
-        workflow_type: new.workflow_type.clone(),
-        input: new.input.clone(),
-        random_seed: new.random_seed,
-        continued_from: new.continued_from.clone(),
-        parent: new.parent.clone(),
-    };
-    let data = event_blob(now_ms, &started)?;
+    let data = event_blob(now_ms, &new.started_event())?;
     conn.prepare_cached(
         "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, next_event_id, \
          history_bytes, created_ms, summary, ready_at, task_queue) \
@@ -1723,6 +1718,27 @@ fn pending_updates(conn: &Connection, run_id: &str) -> Result<Vec<UpdateRecord>,
 impl Store for SqliteStore {
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
         self.write(move |conn| start_run(conn, req))
+    }
+
+    fn start_run_with_task(
+        &self,
+        req: StartRequest,
+        first: TaskCommit,
+    ) -> StoreFuture<'_, (StartOutcome, Option<Result<RunRecord, StoreError>>)> {
+        self.write(move |conn| {
+            let outcome = start_run(conn, req)?;
+            if !outcome.started {
+                return Ok((outcome, None));
+            }
+            // The task in a nested savepoint: if it fails, the start alone is kept.
+            exec_cached(conn, "SAVEPOINT first_task", "open a savepoint")?;
+            let first = commit(conn, first);
+            if first.is_err() {
+                exec_cached(conn, "ROLLBACK TO first_task", "roll back a savepoint")?;
+            }
+            exec_cached(conn, "RELEASE first_task", "close a savepoint")?;
+            Ok((outcome, Some(first)))
+        })
     }
 
     fn deliver(

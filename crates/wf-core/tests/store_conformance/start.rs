@@ -15,7 +15,117 @@ conformance!(
     start_terminate_existing_closes_the_old_run_and_starts_a_new_one,
     start_after_a_closed_run_begins_a_new_chain,
     start_messages_are_delivered_in_order_with_dedupe,
+    start_with_its_first_task_records_both,
+    start_with_a_failing_first_task_keeps_the_start_alone,
+    start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task,
 );
+
+/// The first task of run `run_id` as its starter would commit it (lease-free, at event 2).
+fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> wf_core::store::TaskCommit {
+    let record = wf_core::store::RunRecord {
+        workflow_id: workflow_id.into(),
+        run_id: run_id.into(),
+        chain_id: run_id.into(),
+        workflow_type: "order".into(),
+        task_queue: "default".into(),
+        status: RunStatus::Running,
+        next_event_id: 2,
+        history_bytes: 0,
+        created_ms: now_ms,
+        closed_ms: None,
+        result: None,
+        failure: None,
+        task_failure: None,
+        summary: Default::default(),
+    };
+    let task = wf_core::store::WorkflowTask {
+        run: record,
+        messages: vec![],
+    };
+    let mut c = commit_for(&task, "starter", now_ms);
+    c.without_lease = true;
+    c.new_timers = vec![(1, now_ms + 60_000)];
+    c.events.insert(
+        0,
+        (
+            now_ms,
+            EventKind::TimerStarted {
+                seq: 1,
+                fire_at_ms: now_ms + 60_000,
+            },
+        ),
+    );
+    c
+}
+
+async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
+    let (out, first) = store
+        .start_run_with_task(
+            start_request("wf-1", "run-1", T0),
+            first_task("wf-1", "run-1", T0),
+        )
+        .await
+        .unwrap();
+    assert!(out.started);
+    let record = first.expect("a run was created").unwrap();
+    assert_eq!(record.next_event_id, 4);
+    let history = store.read_history("run-1", 1).await.unwrap();
+    let kinds: Vec<&str> = history.iter().map(|e| e.kind.name()).collect();
+    assert_eq!(
+        kinds,
+        ["WorkflowStarted", "TimerStarted", "WorkflowTaskCompleted"]
+    );
+    // The first task is done: nothing is ready until the timer fires.
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    assert_eq!(store.next_wakeup(T0 + 1).await.unwrap(), Some(T0 + 60_000));
+}
+
+async fn start_with_a_failing_first_task_keeps_the_start_alone(store: Arc<dyn Store>) {
+    let mut bad = first_task("wf-1", "run-1", T0);
+    bad.expected_next_event_id = 7;
+    let (out, first) = store
+        .start_run_with_task(start_request("wf-1", "run-1", T0), bad)
+        .await
+        .unwrap();
+    assert!(out.started);
+    let err = first.expect("a run was created").unwrap_err();
+    assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
+    // Only the start was written; its first task is ready for any worker.
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
+    let task = lease_one(&*store, "w", T0).await;
+    assert_eq!(task.run.run_id, "run-1");
+}
+
+async fn start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task(
+    store: Arc<dyn Store>,
+) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let err = store
+        .start_run_with_task(
+            start_request("wf-1", "run-2", T0 + 1),
+            first_task("wf-1", "run-2", T0 + 1),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::AlreadyStarted { .. }), "{err}");
+
+    let mut keep = start_request("wf-1", "run-3", T0 + 2);
+    keep.policy = IdConflictPolicy::UseExisting;
+    let (out, first) = store
+        .start_run_with_task(keep, first_task("wf-1", "run-3", T0 + 2))
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.run_id.as_str(), out.started, first),
+        ("run-1", false, None)
+    );
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
+    assert_eq!(store.get_run("wf-1", Some("run-3")).await.unwrap(), None);
+}
 
 async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn Store>) {
     let run = start(&*store, "wf-1", "run-1", T0).await;
