@@ -5,11 +5,11 @@
 use crate::definition::WorkflowDefinition;
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::history::{ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy, UpdateOutcome};
+use crate::history::{HistoryEvent, UpdateOutcome};
 use crate::machine::{replay, Input, RunSummary};
 use crate::payload::{Payload, PayloadError};
 use crate::store::{
-    DeliverOutcome, IdConflictPolicy, InboxKind, ListFilter, Message, NewRun, RunRecord, RunStatus,
+    DeliverOutcome, IdConflictPolicy, ListFilter, Message, NewRun, RunRecord, RunStatus,
     StartOutcome, StartRequest, TaskFailure, UpdateState,
 };
 use crate::worker::{Direct, DirectReply};
@@ -787,39 +787,11 @@ impl Client {
     pub async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
         let store = &self.shared.store;
         let now = self.shared.now_ms();
-        let record = store.terminate(workflow_id, reason, now).await?;
+        // The store tells the parent and applies the children's close policies in the same
+        // transaction.
+        store.terminate(workflow_id, reason, now).await?;
         self.shared.waiters.publish(workflow_id);
-        let first = store.read_history(&record.run_id, 1).await?;
-        if let Some(EventKind::WorkflowStarted {
-            parent: Some(parent),
-            ..
-        }) = first.first().map(|e| &e.kind)
-        {
-            let outcome = ChildOutcome::Terminated(reason.to_string());
-            store
-                .notify(
-                    &parent.run_id,
-                    InboxKind::ChildClosed {
-                        seq: parent.seq,
-                        outcome,
-                    },
-                    now,
-                )
-                .await?;
-            self.shared.workflow_wake.notify_one();
-        }
-        let summary: RunSummary = record.summary.decode().unwrap_or_default();
-        for (child, policy) in summary.open_children {
-            let why = format!("its parent run {} was terminated", record.run_id);
-            let result = match policy {
-                ParentClosePolicy::Terminate => Box::pin(self.terminate(&child, &why)).await,
-                ParentClosePolicy::RequestCancel => self.cancel(&child, &why).await,
-                ParentClosePolicy::Abandon => Ok(()),
-            };
-            if let Err(e) = result {
-                tracing::debug!(child = %child, error = %e, "parent close policy not applied");
-            }
-        }
+        self.shared.workflow_wake.notify_one();
         Ok(())
     }
 }

@@ -6,10 +6,10 @@
 //! the store as it was.
 
 use super::{
-    activity_lease, check_running, heartbeat_lease, ActivityResolution, ActivityTask,
-    DeliverOutcome, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun,
-    RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError,
-    StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
+    activity_lease, check_running, heartbeat_lease, parent_in, ActivityResolution, ActivityTask,
+    DeliverOutcome, Fallout, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message,
+    NewRun, RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store,
+    StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent};
 use crate::payload::Payload;
@@ -304,8 +304,49 @@ impl State {
         }
     }
 
-    /// Terminates a running run. Encodes first so that a failure changes nothing.
+    /// Terminates a running run and applies its [`Fallout`] (recursively for children it
+    /// terminates).
     fn terminate_run(&mut self, run_id: &str, reason: &str, now_ms: i64) -> Result<(), StoreError> {
+        let mut work = vec![(run_id.to_string(), reason.to_string())];
+        while let Some((run_id, reason)) = work.pop() {
+            self.close_terminated(&run_id, &reason, now_ms)?;
+            let run = self.run_mut(&run_id)?;
+            let parent = parent_in(run.events.first().map(|e| &e.kind));
+            let fallout = Fallout::of(&run.record, parent, &reason);
+            if let Some((parent, kind)) = fallout.parent {
+                self.notify_run(&parent, kind, now_ms)?;
+            }
+            for (child, why) in fallout.terminate {
+                if let Some(child) = self.child_run(&child, &run_id) {
+                    work.push((child, why));
+                }
+            }
+            for (child, message) in fallout.cancel {
+                if let Some(child) = self.child_run(&child, &run_id) {
+                    self.deliver_to(&child, message, now_ms)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The running latest run of `workflow_id`, if it is a child of run `parent_run_id`.
+    fn child_run(&self, workflow_id: &str, parent_run_id: &str) -> Option<String> {
+        let run = self
+            .find_run(workflow_id, None)
+            .filter(|r| r.record.status == RunStatus::Running)?;
+        let parent = parent_in(run.events.first().map(|e| &e.kind))?;
+        (parent.run_id == parent_run_id).then(|| run.record.run_id.clone())
+    }
+
+    /// Appends `WorkflowTerminated` and closes the run. Encodes first so that a failure
+    /// changes nothing.
+    fn close_terminated(
+        &mut self,
+        run_id: &str,
+        reason: &str,
+        now_ms: i64,
+    ) -> Result<(), StoreError> {
         let kind = EventKind::WorkflowTerminated {
             reason: reason.to_string(),
         };

@@ -493,7 +493,8 @@ pub struct TaskCommit {
     /// Messages for other workflows (by workflow id, latest run), delivered with dedupe;
     /// missing or closed targets are skipped.
     pub deliver: Vec<(String, Message)>,
-    /// Workflows to terminate (workflow id, reason) if running: a parent close policy.
+    /// Workflows to terminate (workflow id, reason) if running: a parent close policy. Each
+    /// is terminated as [`Store::terminate`] does, its own children included.
     pub terminate: Vec<(String, String)>,
     /// Messages for other runs' inboxes (run id, message), skipped if that run is closed: a
     /// child's result for its parent.
@@ -833,7 +834,10 @@ pub trait Store: Send + Sync + 'static {
     fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>>;
 
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
-    /// abandons its updates, drops its inbox, activities and timers. One transaction.
+    /// abandons its updates, drops its inbox, activities and timers. In the same transaction, a
+    /// running parent gets `ChildClosed { outcome: Terminated }`, and the run's open children
+    /// (from its summary) get their parent close policy: `Terminate` terminates them the same
+    /// way (recursively), `RequestCancel` delivers a cancel request.
     fn terminate(&self, workflow_id: &str, reason: &str, now_ms: i64)
         -> StoreFuture<'_, RunRecord>;
 }
@@ -847,4 +851,61 @@ pub(crate) fn check_running(run: &RunRecord) -> Result<(), StoreError> {
         run_id: run.run_id.clone(),
         reason: format!("the run is {:?}, not running", run.status),
     })
+}
+
+/// What terminating a run means for its relatives, applied by the stores in the same
+/// transaction as the termination itself (so a crash cannot leave a parent waiting on a child
+/// that is gone, or a child running that its parent's policy says to stop).
+pub(crate) struct Fallout {
+    /// The parent's run id and the message telling it its child was terminated.
+    pub parent: Option<(String, InboxKind)>,
+    /// Children (by workflow id) to terminate in turn, with the reason.
+    pub terminate: Vec<(String, String)>,
+    /// Children (by workflow id) to ask to cancel, with the message.
+    pub cancel: Vec<(String, Message)>,
+}
+
+impl Fallout {
+    /// The fallout of terminating `run` (whose parent, if it is a child, is `parent`) for
+    /// `reason`: its parent is told, and each child it still runs gets its parent close policy.
+    pub(crate) fn of(run: &RunRecord, parent: Option<ParentInfo>, reason: &str) -> Fallout {
+        let parent = parent.map(|p| {
+            let kind = InboxKind::ChildClosed {
+                seq: p.seq,
+                outcome: ChildOutcome::Terminated(reason.to_string()),
+            };
+            (p.run_id, kind)
+        });
+        // A summary that does not decode names no children: nothing to apply.
+        let summary: crate::machine::RunSummary = run.summary.decode().unwrap_or_default();
+        let why = format!("its parent run {} was terminated", run.run_id);
+        let mut fallout = Fallout {
+            parent,
+            terminate: Vec::new(),
+            cancel: Vec::new(),
+        };
+        for (child, policy) in summary.open_children {
+            match policy {
+                crate::history::ParentClosePolicy::Terminate => {
+                    fallout.terminate.push((child, why.clone()))
+                }
+                crate::history::ParentClosePolicy::RequestCancel => fallout.cancel.push((
+                    child,
+                    Message::Cancel {
+                        reason: why.clone(),
+                    },
+                )),
+                crate::history::ParentClosePolicy::Abandon => {}
+            }
+        }
+        fallout
+    }
+}
+
+/// The parent recorded in a run's first event, if the run is a child.
+pub(crate) fn parent_in(first: Option<&EventKind>) -> Option<ParentInfo> {
+    match first {
+        Some(EventKind::WorkflowStarted { parent, .. }) => parent.clone(),
+        _ => None,
+    }
 }

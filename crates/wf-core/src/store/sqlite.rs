@@ -28,13 +28,13 @@
 //! version, and a newer engine appends a script instead of editing one.
 
 use super::{
-    activity_lease, check_running, heartbeat_lease, ActivityResolution, ActivityTask,
-    DeliverOutcome, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message, NewRun,
-    RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store, StoreError,
-    StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
+    activity_lease, check_running, heartbeat_lease, parent_in, ActivityResolution, ActivityTask,
+    DeliverOutcome, Fallout, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message,
+    NewRun, RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store,
+    StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{
-    decode_event, encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent,
+    decode_event, encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent, ParentInfo,
 };
 use crate::payload::Payload;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
@@ -887,7 +887,69 @@ fn clear_closed_run(conn: &Connection, run_id: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Terminates `run` and applies its [`Fallout`] (recursively for children it terminates), in
+/// the caller's transaction.
 fn terminate_run(
+    conn: &Connection,
+    run: &RunRecord,
+    reason: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let mut work = vec![(run.clone(), reason.to_string())];
+    while let Some((run, reason)) = work.pop() {
+        close_terminated(conn, &run, &reason, now_ms)?;
+        let fallout = Fallout::of(&run, first_parent(conn, &run.run_id)?, &reason);
+        if let Some((parent, kind)) = fallout.parent {
+            notify_run(conn, &parent, &kind, now_ms)?;
+        }
+        for (child, why) in fallout.terminate {
+            if let Some(child) = child_run(conn, &child, &run.run_id)? {
+                work.push((child, why));
+            }
+        }
+        for (child, message) in fallout.cancel {
+            if let Some(child) = child_run(conn, &child, &run.run_id)? {
+                deliver_to(conn, &child, message, now_ms)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The running latest run of `workflow_id`, if it is a child of run `parent_run_id`.
+fn child_run(
+    conn: &Connection,
+    workflow_id: &str,
+    parent_run_id: &str,
+) -> Result<Option<RunRecord>, StoreError> {
+    let Some(run) = latest_run(conn, workflow_id)? else {
+        return Ok(None);
+    };
+    if run.record.status != RunStatus::Running {
+        return Ok(None);
+    }
+    let parent = first_parent(conn, &run.record.run_id)?;
+    Ok(parent
+        .filter(|p| p.run_id == parent_run_id)
+        .map(|_| run.record))
+}
+
+/// The parent named by a run's `WorkflowStarted` event, if the run is a child.
+fn first_parent(conn: &Connection, run_id: &str) -> Result<Option<ParentInfo>, StoreError> {
+    let data: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT data FROM events WHERE run_id = ?1 AND event_id = 1")
+        .and_then(|mut s| s.query_row([run_id], |r| r.get(0)).optional())
+        .map_err(db("read a run's first event"))?;
+    let Some(data) = data else {
+        return Ok(None);
+    };
+    let first =
+        decode_event(1, &data).map_err(|e| StoreError::Backend(format!("run {run_id}: {e}")))?;
+    Ok(parent_in(Some(&first.kind)))
+}
+
+/// Appends `WorkflowTerminated` and closes the run.
+fn close_terminated(
     conn: &Connection,
     run: &RunRecord,
     reason: &str,

@@ -2,13 +2,129 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::EventKind;
-use wf_core::store::{RunStatus, Store, StoreError, UpdateState};
+use wf_core::history::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
+use wf_core::store::{InboxKind, RunStatus, Store, StoreError, UpdateState};
+use wf_core::{Payload, RunSummary};
 
 conformance!(
     terminate_closes_the_latest_run_and_drops_its_pending_work,
     terminate_refuses_finished_and_unknown_workflows,
+    terminating_a_child_tells_its_parent_and_applies_its_childrens_policies,
 );
+
+/// Starts `workflow_id` as a child of run `parent_run_id` (its command `seq`), and runs its
+/// first task, which leaves `children` open with their policies in the run's summary.
+async fn start_child(
+    store: &dyn Store,
+    workflow_id: &str,
+    parent: Option<(&str, &str, u32)>,
+    children: Vec<(String, ParentClosePolicy)>,
+) {
+    let mut req = start_request(workflow_id, &format!("run-{workflow_id}"), T0);
+    req.run.parent = parent.map(|(workflow_id, run_id, seq)| ParentInfo {
+        workflow_id: workflow_id.into(),
+        run_id: run_id.into(),
+        seq,
+    });
+    store.start_run(req).await.unwrap();
+    let summary = RunSummary {
+        open_children: children,
+        ..Default::default()
+    };
+    run_task(store, T0, |_, c| {
+        c.summary = Payload::encode(&summary).unwrap()
+    })
+    .await;
+}
+
+async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_policies(
+    store: Arc<dyn Store>,
+) {
+    use ParentClosePolicy::*;
+    let open = |ids: &[(&str, ParentClosePolicy)]| {
+        ids.iter()
+            .map(|(id, p)| (id.to_string(), *p))
+            .collect::<Vec<_>>()
+    };
+    // parent -> child -> {grandchild (Terminate) -> great (Terminate), polite (RequestCancel),
+    // free (Abandon)}; "impostor" is named by the child but is nobody's child.
+    start_child(&*store, "parent", None, open(&[("child", Terminate)])).await;
+    let child_open = open(&[
+        ("grandchild", Terminate),
+        ("polite", RequestCancel),
+        ("free", Abandon),
+        ("impostor", Terminate),
+    ]);
+    start_child(
+        &*store,
+        "child",
+        Some(("parent", "run-parent", 3)),
+        child_open,
+    )
+    .await;
+    let from_child = Some(("child", "run-child", 1));
+    start_child(
+        &*store,
+        "grandchild",
+        from_child,
+        open(&[("great", Terminate)]),
+    )
+    .await;
+    start_child(
+        &*store,
+        "great",
+        Some(("grandchild", "run-grandchild", 1)),
+        vec![],
+    )
+    .await;
+    start_child(&*store, "polite", from_child, vec![]).await;
+    start_child(&*store, "free", from_child, vec![]).await;
+    start_child(&*store, "impostor", None, vec![]).await;
+
+    store.terminate("child", "enough", T0 + 1).await.unwrap();
+
+    let status = |id: &'static str| {
+        let store = store.clone();
+        async move { store.get_run(id, None).await.unwrap().unwrap().status }
+    };
+    assert_eq!(status("child").await, RunStatus::Terminated);
+    assert_eq!(status("grandchild").await, RunStatus::Terminated);
+    assert_eq!(status("great").await, RunStatus::Terminated);
+    for id in ["parent", "polite", "free", "impostor"] {
+        assert_eq!(status(id).await, RunStatus::Running, "{id}");
+    }
+    // The parent learns which child closed and how; the polite child is asked to cancel.
+    let parent = lease_one_of(&*store, "run-parent", T0 + 2).await;
+    assert_eq!(
+        parent,
+        vec![InboxKind::ChildClosed {
+            seq: 3,
+            outcome: ChildOutcome::Terminated("enough".into()),
+        }]
+    );
+    let polite = lease_one_of(&*store, "run-polite", T0 + 2).await;
+    assert_eq!(
+        polite,
+        vec![InboxKind::CancelRequested {
+            reason: "its parent run run-child was terminated".into(),
+        }]
+    );
+    let great = store.get_run("great", None).await.unwrap().unwrap();
+    assert_eq!(
+        great.failure.as_deref(),
+        Some("its parent run run-grandchild was terminated")
+    );
+}
+
+/// The inbox of run `run_id`, which must be ready, as a worker leasing it sees it.
+async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<InboxKind> {
+    let task = store
+        .lease_run(run_id, "w-check", now_ms, 1000)
+        .await
+        .unwrap()
+        .expect("the run is running and free");
+    task.messages.into_iter().map(|m| m.kind).collect()
+}
 
 async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
