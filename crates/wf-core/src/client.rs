@@ -376,6 +376,17 @@ impl Client {
         }
         let run = self.latest(workflow_id).await?;
         self.check(&run, "signal", name, &args)?;
+        // A running run this engine's worker can run takes the signal in memory too: it leases
+        // the run and records the signal in its next task (one write less than the inbox).
+        if self.runs_here(&run) {
+            match self
+                .signal_cached(workflow_id, &run.run_id, name, &args, &signal_id)
+                .await
+            {
+                Err(WfError::RunFinished { .. }) => {}
+                other => return other,
+            }
+        }
         // Through the inbox: one group commit makes it durable; the sender does not wait for
         // the workflow task.
         let message = Message::Signal {
@@ -562,16 +573,22 @@ impl Client {
         rx.await.ok()?
     }
 
-    /// Hands a message to this engine's own workflow worker in memory (one commit records it),
-    /// when this engine runs workers for the run's type. `None`: use the store.
-    async fn hand_over(&self, run: &RunRecord, input: Input) -> Option<DirectReply> {
-        if !self.shared.config.run_workers
-            || run.status != RunStatus::Running
-            || !self
+    /// Whether this engine's workflow worker runs `run` (running, of a registered type, on this
+    /// engine's task queue).
+    fn runs_here(&self, run: &RunRecord) -> bool {
+        self.shared.config.run_workers
+            && run.status == RunStatus::Running
+            && run.task_queue == self.shared.config.task_queue
+            && self
                 .shared
                 .definitions
                 .contains_key(run.workflow_type.as_str())
-        {
+    }
+
+    /// Hands a message to this engine's own workflow worker in memory (one commit records it),
+    /// when this engine runs workers for the run's type. `None`: use the store.
+    async fn hand_over(&self, run: &RunRecord, input: Input) -> Option<DirectReply> {
+        if !self.runs_here(run) {
             return None;
         }
         self.hand_over_to(&run.run_id, &run.workflow_id, input)
