@@ -272,7 +272,36 @@ both!(
     unknown_query_is_query_error,
     query_answers_last_good_state_while_task_fails,
     signals_from_two_engines_race_and_each_applies_once,
+    a_signal_is_in_history_when_the_call_returns,
 );
+
+/// On an engine that runs the workflow type, a signal without an id is answered once a task
+/// recorded it, whether the run is held in memory or was evicted (then it is leased and
+/// replayed for the signal).
+async fn a_signal_is_in_history_when_the_call_returns(backend: Backend) {
+    let engine = builder(backend, "signal-recorded")
+        .cache_capacity(1)
+        .workflow::<Inbox>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let a = client.start::<Inbox>("a", ()).await.unwrap();
+    let b = client.start::<Inbox>("b", ()).await.unwrap();
+    // The cache holds one run: `b` (started last), then `a`, then `b` again.
+    for (h, evicted) in [(&a, true), (&a, false), (&b, true)] {
+        let before = h.history().await.unwrap().len();
+        h.push(format!("evicted: {evicted}")).await.unwrap();
+        let history = h.history().await.unwrap();
+        assert_eq!(
+            kinds(&history[before..]),
+            ["SignalReceived", "WorkflowTaskCompleted"],
+            "evicted: {evicted}"
+        );
+    }
+    assert_eq!(a.seen().await.unwrap(), ["evicted: true", "evicted: false"]);
+    engine.shutdown().await;
+}
 
 /// Engine A holds the run in memory and records its own signals in lease-free commits; engine
 /// B's signals reach the same run through the store's inbox, and A's polled tasks take them.
