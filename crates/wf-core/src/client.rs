@@ -359,7 +359,7 @@ impl Client {
             check_size("signal", &args)?;
             def.check_message("signal", name, &args)?;
             match self
-                .signal_cached(workflow_id, run_id, name, &args, &signal_id)
+                .signal_here(workflow_id, run_id, None, name, &args, &signal_id)
                 .await
             {
                 // That run closed meanwhile (a continue-as-new, say): the signal was not
@@ -380,7 +380,14 @@ impl Client {
         // the run and records the signal in its next task (one write less than the inbox).
         if self.runs_here(&run) {
             match self
-                .signal_cached(workflow_id, &run.run_id, name, &args, &signal_id)
+                .signal_here(
+                    workflow_id,
+                    &run.run_id,
+                    Some(&run),
+                    name,
+                    &args,
+                    &signal_id,
+                )
                 .await
             {
                 Err(WfError::RunFinished { .. }) => {}
@@ -402,14 +409,15 @@ impl Client {
         Ok(())
     }
 
-    /// Sends a signal to run `run_id`, which this engine holds in memory. Without a signal id
-    /// it is handed to the worker: one commit records it in history (no inbox write, no lease,
-    /// no poll), and the answer comes once that commit is durable. With one, it goes through
-    /// the store's inbox and dedupe.
-    async fn signal_cached(
+    /// Sends a signal to run `run_id`, which this engine's worker runs (`known`: its row as
+    /// just read, when it is not held in memory). Without a signal id it is handed to the
+    /// worker: one commit records it in history (no inbox write, no poll), and the answer comes
+    /// once that commit is durable. With one, it goes through the store's inbox and dedupe.
+    async fn signal_here(
         &self,
         workflow_id: &str,
         run_id: &str,
+        known: Option<&RunRecord>,
         name: &str,
         args: &Payload,
         signal_id: &Option<String>,
@@ -420,7 +428,7 @@ impl Client {
                 args: args.clone(),
                 signal_id: None,
             };
-            return match self.hand_over_to(run_id, workflow_id, input).await {
+            return match self.hand_over_to(run_id, workflow_id, known, input).await {
                 Some(DirectReply::Recorded | DirectReply::Fallback) => Ok(()),
                 Some(DirectReply::Failed(e)) => Err(e),
                 Some(DirectReply::Update(_)) | None => Err(WfError::Store(
@@ -591,22 +599,25 @@ impl Client {
         if !self.runs_here(run) {
             return None;
         }
-        self.hand_over_to(&run.run_id, &run.workflow_id, input)
+        self.hand_over_to(&run.run_id, &run.workflow_id, Some(run), input)
             .await
     }
 
-    /// Hands a message for run `run_id` to this engine's workflow worker; `None` if the worker
-    /// is gone (or went away without answering).
+    /// Hands a message for run `run_id` to this engine's workflow worker (`known`: the run's
+    /// row as just read, which lets the worker run it without a lease if it is not in memory);
+    /// `None` if the worker is gone (or went away without answering).
     async fn hand_over_to(
         &self,
         run_id: &str,
         workflow_id: &str,
+        known: Option<&RunRecord>,
         input: Input,
     ) -> Option<DirectReply> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let direct = Direct::Message {
             run_id: run_id.to_string(),
             workflow_id: workflow_id.to_string(),
+            known: known.cloned().map(Box::new),
             input,
             reply,
         };

@@ -42,6 +42,8 @@ pub(crate) enum Direct {
     Message {
         run_id: String,
         workflow_id: String,
+        /// The run's row as the sender read it, if it did.
+        known: Option<Box<RunRecord>>,
         input: Input,
         reply: oneshot::Sender<DirectReply>,
     },
@@ -294,13 +296,23 @@ impl Worker {
                 }
             }
             // A run held in memory here runs at once, without a lease: its commit checks that
-            // nobody leased the run or wrote to it meanwhile.
+            // nobody leased the run or wrote to it meanwhile. So does a run whose row the
+            // sender just read (rebuilt from its history first), unless its last task failed:
+            // the lease path runs that one, to record a new failure.
             let cached = self
                 .cache
                 .borrow()
                 .get(run_id)
                 .map(|live| live.record.clone());
-            if let Some(run) = cached {
+            let known = || {
+                items.iter().find_map(|d| match d {
+                    Direct::Message {
+                        known: Some(run), ..
+                    } if run.task_failure.is_none() => Some(run.as_ref().clone()),
+                    _ => None,
+                })
+            };
+            if let Some(run) = cached.or_else(known) {
                 let task = WorkflowTask {
                     run,
                     messages: Vec::new(),
@@ -415,6 +427,7 @@ impl Worker {
                     run_id,
                     input,
                     reply,
+                    ..
                 } => {
                     let message = match input {
                         Input::Signal {
