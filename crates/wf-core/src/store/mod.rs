@@ -511,6 +511,26 @@ pub struct TaskCommit {
     pub now_ms: i64,
 }
 
+impl TaskCommit {
+    /// Whether committing this task changes nothing but the run's summary (and clears its
+    /// ready mark and lease): no events, no consumed messages, no commands, no effects.
+    pub fn records_nothing(&self) -> bool {
+        self.events.is_empty()
+            && self.consumed_through.is_none()
+            && self.new_activities.is_empty()
+            && self.cancel_activities.is_empty()
+            && self.resolve_activities.is_empty()
+            && self.new_timers.is_empty()
+            && self.cancel_timers.is_empty()
+            && self.updates.is_empty()
+            && self.close.is_none()
+            && self.start_children.is_empty()
+            && self.deliver.is_empty()
+            && self.terminate.is_empty()
+            && self.notify.is_empty()
+    }
+}
+
 /// Filter for [`Store::list_runs`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ListFilter {

@@ -16,6 +16,7 @@ conformance!(
     start_after_a_closed_run_begins_a_new_chain,
     start_messages_are_delivered_in_order_with_dedupe,
     start_with_its_first_task_records_both,
+    start_with_a_first_task_that_records_nothing_leaves_the_run_idle,
     start_with_a_failing_first_task_keeps_the_start_alone,
     start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task,
 );
@@ -82,6 +83,38 @@ async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
         .unwrap()
         .is_empty());
     assert_eq!(store.next_wakeup(T0 + 1).await.unwrap(), Some(T0 + 60_000));
+}
+
+async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(store: Arc<dyn Store>) {
+    let mut quiet = first_task("wf-1", "run-1", T0);
+    quiet.events.clear();
+    quiet.new_timers.clear();
+    quiet.summary = payload("waiting for a signal");
+    assert!(quiet.records_nothing());
+    let (out, first) = store
+        .start_run_with_task(start_request("wf-1", "run-1", T0), quiet)
+        .await
+        .unwrap();
+    assert!(out.started);
+    let record = first.expect("a run was created").unwrap();
+    assert_eq!(record, store.get_run("wf-1", None).await.unwrap().unwrap());
+    assert_eq!(
+        (record.next_event_id, record.summary),
+        (2, payload("waiting for a signal"))
+    );
+    assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
+    // Done with its first task: not ready, not leased; a message makes it ready again.
+    assert!(store
+        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    store
+        .deliver("wf-1", None, signal("go", None), T0 + 2)
+        .await
+        .unwrap();
+    let task = lease_one(&*store, "w", T0 + 2).await;
+    assert_eq!(task.messages.len(), 1);
 }
 
 async fn start_with_a_failing_first_task_keeps_the_start_alone(store: Arc<dyn Store>) {
