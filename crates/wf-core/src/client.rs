@@ -578,6 +578,18 @@ impl Client {
             reply,
         };
         self.shared.queries.send(request).ok()?;
+        // The answer takes a few microseconds when the worker thread is awake: wait for it
+        // here briefly rather than park this thread and pay for its wake-up.
+        let mut rx = rx;
+        let spin_until = std::time::Instant::now() + std::time::Duration::from_micros(50);
+        while std::time::Instant::now() < spin_until {
+            match rx.try_recv() {
+                Ok(answer) => return answer,
+                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => return None,
+                // Yield the CPU: the worker thread may be waiting for this very core.
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => std::thread::yield_now(),
+            }
+        }
         rx.await.ok()?
     }
 

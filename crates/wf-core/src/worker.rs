@@ -101,6 +101,9 @@ pub(crate) enum DirectReply {
     Failed(WfError),
 }
 
+/// How long the query loop stays awake for the next query after answering one.
+const QUERY_AWAKE: Duration = Duration::from_micros(200);
+
 /// Delay before retrying a failed workflow task: 1 s, doubling, at most 60 s.
 fn task_retry_delay(attempts: u32) -> Duration {
     Duration::from_millis((1000u64 << attempts.saturating_sub(1).min(6)).min(60_000))
@@ -183,13 +186,32 @@ impl Worker {
         });
         let me = self.clone();
         tokio::task::spawn_local(async move {
-            while let Some(q) = queries.recv().await {
+            // After an answer, the loop stays awake a little (yielding to every other task of
+            // this thread) for the next query: queries tend to come in runs, and waking a
+            // parked thread costs more than the answer itself.
+            let mut awake_until: Option<std::time::Instant> = None;
+            loop {
+                let q = match queries.try_recv() {
+                    Ok(q) => q,
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    Err(mpsc::error::TryRecvError::Empty) => {
+                        if awake_until.is_some_and(|t| std::time::Instant::now() < t) {
+                            tokio::task::yield_now().await;
+                            continue;
+                        }
+                        match queries.recv().await {
+                            Some(q) => q,
+                            None => break,
+                        }
+                    }
+                };
                 let answer = me
                     .cache
                     .borrow()
                     .get(&q.run_id)
                     .map(|live| live.instance.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
+                awake_until = Some(std::time::Instant::now() + QUERY_AWAKE);
             }
         });
         let mut shutdown = self.shared.shutdown.subscribe();
