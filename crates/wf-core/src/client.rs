@@ -160,7 +160,8 @@ impl Client {
     }
 
     /// Starts a run of `W` with workflow id `workflow_id`; fails with `AlreadyStarted` if one is
-    /// running.
+    /// running. On an engine that runs `W` (on the run's task queue), the run's first workflow
+    /// task runs before this returns and is recorded in the start's own transaction.
     pub async fn start<W: WorkflowDefinition>(
         &self,
         workflow_id: impl Into<String>,
@@ -337,7 +338,10 @@ impl Client {
     }
 
     /// Sends a signal by wire name with encoded arguments (a tuple). With a `signal_id`, a
-    /// retry of the same signal is applied once.
+    /// retry of the same signal is applied once. Returns once the signal is durable: on an
+    /// engine that runs the workflow's type, once a workflow task recorded it in history
+    /// (handled, or buffered when no handler has its name); otherwise once it is in the run's
+    /// inbox.
     pub async fn signal_raw(
         &self,
         workflow_id: &str,
