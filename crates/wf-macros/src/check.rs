@@ -578,6 +578,15 @@ fn activity(cx: &Ctxt, m: &Method) {
         Some(_) => {}
     }
     wire_args(cx, m);
+    if let Some(extra) = m.args.get(MAX_ACTIVITY_ARGS) {
+        cx.syn_error(syn::Error::new(
+            syn::spanned::Spanned::span(extra.pat),
+            format!(
+                "an `#[activity]` takes at most {MAX_ACTIVITY_ARGS} arguments after `ctx`; \
+                 pass one struct instead"
+            ),
+        ));
+    }
     match m.output {
         Some(output) if ty::result_ok(output).is_some() => {}
         _ => cx.syn_error(syn::Error::new(
@@ -586,6 +595,10 @@ fn activity(cx: &Ctxt, m: &Method) {
         )),
     }
 }
+
+/// The most arguments an activity takes after its context: `wf_core::ActivityFn` (how a
+/// workflow calls an activity by its method) is implemented up to this many.
+const MAX_ACTIVITY_ARGS: usize = 5;
 
 fn unique_wire_names<'m, 'a: 'm>(
     cx: &Ctxt,

@@ -1,4 +1,5 @@
-//! Activities with zero, one and two arguments, renamed, next to ordinary methods.
+//! Activities with zero, one, two and five (the most) arguments, renamed, next to ordinary
+//! methods.
 #![deny(warnings)]
 
 use std::sync::Arc;
@@ -30,6 +31,19 @@ impl Tools {
     async fn sum(&self, _ctx: ActivityContext, a: u32, b: u32) -> Result<u32, ActivityError> {
         Ok(self.base + a + b)
     }
+
+    #[activity]
+    async fn mix(
+        &self,
+        _ctx: ActivityContext,
+        a: u8,
+        b: u16,
+        c: u32,
+        d: String,
+        e: bool,
+    ) -> Result<u64, ActivityError> {
+        Ok(a as u64 + b as u64 + c as u64 + d.len() as u64 + e as u64)
+    }
 }
 
 #[derive(Default)]
@@ -42,6 +56,10 @@ impl Caller {
         ctx.activity(Tools::ping, ()).await?;
         let s: String = ctx.activity(Tools::shout, "hi".to_string()).await?;
         let n = ctx.activity(Tools::sum, (1, 2)).await?;
+        let m = ctx
+            .activity(Tools::mix, (1, 2, 3, "four".to_string(), true))
+            .await?;
+        let n = n + m as u32;
         Ok(n + s.len() as u32)
     }
 }
@@ -55,5 +73,5 @@ fn main() {
     Arc::new(Tools::new(1)).register(&mut registry);
     let mut names: Vec<&str> = registry.names().collect();
     names.sort();
-    assert_eq!(names, ["add", "ping", "shout"]);
+    assert_eq!(names, ["add", "mix", "ping", "shout"]);
 }
