@@ -213,6 +213,12 @@ impl<'a> Method<'a> {
         self.func.attrs.iter().filter(|a| a.path().is_ident("doc"))
     }
 
+    /// The method's `#[cfg(..)]` attributes, to put on everything generated for it: a method
+    /// compiled out takes its table entry, client method and registration with it.
+    pub(crate) fn cfgs(&self) -> impl Iterator<Item = &'a Attribute> + Clone {
+        self.func.attrs.iter().filter(|a| a.path().is_ident("cfg"))
+    }
+
     /// The parenthesised parameter list, for "this method takes ..." diagnostics.
     pub(crate) fn params_span(&self) -> Span {
         self.sig.paren_token.span.join()

@@ -44,6 +44,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
     let decls = methods.iter().map(|c| {
         let ClientMethod {
             docs,
+            cfgs,
             ident,
             params,
             ret,
@@ -52,11 +53,13 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
         let params = params.iter().map(|(name, ty)| quote!(#name: #ty));
         quote! {
             #(#docs)*
+            #(#cfgs)*
             fn #ident(&self #(, #params)*) -> #ret;
         }
     });
     let defs = methods.iter().map(|c| {
         let ClientMethod {
+            cfgs,
             ident,
             params,
             ret,
@@ -70,6 +73,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
                 let names = params.iter().map(|(name, _)| name);
                 let typed = params.iter().map(|(name, ty)| quote!(#name: #ty));
                 quote! {
+                    #(#cfgs)*
                     fn #ident(&self #(, #typed)*) -> #ret {
                         #call(#name, #p::Payload::encode::<#args_ty>(&(#(#names,)*)))
                     }
@@ -78,6 +82,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
             Bodies::Unreachable => {
                 let typed = params.iter().map(|(_, ty)| quote!(_: #ty));
                 quote! {
+                    #(#cfgs)*
                     fn #ident(&self #(, #typed)*) -> #ret {
                         ::core::unreachable!("`#[workflow]` reported an error")
                     }
@@ -108,6 +113,8 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
 
 struct ClientMethod<'a> {
     docs: Vec<TokenStream>,
+    /// The handler's `#[cfg(..)]` attributes.
+    cfgs: Vec<&'a syn::Attribute>,
     ident: &'a syn::Ident,
     /// Parameter names and types (`Self` replaced by the workflow type).
     params: Vec<(syn::Ident, TokenStream)>,
@@ -175,6 +182,7 @@ impl<'a> ClientMethod<'a> {
         let args_ty = spans::wire_tuple(m, params.iter().map(|(_, ty)| ty.clone()).collect());
         ClientMethod {
             docs,
+            cfgs: m.cfgs().collect(),
             ident: m.ident(),
             params,
             args_ty,

@@ -113,7 +113,10 @@ fn definition(wf: &Workflow) -> TokenStream {
             quote!(fn init_state(_: &Self::Input) -> Self { #default })
         }
     };
-    let handlers = wf.handlers().map(|m| handler(wf, m));
+    let handlers = wf.handlers().map(|m| {
+        let (cfgs, entry) = (m.cfgs(), handler(wf, m));
+        quote!(#(#cfgs)* __handlers.push(#entry);)
+    });
 
     quote! {
         impl #p::WorkflowDefinition for #self_ty {
@@ -134,8 +137,11 @@ fn definition(wf: &Workflow) -> TokenStream {
                 })
             }
 
+            #[allow(clippy::vec_init_then_push)]
             fn handlers() -> #p::Vec<#p::Handler<Self>> {
-                #p::Vec::from([#(#handlers),*])
+                let mut __handlers = #p::Vec::new();
+                #(#handlers)*
+                __handlers
             }
         }
     }
@@ -296,10 +302,17 @@ fn activities_impl(group: &Activities) -> TokenStream {
     let acts = &group.activities;
     let idents: Vec<&Ident> = acts.iter().map(|a| a.ident()).collect();
     let names: Vec<String> = acts.iter().map(|a| a.wire_name()).collect();
-    let invokers = acts
+    let cfgs: Vec<TokenStream> = acts
         .iter()
-        .zip(&names)
-        .map(|(a, name)| activity_invoker(a, name));
+        .map(|a| {
+            let cfgs = a.cfgs();
+            quote!(#(#cfgs)*)
+        })
+        .collect();
+    let invokers = acts.iter().zip(&names).zip(&cfgs).map(|((a, name), cfgs)| {
+        let invoker = activity_invoker(a, name);
+        quote!(#cfgs { #invoker })
+    });
     let (f, registry) = if acts.is_empty() {
         (quote!(_), quote!(_))
     } else {
@@ -311,6 +324,7 @@ fn activities_impl(group: &Activities) -> TokenStream {
             impl #p::ActivityGroup for #self_ty {
                 fn activity_name(#f: #p::TypeId) -> #p::Option<&'static str> {
                     #(
+                        #cfgs
                         if __f == #p::type_id_of_val(&Self::#idents) {
                             return #p::Some(#names);
                         }
