@@ -196,6 +196,9 @@ impl Worker {
                     Err(mpsc::error::TryRecvError::Disconnected) => break,
                     Err(mpsc::error::TryRecvError::Empty) => {
                         if awake_until.is_some_and(|t| std::time::Instant::now() < t) {
+                            // Yield the core as well: the caller's thread may share it, and
+                            // would otherwise wait for this loop to give up.
+                            std::thread::yield_now();
                             tokio::task::yield_now().await;
                             continue;
                         }
