@@ -355,7 +355,8 @@ impl Commands {
     }
 
     /// Applies a cancellation request: every pending activity and timer is cancelled (their
-    /// futures see it), in sequence order so replay issues the same commands.
+    /// futures see it), and running children (but abandoned ones) are asked to cancel, in
+    /// sequence order so replay issues the same commands.
     pub fn request_cancel(&mut self, reason: String) {
         if self.cancel_requested.is_some() {
             return;
@@ -390,6 +391,23 @@ impl Commands {
                 w.wake();
             }
             self.issued.push(EventKind::TimerCancelled { seq });
+        }
+        let mut children: Vec<(u32, String)> = self
+            .children
+            .iter()
+            .filter_map(|(seq, c)| match c {
+                ChildState::Started {
+                    workflow_id,
+                    policy,
+                    ..
+                } if *policy != ParentClosePolicy::Abandon => Some((*seq, workflow_id.clone())),
+                _ => None,
+            })
+            .collect();
+        children.sort_unstable();
+        for (seq, workflow_id) in children {
+            self.issued
+                .push(EventKind::ChildCancelRequested { seq, workflow_id });
         }
         self.state_changed();
     }

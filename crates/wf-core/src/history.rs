@@ -340,6 +340,16 @@ pub enum EventKind {
         /// Why cancellation was requested.
         reason: String,
     },
+    /// The run's cancellation was requested while a child it awaits was running: the child is
+    /// asked to cancel (delivered with this task's commit). Children started with
+    /// `ParentClosePolicy::Abandon` are left alone. (Last variant: history encoding depends on
+    /// the order of variants.)
+    ChildCancelRequested {
+        /// Sequence number of the child's start command.
+        seq: u32,
+        /// The child's workflow id.
+        workflow_id: String,
+    },
 }
 
 impl EventKind {
@@ -369,6 +379,7 @@ impl EventKind {
             EventKind::ChildWorkflowClosed { .. } => "ChildWorkflowClosed",
             EventKind::ExternalSignalSent { .. } => "ExternalSignalSent",
             EventKind::WorkflowCancelled { .. } => "WorkflowCancelled",
+            EventKind::ChildCancelRequested { .. } => "ChildCancelRequested",
         }
     }
 
@@ -467,6 +478,9 @@ impl EventKind {
                 reason.clone()
             }
             EventKind::ActivityCancelled { seq } => format!("#{seq}"),
+            EventKind::ChildCancelRequested { seq, workflow_id } => {
+                format!("#{seq} {workflow_id:?}")
+            }
             EventKind::ChildWorkflowStarted {
                 seq,
                 workflow_id,

@@ -883,6 +883,16 @@ fn same_command(recorded: &EventKind, actual: &EventKind) -> bool {
             },
         ) => a == b && n == m && x == y,
         (ActivityCancelled { seq: a }, ActivityCancelled { seq: b }) => a == b,
+        (
+            ChildCancelRequested {
+                seq: a,
+                workflow_id: n,
+            },
+            ChildCancelRequested {
+                seq: b,
+                workflow_id: m,
+            },
+        ) => a == b && n == m,
         (WorkflowCancelled { .. }, WorkflowCancelled { .. }) => true,
         (WorkflowCompleted { .. }, WorkflowCompleted { .. })
         | (WorkflowFailed { .. }, WorkflowFailed { .. })
@@ -915,6 +925,8 @@ fn compare_commands(
             }
             (Some(rec), _) if is_patch_marker(&rec.kind) => r += 1,
             (_, Some(act)) if is_deprecated_patch_marker(act) => a += 1,
+            // Histories recorded before cancellation reached children lack these requests.
+            (_, Some(EventKind::ChildCancelRequested { .. })) => a += 1,
             (Some(rec), Some(act)) => {
                 return Err(TaskError::NonDeterminism(format!(
                     "run {run_id}: history event {} is `{}` but the workflow code now issues `{}`; \
@@ -1008,6 +1020,37 @@ pub(crate) fn replay(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histories_from_before_child_cancel_requests_still_replay() {
+        let event = |event_id, kind| HistoryEvent {
+            event_id,
+            time_ms: 0,
+            kind,
+        };
+        let request = EventKind::ChildCancelRequested {
+            seq: 2,
+            workflow_id: "child".into(),
+        };
+        let code = [EventKind::TimerCancelled { seq: 1 }, request.clone()];
+        let old = [event(5, EventKind::TimerCancelled { seq: 1 })];
+        assert!(compare_commands("r", &old, &code, 6).is_ok());
+        let new = [
+            event(5, EventKind::TimerCancelled { seq: 1 }),
+            event(6, request),
+        ];
+        assert!(compare_commands("r", &new, &code, 7).is_ok());
+        // Another child's request is still a mismatch.
+        let other = EventKind::ChildCancelRequested {
+            seq: 3,
+            workflow_id: "other".into(),
+        };
+        let wrong = [
+            event(5, EventKind::TimerCancelled { seq: 1 }),
+            event(6, other),
+        ];
+        assert!(compare_commands("r", &wrong, &code, 7).is_err());
+    }
 
     #[test]
     fn is_input_agrees_with_from_event() {

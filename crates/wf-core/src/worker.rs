@@ -744,6 +744,12 @@ impl Worker {
                         },
                     ));
                 }
+                EventKind::ChildCancelRequested { workflow_id, .. } => commit.deliver.push((
+                    workflow_id.clone(),
+                    Message::Cancel {
+                        reason: format!("its parent run {} was cancelled", run.run_id),
+                    },
+                )),
                 EventKind::ExternalSignalSent {
                     seq,
                     workflow_id,

@@ -336,4 +336,77 @@ both!(
     parent_close_policies_apply,
     a_running_child_id_fails_the_start,
     terminating_a_child_tells_its_parent,
+    cancelling_a_parent_cancels_its_children_but_abandoned_ones,
 );
+
+/// Sleeps an hour; a cancellation request ends it as cancelled.
+#[derive(Default)]
+pub struct Sleepy;
+
+#[workflow]
+impl Sleepy {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> {
+        ctx.sleep(Duration::from_secs(3600)).await?;
+        Ok(())
+    }
+}
+
+/// Starts a child of each policy, then awaits the terminating one.
+#[derive(Default)]
+pub struct Guardian;
+
+#[workflow]
+impl Guardian {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<String, WorkflowError> {
+        let mut free = ctx
+            .child::<Sleepy>("free", &())
+            .parent_close_policy(ParentClosePolicy::Abandon);
+        let _ = futures_poll_once(&mut free);
+        match ctx.child::<Sleepy>("kept", &()).await {
+            Err(ChildError::Cancelled(why)) => {
+                assert!(ctx.cancel_requested(), "{why}");
+                Err(WorkflowError::Cancelled)
+            }
+            other => Ok(format!("{other:?}")),
+        }
+    }
+}
+
+async fn cancelling_a_parent_cancels_its_children_but_abandoned_ones(backend: Backend) {
+    let engine = builder(backend, "cancel-children")
+        .workflow::<Guardian>()
+        .workflow::<Sleepy>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let h = client.start::<Guardian>("guardian", ()).await.unwrap();
+    let (kept, free) = (
+        client.handle::<Sleepy>("kept"),
+        client.handle::<Sleepy>("free"),
+    );
+    for child in [&kept, &free] {
+        eventually("the child asleep", || async {
+            let history = child.history().await.ok()?;
+            history
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::TimerStarted { .. }))
+                .then_some(())
+        })
+        .await;
+    }
+    h.cancel().await.unwrap();
+    assert!(matches!(h.result().await, Err(WfError::Cancelled(_))));
+    assert!(matches!(kept.result().await, Err(WfError::Cancelled(_))));
+    let parent = kinds(&h.history().await.unwrap());
+    assert!(parent.contains(&"ChildCancelRequested"), "{parent:?}");
+    assert_eq!(
+        free.describe().await.unwrap().status,
+        RunStatus::Running,
+        "an abandoned child outlives its parent's cancellation"
+    );
+    assert!(!kinds(&free.history().await.unwrap()).contains(&"CancelRequested"));
+    engine.shutdown().await;
+}
