@@ -267,12 +267,8 @@ async fn terminating_a_child_tells_its_parent(backend: Backend) {
     let child = client.handle::<Child>("doomed");
     // The child has run its first task once the parent holds its "child_ready" signal (a
     // query alone could answer from a child that has not run yet, which would never signal).
-    eventually("the child running", || async {
-        let history = h.history().await.ok()?;
-        history
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::SignalReceived { .. }))
-            .then_some(())
+    until_recorded(&h, "the child running", |k| {
+        matches!(k, EventKind::SignalReceived { .. })
     })
     .await;
     child.terminate("operator says no").await.unwrap();
@@ -388,12 +384,8 @@ async fn cancelling_a_parent_cancels_its_children_but_abandoned_ones(backend: Ba
         client.handle::<Sleepy>("free"),
     );
     for child in [&kept, &free] {
-        eventually("the child asleep", || async {
-            let history = child.history().await.ok()?;
-            history
-                .iter()
-                .any(|e| matches!(e.kind, EventKind::TimerStarted { .. }))
-                .then_some(())
+        until_recorded(child, "the child asleep", |k| {
+            matches!(k, EventKind::TimerStarted { .. })
         })
         .await;
     }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EngineBuilder, EventKind, HistoryEvent};
+use wf_sdk::{EngineBuilder, EventKind, HistoryEvent, WorkflowDefinition};
 
 /// Which store a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,4 +168,17 @@ pub fn tools() -> Tools {
 
 pub fn shared_tools() -> Arc<Tools> {
     Arc::new(Tools::default())
+}
+
+/// Waits until the history of `h`'s latest run holds an event matching `pred`.
+pub async fn until_recorded<W: WorkflowDefinition>(
+    h: &WorkflowHandle<W>,
+    what: &str,
+    pred: impl Fn(&EventKind) -> bool,
+) {
+    eventually(what, || async {
+        let history = h.history().await.ok()?;
+        history.iter().any(|e| pred(&e.kind)).then_some(())
+    })
+    .await
 }
