@@ -380,8 +380,9 @@ impl Client {
         }
         let run = self.latest(workflow_id).await?;
         self.check(&run, "signal", name, &args)?;
-        // A running run this engine's worker can run takes the signal in memory too: it leases
-        // the run and records the signal in its next task (one write less than the inbox).
+        // A running run this engine's worker can run takes the signal in memory too: the
+        // worker rebuilds the run from its history and records the signal in a task at once
+        // (one write less than the inbox, and no poll).
         if self.runs_here(&run) {
             match self
                 .signal_here(

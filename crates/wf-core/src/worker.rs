@@ -284,6 +284,26 @@ impl Worker {
         }
     }
 
+    /// Records a failed workflow task as [`fail`](Self::fail) does, if the task held the
+    /// run's lease. A lease-free task's failure is not its to record: its work goes back to
+    /// the store path, where a leased task replays the run and records the failure.
+    async fn fail_if_leased(&self, run: &RunRecord, error: TaskError, without_lease: bool) {
+        if !without_lease {
+            self.fail(run, error).await;
+        }
+    }
+
+    /// Releases the run's workflow task lease, if the task held one.
+    async fn release_if_leased(&self, run_id: &str, without_lease: bool) {
+        if !without_lease {
+            let shared = &self.shared;
+            let _ = shared
+                .store
+                .release_workflow_task(run_id, &shared.worker_id)
+                .await;
+        }
+    }
+
     /// Records a failed workflow task; the run is retried after a backoff and keeps its history.
     async fn fail(&self, run: &RunRecord, error: TaskError) {
         let shared = &self.shared;
@@ -549,9 +569,8 @@ impl Worker {
         let def = match shared.definition(&run.workflow_type) {
             Ok(d) => d.clone(),
             Err(e) => {
-                if !without_lease {
-                    self.fail(&run, TaskError::Other(e.to_string())).await;
-                }
+                self.fail_if_leased(&run, TaskError::Other(e.to_string()), without_lease)
+                    .await;
                 return self.give_up(direct, start).await;
             }
         };
@@ -570,18 +589,14 @@ impl Worker {
                     Ok(h) => h,
                     Err(e) => {
                         tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
-                        let _ = store
-                            .release_workflow_task(&run.run_id, &shared.worker_id)
-                            .await;
+                        self.release_if_leased(&run.run_id, without_lease).await;
                         return self.give_up(direct, start).await;
                     }
                 };
                 match replay(def.as_ref(), &run.workflow_id, &run.run_id, &history) {
                     Ok(i) => i,
                     Err(e) => {
-                        if !without_lease {
-                            self.fail(&run, e).await;
-                        }
+                        self.fail_if_leased(&run, e, without_lease).await;
                         return self.give_up(direct, start).await;
                     }
                 }
@@ -626,12 +641,8 @@ impl Worker {
         );
         let output = match instance.run_task(inputs, meta, None) {
             Ok(o) => o,
-            Err(_) if without_lease => {
-                // Not ours to record: a leased task replays the run and records the failure.
-                return self.give_up(direct, start).await;
-            }
             Err(e) => {
-                self.fail(&run, e).await;
+                self.fail_if_leased(&run, e, without_lease).await;
                 return self.give_up(direct, start).await;
             }
         };
@@ -941,30 +952,18 @@ impl Worker {
                 // The run would have closed over messages it never saw: run the task again
                 // from history with them.
                 drop(instance);
-                if !without_lease {
-                    let _ = store
-                        .release_workflow_task(&run.run_id, &shared.worker_id)
-                        .await;
-                }
+                self.release_if_leased(&run.run_id, without_lease).await;
                 self.fallback(direct).await;
                 shared.workflow_wake.notify_one();
             }
             Err(StoreError::Conflict { reason, .. }) => {
                 tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on");
-                if !without_lease {
-                    let _ = store
-                        .release_workflow_task(&run.run_id, &shared.worker_id)
-                        .await;
-                }
+                self.release_if_leased(&run.run_id, without_lease).await;
                 self.fallback(direct).await;
             }
             Err(e) => {
                 tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed");
-                if !without_lease {
-                    let _ = store
-                        .release_workflow_task(&run.run_id, &shared.worker_id)
-                        .await;
-                }
+                self.release_if_leased(&run.run_id, without_lease).await;
                 self.fallback(direct).await;
             }
         }

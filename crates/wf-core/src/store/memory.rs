@@ -1266,10 +1266,6 @@ impl Store for MemoryStore {
         })
     }
 
-    fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool> {
-        self.with(|s| s.notify_run(run_id, kind, now_ms))
-    }
-
     fn terminate(
         &self,
         workflow_id: &str,

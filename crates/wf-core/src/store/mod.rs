@@ -823,10 +823,6 @@ pub trait Store: Send + Sync + 'static {
     /// Pending activities of a run.
     fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>>;
 
-    /// Puts `kind` in the inbox of run `run_id` and makes it ready, if that run is running
-    /// (returns false otherwise). Used to tell a parent about a child terminated from outside.
-    fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool>;
-
     /// Creates a schedule (version 1); `ScheduleExists` if the id is taken.
     fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()>;
 

@@ -1187,7 +1187,8 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
             ),
         ));
     }
-    if c.close.is_some() && inbox_has_after(conn, run_id, c.consumed_through)? {
+    // (A lease-free commit found the inbox empty above.)
+    if c.close.is_some() && !c.without_lease && inbox_has_after(conn, run_id, c.consumed_through)? {
         return Err(StoreError::NewMessages {
             run_id: run_id.to_string(),
         });
@@ -2205,11 +2206,6 @@ impl Store for SqliteStore {
             .and_then(|mut s| s.query_map(params![now_ms, max as i64], schedule_row)?.collect())
             .map_err(db("find due schedules"))
         })
-    }
-
-    fn notify(&self, run_id: &str, kind: InboxKind, now_ms: i64) -> StoreFuture<'_, bool> {
-        let run_id = run_id.to_string();
-        self.write(move |conn| notify_run(conn, &run_id, &kind, now_ms))
     }
 
     fn terminate(
