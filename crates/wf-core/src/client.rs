@@ -6,7 +6,7 @@ use crate::definition::WorkflowDefinition;
 use crate::engine::Shared;
 use crate::error::WfError;
 use crate::history::{HistoryEvent, UpdateOutcome};
-use crate::machine::{replay, Input, RunSummary};
+use crate::machine::{replay, ErasedDefinition, Input, RunSummary};
 use crate::payload::{Payload, PayloadError};
 use crate::store::{
     DeliverOutcome, IdConflictPolicy, ListFilter, Message, NewRun, RunRecord, RunStatus,
@@ -119,11 +119,7 @@ pub struct RunInfo {
 }
 
 /// The caller's result for an update in a final state.
-fn update_result(
-    workflow_id: &str,
-    run: &RunRecord,
-    state: UpdateState,
-) -> Result<Payload, WfError> {
+fn update_result(workflow_id: &str, run_id: &str, state: UpdateState) -> Result<Payload, WfError> {
     match state {
         UpdateState::Completed(UpdateOutcome::Completed(p)) => Ok(p),
         UpdateState::Completed(UpdateOutcome::Failed(msg)) => Err(WfError::UpdateFailed(msg)),
@@ -131,7 +127,7 @@ fn update_result(
         UpdateState::Abandoned | UpdateState::Requested | UpdateState::Accepted => {
             Err(WfError::RunFinished {
                 workflow_id: workflow_id.to_string(),
-                run_id: run.run_id.clone(),
+                run_id: run_id.to_string(),
                 status: RunStatus::Completed,
             })
         }
@@ -233,7 +229,7 @@ impl Client {
         let request = StartRequest {
             run: NewRun {
                 workflow_id: workflow_id.to_string(),
-                run_id: uuid::Uuid::new_v4().to_string(),
+                run_id: crate::new_id(),
                 workflow_type: def.name().to_string(),
                 input,
                 random_seed: crate::worker::rand_seed(),
@@ -350,31 +346,16 @@ impl Client {
         signal_id: Option<String>,
     ) -> Result<(), WfError> {
         // A run held in this engine's cache needs no store read to check the message.
-        let hot = self
-            .shared
-            .hot
-            .lock()
-            .ok()
-            .and_then(|h| h.get(workflow_id).cloned());
-        if let Some((run_id, def)) = hot
-            .as_ref()
-            .and_then(|(run_id, t)| Some((run_id, self.shared.definitions.get(t.as_str())?)))
-        {
+        if let Some((run_id, def)) = self.hot_run(workflow_id) {
             check_size("signal", &args)?;
             def.check_message("signal", name, &args)?;
             match self
-                .signal_here(workflow_id, run_id, None, name, &args, &signal_id)
+                .signal_here(workflow_id, &run_id, None, name, &args, &signal_id)
                 .await
             {
                 // That run closed meanwhile (a continue-as-new, say): the signal was not
                 // recorded; it is for the workflow id's latest run.
-                Err(WfError::RunFinished { .. }) => {
-                    if let Ok(mut hot) = self.shared.hot.lock() {
-                        if hot.get(workflow_id).is_some_and(|(r, _)| r == run_id) {
-                            hot.remove(workflow_id);
-                        }
-                    }
-                }
+                Err(WfError::RunFinished { .. }) => self.forget_hot(workflow_id, &run_id),
                 other => return other,
             }
         }
@@ -412,6 +393,24 @@ impl Client {
             .await?;
         self.shared.workflow_wake.notify_one();
         Ok(())
+    }
+
+    /// The running run of `workflow_id` held in this engine's cache, with its definition: a
+    /// message for it needs no store read to be checked and handed to the worker.
+    fn hot_run(&self, workflow_id: &str) -> Option<(String, Arc<dyn ErasedDefinition>)> {
+        let (run_id, workflow_type) = self.shared.hot.lock().ok()?.get(workflow_id).cloned()?;
+        let def = self.shared.definitions.get(workflow_type.as_str())?;
+        Some((run_id, def.clone()))
+    }
+
+    /// Drops `workflow_id` from the map of runs held in memory if it still points at `run_id`
+    /// (which closed).
+    fn forget_hot(&self, workflow_id: &str, run_id: &str) {
+        if let Ok(mut hot) = self.shared.hot.lock() {
+            if hot.get(workflow_id).is_some_and(|(r, _)| r == run_id) {
+                hot.remove(workflow_id);
+            }
+        }
     }
 
     /// Sends a signal to run `run_id`, which this engine's worker runs (`known`: its row as
@@ -514,15 +513,41 @@ impl Client {
         update_id: Option<String>,
         stage: UpdateStage,
     ) -> Result<(String, Payload), WfError> {
+        let direct = update_id.is_none() && stage == UpdateStage::Completed;
+        let update_id = update_id.unwrap_or_else(crate::new_id);
+        // A run held in this engine's cache takes the update at once, without a store read.
+        let mut via_store = false;
+        if let Some((run_id, def)) = self.hot_run(workflow_id).filter(|_| direct) {
+            check_size("update", &args)?;
+            def.check_message("update", name, &args)?;
+            let input = Input::UpdateRequest {
+                update_id: update_id.clone(),
+                name: name.to_string(),
+                args: args.clone(),
+            };
+            match self.hand_over_to(&run_id, workflow_id, None, input).await {
+                Some(DirectReply::Update(state)) => {
+                    return Ok((update_id, update_result(workflow_id, &run_id, state)?))
+                }
+                Some(DirectReply::Fallback) => {
+                    let value = self.wait_update(workflow_id, &update_id, stage).await?;
+                    return Ok((update_id, value));
+                }
+                // That run closed meanwhile: nothing was recorded; the update is for the
+                // workflow id's latest run.
+                Some(DirectReply::Failed(WfError::RunFinished { .. })) => {
+                    self.forget_hot(workflow_id, &run_id)
+                }
+                Some(DirectReply::Failed(e)) => return Err(e),
+                // The worker went away without answering: see below.
+                Some(DirectReply::Recorded) | None => via_store = true,
+            }
+        }
         let run = self.latest(workflow_id).await?;
         if run.status == RunStatus::Running {
             self.check(&run, "update", name, &args)?;
         }
-        let direct = update_id.is_none()
-            && stage == UpdateStage::Completed
-            && run.status == RunStatus::Running;
-        let update_id = update_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        if direct {
+        if direct && !via_store && run.status == RunStatus::Running {
             let input = Input::UpdateRequest {
                 update_id: update_id.clone(),
                 name: name.to_string(),
@@ -530,7 +555,7 @@ impl Client {
             };
             match self.hand_over(&run, input).await {
                 Some(DirectReply::Update(state)) => {
-                    return Ok((update_id, update_result(workflow_id, &run, state)?))
+                    return Ok((update_id, update_result(workflow_id, &run.run_id, state)?))
                 }
                 Some(DirectReply::Fallback) => {
                     let value = self.wait_update(workflow_id, &update_id, stage).await?;
@@ -568,8 +593,7 @@ impl Client {
         name: &str,
         args: &Payload,
     ) -> Option<Result<Payload, WfError>> {
-        let (run_id, workflow_type) = self.shared.hot.lock().ok()?.get(workflow_id).cloned()?;
-        let def = self.shared.definitions.get(workflow_type.as_str())?;
+        let (run_id, def) = self.hot_run(workflow_id)?;
         if let Err(e) =
             check_size("query", args).and_then(|()| def.check_message("query", name, args))
         {
@@ -938,9 +962,7 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         policy: IdConflictPolicy,
     ) -> Result<R, WfError> {
         let input = Payload::encode(&input)?;
-        let update_id = update
-            .update_id
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let update_id = update.update_id.unwrap_or_else(crate::new_id);
         let message = Message::Update {
             update_id: update_id.clone(),
             name: update.name.to_string(),

@@ -61,3 +61,11 @@ pub use store::{
 
 /// Compile-time check used by `#[workflow]`: `T` can cross the wire.
 pub fn assert_wire<T: serde::Serialize + serde::de::DeserializeOwned>() {}
+
+/// A new run or update id: a UUID v7, whose leading bits are the creation time. Ids made one
+/// after another sort one after another, so a store's indexes keyed by them (a run's history,
+/// its row, update records) grow at one end instead of touching a random page per new run,
+/// and runs started together share pages when their next events are written together.
+pub(crate) fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}

@@ -665,7 +665,7 @@ impl Worker {
             Close::Failed(m) => RunClose::Failed(m),
             Close::Cancelled(reason) => RunClose::Cancelled(reason),
             Close::ContinuedAsNew(input) => {
-                let new_run_id = uuid::Uuid::new_v4().to_string();
+                let new_run_id = crate::new_id();
                 for e in events.iter_mut() {
                     if let EventKind::ContinuedAsNew { new_run_id: id, .. } = e {
                         *id = new_run_id.clone();
@@ -733,7 +733,7 @@ impl Worker {
                     task_queue,
                     ..
                 } => {
-                    let child_run_id = uuid::Uuid::new_v4().to_string();
+                    let child_run_id = crate::new_id();
                     *run_id = child_run_id.clone();
                     commit.start_children.push((
                         *seq,

@@ -330,8 +330,61 @@ async fn start_id_conflict_policies(backend: Backend) {
     let _ = Payload::default();
 }
 
+/// Engine A holds a run in memory; engine B continues it as new. An update sent through A
+/// (whose memory still points at the closed run) and a signal after it reach the new run.
+async fn messages_through_a_stale_engine_reach_the_new_run(backend: Backend) {
+    let path = temp_db("stale");
+    let shared = std::sync::Arc::new(wf_sdk::MemoryStore::new());
+    let engine = || {
+        let b = Engine::builder().poll_interval(Duration::from_millis(5));
+        let b = match backend {
+            Backend::Memory => b.store(shared.clone()),
+            Backend::Sqlite => b.sqlite(&path),
+        };
+        b.workflow::<Lifecycle>().build()
+    };
+    let a = engine().await.unwrap();
+    let b = engine().await.unwrap();
+    let ha = a
+        .client()
+        .start::<Lifecycle>("stale", cfg("first"))
+        .await
+        .unwrap();
+    // A ran the first task and holds the run; this update runs there too.
+    assert_eq!(ha.rename("second".into()).await.unwrap(), "first");
+    let first_run = ha.describe().await.unwrap().run_id;
+    // B takes the signals (A does not see them) and continues the run as new.
+    let hb = b.client().handle::<Lifecycle>("stale");
+    hb.approve().await.unwrap();
+    hb.go().await.unwrap();
+    let second_run = eventually("continue as new", || async {
+        let d = hb.describe().await.ok()?;
+        (d.run_id != first_run && d.status == RunStatus::Running).then_some(d.run_id)
+    })
+    .await;
+    // The new run starts from its input (label "first"), not from the old run's state.
+    assert_eq!(ha.rename("third".into()).await.unwrap(), "first");
+    ha.note("via a".into()).await.unwrap();
+    let d = ha.describe().await.unwrap();
+    assert_eq!(d.run_id, second_run);
+    let seen = ha.seen().await.unwrap();
+    assert!(seen.contains(&"renamed from first".to_string()), "{seen:?}");
+    assert!(
+        seen.contains(&"via a (label third)".to_string()),
+        "{seen:?}"
+    );
+    let old = a.client().run_history(&first_run, "stale").await.unwrap();
+    assert_eq!(
+        count(&old, |k| matches!(k, EventKind::UpdateAccepted { .. })),
+        1
+    );
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
 both!(
     messages_before_run_are_applied_first,
+    messages_through_a_stale_engine_reach_the_new_run,
     wait_condition_timeout_uses_durable_timers,
     continue_as_new_carries_dedupe_ids,
     time_randomness_and_ids_replay_identically,
