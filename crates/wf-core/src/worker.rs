@@ -104,6 +104,11 @@ pub(crate) enum DirectReply {
 /// How long the query loop stays awake for the next query after answering one.
 const QUERY_AWAKE: Duration = Duration::from_micros(200);
 
+/// How long a task waits for its commit's answer without parking the thread, when it is the
+/// only commit in flight (a quiet engine): an answer that arrives to a parked thread costs a
+/// wake-up, tens of microseconds on a virtual machine, often more than the commit itself.
+const SOLO_COMMIT_SPIN: Duration = Duration::from_millis(1);
+
 /// Delay before retrying a failed workflow task: 1 s, doubling, at most 60 s.
 fn task_retry_delay(attempts: u32) -> Duration {
     Duration::from_millis((1000u64 << attempts.saturating_sub(1).min(6)).min(60_000))
@@ -138,6 +143,8 @@ struct Worker {
     shared: Arc<Shared>,
     cache: RefCell<Lru<Live>>,
     in_flight: Cell<usize>,
+    /// Commits sent to the store and not answered yet.
+    committing: Cell<usize>,
     /// Messages handed over in memory, per run, waiting for that run's next task.
     pending: RefCell<HashMap<String, Vec<Direct>>>,
     /// Runs with a direct task under way.
@@ -153,6 +160,7 @@ impl Worker {
             shared,
             cache: RefCell::new(Lru::new(capacity)),
             in_flight: Cell::new(0),
+            committing: Cell::new(0),
             pending: RefCell::new(HashMap::new()),
             busy: RefCell::new(HashSet::new()),
             update_waiters: RefCell::new(HashMap::new()),
@@ -282,6 +290,39 @@ impl Worker {
         while self.in_flight.get() > 0 {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
+    }
+
+    /// Awaits a commit. The only commit in flight is polled (yielding to this thread's other
+    /// tasks and to the core between polls) for up to [`SOLO_COMMIT_SPIN`] before the thread
+    /// may park; under load, commits overlap and are simply awaited.
+    async fn await_commit<T>(
+        &self,
+        commit: crate::store::StoreFuture<'_, T>,
+    ) -> Result<T, crate::store::StoreError> {
+        /// Counts the commit in flight until it is answered (or its task dropped).
+        struct InFlight<'a>(&'a Cell<usize>);
+        impl Drop for InFlight<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() - 1);
+            }
+        }
+        let mut commit = commit;
+        let solo = self.committing.get() == 0;
+        self.committing.set(self.committing.get() + 1);
+        let _in_flight = InFlight(&self.committing);
+        if solo {
+            let until = std::time::Instant::now() + SOLO_COMMIT_SPIN;
+            while std::time::Instant::now() < until && self.committing.get() == 1 {
+                let poll =
+                    std::future::poll_fn(|cx| std::task::Poll::Ready(commit.as_mut().poll(cx)));
+                if let std::task::Poll::Ready(result) = poll.await {
+                    return result;
+                }
+                std::thread::yield_now();
+                tokio::task::yield_now().await;
+            }
+        }
+        commit.await
     }
 
     /// Records a failed workflow task as [`fail`](Self::fail) does, if the task held the
@@ -851,8 +892,11 @@ impl Worker {
         );
         let mut start_reply = None;
         let committed = match start.take() {
-            None => store.commit_workflow_task(commit).await,
-            Some((request, reply)) => match store.start_run_with_task(request, commit).await {
+            None => self.await_commit(store.commit_workflow_task(commit)).await,
+            Some((request, reply)) => match self
+                .await_commit(store.start_run_with_task(request, commit))
+                .await
+            {
                 Ok((outcome, Some(first))) => {
                     start_reply = Some((reply, outcome));
                     first

@@ -440,13 +440,38 @@ fn submit<T: Send + 'static>(
     })
 }
 
+/// How long the writer looks for the next request after a batch of one before it blocks.
+const SOLO_BATCH_SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
 fn writer_loop(
     conn: Connection,
     queue: mpsc::Receiver<Box<dyn Request>>,
     max_batch: usize,
     full: bool,
 ) {
-    while let Ok(first) = queue.recv() {
+    let mut solo = false;
+    loop {
+        // After a batch of one request (a quiet engine), look for the next request for a
+        // while before blocking: it often comes within tens of microseconds, and waking a
+        // blocked thread costs about as much.
+        let mut next = None;
+        if solo {
+            let until = std::time::Instant::now() + SOLO_BATCH_SPIN;
+            while next.is_none() && std::time::Instant::now() < until {
+                match queue.try_recv() {
+                    Ok(request) => next = Some(request),
+                    Err(mpsc::TryRecvError::Empty) => std::thread::yield_now(),
+                    Err(mpsc::TryRecvError::Disconnected) => return,
+                }
+            }
+        }
+        let first = match next {
+            Some(request) => request,
+            None => match queue.recv() {
+                Ok(request) => request,
+                Err(_) => return,
+            },
+        };
         let mut batch = vec![first];
         while batch.len() < max_batch {
             match queue.try_recv() {
@@ -467,6 +492,7 @@ fn writer_loop(
         if let Some(e) = &failure {
             tracing::error!(requests = batch.len(), error = %e, "SQLite group commit failed");
         }
+        solo = batch.len() == 1;
         for request in batch {
             request.answer(failure.clone());
         }
