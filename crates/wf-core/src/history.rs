@@ -532,29 +532,50 @@ pub fn encode_event(time_ms: i64, kind: &EventKind) -> Result<Vec<u8>, PayloadEr
     Ok(out)
 }
 
-/// Decodes an event body written by [`encode_event`] (any supported format version).
+/// Decodes an event body written by [`encode_event`] (any supported format version). Bytes
+/// after the first event are ignored.
 pub fn decode_event(event_id: u64, bytes: &[u8]) -> Result<HistoryEvent, PayloadError> {
-    match bytes.split_first() {
+    let mut rest = bytes;
+    decode_next(event_id, &mut rest)
+}
+
+/// Decodes events written one after another by [`encode_event`] (a store may keep the events
+/// of one commit as one record); the first has id `first_event_id`, the next ones follow.
+pub fn decode_events(first_event_id: u64, bytes: &[u8]) -> Result<Vec<HistoryEvent>, PayloadError> {
+    let mut rest = bytes;
+    let mut events = Vec::new();
+    loop {
+        events.push(decode_next(
+            first_event_id + events.len() as u64,
+            &mut rest,
+        )?);
+        if rest.is_empty() {
+            return Ok(events);
+        }
+    }
+}
+
+/// Decodes the event at the start of `rest` and moves `rest` past it.
+fn decode_next(event_id: u64, rest: &mut &[u8]) -> Result<HistoryEvent, PayloadError> {
+    let error = |message: String| PayloadError::Decode {
+        what: format!("history event {event_id}"),
+        message,
+    };
+    match rest.split_first() {
         Some((&1, body)) => {
+            *rest = body;
             let (time_ms, kind): (i64, EventKind) =
-                rmp_serde::from_slice(body).map_err(|e| PayloadError::Decode {
-                    what: format!("history event {event_id}"),
-                    message: e.to_string(),
-                })?;
+                rmp_serde::from_read(&mut *rest).map_err(|e| error(e.to_string()))?;
             Ok(HistoryEvent {
                 event_id,
                 time_ms,
                 kind,
             })
         }
-        Some((v, _)) => Err(PayloadError::Decode {
-            what: format!("history event {event_id}"),
-            message: format!("unknown history format version {v}; upgrade wf to read this history"),
-        }),
-        None => Err(PayloadError::Decode {
-            what: format!("history event {event_id}"),
-            message: "empty record".into(),
-        }),
+        Some((v, _)) => Err(error(format!(
+            "unknown history format version {v}; upgrade wf to read this history"
+        ))),
+        None => Err(error("empty record".into())),
     }
 }
 
@@ -580,6 +601,45 @@ mod tests {
                 kind
             }
         );
+    }
+
+    #[test]
+    fn consecutive_events_decode_with_consecutive_ids() {
+        let kinds = [
+            EventKind::SignalReceived {
+                name: "a".into(),
+                args: Payload::encode(&("x", 1)).unwrap(),
+                signal_id: None,
+            },
+            EventKind::TimerStarted {
+                seq: 3,
+                fire_at_ms: 99,
+            },
+            EventKind::SignalReceived {
+                name: "b".into(),
+                args: Payload::encode(&vec![7u8; 300]).unwrap(),
+                signal_id: Some("s".into()),
+            },
+        ];
+        let mut bytes = Vec::new();
+        for (i, kind) in kinds.iter().enumerate() {
+            bytes.extend(encode_event(i as i64, kind).unwrap());
+        }
+        let events = decode_events(10, &bytes).unwrap();
+        let expected: Vec<HistoryEvent> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, kind)| HistoryEvent {
+                event_id: 10 + i as u64,
+                time_ms: i as i64,
+                kind: kind.clone(),
+            })
+            .collect();
+        assert_eq!(events, expected);
+        // The first event alone, as a single-event reader sees the record.
+        assert_eq!(decode_event(10, &bytes).unwrap(), expected[0]);
+        // A record cut short is an error, not a shorter history.
+        assert!(decode_events(10, &bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

@@ -34,7 +34,8 @@ use super::{
     StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{
-    decode_event, encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent, ParentInfo,
+    decode_event, decode_events, encode_event, ActivityFailure, ChildOutcome, EventKind,
+    HistoryEvent, ParentInfo,
 };
 use crate::payload::Payload;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
@@ -100,7 +101,13 @@ pub struct SqliteStore {
 
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
-const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3];
+const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+
+/// v4: a row of `events` may hold several consecutive events (one commit's, each encoded as
+/// before), keyed by the first one's id. Rows written before are single-event rows, which
+/// read the same. Nothing to change in the tables: the version keeps older engines, which
+/// read one event per row, from opening the file.
+const SCHEMA_V4: &str = "-- events rows may hold consecutive events";
 
 /// v3: task queues.
 const SCHEMA_V3: &str = "
@@ -867,10 +874,21 @@ fn append_event(
     kind: &EventKind,
 ) -> Result<u64, StoreError> {
     let data = event_blob(time_ms, kind)?;
-    conn.prepare_cached("INSERT INTO events (run_id, event_id, data) VALUES (?1, ?2, ?3)")
-        .and_then(|mut s| s.execute(params![run_id, event_id as i64, data]))
-        .map_err(db("append a history event"))?;
+    insert_events(conn, run_id, event_id, &data)?;
     Ok(data.len() as u64)
+}
+
+/// Stores consecutive encoded events, the first with id `first_event_id`, as one row.
+fn insert_events(
+    conn: &Connection,
+    run_id: &str,
+    first_event_id: u64,
+    data: &[u8],
+) -> Result<(), StoreError> {
+    conn.prepare_cached("INSERT INTO events (run_id, event_id, data) VALUES (?1, ?2, ?3)")
+        .and_then(|mut s| s.execute(params![run_id, first_event_id as i64, data]))
+        .map_err(db("append history events"))?;
+    Ok(())
 }
 
 /// Creates a run with its `WorkflowStarted` event, ready at `now_ms`; returns its row.
@@ -1220,11 +1238,15 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         });
     }
 
-    let mut next_event_id = run.next_event_id;
-    let mut added_bytes = 0u64;
+    // The task's events as one record: one row insert, and no per-event key repeated.
+    let mut chunk = Vec::new();
     for (time_ms, kind) in &c.events {
-        added_bytes += append_event(conn, run_id, next_event_id, *time_ms, kind)?;
-        next_event_id += 1;
+        chunk.extend(event_blob(*time_ms, kind)?);
+    }
+    let next_event_id = run.next_event_id + c.events.len() as u64;
+    let added_bytes = chunk.len() as u64;
+    if !chunk.is_empty() {
+        insert_events(conn, run_id, run.next_event_id, &chunk)?;
     }
     if let Some(through) = c.consumed_through {
         conn.prepare_cached("DELETE FROM inbox WHERE run_id = ?1 AND seq <= ?2")
@@ -1758,9 +1780,11 @@ fn read_history(
     run_id: &str,
     from_event_id: u64,
 ) -> Result<Vec<HistoryEvent>, StoreError> {
+    // From the row holding `from_event_id` (a row may hold several events) onwards.
     let rows: Vec<(i64, Vec<u8>)> = conn
         .prepare_cached(
-            "SELECT event_id, data FROM events WHERE run_id = ?1 AND event_id >= ?2 \
+            "SELECT event_id, data FROM events WHERE run_id = ?1 AND event_id >= coalesce( \
+             (SELECT max(event_id) FROM events WHERE run_id = ?1 AND event_id <= ?2), ?2) \
              ORDER BY event_id",
         )
         .and_then(|mut s| {
@@ -1771,12 +1795,13 @@ fn read_history(
             .collect::<Result<_, _>>()
         })
         .map_err(db("read a history"))?;
-    rows.into_iter()
-        .map(|(id, data)| {
-            decode_event(id as u64, &data)
-                .map_err(|e| StoreError::Backend(format!("run {run_id}: {e}")))
-        })
-        .collect()
+    let mut events = Vec::new();
+    for (id, data) in rows {
+        let decoded = decode_events(id as u64, &data)
+            .map_err(|e| StoreError::Backend(format!("run {run_id}: {e}")))?;
+        events.extend(decoded.into_iter().filter(|e| e.event_id >= from_event_id));
+    }
+    Ok(events)
 }
 
 fn list_runs(conn: &Connection, filter: &ListFilter) -> Result<Vec<RunRecord>, StoreError> {

@@ -195,7 +195,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -262,5 +262,72 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
+}
+
+/// A file written by a v3 engine keeps one event per row; once migrated, those rows read as
+/// before, and new commits (one row per commit) extend the same history.
+#[tokio::test]
+async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
+    let db = TempDb::new("v3-events");
+    let store = db.open_sqlite();
+    start(&store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, signal("a", None), T0)
+        .await
+        .unwrap();
+    run_task(&store, T0 + 1, |_, c| {
+        c.events.insert(0, (T0 + 1, received("a")));
+    })
+    .await;
+    let before = store.read_history("run-1", 1).await.unwrap();
+    drop(store);
+    // Rewrite the history as a v3 engine stored it: one row per event.
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    conn.execute("DELETE FROM events", []).unwrap();
+    for e in &before {
+        conn.execute(
+            "INSERT INTO events (run_id, event_id, data) VALUES ('run-1', ?1, ?2)",
+            rusqlite::params![
+                e.event_id as i64,
+                wf_core::history::encode_event(e.time_ms, &e.kind).unwrap()
+            ],
+        )
+        .unwrap();
+    }
+    conn.pragma_update(None, "user_version", 3).unwrap();
+    drop(conn);
+
+    let store = db.open_sqlite();
+    assert_eq!(store.read_history("run-1", 1).await.unwrap(), before);
+    store
+        .deliver("wf-1", None, signal("b", None), T0 + 2)
+        .await
+        .unwrap();
+    run_task(&store, T0 + 2, |_, c| {
+        c.events.insert(0, (T0 + 2, received("b")));
+        c.events.insert(0, (T0 + 2, received("b")));
+    })
+    .await;
+    let after = store.read_history("run-1", 1).await.unwrap();
+    assert_eq!(after.len(), before.len() + 3);
+    assert_eq!(&after[..before.len()], &before[..]);
+    let ids: Vec<u64> = after.iter().map(|e| e.event_id).collect();
+    assert_eq!(ids, (1..=after.len() as u64).collect::<Vec<_>>());
+    for from in 1..=after.len() as u64 + 1 {
+        let tail = store.read_history("run-1", from).await.unwrap();
+        assert_eq!(
+            tail,
+            after[from as usize - 1..],
+            "reading from event {from}"
+        );
+    }
+}
+
+fn received(name: &str) -> wf_core::history::EventKind {
+    wf_core::history::EventKind::SignalReceived {
+        name: name.into(),
+        args: payload(name),
+        signal_id: None,
+    }
 }

@@ -20,6 +20,7 @@ conformance!(
     release_makes_the_run_ready_at_once,
     polls_filtered_by_type_take_only_those_runs,
     polls_filtered_by_task_queue_take_only_those_runs,
+    history_reads_from_any_event_including_inside_a_commit,
 );
 
 async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
@@ -560,4 +561,57 @@ async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn Store>
         .unwrap();
     let ids: Vec<&str> = default.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-a"]);
+}
+
+/// Three commits of 3, 1 and 2 events: a read from each event id returns exactly the events
+/// from that id on, in order, with their ids and bodies, wherever the commits split them.
+async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let received = |name: &str| EventKind::SignalReceived {
+        name: name.into(),
+        args: payload(name),
+        signal_id: None,
+    };
+    for (i, names) in [vec!["a", "b"], vec![], vec!["c"]].into_iter().enumerate() {
+        let now = T0 + 10 * (i as i64 + 1);
+        store
+            .deliver("wf-1", None, signal("poke", None), now)
+            .await
+            .unwrap();
+        run_task(&*store, now, |_, c| {
+            let mut events: Vec<(i64, EventKind)> =
+                names.iter().map(|n| (now, received(n))).collect();
+            events.append(&mut c.events);
+            c.events = events;
+        })
+        .await;
+    }
+    let all = store.read_history("run-1", 1).await.unwrap();
+    let kinds: Vec<&str> = all.iter().map(|e| e.kind.name()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "WorkflowStarted",
+            "SignalReceived",
+            "SignalReceived",
+            "WorkflowTaskCompleted",
+            "WorkflowTaskCompleted",
+            "SignalReceived",
+            "WorkflowTaskCompleted"
+        ]
+    );
+    let ids: Vec<u64> = all.iter().map(|e| e.event_id).collect();
+    assert_eq!(ids, (1..=7).collect::<Vec<u64>>());
+    for from in 1..=9u64 {
+        let tail = store.read_history("run-1", from).await.unwrap();
+        let expected: Vec<_> = all.iter().filter(|e| e.event_id >= from).cloned().collect();
+        assert_eq!(tail, expected, "reading from event {from}");
+    }
+    let run = store.get_run("wf-1", None).await.unwrap().unwrap();
+    assert_eq!(run.next_event_id, 8);
+    let bytes: u64 = all
+        .iter()
+        .map(|e| encode_event(e.time_ms, &e.kind).unwrap().len() as u64)
+        .sum();
+    assert_eq!(run.history_bytes, bytes);
 }
