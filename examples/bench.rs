@@ -177,10 +177,19 @@ impl Bench {
         p
     }
 
-    async fn engine(&mut self, tag: &str, cache: usize) -> Result<(Engine, PathBuf), WfError> {
+    /// An engine on a new store file, with the default run cache unless `cache` says otherwise.
+    async fn engine(
+        &mut self,
+        tag: &str,
+        cache: Option<usize>,
+    ) -> Result<(Engine, PathBuf), WfError> {
         let path = self.db(tag);
-        let b = Engine::builder()
-            .cache_capacity(cache)
+        let b = Engine::builder();
+        let b = match cache {
+            Some(runs) => b.cache_capacity(runs),
+            None => b,
+        };
+        let b = b
             .workflow::<Waiter>()
             .workflow::<Counter>()
             .workflow::<Chain>()
@@ -277,7 +286,7 @@ async fn run_all(client: &Client, n: usize, prefix: &str, phase: Phase) -> Resul
 async fn bench_a(b: &mut Bench) -> Result<(), WfError> {
     let small = 200;
     let large = if b.args.quick { 2_000 } else { 10_000 };
-    let (engine, _) = b.engine("a", 1000).await?;
+    let (engine, _) = b.engine("a", None).await?;
     let client = engine.client();
     let rate = waiters(&client, "a", small).await?;
     b.row(
@@ -310,7 +319,7 @@ async fn sequential_updates(h: &WorkflowHandle<Counter>) -> Result<(Duration, Du
 }
 
 async fn bench_b(b: &mut Bench) -> Result<(), WfError> {
-    let (engine, path) = b.engine("b", 1000).await?;
+    let (engine, path) = b.engine("b", None).await?;
     let client = engine.client();
     let h = client.start::<Counter>("b", ()).await?;
     h.increment(1).await?; // warm: the run is cached
@@ -373,7 +382,7 @@ fn us(d: Duration) -> f64 {
 }
 
 async fn bench_c(b: &mut Bench) -> Result<(), WfError> {
-    let (engine, _) = b.engine("c", 1).await?;
+    let (engine, _) = b.engine("c", Some(1)).await?;
     let client = engine.client();
     let h = client.start::<Counter>("c", ()).await?;
     h.increment(1).await?;
@@ -445,7 +454,7 @@ async fn activity_chain(client: &Client, id: &str) -> Result<Duration, WfError> 
 }
 
 async fn bench_d(b: &mut Bench) -> Result<(), WfError> {
-    let (engine, path) = b.engine("d", 1000).await?;
+    let (engine, path) = b.engine("d", None).await?;
     let client = engine.client();
     // Warm up the path once.
     client.start::<Chain>("d-warm", 3).await?.result().await?;
@@ -469,7 +478,7 @@ async fn bench_d(b: &mut Bench) -> Result<(), WfError> {
 
 async fn bench_e(b: &mut Bench) -> Result<(), WfError> {
     let target = if b.args.quick { 20_000 } else { 100_000 };
-    let (engine, path) = b.engine("e", 1000).await?;
+    let (engine, path) = b.engine("e", None).await?;
     let client = engine.client();
     let h = client.start::<Counter>("e", ()).await?;
     // Signals in bursts: each workflow task records a burst of SignalReceived events.
@@ -576,7 +585,7 @@ async fn bench_f(b: &mut Bench) -> Result<(), WfError> {
     let n = if b.args.quick { 10_000 } else { 100_000 };
     // Measure this workload's peak, not the earlier ones' (Linux: "5" resets VmHWM).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
-    let (engine, path) = b.engine("f", 1000).await?;
+    let (engine, path) = b.engine("f", None).await?;
     let client = engine.client();
     run_all(&client, n, "f", Phase::Start).await?;
     let (db_mb, wal_mb) = (file_mb(&path, ""), file_mb(&path, "-wal"));
@@ -645,16 +654,11 @@ const G_SENDERS: usize = 1_000;
 
 async fn bench_g(b: &mut Bench) -> Result<(), WfError> {
     let total = if b.args.quick { 20_000 } else { 100_000 };
-    let (engine, _) = b.engine("g", 1000).await?;
+    let (engine, _) = b.engine("g", None).await?;
     let client = engine.client();
-    let how = if b.args.memory {
-        "recorded in memory"
-    } else {
-        "durably recorded"
-    };
     let rate = signal_burst(&client, "g", total, G_SENDERS).await?;
     b.row(
-        &format!("(g) {total} signals to 100 workflows, {G_SENDERS} senders ({how})"),
+        &format!("(g) {total} signals to 100 workflows, {G_SENDERS} senders"),
         format!("{rate:>10.0} signals/s"),
     );
     b.record("g_signals_per_s", rate);

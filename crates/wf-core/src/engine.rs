@@ -32,7 +32,7 @@ pub(crate) struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            cache_capacity: 1000,
+            cache_capacity: 10_000,
             workflow_task_lease: Duration::from_secs(10),
             max_workflow_tasks: 256,
             max_activities: 64,
@@ -200,7 +200,8 @@ impl EngineBuilder {
         self
     }
 
-    /// How many runs stay in memory (default 1000); the rest are rebuilt by replay on demand.
+    /// How many runs stay in memory (default 10,000, as Temporal's Go SDK caches; a cached run
+    /// waiting on a signal costs ~3-5 KB); the rest are rebuilt by replay on demand.
     pub fn cache_capacity(mut self, runs: usize) -> Self {
         self.config.cache_capacity = runs;
         self
