@@ -168,13 +168,17 @@ impl Bench {
             .is_none_or(|o| o.iter().any(|x| x == w))
     }
 
+    /// A new store file for a workload. The earlier workloads' files (their engines are shut
+    /// down) are deleted first: the kernel would otherwise write their dirty pages back while
+    /// this workload waits on its own fsyncs.
     fn db(&mut self, tag: &str) -> PathBuf {
         self.n += 1;
-        let p = self.dir.join(format!("{tag}-{}.db", self.n));
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                let _ = std::fs::remove_file(entry.path());
+            }
         }
-        p
+        self.dir.join(format!("{tag}-{}.db", self.n))
     }
 
     /// An engine on a new store file, with the default run cache unless `cache` says otherwise.
