@@ -16,7 +16,8 @@ pub enum Backend {
     Sqlite,
 }
 
-/// A fresh SQLite path under the temp dir.
+/// A fresh SQLite path in cargo's scratch directory for integration tests (under `target/`,
+/// so test files do not pile up in the system temp dir).
 pub fn temp_db(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::SeqCst);
@@ -24,7 +25,7 @@ pub fn temp_db(tag: &str) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .subsec_nanos();
-    std::env::temp_dir().join(format!(
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "wf-test-{tag}-{}-{n}-{nanos}.db",
         std::process::id()
     ))
