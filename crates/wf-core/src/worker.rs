@@ -120,8 +120,11 @@ pub(crate) fn spawn(
     queries: mpsc::UnboundedReceiver<QueryRequest>,
     direct: mpsc::UnboundedReceiver<Direct>,
 ) -> Result<std::thread::JoinHandle<()>, WfError> {
+    // Timers only, no I/O driver: this thread waits on channels and commits, never on
+    // sockets, and without an I/O driver a wake-up sent to it while it runs is an atomic
+    // store instead of a write to an eventfd (the store's writer answers every commit so).
     let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_time()
         .build()
         .map_err(|e| WfError::Store(format!("could not start the workflow worker runtime: {e}")))?;
     std::thread::Builder::new()
