@@ -510,6 +510,27 @@ fn writer_loop(
 fn run_batch(conn: &Connection, batch: &mut [Box<dyn Request>]) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(db("begin a write transaction"))?;
+    // A request alone needs no savepoint: if it fails, the transaction is rolled back whole.
+    if let [request] = batch {
+        let end = if request.run(conn) {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        if conn.is_autocommit() {
+            // SQLite already rolled back (disk full, I/O error): nothing to end.
+            return Err(StoreError::Backend(
+                "SQLite rolled back the write transaction after an error".into(),
+            ));
+        }
+        let result = conn
+            .execute_batch(end)
+            .map_err(db("end a write transaction"));
+        if result.is_err() && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        return result;
+    }
     let result = batch
         .iter_mut()
         .try_for_each(|request| run_in_savepoint(conn, request.as_mut()));
