@@ -506,23 +506,25 @@ fn writer_loop(
     }
 }
 
-/// Runs a batch in one transaction, each request in its own savepoint; commits once.
+/// Runs a batch in one transaction, each request in its own savepoint (a batch of one needs
+/// none); commits once.
 fn run_batch(conn: &Connection, batch: &mut [Box<dyn Request>]) -> Result<(), StoreError> {
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(db("begin a write transaction"))?;
     // A request alone needs no savepoint: if it fails, the transaction is rolled back whole.
     if let [request] = batch {
-        let end = if request.run(conn) {
-            "COMMIT"
-        } else {
-            "ROLLBACK"
-        };
+        let ok = request.run(conn);
         if conn.is_autocommit() {
-            // SQLite already rolled back (disk full, I/O error): nothing to end.
+            // SQLite already rolled back (disk full, I/O error): a failed request answers its
+            // own error; a "successful" one lost its changes.
+            if !ok {
+                return Ok(());
+            }
             return Err(StoreError::Backend(
                 "SQLite rolled back the write transaction after an error".into(),
             ));
         }
+        let end = if ok { "COMMIT" } else { "ROLLBACK" };
         let result = conn
             .execute_batch(end)
             .map_err(db("end a write transaction"));
