@@ -450,24 +450,8 @@ impl Worker {
         let (Some(instance), Ok(history_bytes)) = (instance, size) else {
             return self.start_plainly(request, reply).await;
         };
-        let run = RunRecord {
-            workflow_id: new.workflow_id.clone(),
-            run_id: new.run_id.clone(),
-            chain_id: new.run_id.clone(),
-            workflow_type: new.workflow_type.clone(),
-            task_queue: new.task_queue.clone(),
-            status: RunStatus::Running,
-            next_event_id: 2,
-            history_bytes,
-            created_ms: request.now_ms,
-            closed_ms: None,
-            result: None,
-            failure: None,
-            task_failure: None,
-            summary: Payload::default(),
-        };
         let task = WorkflowTask {
-            run,
+            run: new.created_record(&new.run_id, history_bytes, request.now_ms),
             messages: Vec::new(),
         };
         let mode = Mode::Start {

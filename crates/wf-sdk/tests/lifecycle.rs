@@ -333,16 +333,8 @@ async fn start_id_conflict_policies(backend: Backend) {
 /// Engine A holds a run in memory; engine B continues it as new. An update sent through A
 /// (whose memory still points at the closed run) and a signal after it reach the new run.
 async fn messages_through_a_stale_engine_reach_the_new_run(backend: Backend) {
-    let path = temp_db("stale");
-    let shared = std::sync::Arc::new(wf_sdk::MemoryStore::new());
-    let engine = || {
-        let b = Engine::builder().poll_interval(Duration::from_millis(5));
-        let b = match backend {
-            Backend::Memory => b.store(shared.clone()),
-            Backend::Sqlite => b.sqlite(&path),
-        };
-        b.workflow::<Lifecycle>().build()
-    };
+    let store = shared_store(backend, "stale");
+    let engine = || store().workflow::<Lifecycle>().build();
     let a = engine().await.unwrap();
     let b = engine().await.unwrap();
     let ha = a

@@ -308,16 +308,8 @@ async fn a_signal_is_in_history_when_the_call_returns(backend: Backend) {
 /// The two paths race on every step: each signal must still apply exactly once, and each
 /// sender's signals in the order it sent them.
 async fn signals_from_two_engines_race_and_each_applies_once(backend: Backend) {
-    let path = temp_db("race");
-    let shared = std::sync::Arc::new(wf_sdk::MemoryStore::new());
-    let engine = || {
-        let b = Engine::builder().poll_interval(Duration::from_millis(5));
-        let b = match backend {
-            Backend::Memory => b.store(shared.clone()),
-            Backend::Sqlite => b.sqlite(&path),
-        };
-        b.workflow::<Inbox>().build()
-    };
+    let store = shared_store(backend, "race");
+    let engine = || store().workflow::<Inbox>().build();
     let a = engine().await.unwrap();
     let b = engine().await.unwrap();
     let h = a.client().start::<Inbox>("race", ()).await.unwrap();

@@ -176,22 +176,7 @@ impl State {
     /// Creates a run ready at `now_ms`; `prepare_run` must have succeeded.
     fn create_run(&mut self, new: &NewRun, chain_id: String, event_bytes: u64, now_ms: i64) {
         self.next_run_seq += 1;
-        let record = RunRecord {
-            workflow_id: new.workflow_id.clone(),
-            run_id: new.run_id.clone(),
-            chain_id,
-            workflow_type: new.workflow_type.clone(),
-            task_queue: new.task_queue.clone(),
-            status: RunStatus::Running,
-            next_event_id: 2,
-            history_bytes: event_bytes,
-            created_ms: now_ms,
-            closed_ms: None,
-            result: None,
-            failure: None,
-            task_failure: None,
-            summary: Payload::default(),
-        };
+        let record = new.created_record(&chain_id, event_bytes, now_ms);
         let started = HistoryEvent {
             event_id: 1,
             time_ms: now_ms,

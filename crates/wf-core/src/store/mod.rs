@@ -298,6 +298,27 @@ impl NewRun {
             parent: self.parent.clone(),
         }
     }
+
+    /// The run's row as created: running, its `WorkflowStarted` event (of `history_bytes`)
+    /// recorded, nothing else yet.
+    pub fn created_record(&self, chain_id: &str, history_bytes: u64, now_ms: i64) -> RunRecord {
+        RunRecord {
+            workflow_id: self.workflow_id.clone(),
+            run_id: self.run_id.clone(),
+            chain_id: chain_id.to_string(),
+            workflow_type: self.workflow_type.clone(),
+            task_queue: self.task_queue.clone(),
+            status: RunStatus::Running,
+            next_event_id: 2,
+            history_bytes,
+            created_ms: now_ms,
+            closed_ms: None,
+            result: None,
+            failure: None,
+            task_failure: None,
+            summary: Payload::default(),
+        }
+    }
 }
 
 /// The task queue of runs and workers that name none.

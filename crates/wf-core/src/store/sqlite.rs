@@ -939,25 +939,8 @@ fn create_run(
         ])
     })
     .map_err(db("insert a run"))?;
-    conn.prepare_cached("INSERT INTO events (run_id, event_id, data) VALUES (?1, 1, ?2)")
-        .and_then(|mut s| s.execute(params![new.run_id, data]))
-        .map_err(db("append the WorkflowStarted event"))?;
-    Ok(RunRecord {
-        workflow_id: new.workflow_id.clone(),
-        run_id: new.run_id.clone(),
-        chain_id: chain_id.to_string(),
-        workflow_type: new.workflow_type.clone(),
-        task_queue: new.task_queue.clone(),
-        status: RunStatus::Running,
-        next_event_id: 2,
-        history_bytes: data.len() as u64,
-        created_ms: now_ms,
-        closed_ms: None,
-        result: None,
-        failure: None,
-        task_failure: None,
-        summary: Payload::default(),
-    })
+    insert_events(conn, &new.run_id, 1, &data)?;
+    Ok(new.created_record(chain_id, data.len() as u64, now_ms))
 }
 
 /// Drops a closed run's inbox, activities and timers, and abandons its unfinished updates.

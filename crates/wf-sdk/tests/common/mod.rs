@@ -40,6 +40,20 @@ pub fn builder(backend: Backend, tag: &str) -> EngineBuilder {
     }
 }
 
+/// Builders of engines that share one store on `backend` (one file, or one in-memory store):
+/// several processes on one database. Polls every 5 ms.
+pub fn shared_store(backend: Backend, tag: &str) -> impl Fn() -> EngineBuilder {
+    let path = temp_db(tag);
+    let memory = Arc::new(wf_sdk::MemoryStore::new());
+    move || {
+        let b = Engine::builder().poll_interval(Duration::from_millis(5));
+        match backend {
+            Backend::Memory => b.store(memory.clone()),
+            Backend::Sqlite => b.sqlite(&path),
+        }
+    }
+}
+
 /// Runs a test body against both stores: `both!(name)` for `async fn name(backend: Backend)`.
 #[macro_export]
 macro_rules! both {
