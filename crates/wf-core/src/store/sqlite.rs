@@ -628,9 +628,15 @@ fn conflict(run_id: &str, reason: impl Into<String>) -> StoreError {
 // Rows
 // ---------------------------------------------------------------------------------------------
 
-const RUN_COLUMNS: &str = "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, \
-     history_bytes, created_ms, closed_ms, result, failure, task_failure, summary, ready_at, \
-     lease_owner, lease_until, task_queue";
+/// The columns `RawRun::from_row` reads, in order (a macro, so that the statements that use it
+/// are literals: the run lookups are on every commit's path and cost no formatting).
+macro_rules! run_columns {
+    () => {
+        "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, history_bytes, \
+         created_ms, closed_ms, result, failure, task_failure, summary, ready_at, lease_owner, \
+         lease_until, task_queue"
+    };
+}
 
 /// A run row with its task-queue state.
 struct RunRow {
@@ -716,9 +722,12 @@ impl RawRun {
 }
 
 fn load_run(conn: &Connection, run_id: &str) -> Result<Option<RunRow>, StoreError> {
-    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE run_id = ?1");
     let mut stmt = conn
-        .prepare_cached(&sql)
+        .prepare_cached(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE run_id = ?1"
+        ))
         .map_err(db("prepare run lookup"))?;
     let raw = stmt
         .query_row([run_id], RawRun::from_row)
@@ -728,10 +737,12 @@ fn load_run(conn: &Connection, run_id: &str) -> Result<Option<RunRow>, StoreErro
 }
 
 fn latest_run(conn: &Connection, workflow_id: &str) -> Result<Option<RunRow>, StoreError> {
-    let sql =
-        format!("SELECT {RUN_COLUMNS} FROM runs WHERE workflow_id = ?1 ORDER BY seq DESC LIMIT 1");
     let mut stmt = conn
-        .prepare_cached(&sql)
+        .prepare_cached(concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs WHERE workflow_id = ?1 ORDER BY seq DESC LIMIT 1"
+        ))
         .map_err(db("prepare latest run lookup"))?;
     let raw = stmt
         .query_row([workflow_id], RawRun::from_row)
@@ -1213,7 +1224,11 @@ fn inbox_has_after(
         .map_err(db("look at a run's inbox"))
 }
 
-fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
+/// Commits a workflow task. Returns the committed run and the spent commit, so that the caller
+/// frees the commit's events and messages on its own thread: freeing another thread's memory
+/// makes glibc's allocator lock that thread's arena, and the writer would contend with the
+/// workflow worker on every commit of a busy engine.
+fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit), StoreError> {
     let run_id = c.run_id.as_str();
     let now = c.now_ms;
     let run = load_run(conn, run_id)?.ok_or_else(|| conflict(run_id, "no such run"))?;
@@ -1339,7 +1354,15 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
             .and_then(|mut s| s.execute(params![run_id, seq]))
             .map_err(db("cancel a timer"))?;
     }
-    for (update_id, name, state) in &c.updates {
+    // Each update once, in its last state: an update accepted and completed in one task would
+    // otherwise enter and leave the pending index within the transaction (one more page).
+    for (i, (update_id, name, state)) in c.updates.iter().enumerate() {
+        if c.updates[i + 1..]
+            .iter()
+            .any(|(later, ..)| later == update_id)
+        {
+            continue;
+        }
         let blob = to_blob("update state", state)?;
         conn.prepare_cached(
             "INSERT INTO updates (chain_id, update_id, run_id, name, state, final) \
@@ -1385,10 +1408,10 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         next_event_id,
         history_bytes: run.history_bytes + added_bytes,
         task_failure: None,
-        summary: c.summary,
+        summary: std::mem::take(&mut c.summary),
         ..run
     };
-    if let Some(close) = c.close {
+    if let Some(close) = c.close.take() {
         let (status, result, failure) = match &close {
             RunClose::Completed(result) => (RunStatus::Completed, Some(result.as_bytes()), None),
             RunClose::Failed(message) => (RunStatus::Failed, None, Some(message.as_str())),
@@ -1427,14 +1450,14 @@ fn commit(conn: &Connection, c: TaskCommit) -> Result<RunRecord, StoreError> {
         conn,
         run_id,
         SideEffects {
-            start_children: c.start_children,
-            deliver: c.deliver,
-            terminate: c.terminate,
-            notify: c.notify,
+            start_children: std::mem::take(&mut c.start_children),
+            deliver: std::mem::take(&mut c.deliver),
+            terminate: std::mem::take(&mut c.terminate),
+            notify: std::mem::take(&mut c.notify),
         },
         now,
     )?;
-    Ok(record)
+    Ok((record, c))
 }
 
 fn schedule_row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
@@ -1811,8 +1834,10 @@ fn read_history(
 }
 
 fn list_runs(conn: &Connection, filter: &ListFilter) -> Result<Vec<RunRecord>, StoreError> {
-    let sql = format!(
-        "SELECT {RUN_COLUMNS} FROM runs r \
+    let sql = concat!(
+        "SELECT ",
+        run_columns!(),
+        " FROM runs r \
          WHERE (?1 IS NULL OR workflow_type = ?1) AND (?2 IS NULL OR status = ?2) \
          AND (?3 = 0 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
          ORDER BY seq DESC LIMIT ?4"
@@ -1823,7 +1848,7 @@ fn list_runs(conn: &Connection, filter: &ListFilter) -> Result<Vec<RunRecord>, S
         filter.limit.min(i64::MAX as usize) as i64
     };
     let raws: Vec<RawRun> = conn
-        .prepare_cached(&sql)
+        .prepare_cached(sql)
         .and_then(|mut s| {
             s.query_map(
                 params![
@@ -1903,7 +1928,7 @@ impl Store for SqliteStore {
             }
             // The task in a nested savepoint: if it fails, the start alone is kept.
             exec_cached(conn, "SAVEPOINT first_task", "open a savepoint")?;
-            let first = commit(conn, first);
+            let first = commit(conn, first).map(|(record, _spent)| record);
             if first.is_err() {
                 exec_cached(conn, "ROLLBACK TO first_task", "roll back a savepoint")?;
             }
@@ -1991,10 +2016,13 @@ impl Store for SqliteStore {
     }
 
     fn commit_workflow_task(&self, c: TaskCommit) -> StoreFuture<'_, RunRecord> {
-        if !c.sync {
-            return self.write_soft(move |conn| commit(conn, c));
-        }
-        self.write(move |conn| commit(conn, c))
+        let committed = if c.sync {
+            self.write(move |conn| commit(conn, c))
+        } else {
+            self.write_soft(move |conn| commit(conn, c))
+        };
+        // The spent commit is dropped here, on the caller's thread (see `commit`).
+        Box::pin(async move { committed.await.map(|(record, _spent)| record) })
     }
 
     fn fail_workflow_task(

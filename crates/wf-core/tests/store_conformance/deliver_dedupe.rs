@@ -15,6 +15,7 @@ conformance!(
     a_duplicate_update_is_answered_with_its_current_record,
     a_closed_run_refuses_new_messages_but_answers_duplicate_updates,
     deliver_to_an_explicit_run_id_targets_that_run,
+    a_task_that_moves_an_update_through_several_states_records_the_last,
 );
 
 async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn Store>) {
@@ -201,6 +202,37 @@ async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<dyn S
     );
     assert_eq!(store.get_update("wf-1", "unknown").await.unwrap(), None);
     assert_eq!(store.get_update("unknown", "u-1").await.unwrap(), None);
+}
+
+/// An update accepted and completed in one task (the usual case: a synchronous handler), next
+/// to one only accepted: each is recorded in its last state.
+async fn a_task_that_moves_an_update_through_several_states_records_the_last(
+    store: Arc<dyn Store>,
+) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let done = UpdateState::Completed(UpdateOutcome::Completed(payload(7)));
+    run_task(&*store, T0 + 1, |_, c| {
+        c.updates = vec![
+            ("u-1".into(), "add".into(), UpdateState::Accepted),
+            ("u-2".into(), "add".into(), UpdateState::Accepted),
+            ("u-1".into(), "add".into(), done.clone()),
+        ];
+    })
+    .await;
+    let record = |id: &str, state: UpdateState| UpdateRecord {
+        update_id: id.into(),
+        run_id: "run-1".into(),
+        name: "add".into(),
+        state,
+    };
+    assert_eq!(
+        store.get_update("wf-1", "u-1").await.unwrap(),
+        Some(record("u-1", done))
+    );
+    assert_eq!(
+        store.pending_updates("run-1").await.unwrap(),
+        vec![record("u-2", UpdateState::Accepted)]
+    );
 }
 
 async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(store: Arc<dyn Store>) {
