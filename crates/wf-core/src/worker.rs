@@ -104,6 +104,11 @@ pub(crate) enum DirectReply {
 /// How long the query loop stays awake for the next query after answering one.
 const QUERY_AWAKE: Duration = Duration::from_micros(200);
 
+/// How long the loop taking in-memory messages stays awake for the next one after a run's
+/// messages were all handled: a caller sending one update or signal after another answers and
+/// sends within tens of microseconds, about what waking the parked thread would cost.
+const DIRECT_AWAKE: Duration = Duration::from_micros(200);
+
 /// How long a task waits for its commit's answer without parking the thread, when it is the
 /// only commit in flight (a quiet engine): an answer that arrives to a parked thread costs a
 /// wake-up, tens of microseconds on a virtual machine, often more than the commit itself.
@@ -152,6 +157,9 @@ struct Worker {
     pending: RefCell<HashMap<String, Vec<Direct>>>,
     /// Runs with a direct task under way.
     busy: RefCell<HashSet<String>>,
+    /// Until when the loop taking in-memory messages polls instead of parking (see
+    /// [`DIRECT_AWAKE`]).
+    direct_awake_until: Cell<Option<std::time::Instant>>,
     /// Callers of in-memory updates waiting for the final outcome, by update id.
     update_waiters: RefCell<HashMap<String, (String, oneshot::Sender<DirectReply>)>>,
 }
@@ -166,6 +174,7 @@ impl Worker {
             committing: Cell::new(0),
             pending: RefCell::new(HashMap::new()),
             busy: RefCell::new(HashSet::new()),
+            direct_awake_until: Cell::new(None),
             update_waiters: RefCell::new(HashMap::new()),
         })
     }
@@ -177,7 +186,28 @@ impl Worker {
     ) {
         let me = self.clone();
         tokio::task::spawn_local(async move {
-            while let Some(d) = direct.recv().await {
+            loop {
+                let d = match direct.try_recv() {
+                    Ok(d) => d,
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    Err(mpsc::error::TryRecvError::Empty) => {
+                        let awake = me
+                            .direct_awake_until
+                            .get()
+                            .is_some_and(|t| std::time::Instant::now() < t);
+                        if awake {
+                            // Yielding to this thread's other tasks and to the core, as the
+                            // query loop does.
+                            std::thread::yield_now();
+                            tokio::task::yield_now().await;
+                            continue;
+                        }
+                        match direct.recv().await {
+                            Some(d) => d,
+                            None => break,
+                        }
+                    }
+                };
                 let run_id = d.run_id().to_string();
                 me.pending
                     .borrow_mut()
@@ -191,6 +221,11 @@ impl Worker {
                         me.drain_direct(&run_id).await;
                         me.busy.borrow_mut().remove(&run_id);
                         me.in_flight.set(me.in_flight.get() - 1);
+                        // Only on a quiet engine: under load the next message wakes nobody.
+                        if me.in_flight.get() == 0 {
+                            me.direct_awake_until
+                                .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
+                        }
                     });
                 }
             }
