@@ -104,6 +104,29 @@ pub(crate) enum DirectReply {
 /// How long the query loop stays awake for the next query after answering one.
 const QUERY_AWAKE: Duration = Duration::from_micros(200);
 
+/// The next item of `rx`, or `None` once it is closed. While `awake_until` is in the future the
+/// thread polls instead of parking, yielding to its other tasks and to the core (the caller's
+/// thread may share the core, and would otherwise wait for this loop to give up).
+async fn next_awake<T>(
+    rx: &mut mpsc::UnboundedReceiver<T>,
+    awake_until: impl Fn() -> Option<std::time::Instant>,
+) -> Option<T> {
+    loop {
+        match rx.try_recv() {
+            Ok(item) => return Some(item),
+            Err(mpsc::error::TryRecvError::Disconnected) => return None,
+            Err(mpsc::error::TryRecvError::Empty) => {
+                if awake_until().is_some_and(|t| std::time::Instant::now() < t) {
+                    std::thread::yield_now();
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                return rx.recv().await;
+            }
+        }
+    }
+}
+
 /// How long the loop taking in-memory messages stays awake for the next one after a run's
 /// messages were all handled: a caller sending one update or signal after another answers and
 /// sends within tens of microseconds, about what waking the parked thread would cost.
@@ -187,26 +210,8 @@ impl Worker {
         let me = self.clone();
         tokio::task::spawn_local(async move {
             loop {
-                let d = match direct.try_recv() {
-                    Ok(d) => d,
-                    Err(mpsc::error::TryRecvError::Disconnected) => break,
-                    Err(mpsc::error::TryRecvError::Empty) => {
-                        let awake = me
-                            .direct_awake_until
-                            .get()
-                            .is_some_and(|t| std::time::Instant::now() < t);
-                        if awake {
-                            // Yielding to this thread's other tasks and to the core, as the
-                            // query loop does.
-                            std::thread::yield_now();
-                            tokio::task::yield_now().await;
-                            continue;
-                        }
-                        match direct.recv().await {
-                            Some(d) => d,
-                            None => break,
-                        }
-                    }
+                let Some(d) = next_awake(&mut direct, || me.direct_awake_until.get()).await else {
+                    break;
                 };
                 let run_id = d.run_id().to_string();
                 me.pending
@@ -221,7 +226,7 @@ impl Worker {
                         me.drain_direct(&run_id).await;
                         me.busy.borrow_mut().remove(&run_id);
                         me.in_flight.set(me.in_flight.get() - 1);
-                        // Only on a quiet engine: under load the next message wakes nobody.
+                        // Only on a quiet engine: a busy thread is awake anyway.
                         if me.in_flight.get() == 0 {
                             me.direct_awake_until
                                 .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
@@ -236,24 +241,7 @@ impl Worker {
             // this thread) for the next query: queries tend to come in runs, and waking a
             // parked thread costs more than the answer itself.
             let mut awake_until: Option<std::time::Instant> = None;
-            loop {
-                let q = match queries.try_recv() {
-                    Ok(q) => q,
-                    Err(mpsc::error::TryRecvError::Disconnected) => break,
-                    Err(mpsc::error::TryRecvError::Empty) => {
-                        if awake_until.is_some_and(|t| std::time::Instant::now() < t) {
-                            // Yield the core as well: the caller's thread may share it, and
-                            // would otherwise wait for this loop to give up.
-                            std::thread::yield_now();
-                            tokio::task::yield_now().await;
-                            continue;
-                        }
-                        match queries.recv().await {
-                            Some(q) => q,
-                            None => break,
-                        }
-                    }
-                };
+            while let Some(q) = next_awake(&mut queries, || awake_until).await {
                 let answer = me
                     .cache
                     .borrow()
