@@ -1356,11 +1356,9 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
     }
     // Each update once, in its last state: an update accepted and completed in one task would
     // otherwise enter and leave the pending index within the transaction (one more page).
-    for (i, (update_id, name, state)) in c.updates.iter().enumerate() {
-        if c.updates[i + 1..]
-            .iter()
-            .any(|(later, ..)| later == update_id)
-        {
+    let mut written = std::collections::HashSet::new();
+    for (update_id, name, state) in c.updates.iter().rev() {
+        if !written.insert(update_id.as_str()) {
             continue;
         }
         let blob = to_blob("update state", state)?;
