@@ -954,13 +954,13 @@ fn create_run(
     Ok(new.created_record(chain_id, data.len() as u64, now_ms))
 }
 
-/// Drops a closed run's inbox, activities and timers, and abandons its unfinished updates.
+/// Drops a closed run's inbox, activities and timers, and abandons its unfinished updates (the
+/// caller closes the run's row, its ready and lease marks cleared in the same statement).
 fn clear_closed_run(conn: &Connection, run_id: &str) -> Result<(), StoreError> {
     for sql in [
         "DELETE FROM inbox WHERE run_id = ?1",
         "DELETE FROM activities WHERE run_id = ?1",
         "DELETE FROM timers WHERE run_id = ?1",
-        "UPDATE runs SET ready_at = NULL, lease_owner = NULL, lease_until = NULL WHERE run_id = ?1",
     ] {
         conn.prepare_cached(sql)
             .and_then(|mut s| s.execute([run_id]))
@@ -1047,7 +1047,8 @@ fn close_terminated(
     let size = append_event(conn, &run.run_id, run.next_event_id, now_ms, &kind)?;
     conn.prepare_cached(
         "UPDATE runs SET status = 'terminated', closed_ms = ?2, failure = ?3, \
-         next_event_id = next_event_id + 1, history_bytes = history_bytes + ?4 WHERE run_id = ?1",
+         next_event_id = next_event_id + 1, history_bytes = history_bytes + ?4, \
+         ready_at = NULL, lease_owner = NULL, lease_until = NULL WHERE run_id = ?1",
     )
     .and_then(|mut s| s.execute(params![run.run_id, now_ms, reason, size as i64]))
     .map_err(db("terminate a run"))?;
@@ -1380,14 +1381,30 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
         })
         .map_err(db("record an update state"))?;
     }
-    let ready_at = if !c.without_lease && inbox_has_after(conn, run_id, None)? {
+    // The run row in one statement, closed at once if the task closes it.
+    let close = c.close.take();
+    let closing = close.as_ref().map(|close| match close {
+        RunClose::Completed(result) => (RunStatus::Completed, Some(result.as_bytes()), None),
+        RunClose::Failed(message) => (RunStatus::Failed, None, Some(message.as_str())),
+        RunClose::Cancelled(message) => (RunStatus::Cancelled, None, Some(message.as_str())),
+        RunClose::ContinuedAsNew(_) => (RunStatus::ContinuedAsNew, None, None),
+    });
+    // Ready again if messages wait (a closing task found none after those it consumed).
+    let ready_at = if closing.is_none() && !c.without_lease && inbox_has_after(conn, run_id, None)?
+    {
         Some(now)
     } else {
         None
     };
+    let (status, result, failure) = match closing {
+        Some((status, result, failure)) => (Some(status.as_str()), result, failure),
+        None => (None, None, None),
+    };
     conn.prepare_cached(
         "UPDATE runs SET next_event_id = ?2, history_bytes = history_bytes + ?3, summary = ?4, \
-         task_failure = NULL, lease_owner = NULL, lease_until = NULL, ready_at = ?5 \
+         task_failure = NULL, lease_owner = NULL, lease_until = NULL, ready_at = ?5, \
+         status = COALESCE(?6, status), closed_ms = COALESCE(?7, closed_ms), \
+         result = COALESCE(?8, result), failure = COALESCE(?9, failure) \
          WHERE run_id = ?1",
     )
     .and_then(|mut s| {
@@ -1396,7 +1413,11 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
             next_event_id as i64,
             added_bytes as i64,
             c.summary.as_bytes(),
-            ready_at
+            ready_at,
+            status,
+            status.map(|_| now),
+            result,
+            failure
         ])
     })
     .map_err(db("update the committed run"))?;
@@ -1409,23 +1430,13 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
         summary: std::mem::take(&mut c.summary),
         ..run
     };
-    if let Some(close) = c.close.take() {
-        let (status, result, failure) = match &close {
-            RunClose::Completed(result) => (RunStatus::Completed, Some(result.as_bytes()), None),
-            RunClose::Failed(message) => (RunStatus::Failed, None, Some(message.as_str())),
-            RunClose::Cancelled(message) => (RunStatus::Cancelled, None, Some(message.as_str())),
-            RunClose::ContinuedAsNew(_) => (RunStatus::ContinuedAsNew, None, None),
-        };
+    if let Some((status, result, failure)) = closing {
         record.status = status;
         record.closed_ms = Some(now);
         record.result = result.map(|r| Payload(r.to_vec()));
         record.failure = failure.map(str::to_string);
-        conn.prepare_cached(
-            "UPDATE runs SET status = ?2, closed_ms = ?3, result = ?4, failure = ?5 \
-             WHERE run_id = ?1",
-        )
-        .and_then(|mut s| s.execute(params![run_id, status.as_str(), now, result, failure]))
-        .map_err(db("close the run"))?;
+    }
+    if let Some(close) = close {
         clear_closed_run(conn, run_id)?;
         if let RunClose::ContinuedAsNew(new) = close {
             if new.workflow_id != record.workflow_id {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use wf_core::history::{ActivityOptions, HistoryEvent};
 use wf_core::store::{
-    ActivityTask, DeliverOutcome, InboxKind, ListFilter, RunRecord, SqliteOptions, SqliteStore,
-    Store, StoreError, UpdateRecord, UpdateState,
+    ActivityTask, DeliverOutcome, InboxKind, ListFilter, RunClose, RunRecord, SqliteOptions,
+    SqliteStore, Store, StoreError, UpdateRecord, UpdateState,
 };
 
 /// Everything observable about the test workflows, without changing anything.
@@ -330,4 +330,44 @@ fn received(name: &str) -> wf_core::history::EventKind {
         args: payload(name),
         signal_id: None,
     }
+}
+
+/// A closed run keeps no ready or lease mark, however it closed: the marks index the runs that
+/// workers poll, and a stale one would be scanned by every poll from then on.
+#[tokio::test]
+async fn closed_runs_keep_no_ready_or_lease_mark() {
+    let db = TempDb::new("closed-marks");
+    let store = db.open_sqlite();
+    // Terminated while leased, a message waiting.
+    start(&store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, signal("a", None), T0)
+        .await
+        .unwrap();
+    lease_one(&store, "w", T0).await;
+    store.terminate("wf-1", "stop", T0 + 1).await.unwrap();
+    // Terminated while ready for its first task.
+    start(&store, "wf-2", "run-2", T0 + 2).await;
+    store.terminate("wf-2", "stop", T0 + 3).await.unwrap();
+    // Completed by a leased task.
+    start(&store, "wf-3", "run-3", T0 + 4).await;
+    let task = lease_one(&store, "w", T0 + 4).await;
+    let mut done = commit_for(&task, "w", T0 + 5);
+    done.close = Some(RunClose::Completed(payload(1)));
+    store.commit_workflow_task(done).await.unwrap();
+    drop(store);
+
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM runs WHERE status != 'running'"),
+        3
+    );
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM runs WHERE ready_at IS NOT NULL OR lease_owner IS NOT NULL \
+             OR lease_until IS NOT NULL"
+        ),
+        0
+    );
 }
