@@ -227,7 +227,7 @@ impl Worker {
                         me.busy.borrow_mut().remove(&run_id);
                         me.in_flight.set(me.in_flight.get() - 1);
                         // Only on a quiet engine: a busy thread is awake anyway.
-                        if me.in_flight.get() == 0 {
+                        if me.in_flight.get() == 0 && me.shared.config.poll_when_quiet {
                             me.direct_awake_until
                                 .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
                         }
@@ -248,7 +248,9 @@ impl Worker {
                     .get(&q.run_id)
                     .map(|live| live.instance.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
-                awake_until = Some(std::time::Instant::now() + QUERY_AWAKE);
+                if me.shared.config.poll_when_quiet {
+                    awake_until = Some(std::time::Instant::now() + QUERY_AWAKE);
+                }
             }
         });
         let mut shutdown = self.shared.shutdown.subscribe();
@@ -333,7 +335,7 @@ impl Worker {
             }
         }
         let mut commit = commit;
-        let solo = self.committing.get() == 0;
+        let solo = self.committing.get() == 0 && self.shared.config.poll_when_quiet;
         self.committing.set(self.committing.get() + 1);
         let _in_flight = InFlight(&self.committing);
         if solo {

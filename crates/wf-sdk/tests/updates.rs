@@ -103,8 +103,12 @@ impl Account {
 }
 
 async fn engine(backend: Backend, tag: &str) -> Engine {
-    builder(backend, tag)
-        .workflow::<Account>()
+    account_engine(builder(backend, tag)).await
+}
+
+/// `b` with the account workflow and the test tools registered, built.
+async fn account_engine(b: wf_sdk::EngineBuilder) -> Engine {
+    b.workflow::<Account>()
         .activities(tools())
         .build()
         .await
@@ -177,13 +181,7 @@ async fn handler_error_fails_the_update_not_the_run(backend: Backend) {
 
 async fn panicking_handler_fails_the_task_and_caller_keeps_waiting(backend: Backend) {
     let clock = TestClock::new();
-    let engine = builder(backend, "panic")
-        .clock(clock.clone())
-        .workflow::<Account>()
-        .activities(tools())
-        .build()
-        .await
-        .unwrap();
+    let engine = account_engine(builder(backend, "panic").clock(clock.clone())).await;
     let h = engine.client().start::<Account>("acct", ()).await.unwrap();
     h.deposit(1).await.unwrap();
     let caller = {
@@ -290,7 +288,22 @@ async fn abandoned_update_callers_get_run_finished(backend: Backend) {
     assert!(matches!(u.result().await, Err(WfError::RunFinished { .. })));
 }
 
+/// With `poll_when_quiet(false)` no thread polls between steps: everything still happens, each
+/// step after a wake-up (updates sync and async, an activity, a timer, a query, a signal).
+async fn an_engine_that_never_polls_when_quiet_does_the_same(backend: Backend) {
+    let engine = account_engine(builder(backend, "no-polling").poll_when_quiet(false)).await;
+    let h = engine.client().start::<Account>("acct", ()).await.unwrap();
+    for expected in 1..=3 {
+        assert_eq!(h.deposit(1).await.unwrap(), expected);
+        assert_eq!(h.balance().await.unwrap(), expected);
+    }
+    assert_eq!(h.deposit_slowly(2).await.unwrap(), 5);
+    h.finish().await.unwrap();
+    assert_eq!(h.result().await.unwrap(), 5);
+}
+
 both!(
+    an_engine_that_never_polls_when_quiet_does_the_same,
     rejected_update_leaves_no_event,
     accepted_update_runs_activities_and_timers,
     start_returns_once_accepted_then_result_waits,
