@@ -257,8 +257,8 @@ impl EngineBuilder {
     /// 200 µs for the next message or query, and the SQLite store this engine opens looks for
     /// its next write for 200 µs (see [`SqliteOptions::poll_when_quiet`]). Waking a parked
     /// thread costs tens of microseconds on a virtual machine, more than a step often takes;
-    /// `false` gives that latency back for no busy CPU between steps that come one at a time
-    /// (under load the threads are busy anyway and nothing changes).
+    /// `false` pays that wake-up on each step in exchange for no busy CPU between steps that
+    /// come one at a time (under load the threads are busy anyway and nothing changes).
     pub fn poll_when_quiet(mut self, on: bool) -> Self {
         self.config.poll_when_quiet = on;
         self
