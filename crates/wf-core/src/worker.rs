@@ -106,10 +106,12 @@ const QUERY_AWAKE: Duration = Duration::from_micros(200);
 
 /// The next item of `rx`, or `None` once it is closed. While `awake_until` is in the future the
 /// thread polls instead of parking, yielding to its other tasks and to the core (the caller's
-/// thread may share the core, and would otherwise wait for this loop to give up).
+/// thread may share the core, and would otherwise wait for this loop to give up). A window
+/// opened by another task while this one waits is announced on `opened`.
 async fn next_awake<T>(
     rx: &mut mpsc::UnboundedReceiver<T>,
     awake_until: impl Fn() -> Option<std::time::Instant>,
+    opened: Option<&tokio::sync::Notify>,
 ) -> Option<T> {
     loop {
         match rx.try_recv() {
@@ -121,7 +123,13 @@ async fn next_awake<T>(
                     tokio::task::yield_now().await;
                     continue;
                 }
-                return rx.recv().await;
+                let Some(opened) = opened else {
+                    return rx.recv().await;
+                };
+                tokio::select! {
+                    item = rx.recv() => return item,
+                    () = opened.notified() => {}
+                }
             }
         }
     }
@@ -181,8 +189,9 @@ struct Worker {
     /// Runs with a direct task under way.
     busy: RefCell<HashSet<String>>,
     /// Until when the loop taking in-memory messages polls instead of parking (see
-    /// [`DIRECT_AWAKE`]).
+    /// [`DIRECT_AWAKE`]), and the wake-up that tells the waiting loop a window opened.
     direct_awake_until: Cell<Option<std::time::Instant>>,
+    direct_awake: tokio::sync::Notify,
     /// Callers of in-memory updates waiting for the final outcome, by update id.
     update_waiters: RefCell<HashMap<String, (String, oneshot::Sender<DirectReply>)>>,
 }
@@ -198,6 +207,7 @@ impl Worker {
             pending: RefCell::new(HashMap::new()),
             busy: RefCell::new(HashSet::new()),
             direct_awake_until: Cell::new(None),
+            direct_awake: tokio::sync::Notify::new(),
             update_waiters: RefCell::new(HashMap::new()),
         })
     }
@@ -210,7 +220,8 @@ impl Worker {
         let me = self.clone();
         tokio::task::spawn_local(async move {
             loop {
-                let Some(d) = next_awake(&mut direct, || me.direct_awake_until.get()).await else {
+                let awake = || me.direct_awake_until.get();
+                let Some(d) = next_awake(&mut direct, awake, Some(&me.direct_awake)).await else {
                     break;
                 };
                 let run_id = d.run_id().to_string();
@@ -230,6 +241,9 @@ impl Worker {
                         if me.in_flight.get() == 0 && me.shared.config.poll_when_quiet {
                             me.direct_awake_until
                                 .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
+                            // The loop is waiting on the channel (this thread is awake: the
+                            // wake-up is a local one).
+                            me.direct_awake.notify_one();
                         }
                     });
                 }
@@ -241,7 +255,7 @@ impl Worker {
             // this thread) for the next query: queries tend to come in runs, and waking a
             // parked thread costs more than the answer itself.
             let mut awake_until: Option<std::time::Instant> = None;
-            while let Some(q) = next_awake(&mut queries, || awake_until).await {
+            while let Some(q) = next_awake(&mut queries, || awake_until, None).await {
                 let answer = me
                     .cache
                     .borrow()
