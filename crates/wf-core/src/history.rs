@@ -524,12 +524,23 @@ fn args_display(args: &Payload) -> String {
 
 /// Encodes an event body (time and kind) as stored: a format version byte, then MessagePack.
 pub fn encode_event(time_ms: i64, kind: &EventKind) -> Result<Vec<u8>, PayloadError> {
-    let mut out = vec![HISTORY_FORMAT_VERSION];
-    rmp_serde::encode::write(&mut out, &(time_ms, kind)).map_err(|e| PayloadError::Encode {
+    let mut out = Vec::new();
+    encode_event_into(&mut out, time_ms, kind)?;
+    Ok(out)
+}
+
+/// Appends what [`encode_event`] returns to `out` (a record of consecutive events, for
+/// [`decode_events`]).
+pub(crate) fn encode_event_into(
+    out: &mut Vec<u8>,
+    time_ms: i64,
+    kind: &EventKind,
+) -> Result<(), PayloadError> {
+    out.push(HISTORY_FORMAT_VERSION);
+    rmp_serde::encode::write(out, &(time_ms, kind)).map_err(|e| PayloadError::Encode {
         what: format!("event {}", kind.name()),
         message: e.to_string(),
-    })?;
-    Ok(out)
+    })
 }
 
 /// Decodes an event body written by [`encode_event`] (any supported format version). Bytes

@@ -219,11 +219,8 @@ impl Worker {
     ) {
         let me = self.clone();
         tokio::task::spawn_local(async move {
-            loop {
-                let awake = || me.direct_awake_until.get();
-                let Some(d) = next_awake(&mut direct, awake, Some(&me.direct_awake)).await else {
-                    break;
-                };
+            let awake = || me.direct_awake_until.get();
+            while let Some(d) = next_awake(&mut direct, awake, Some(&me.direct_awake)).await {
                 let run_id = d.run_id().to_string();
                 me.pending
                     .borrow_mut()

@@ -34,8 +34,8 @@ use super::{
     StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
 };
 use crate::history::{
-    decode_event, decode_events, encode_event, ActivityFailure, ChildOutcome, EventKind,
-    HistoryEvent, ParentInfo,
+    decode_event, decode_events, encode_event, encode_event_into, ActivityFailure, ChildOutcome,
+    EventKind, HistoryEvent, ParentInfo,
 };
 use crate::payload::Payload;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
@@ -621,8 +621,11 @@ fn from_blob<T: DeserializeOwned>(what: &str, bytes: &[u8]) -> Result<T, StoreEr
 }
 
 fn event_blob(time_ms: i64, kind: &EventKind) -> Result<Vec<u8>, StoreError> {
-    encode_event(time_ms, kind)
-        .map_err(|e| StoreError::Backend(format!("could not encode a history event: {e}")))
+    encode_event(time_ms, kind).map_err(encode_failed)
+}
+
+fn encode_failed(e: crate::payload::PayloadError) -> StoreError {
+    StoreError::Backend(format!("could not encode a history event: {e}"))
 }
 
 fn conflict(run_id: &str, reason: impl Into<String>) -> StoreError {
@@ -1271,7 +1274,7 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
     // The task's events as one record: one row insert, and no per-event key repeated.
     let mut chunk = Vec::new();
     for (time_ms, kind) in &c.events {
-        chunk.extend(event_blob(*time_ms, kind)?);
+        encode_event_into(&mut chunk, *time_ms, kind).map_err(encode_failed)?;
     }
     let next_event_id = run.next_event_id + c.events.len() as u64;
     let added_bytes = chunk.len() as u64;
@@ -1443,25 +1446,23 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
         record.closed_ms = Some(now);
         record.result = result.map(|r| Payload(r.to_vec()));
         record.failure = failure.map(str::to_string);
-    }
-    if let Some(close) = close {
         clear_closed_run(conn, run_id)?;
-        if let RunClose::ContinuedAsNew(new) = close {
-            if new.workflow_id != record.workflow_id {
-                return Err(conflict(
-                    run_id,
-                    format!(
-                        "continue-as-new must keep workflow id {:?}, got {:?}",
-                        record.workflow_id, new.workflow_id
-                    ),
-                ));
-            }
-            let new = NewRun {
-                continued_from: Some(run_id.to_string()),
-                ..new
-            };
-            create_run(conn, &new, &record.chain_id, now)?;
+    }
+    if let Some(RunClose::ContinuedAsNew(new)) = close {
+        if new.workflow_id != record.workflow_id {
+            return Err(conflict(
+                run_id,
+                format!(
+                    "continue-as-new must keep workflow id {:?}, got {:?}",
+                    record.workflow_id, new.workflow_id
+                ),
+            ));
         }
+        let new = NewRun {
+            continued_from: Some(run_id.to_string()),
+            ..new
+        };
+        create_run(conn, &new, &record.chain_id, now)?;
     }
     apply_side_effects(
         conn,
