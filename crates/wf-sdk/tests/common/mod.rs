@@ -17,9 +17,12 @@ pub enum Backend {
 }
 
 /// A fresh SQLite path in cargo's scratch directory for integration tests (under `target/`,
-/// so test files do not pile up in the system temp dir).
+/// so test files do not pile up in the system temp dir). The first call in a test process
+/// removes the files earlier runs left there.
 pub fn temp_db(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    SWEEP.call_once(remove_stale_test_files);
     let n = N.fetch_add(1, Ordering::SeqCst);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -29,6 +32,27 @@ pub fn temp_db(tag: &str) -> PathBuf {
         "wf-test-{tag}-{}-{n}-{nanos}.db",
         std::process::id()
     ))
+}
+
+/// Removes test databases (and their WAL files) that runs of the test binaries left in cargo's
+/// scratch directory: those more than ten minutes old, so that a test binary running at the
+/// same time keeps its files.
+fn remove_stale_test_files() {
+    let Ok(entries) = std::fs::read_dir(env!("CARGO_TARGET_TMPDIR")) else {
+        return;
+    };
+    let stale = |e: &std::fs::DirEntry| {
+        e.metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(600))
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with("wf-test-") && stale(&entry) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// A builder on `backend` (a fresh file for SQLite), with a fast poll interval.
