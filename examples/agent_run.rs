@@ -8,7 +8,12 @@
 //!
 //! `cargo run --release --example agent_run`
 
-use std::path::{Path, PathBuf};
+#[path = "support/demo_db.rs"]
+mod demo_db;
+
+use demo_db::DemoDb;
+
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -231,22 +236,15 @@ fn print_history(history: &[HistoryEvent]) {
     }
 }
 
-fn fresh_db() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("wf-agent-run-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
-}
-
 #[tokio::main]
 pub async fn main() -> Result<(), WfError> {
     let t = Timeline(Instant::now());
-    let path = fresh_db();
+    let db = DemoDb::new("agent-run");
+    let path = db.path();
     let tools = Arc::new(Tools::default());
 
     t.say(format!("open the SQLite store at {}", path.display()));
-    let first = engine(&path, tools.clone()).await?;
+    let first = engine(path, tools.clone()).await?;
     let input = AgentInput {
         goal: "ship v1".into(),
         step: 0,
@@ -272,7 +270,7 @@ pub async fn main() -> Result<(), WfError> {
     drop(first);
     t.say("dropped the engine: every worker is gone, the run lives only in the file");
 
-    let second = engine(&path, tools.clone()).await?;
+    let second = engine(path, tools.clone()).await?;
     let h = second.client().handle::<AgentRun>("agent-42");
     let survived = h.status().await?;
     t.say(format!(

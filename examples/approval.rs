@@ -9,8 +9,12 @@
 //!
 //! `cargo run --example approval`
 
+#[path = "support/demo_db.rs"]
+mod demo_db;
+
+use demo_db::DemoDb;
+
 use std::future::Future;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
 use wf_sdk::{EventKind, HistoryEvent};
@@ -258,22 +262,15 @@ fn print_history(history: &[HistoryEvent]) {
     }
 }
 
-fn fresh_db() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("wf-approval-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
-}
-
 /// Runs both paths: approved after 3 h, and expired after 24 h.
 #[tokio::main]
 pub async fn main() -> Result<(), WfError> {
     let clock = TestClock::new();
     let t = Timeline::new(&clock);
-    let path = fresh_db();
+    let db = DemoDb::new("approval");
+    let path = db.path();
     let engine = Engine::builder()
-        .sqlite(&path)
+        .sqlite(path)
         .clock(clock.clone())
         .poll_interval(Duration::from_millis(50))
         .workflow::<Approval>()

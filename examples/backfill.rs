@@ -14,7 +14,12 @@
 //!
 //! `cargo run --example backfill`
 
-use std::path::{Path, PathBuf};
+#[path = "support/demo_db.rs"]
+mod demo_db;
+
+use demo_db::DemoDb;
+
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
@@ -163,14 +168,6 @@ fn print_history(history: &[HistoryEvent]) {
     }
 }
 
-fn fresh_db() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("wf-backfill-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
-}
-
 async fn engine(
     path: &Path,
     worker: &'static str,
@@ -213,10 +210,11 @@ async fn until_copied(log: &Mutex<Vec<AttemptLog>>, rows: usize) -> Result<(), W
 #[tokio::main]
 pub async fn main() -> Result<(), WfError> {
     let t = Timeline(Instant::now());
-    let path = fresh_db();
+    let db = DemoDb::new("backfill");
+    let path = db.path();
     let log = Arc::new(Mutex::new(Vec::<AttemptLog>::new()));
 
-    let a = engine(&path, "worker A", &log, t).await?;
+    let a = engine(path, "worker A", &log, t).await?;
     t.say(format!(
         "worker A opens the SQLite store at {}",
         path.display()
@@ -249,7 +247,7 @@ pub async fn main() -> Result<(), WfError> {
         .build()
         .map_err(|e| WfError::Store(format!("starting worker B's runtime: {e}")))?;
     let b = {
-        let (path, log) = (path.clone(), log.clone());
+        let (path, log) = (path.to_path_buf(), log.clone());
         b_runtime
             .spawn(async move { engine(&path, "worker B", &log, t).await })
             .await
@@ -264,7 +262,7 @@ pub async fn main() -> Result<(), WfError> {
         copied(&log)
     ));
 
-    let c = engine(&path, "worker C", &log, t).await?;
+    let c = engine(path, "worker C", &log, t).await?;
     t.say("worker C opens the same file");
     let h = c.client().handle::<Backfill>("backfill-orders");
     let report = h.result().await?;

@@ -8,7 +8,12 @@
 //!
 //! `cargo run --example cart`
 
-use std::path::{Path, PathBuf};
+#[path = "support/demo_db.rs"]
+mod demo_db;
+
+use demo_db::DemoDb;
+
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
@@ -215,14 +220,6 @@ fn print_history(history: &[HistoryEvent]) {
     }
 }
 
-fn fresh_db() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("wf-cart-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
-}
-
 async fn engine(path: &Path, shop: std::sync::Arc<Shop>) -> Result<Engine, WfError> {
     Engine::builder()
         .sqlite(path)
@@ -237,9 +234,10 @@ async fn engine(path: &Path, shop: std::sync::Arc<Shop>) -> Result<Engine, WfErr
 #[tokio::main]
 pub async fn main() -> Result<(), WfError> {
     let t = Timeline(Instant::now());
-    let path = fresh_db();
+    let db = DemoDb::new("cart");
+    let path = db.path();
     let shop = std::sync::Arc::new(Shop::default());
-    let engine = engine(&path, shop.clone()).await?;
+    let engine = engine(path, shop.clone()).await?;
     t.say(format!("open the SQLite store at {}", path.display()));
     let h = engine
         .client()
@@ -312,7 +310,7 @@ pub async fn main() -> Result<(), WfError> {
 
     // A process with no workers: nothing is cached, so the query replays the history.
     let reader = Engine::builder()
-        .sqlite(&path)
+        .sqlite(path)
         .client_only()
         .workflow::<Cart>()
         .build()

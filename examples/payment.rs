@@ -10,9 +10,13 @@
 //!
 //! `cargo run --example payment`
 
+#[path = "support/demo_db.rs"]
+mod demo_db;
+
+use demo_db::DemoDb;
+
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -413,20 +417,13 @@ fn print_history(history: &[HistoryEvent]) {
     }
 }
 
-fn fresh_db() -> PathBuf {
-    let path = std::env::temp_dir().join(format!("wf-payment-{}.db", std::process::id()));
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-    }
-    path
-}
-
 /// Runs both paths: confirmed and charged once despite a retry, and expired and released.
 #[tokio::main]
 pub async fn main() -> Result<(), WfError> {
     let clock = TestClock::new();
     let t = Timeline::new(&clock);
-    let path = fresh_db();
+    let db = DemoDb::new("payment");
+    let path = db.path();
     let provider = Arc::new(FakeProvider::default());
     let bank = Arc::new(Bank {
         provider: provider.clone(),
@@ -435,7 +432,7 @@ pub async fn main() -> Result<(), WfError> {
         timeline: t.clone(),
     });
     let engine = Engine::builder()
-        .sqlite(&path)
+        .sqlite(path)
         .clock(clock.clone())
         .poll_interval(Duration::from_millis(50))
         .workflow::<Payment>()

@@ -1,5 +1,8 @@
 //! Every example runs as a test, so none can rot.
 
+// Each example includes the module for its database file, as it must when built alone.
+#![allow(clippy::duplicate_mod)]
+
 #[path = "../agent_run.rs"]
 mod agent_run;
 
