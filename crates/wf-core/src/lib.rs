@@ -4,6 +4,8 @@
 //! Users depend on `wf-sdk`, which re-exports what they need from here together with the
 //! macros. This crate is usable on its own with hand-written [`WorkflowDefinition`]s.
 
+#![warn(missing_docs)]
+
 mod activity_worker;
 mod cache;
 mod commands;

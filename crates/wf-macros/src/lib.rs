@@ -7,6 +7,8 @@
 //! `fallback.rs` is what is emitted after an error. Errors are collected in a context (`ctxt.rs`) so that
 //! independent mistakes are all reported, each once.
 
+#![warn(missing_docs)]
+
 mod ast;
 mod attr;
 mod check;

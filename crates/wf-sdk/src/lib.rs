@@ -8,7 +8,7 @@
 //! - **Queries** are reads; they never touch history.
 //! - **Updates** are tracked writes with a validator and a result.
 //!
-//! ```ignore
+//! ```
 //! use wf_sdk::prelude::*;
 //!
 //! #[derive(Default)]
@@ -24,9 +24,22 @@
 //!     #[signal] fn bump(&mut self) { self.n += 1; }
 //!     #[query] fn value(&self) -> u32 { self.n }
 //! }
+//!
+//! # #[tokio::main] async fn main() -> Result<(), WfError> {
+//! // `.sqlite("app.db")` instead of `.memory()` keeps the runs in a file.
+//! let engine = Engine::builder().memory().workflow::<Counter>().build().await?;
+//! let counter = engine.client().start::<Counter>("counter-1", 2).await?;
+//! counter.bump().await?;
+//! counter.bump().await?;
+//! assert_eq!(counter.result().await?, 2);
+//! assert_eq!(counter.value().await?, 2); // a finished run still answers queries
+//! engine.shutdown().await;
+//! # Ok(()) }
 //! ```
 //!
 //! See the README for the tour and `examples/` for runnable scenarios.
+
+#![warn(missing_docs)]
 
 pub use wf_core::{
     activity, client, clock, context, definition, error, history, payload, store, ActivityCall,
