@@ -102,7 +102,8 @@ impl Default for SqliteOptions {
 pub struct SqliteStore {
     writes: Option<mpsc::Sender<Box<dyn Request>>>,
     reads: Option<mpsc::Sender<Box<dyn Request>>>,
-    threads: Vec<JoinHandle<()>>,
+    writer: Option<JoinHandle<()>>,
+    readers: Vec<JoinHandle<()>>,
 }
 
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
@@ -255,24 +256,27 @@ impl SqliteStore {
             readers.push(conn);
         }
 
-        let mut threads = Vec::new();
         let (write_tx, write_rx) = mpsc::channel::<Box<dyn Request>>();
         let max_batch = options.max_batch.max(1);
         let full = options.synchronous_full;
         let poll = options.poll_when_quiet;
-        threads.push(spawn("wf-sqlite-writer", move || {
+        let writer = spawn("wf-sqlite-writer", move || {
             writer_loop(writer, write_rx, max_batch, full, poll)
-        })?);
+        })?;
         let (read_tx, read_rx) = mpsc::channel::<Box<dyn Request>>();
         let read_rx = Arc::new(Mutex::new(read_rx));
-        for conn in readers {
-            let rx = Arc::clone(&read_rx);
-            threads.push(spawn("wf-sqlite-reader", move || reader_loop(conn, rx))?);
-        }
+        let readers = readers
+            .into_iter()
+            .map(|conn| {
+                let rx = Arc::clone(&read_rx);
+                spawn("wf-sqlite-reader", move || reader_loop(conn, rx))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(SqliteStore {
             writes: Some(write_tx),
             reads: Some(read_tx),
-            threads,
+            writer: Some(writer),
+            readers,
         })
     }
 
@@ -304,11 +308,18 @@ impl SqliteStore {
 
 impl Drop for SqliteStore {
     fn drop(&mut self) {
-        // Closing the channels ends the loops once the queued requests are done.
-        self.writes.take();
+        // Closing a channel ends its loop once the queued requests are done, and the loop's
+        // connection closes. The readers close first, the writer last: the last connection to
+        // the file checkpoints the WAL into the database and deletes it, so that after a clean
+        // close the database is one self-contained file. Connections closing at the same time
+        // each see the others still open, and none does it.
+        // A thread that panicked has already failed its callers; nothing more to do.
         self.reads.take();
-        for t in self.threads.drain(..) {
-            // A thread that panicked has already failed its callers; nothing more to do.
+        for t in self.readers.drain(..) {
+            let _ = t.join();
+        }
+        self.writes.take();
+        if let Some(t) = self.writer.take() {
             let _ = t.join();
         }
     }

@@ -79,14 +79,19 @@ async fn populate(store: &dyn Store) {
     store.terminate("wf-2", "not needed", T0 + 6).await.unwrap();
 }
 
-#[tokio::test]
-async fn everything_survives_close_and_reopen() {
-    let db = TempDb::new("reopen");
+/// A database file holding [`populate`]'s workflows, its store closed; with what that store saw.
+async fn populated_and_closed(name: &str) -> (TempDb, Snapshot) {
+    let db = TempDb::new(name);
     let store = db.open();
     populate(&*store).await;
     let before = snapshot(&*store).await;
     drop(store);
+    (db, before)
+}
 
+#[tokio::test]
+async fn everything_survives_close_and_reopen() {
+    let (db, before) = populated_and_closed("reopen").await;
     let store = db.open();
     assert_eq!(snapshot(&*store).await, before);
     let dup = store
@@ -370,4 +375,19 @@ async fn closed_runs_keep_no_ready_or_lease_mark() {
         ),
         0
     );
+}
+
+#[tokio::test]
+async fn a_closed_store_leaves_everything_in_the_database_file_alone() {
+    let (db, before) = populated_and_closed("close").await;
+    // The last connection to close checkpointed the WAL into the database and removed it: a
+    // backup that copies the one file gets everything.
+    let wal = format!("{}-wal", db.path.display());
+    assert!(
+        !std::path::Path::new(&wal).exists(),
+        "the WAL outlived a clean close"
+    );
+    let copy = TempDb::new("close-copy");
+    std::fs::copy(&db.path, &copy.path).expect("copy the database file");
+    assert_eq!(snapshot(&*copy.open()).await, before);
 }
