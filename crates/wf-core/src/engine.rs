@@ -367,7 +367,8 @@ impl Engine {
     }
 
     /// Stops the workers cleanly: in-flight workflow tasks finish, running activity attempts
-    /// are released for another worker (not counted as failures).
+    /// are released for another worker (not counted as failures). If no [`Client`] of this
+    /// engine is left, the store closes too (a SQLite file is then one self-contained file).
     pub async fn shutdown(mut self) {
         self.stop();
         for t in self.tasks.drain(..) {
@@ -376,6 +377,11 @@ impl Engine {
         if let Some(thread) = self.thread.take() {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
+        // Closing a SQLite store folds its WAL into the database file, which can take a while:
+        // if this is the last reference, drop it on a blocking thread, not this runtime's.
+        let store = self.shared.store.clone();
+        drop(self);
+        let _ = tokio::task::spawn_blocking(move || drop(store)).await;
     }
 
     fn stop(&self) {

@@ -462,17 +462,8 @@ impl Sleeper {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn durable_timer_fires_after_a_restart() {
-    let path = temp_db("timer-restart");
-    let clock = TestClock::new();
-    let engine = Engine::builder()
-        .sqlite(&path)
-        .clock(clock.clone())
-        .workflow::<Sleeper>()
-        .build()
-        .await
-        .unwrap();
+/// Starts a `Sleeper` on `engine` and waits until its timer is recorded.
+async fn start_sleeping(engine: &Engine) -> WorkflowHandle<Sleeper> {
     let h = engine
         .client()
         .start::<Sleeper>("sleeper", ())
@@ -485,20 +476,58 @@ async fn durable_timer_fires_after_a_restart() {
             .then_some(())
     })
     .await;
-    engine.shutdown().await;
-    // A new process (same file, same clock) an hour later.
-    clock.advance(Duration::from_secs(3600));
-    let engine = Engine::builder()
-        .sqlite(&path)
+    h
+}
+
+/// An engine running `Sleeper` on the SQLite file at `path`, on `clock`.
+async fn sleeper_engine(path: &std::path::Path, clock: &TestClock) -> Engine {
+    Engine::builder()
+        .sqlite(path)
         .clock(clock.clone())
         .workflow::<Sleeper>()
         .build()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// An hour later on `clock`, an engine on the file at `path` finishes the sleeper's run.
+async fn finishes_an_hour_later(path: &std::path::Path, clock: &TestClock) {
+    clock.advance(Duration::from_secs(3600));
+    let engine = sleeper_engine(path, clock).await;
     let h = engine.client().handle::<Sleeper>("sleeper");
     assert_eq!(h.result().await.unwrap(), 3_600_000);
+    drop(h);
     engine.shutdown().await;
-    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durable_timer_fires_after_a_restart() {
+    let path = temp_db("timer-restart");
+    let clock = TestClock::new();
+    let engine = sleeper_engine(&path, &clock).await;
+    drop(start_sleeping(&engine).await);
+    engine.shutdown().await;
+    // A new process (same file, same clock).
+    finishes_an_hour_later(&path, &clock).await;
+}
+
+/// After a clean shutdown the database file alone holds everything: copied without its WAL,
+/// it runs the workflow on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shut_down_engine_leaves_one_self_contained_database_file() {
+    let (path, copy) = (temp_db("one-file"), temp_db("one-file-copy"));
+    let clock = TestClock::new();
+    let engine = sleeper_engine(&path, &clock).await;
+    drop(start_sleeping(&engine).await);
+    engine.shutdown().await;
+
+    let wal = format!("{}-wal", path.display());
+    assert!(
+        !std::path::Path::new(&wal).exists(),
+        "the WAL outlived the shutdown"
+    );
+    std::fs::copy(&path, &copy).unwrap();
+    finishes_an_hour_later(&copy, &clock).await;
 }
 
 #[derive(Default)]
