@@ -368,7 +368,8 @@ impl Engine {
 
     /// Stops the workers cleanly: in-flight workflow tasks finish, running activity attempts
     /// are released for another worker (not counted as failures). If no [`Client`] of this
-    /// engine is left, the store closes too (a SQLite file is then one self-contained file).
+    /// engine (nor a handle, which holds one) is left, the store closes too: a SQLite database
+    /// is then one self-contained file.
     pub async fn shutdown(mut self) {
         self.stop();
         for t in self.tasks.drain(..) {

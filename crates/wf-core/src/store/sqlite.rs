@@ -312,8 +312,8 @@ impl Drop for SqliteStore {
         // connection closes. The readers close first, the writer last: the last connection to
         // the file checkpoints the WAL into the database and deletes it, so that after a clean
         // close the database is one self-contained file. Connections closing at the same time
-        // each see the others still open, and none does it.
-        // A thread that panicked has already failed its callers; nothing more to do.
+        // each see the others still open, and none does it. (A thread that panicked has
+        // already failed its callers: its join error needs nothing more.)
         self.reads.take();
         for t in self.readers.drain(..) {
             let _ = t.join();
