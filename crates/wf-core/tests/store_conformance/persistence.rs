@@ -270,17 +270,23 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     assert_eq!(version, 4);
 }
 
-/// A file written by a v3 engine keeps one event per row; once migrated, those rows read as
-/// before, and new commits (one row per commit) extend the same history.
-#[tokio::test]
-async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
-    let db = TempDb::new("v3-events");
+/// A new database file with run `run-1` of `wf-1` started at `T0` and signal `a` waiting for it.
+async fn a_run_with_a_signal(name: &str) -> (TempDb, SqliteStore) {
+    let db = TempDb::new(name);
     let store = db.open_sqlite();
     start(&store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, signal("a", None), T0)
         .await
         .unwrap();
+    (db, store)
+}
+
+/// A file written by a v3 engine keeps one event per row; once migrated, those rows read as
+/// before, and new commits (one row per commit) extend the same history.
+#[tokio::test]
+async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
+    let (db, store) = a_run_with_a_signal("v3-events").await;
     run_task(&store, T0 + 1, |_, c| {
         c.events.insert(0, (T0 + 1, received("a")));
     })
@@ -341,14 +347,8 @@ fn received(name: &str) -> wf_core::history::EventKind {
 /// workers poll, and a stale one would be scanned by every poll from then on.
 #[tokio::test]
 async fn closed_runs_keep_no_ready_or_lease_mark() {
-    let db = TempDb::new("closed-marks");
-    let store = db.open_sqlite();
     // Terminated while leased, a message waiting.
-    start(&store, "wf-1", "run-1", T0).await;
-    store
-        .deliver("wf-1", None, signal("a", None), T0)
-        .await
-        .unwrap();
+    let (db, store) = a_run_with_a_signal("closed-marks").await;
     lease_one(&store, "w", T0).await;
     store.terminate("wf-1", "stop", T0 + 1).await.unwrap();
     // Terminated while ready for its first task.
