@@ -245,13 +245,13 @@ pub async fn main() -> Result<(), WfError> {
         .worker_threads(1)
         .enable_all()
         .build()
-        .map_err(|e| WfError::Store(format!("starting worker B's runtime: {e}")))?;
+        .map_err(|e| WfError::Startup(format!("worker B's runtime: {e}")))?;
     let b = {
         let (path, log) = (path.to_path_buf(), log.clone());
         b_runtime
             .spawn(async move { engine(&path, "worker B", &log, t).await })
             .await
-            .map_err(|e| WfError::Store(format!("starting worker B: {e}")))??
+            .expect("starting worker B panicked")?
     };
     t.say("worker B opens the same file");
     until_copied(&log, 26).await?;

@@ -282,7 +282,7 @@ async fn run_all(client: &Client, n: usize, prefix: &str, phase: Phase) -> Resul
         }));
     }
     for j in joins {
-        j.await.map_err(|e| WfError::Store(e.to_string()))??;
+        j.await.expect("a bench task panicked")?;
     }
     Ok(())
 }
@@ -417,7 +417,7 @@ async fn bench_c(b: &mut Bench) -> Result<(), WfError> {
             joins.push(tokio::spawn(async move { big.bump().await }));
         }
         for j in joins {
-            j.await.map_err(|e| WfError::Store(e.to_string()))??;
+            j.await.expect("a bench task panicked")?;
         }
         loop {
             let applied = big.value().await?;
@@ -502,7 +502,7 @@ async fn bench_e(b: &mut Bench) -> Result<(), WfError> {
             }));
         }
         for j in joins {
-            j.await.map_err(|e| WfError::Store(e.to_string()))??;
+            j.await.expect("a bench task panicked")?;
         }
         sent += burst;
     }
@@ -549,8 +549,9 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
     if b.n == 0 {
         return bench_f(b).await;
     }
-    let failed = |e: String| WfError::Store(format!("(f) in a child process: {e}"));
-    let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
+    // The bench cannot go on without its child process: a failure to run it ends the bench.
+    let failed = |e: String| -> ! { panic!("(f) in a child process: {e}") };
+    let exe = std::env::current_exe().unwrap_or_else(|e| failed(e.to_string()));
     let mut cmd = tokio::process::Command::new(exe);
     cmd.args(["--only", "f"]);
     if b.args.quick {
@@ -559,14 +560,14 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
     if b.args.memory {
         cmd.arg("--memory");
     }
-    let out = cmd.output().await.map_err(|e| failed(e.to_string()))?;
+    let out = cmd.output().await.unwrap_or_else(|e| failed(e.to_string()));
     let stdout = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() {
-        return Err(failed(format!(
+        failed(format!(
             "{}{}",
             stdout,
             String::from_utf8_lossy(&out.stderr)
-        )));
+        ));
     }
     for line in stdout.lines().filter(|l| l.starts_with("(f)")) {
         let (name, value) = line.split_at(line.len().min(58));
@@ -579,7 +580,7 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
             .nth(1)
             .and_then(|rest| rest.split([',', '}']).next())
             .and_then(|v| v.trim().parse::<f64>().ok())
-            .ok_or_else(|| failed(format!("no {key} in {json:?}")))?;
+            .unwrap_or_else(|| failed(format!("no {key} in {json:?}")));
         b.record(key, value);
     }
     Ok(())
@@ -641,7 +642,7 @@ async fn signal_burst(
         }));
     }
     for j in joins {
-        j.await.map_err(|e| WfError::Store(e.to_string()))??;
+        j.await.expect("a bench task panicked")?;
     }
     let rate = total as f64 / t.elapsed().as_secs_f64();
     // Every signal was recorded once.

@@ -2,11 +2,11 @@
 //! the workflow executor), and applies the retry policy and timeouts to its outcome.
 
 use crate::activity::{ActivityContext, ActivityInfo, BoxFuture, HeartbeatSink};
+use crate::data::activity::{ActivityFailure, ActivityResolution, TimeoutKind};
+use crate::data::payload::Payload;
 use crate::engine::Shared;
-use crate::history::{ActivityFailure, TimeoutKind};
-use crate::machine::panic_message;
-use crate::payload::Payload;
-use crate::store::{ActivityResolution, ActivityTask};
+use crate::replay::panic_message;
+use crate::store::ActivityTask;
 use std::sync::Arc;
 use tracing::Instrument;
 
@@ -106,7 +106,7 @@ pub(crate) fn has_timeouts(t: &ActivityTask) -> bool {
 }
 
 enum AttemptEnd {
-    Done(Result<Payload, crate::activity::ActivityError>),
+    Done(Result<Payload, crate::error::ActivityError>),
     Panicked(String),
     TimedOut,
     Shutdown,

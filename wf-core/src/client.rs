@@ -2,17 +2,17 @@
 //! Typed methods per handler come from the `#[workflow]` macro (an extension trait on
 //! [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded arguments.
 
-use crate::definition::WorkflowDefinition;
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::{Payload, PayloadError};
+use crate::data::run::{IdConflictPolicy, ListFilter, RunStatus, RunSummary, TaskFailure};
+use crate::data::update::{UpdateOutcome, UpdateState};
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::history::{HistoryEvent, UpdateOutcome};
-use crate::machine::{replay, ErasedDefinition, Input, RunSummary};
-use crate::payload::{Payload, PayloadError};
-use crate::store::{
-    DeliverOutcome, IdConflictPolicy, ListFilter, Message, NewRun, RunRecord, RunStatus,
-    StartOutcome, StartRequest, TaskFailure, UpdateState,
-};
+use crate::replay::{replay, ErasedDefinition};
+use crate::store::{DeliverOutcome, NewRun, RunRecord, StartOutcome, StartRequest};
 use crate::worker::{Direct, DirectReply};
+use crate::workflow::{Role, WorkflowDefinition};
 use serde::de::DeserializeOwned;
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
@@ -136,11 +136,11 @@ fn update_result(workflow_id: &str, run_id: &str, state: UpdateState) -> Result<
 
 /// Refuses payloads over the limit (a `Payload` built by hand may skip `Payload::encode`).
 fn check_size(what: &str, payload: &Payload) -> Result<(), WfError> {
-    if payload.len() > crate::payload::MAX_PAYLOAD_BYTES {
+    if payload.len() > crate::data::payload::MAX_PAYLOAD_BYTES {
         return Err(WfError::PayloadError(PayloadError::TooLarge {
             what: format!("{what} arguments"),
             size: payload.len(),
-            limit: crate::payload::MAX_PAYLOAD_BYTES,
+            limit: crate::data::payload::MAX_PAYLOAD_BYTES,
         }));
     }
     Ok(())
@@ -217,22 +217,26 @@ impl Client {
             match m {
                 Message::Signal { name, args, .. } => {
                     check_size("signal", args)?;
-                    def.check_message("signal", name, args)?;
+                    def.check_message(Role::Signal, name, args)?;
                 }
                 Message::Update { name, args, .. } => {
                     check_size("update", args)?;
-                    def.check_message("update", name, args)?;
+                    def.check_message(Role::Update, name, args)?;
                 }
-                Message::Cancel { .. } => {}
+                other => {
+                    return Err(WfError::InvalidArgument(format!(
+                        "a start carries signals and updates, not {other:?}"
+                    )))
+                }
             }
         }
         let request = StartRequest {
             run: NewRun {
                 workflow_id: workflow_id.to_string(),
-                run_id: crate::new_id(),
+                run_id: crate::data::ids::new_id(),
                 workflow_type: def.name().to_string(),
                 input,
-                random_seed: crate::worker::rand_seed(),
+                random_seed: crate::data::ids::rand_seed(),
                 continued_from: None,
                 parent: None,
                 task_queue: options
@@ -255,7 +259,7 @@ impl Client {
             match self.shared.direct.send(Direct::Start { request, reply }) {
                 Ok(()) => {
                     let outcome = answer.await.map_err(|_| {
-                        WfError::Store(
+                        WfError::Interrupted(
                             "the engine stopped before confirming the start; look the workflow \
                              id up to know whether it started"
                                 .into(),
@@ -266,11 +270,7 @@ impl Client {
                 }
                 // The worker is gone (the engine is shutting down): the store alone starts it.
                 Err(tokio::sync::mpsc::error::SendError(Direct::Start { request, .. })) => request,
-                Err(_) => {
-                    return Err(WfError::Store(
-                        "the workflow worker is gone; the engine is shutting down".into(),
-                    ))
-                }
+                Err(_) => return Err(WfError::Shutdown),
             }
         } else {
             request
@@ -322,7 +322,7 @@ impl Client {
     fn check(
         &self,
         run: &RunRecord,
-        role: &'static str,
+        role: Role,
         name: &str,
         args: &Payload,
     ) -> Result<(), WfError> {
@@ -348,7 +348,7 @@ impl Client {
         // A run held in this engine's cache needs no store read to check the message.
         if let Some((run_id, def)) = self.hot_run(workflow_id) {
             check_size("signal", &args)?;
-            def.check_message("signal", name, &args)?;
+            def.check_message(Role::Signal, name, &args)?;
             match self
                 .signal_here(workflow_id, &run_id, None, name, &args, &signal_id)
                 .await
@@ -360,7 +360,7 @@ impl Client {
             }
         }
         let run = self.latest(workflow_id).await?;
-        self.check(&run, "signal", name, &args)?;
+        self.check(&run, Role::Signal, name, &args)?;
         // A running run this engine's worker can run takes the signal in memory too: the
         // worker rebuilds the run from its history and records the signal in a task at once
         // (one write less than the inbox, and no poll).
@@ -427,7 +427,7 @@ impl Client {
         signal_id: &Option<String>,
     ) -> Result<(), WfError> {
         if signal_id.is_none() && self.shared.config.run_workers {
-            let input = Input::Signal {
+            let input = Message::Signal {
                 name: name.to_string(),
                 args: args.clone(),
                 signal_id: None,
@@ -435,7 +435,7 @@ impl Client {
             return match self.hand_over_to(run_id, workflow_id, known, input).await {
                 Some(DirectReply::Recorded | DirectReply::Fallback) => Ok(()),
                 Some(DirectReply::Failed(e)) => Err(e),
-                Some(DirectReply::Update(_)) | None => Err(WfError::Store(
+                Some(DirectReply::Update(_)) | None => Err(WfError::Interrupted(
                     "the engine stopped before confirming the signal; it may or may not have \
                      been recorded (send it with a signal id to retry it safely)"
                         .into(),
@@ -468,7 +468,7 @@ impl Client {
         let run = self.latest(workflow_id).await?;
         let def = self.shared.definition(&run.workflow_type)?.clone();
         check_size("query", &args)?;
-        def.check_message("query", name, &args)?;
+        def.check_message(Role::Query, name, &args)?;
         if self.shared.config.run_workers {
             let (reply, rx) = tokio::sync::oneshot::channel();
             let request = crate::worker::QueryRequest {
@@ -489,11 +489,7 @@ impl Client {
         tokio::task::spawn_blocking(move || {
             let instance = replay(def.as_ref(), &run.workflow_id, &run.run_id, &history).map_err(
                 |e| match e {
-                    crate::machine::TaskError::NonDeterminism(m) => WfError::NonDeterminism(m),
-                    other => WfError::QueryError(format!(
-                        "could not rebuild the run: {}",
-                        other.message()
-                    )),
+                    e => e.into_query_error(),
                 },
             )?;
             instance.query(&name, &args)
@@ -514,13 +510,13 @@ impl Client {
         stage: UpdateStage,
     ) -> Result<(String, Payload), WfError> {
         let direct = update_id.is_none() && stage == UpdateStage::Completed;
-        let update_id = update_id.unwrap_or_else(crate::new_id);
+        let update_id = update_id.unwrap_or_else(crate::data::ids::new_id);
         // A run held in this engine's cache takes the update at once, without a store read.
         let mut via_store = false;
         if let Some((run_id, def)) = self.hot_run(workflow_id).filter(|_| direct) {
             check_size("update", &args)?;
-            def.check_message("update", name, &args)?;
-            let input = Input::UpdateRequest {
+            def.check_message(Role::Update, name, &args)?;
+            let input = Message::Update {
                 update_id: update_id.clone(),
                 name: name.to_string(),
                 args: args.clone(),
@@ -545,10 +541,10 @@ impl Client {
         }
         let run = self.latest(workflow_id).await?;
         if run.status == RunStatus::Running {
-            self.check(&run, "update", name, &args)?;
+            self.check(&run, Role::Update, name, &args)?;
         }
         if direct && !via_store && run.status == RunStatus::Running {
-            let input = Input::UpdateRequest {
+            let input = Message::Update {
                 update_id: update_id.clone(),
                 name: name.to_string(),
                 args: args.clone(),
@@ -595,7 +591,7 @@ impl Client {
     ) -> Option<Result<Payload, WfError>> {
         let (run_id, def) = self.hot_run(workflow_id)?;
         if let Err(e) =
-            check_size("query", args).and_then(|()| def.check_message("query", name, args))
+            check_size("query", args).and_then(|()| def.check_message(Role::Query, name, args))
         {
             return Some(Err(e));
         }
@@ -636,7 +632,7 @@ impl Client {
 
     /// Hands a message to this engine's own workflow worker in memory (one commit records it),
     /// when this engine runs workers for the run's type. `None`: use the store.
-    async fn hand_over(&self, run: &RunRecord, input: Input) -> Option<DirectReply> {
+    async fn hand_over(&self, run: &RunRecord, input: Message) -> Option<DirectReply> {
         if !self.runs_here(run) {
             return None;
         }
@@ -652,7 +648,7 @@ impl Client {
         run_id: &str,
         workflow_id: &str,
         known: Option<&RunRecord>,
-        input: Input,
+        input: Message,
     ) -> Option<DirectReply> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let direct = Direct::Message {
@@ -784,7 +780,7 @@ impl Client {
         let store = &self.shared.store;
         let activities = store.pending_activities(&run.run_id).await?;
         let updates = store.pending_updates(&run.run_id).await?;
-        let summary: RunSummary = run.summary.decode().unwrap_or_default();
+        let summary = RunSummary::of(&run.summary);
         Ok(Description {
             workflow_id: run.workflow_id,
             run_id: run.run_id,
@@ -840,7 +836,7 @@ impl Client {
     /// cancelled, its code sees `ctx.cancel_requested()` and may clean up, then ends as
     /// cancelled.
     pub async fn cancel(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
-        let message = Message::Cancel {
+        let message = Message::CancelRequested {
             reason: reason.to_string(),
         };
         self.shared
@@ -962,7 +958,7 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         policy: IdConflictPolicy,
     ) -> Result<R, WfError> {
         let input = Payload::encode(&input)?;
-        let update_id = update.update_id.unwrap_or_else(crate::new_id);
+        let update_id = update.update_id.unwrap_or_else(crate::data::ids::new_id);
         let message = Message::Update {
             update_id: update_id.clone(),
             name: update.name.to_string(),

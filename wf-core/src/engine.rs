@@ -4,10 +4,10 @@
 use crate::activity::{ActivityGroup, ActivityRegistry};
 use crate::client::Client;
 use crate::clock::{Clock, SystemClock, TestClock};
-use crate::definition::WorkflowDefinition;
 use crate::error::WfError;
-use crate::machine::{Definition, ErasedDefinition};
+use crate::replay::{Definition, ErasedDefinition};
 use crate::store::{MemoryStore, SqliteOptions, SqliteStore, Store};
+use crate::workflow::WorkflowDefinition;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -42,7 +42,7 @@ impl Default for Config {
             poll_interval: Duration::from_millis(500),
             run_workers: true,
             build_id: None,
-            task_queue: crate::store::DEFAULT_TASK_QUEUE.to_string(),
+            task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
             poll_when_quiet: true,
         }
     }
@@ -273,7 +273,7 @@ impl EngineBuilder {
     /// Opens the store and starts the workers. Must be called inside a tokio runtime.
     pub async fn build(self) -> Result<Engine, WfError> {
         if let Some(e) = self.errors.first() {
-            return Err(WfError::Store(format!("invalid registration: {e}")));
+            return Err(WfError::InvalidConfig(e.clone()));
         }
         let store: Arc<dyn Store> = match self.store {
             StoreChoice::Sqlite(path, options) => {
@@ -285,7 +285,9 @@ impl EngineBuilder {
                     tokio::task::spawn_blocking(move || SqliteStore::open_with(&path, options))
                         .await
                         .map_err(|e| {
-                            WfError::Store(format!("opening the SQLite store panicked: {e}"))
+                            WfError::Store(crate::error::StoreError::bug(format!(
+                                "opening the SQLite store panicked: {e}"
+                            )))
                         })?;
                 Arc::new(open.map_err(WfError::from)?)
             }

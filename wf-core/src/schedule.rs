@@ -8,11 +8,12 @@
 //! several engines on one store cannot either (updates are version-checked).
 
 use crate::client::{Client, StartOptions};
-use crate::definition::WorkflowDefinition;
+use crate::data::payload::{Payload, PayloadError};
+use crate::data::run::{IdConflictPolicy, RunStatus};
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::payload::{Payload, PayloadError};
-use crate::store::{IdConflictPolicy, RunStatus, ScheduleRow, StoreError};
+use crate::store::{ScheduleRow, StoreError};
+use crate::workflow::WorkflowDefinition;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -464,7 +465,7 @@ impl ScheduleHandle {
                 return Ok(());
             }
         }
-        Err(WfError::Store(format!(
+        Err(WfError::Conflict(format!(
             "schedule {:?} kept changing; trigger again",
             self.schedule_id
         )))
@@ -532,7 +533,7 @@ impl ScheduleHandle {
                 return Ok(());
             }
         }
-        Err(WfError::Store(format!(
+        Err(WfError::Conflict(format!(
             "schedule {:?} kept changing; try again",
             self.schedule_id
         )))

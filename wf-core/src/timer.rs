@@ -2,9 +2,8 @@
 //! workers when something scheduled for later becomes due (retries, backoffs).
 
 use crate::activity_worker::finish;
+use crate::data::activity::{ActivityFailure, ActivityResolution, TimeoutKind};
 use crate::engine::Shared;
-use crate::history::{ActivityFailure, TimeoutKind};
-use crate::store::ActivityResolution;
 use std::sync::Arc;
 
 /// Runs until shutdown.

@@ -5,19 +5,21 @@
 //! so the store can fold their commits into one transaction (group commit).
 
 use crate::cache::Lru;
-use crate::commands::Close;
+use crate::data::activity::ActivityResolution;
+use crate::data::codec::encode_event;
+use crate::data::history::{EventKind, HistoryEvent};
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::{ChildOutcome, ParentClosePolicy, ParentInfo, RunStatus, TaskFailure};
+use crate::data::update::UpdateState;
 use crate::engine::Shared;
 use crate::error::WfError;
-use crate::history::{
-    encode_event, ChildOutcome, EventKind, HistoryEvent, ParentClosePolicy, ParentInfo,
-};
-use crate::machine::{replay, Input, Instance, TaskError, TaskMeta};
-use crate::payload::Payload;
+use crate::replay::{replay, Instance, TaskError, TaskMeta};
 use crate::store::{
-    ActivityResolution, ActivityTask, InboxKind, Message, NewActivityTask, NewRun, RunClose,
-    RunRecord, RunStatus, StartOutcome, StartRequest, StoreError, TaskCommit, TaskFailure,
-    UpdateState, WorkflowTask,
+    ActivityTask, NewActivityTask, NewRun, RunClose, RunRecord, StartOutcome, StartRequest,
+    StoreError, TaskCommit, WorkflowTask,
 };
+use crate::workflow::commands::Close;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -44,7 +46,7 @@ pub(crate) enum Direct {
         workflow_id: String,
         /// The run's row as the sender read it, if it did.
         known: Option<Box<RunRecord>>,
-        input: Input,
+        input: Message,
         reply: oneshot::Sender<DirectReply>,
     },
     /// A start of a run of a type this engine runs: the worker runs its first task in memory
@@ -162,14 +164,14 @@ pub(crate) fn spawn(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
-        .map_err(|e| WfError::Store(format!("could not start the workflow worker runtime: {e}")))?;
+        .map_err(|e| WfError::Startup(format!("the workflow worker runtime: {e}")))?;
     std::thread::Builder::new()
         .name("wf-workflow-worker".into())
         .spawn(move || {
             let local = tokio::task::LocalSet::new();
             local.block_on(&rt, Worker::new(shared).run(queries, direct));
         })
-        .map_err(|e| WfError::Store(format!("could not start the workflow worker thread: {e}")))
+        .map_err(|e| WfError::Startup(format!("the workflow worker thread: {e}")))
 }
 
 /// A run held in memory: its instance and its row as last committed.
@@ -539,7 +541,7 @@ impl Worker {
                     ..
                 } => {
                     let message = match input {
-                        Input::Signal {
+                        Message::Signal {
                             name,
                             args,
                             signal_id,
@@ -548,7 +550,7 @@ impl Worker {
                             args,
                             signal_id,
                         },
-                        Input::UpdateRequest {
+                        Message::Update {
                             update_id,
                             name,
                             args,
@@ -669,14 +671,14 @@ impl Worker {
         instance.set_next_event_id(run.next_event_id);
         let now = shared.now_ms();
         let consumed_through = messages.last().map(|m| m.seq);
-        let mut inputs: Vec<Input> = messages.into_iter().map(|m| Input::from(m.kind)).collect();
+        let mut inputs: Vec<Message> = messages.into_iter().map(|m| m.message).collect();
         // Messages handed over in memory come after the inbox (they arrived later).
         let mut resolve_activities = Vec::new();
         let mut direct_updates = HashSet::new();
         for d in &direct {
             match d {
                 Direct::Message { input, .. } => {
-                    if let Input::UpdateRequest { update_id, .. } = input {
+                    if let Message::Update { update_id, .. } = input {
                         direct_updates.insert(update_id.clone());
                     }
                     inputs.push(input.clone());
@@ -690,7 +692,7 @@ impl Worker {
                     ..
                 } => {
                     resolve_activities.push((*seq, *attempt));
-                    inputs.push(Input::ActivityResolved {
+                    inputs.push(Message::ActivityResolved {
                         seq: *seq,
                         resolution: resolution.clone(),
                     });
@@ -729,7 +731,7 @@ impl Worker {
             Close::Failed(m) => RunClose::Failed(m),
             Close::Cancelled(reason) => RunClose::Cancelled(reason),
             Close::ContinuedAsNew(input) => {
-                let new_run_id = crate::new_id();
+                let new_run_id = crate::data::ids::new_id();
                 for e in events.iter_mut() {
                     if let EventKind::ContinuedAsNew { new_run_id: id, .. } = e {
                         *id = new_run_id.clone();
@@ -740,7 +742,7 @@ impl Worker {
                     run_id: new_run_id,
                     workflow_type: run.workflow_type.clone(),
                     input,
-                    random_seed: rand_seed(),
+                    random_seed: crate::data::ids::rand_seed(),
                     continued_from: Some(run.run_id.clone()),
                     parent: instance.parent(),
                     task_queue: run.task_queue.clone(),
@@ -797,7 +799,7 @@ impl Worker {
                     task_queue,
                     ..
                 } => {
-                    let child_run_id = crate::new_id();
+                    let child_run_id = crate::data::ids::new_id();
                     *run_id = child_run_id.clone();
                     commit.start_children.push((
                         *seq,
@@ -806,7 +808,7 @@ impl Worker {
                             run_id: child_run_id,
                             workflow_type: workflow_type.clone(),
                             input: input.clone(),
-                            random_seed: rand_seed(),
+                            random_seed: crate::data::ids::rand_seed(),
                             continued_from: None,
                             parent: Some(ParentInfo {
                                 workflow_id: run.workflow_id.clone(),
@@ -821,7 +823,7 @@ impl Worker {
                 }
                 EventKind::ChildCancelRequested { workflow_id, .. } => commit.deliver.push((
                     workflow_id.clone(),
-                    Message::Cancel {
+                    Message::CancelRequested {
                         reason: format!("its parent run {} was cancelled", run.run_id),
                     },
                 )),
@@ -846,7 +848,7 @@ impl Worker {
         if let Some(outcome) = commit.close.as_ref().map(child_outcome) {
             apply_close_policies(&run.run_id, instance.open_children(), &mut commit);
             if let (Some(parent), Some(outcome)) = (instance.parent(), outcome) {
-                let kind = InboxKind::ChildClosed {
+                let kind = Message::ChildClosed {
                     seq: parent.seq,
                     outcome,
                 };
@@ -887,7 +889,8 @@ impl Worker {
                 .new_activities
                 .iter()
                 .map(|a| {
-                    let (deadline, lease) = crate::store::activity_lease(&a.options, now, now);
+                    let (deadline, lease) =
+                        crate::data::activity::activity_lease(&a.options, now, now);
                     ActivityTask {
                         run_id: run.run_id.clone(),
                         workflow_id: run.workflow_id.clone(),
@@ -975,7 +978,7 @@ impl Worker {
                 for d in direct {
                     if let Direct::Message { input, reply, .. } = d {
                         match input {
-                            Input::UpdateRequest { update_id, .. } => {
+                            Message::Update { update_id, .. } => {
                                 self.update_waiters
                                     .borrow_mut()
                                     .insert(update_id, (run.run_id.clone(), reply));
@@ -1049,7 +1052,7 @@ pub(crate) fn apply_close_policies(
             ParentClosePolicy::Terminate => commit.terminate.push((workflow_id, reason)),
             ParentClosePolicy::RequestCancel => commit
                 .deliver
-                .push((workflow_id, Message::Cancel { reason })),
+                .push((workflow_id, Message::CancelRequested { reason })),
             ParentClosePolicy::Abandon => {}
         }
     }
@@ -1063,10 +1066,4 @@ fn child_outcome(close: &RunClose) -> Option<ChildOutcome> {
         RunClose::Cancelled(m) => Some(ChildOutcome::Cancelled(m.clone())),
         RunClose::ContinuedAsNew(_) => None,
     }
-}
-
-/// A seed for a new run's deterministic randomness.
-pub(crate) fn rand_seed() -> u64 {
-    let id = uuid::Uuid::new_v4().as_u128();
-    (id >> 64) as u64 ^ id as u64
 }

@@ -41,25 +41,97 @@
 
 #![warn(missing_docs)]
 
+// The API, item by item (no whole modules: what is not listed here is the engine's own).
 pub use wf_core::{
-    activity, client, clock, context, definition, error, history, payload, store, ActivityCall,
-    ActivityCallError, ActivityContext, ActivityError, ActivityInfo, Cancelled, ChildCall,
-    ChildError, ChildOutcome, Client, Description, Engine, EngineBuilder, EventKind, HistoryEvent,
-    IdConflictPolicy, ListFilter, MemoryStore, ParentClosePolicy, ParentInfo, Payload,
-    PayloadError, PendingActivity, PendingUpdate, QueryCall, Rejection, RetryPolicy, RunInfo,
-    RunStatus, SignalCall, SignalWaitError, SqliteOptions, SqliteStore, StartOptions, Store,
-    TestClock, TimeoutKind, UpdateCall, UpdateError, UpdateHandle, UpdateStage, WaitTimeout,
-    WfError, WorkflowContext, WorkflowDefinition, WorkflowError, WorkflowHandle,
-};
-pub use wf_core::{
-    schedule, CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
-    ScheduleHandle, SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
+    // Writing workflows.
+    ActivityCall,
+    // Errors.
+    ActivityCallError,
+    // Writing activities.
+    ActivityContext,
+    ActivityError,
+    ActivityFailure,
+    ActivityInfo,
+    // Schedules.
+    CalendarSpec,
+    Cancelled,
+    ChildCall,
+    ChildError,
+    // Runs and their histories.
+    ChildOutcome,
+    // The engine and its client.
+    Client,
+    // Stores and time.
+    Clock,
+    Description,
+    Engine,
+    EngineBuilder,
+    EventKind,
+    HistoryEvent,
+    IdConflictPolicy,
+    IntervalSpec,
+    ListFilter,
+    MemoryStore,
+    OverlapPolicy,
+    ParentClosePolicy,
+    ParentInfo,
+    // Payloads.
+    Payload,
+    PayloadError,
+    PendingActivity,
+    PendingUpdate,
+    QueryCall,
+    Rejection,
+    RetryPolicy,
+    RunInfo,
+    RunStatus,
+    ScheduleAction,
+    ScheduleDescription,
+    ScheduleHandle,
+    SchedulePolicies,
+    ScheduleSpec,
+    ScheduledAction,
+    Schedules,
+    SignalCall,
+    SignalWaitError,
+    Sleep,
+    SqliteOptions,
+    SqliteStore,
+    StartOptions,
+    Store,
+    SystemClock,
+    TaskFailure,
+    TestClock,
+    TimedCondition,
+    TimeoutKind,
+    UpdateCall,
+    UpdateError,
+    UpdateHandle,
+    UpdateOutcome,
+    UpdateStage,
+    WaitCondition,
+    WaitForSignal,
+    WaitForSignalUntil,
+    WaitTimeout,
+    WfError,
+    WorkflowContext,
+    WorkflowDefinition,
+    WorkflowError,
+    WorkflowHandle,
+    MAX_PAYLOAD_BYTES,
 };
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
 
 /// Deterministic synchronization for workflow code.
 pub mod sync {
     pub use wf_core::sync::{Lock, Mutex, MutexGuard};
+}
+
+/// What a store implementation needs (the `store` feature): the records a store keeps and
+/// the requests it takes, its errors, and the conformance suite a new store must pass.
+#[cfg(feature = "store")]
+pub mod store {
+    pub use wf_core::store::*;
 }
 
 /// Everything a workflow file needs: `use wf_sdk::prelude::*;`.

@@ -38,7 +38,7 @@ impl Strict {
 }
 
 fn too_large() -> String {
-    "x".repeat(wf_sdk::payload::MAX_PAYLOAD_BYTES + 1)
+    "x".repeat(wf_sdk::MAX_PAYLOAD_BYTES + 1)
 }
 
 async fn bad_input_is_refused_and_changes_nothing(backend: Backend) {
@@ -88,7 +88,7 @@ async fn bad_input_is_refused_and_changes_nothing(backend: Backend) {
         Err(WfError::PayloadError(PayloadError::TooLarge { .. }))
     ));
     assert!(matches!(
-        Payload::from_bytes(vec![0; wf_sdk::payload::MAX_PAYLOAD_BYTES + 1]),
+        Payload::from_bytes(vec![0; wf_sdk::MAX_PAYLOAD_BYTES + 1]),
         Err(PayloadError::TooLarge { .. })
     ));
     // Unknown handler names (a signal with no handler is kept instead: see signals_queries).

@@ -6,13 +6,20 @@
 //! the store as it was.
 
 use super::{
-    activity_lease, check_running, heartbeat_lease, parent_in, ActivityResolution, ActivityTask,
-    DeliverOutcome, Fallout, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message,
-    NewRun, RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store,
-    StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
+    check_running, parent_in, ActivityTask, DeliverOutcome, Fallout, NewRun, RunClose, RunRecord,
+    ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
+    WorkflowTask,
 };
-use crate::history::{encode_event, ActivityFailure, ChildOutcome, EventKind, HistoryEvent};
-use crate::payload::Payload;
+use crate::data::activity::ActivityFailure;
+use crate::data::activity::{activity_lease, heartbeat_lease, ActivityResolution};
+use crate::data::codec::encode_event;
+use crate::data::history::{EventKind, HistoryEvent};
+use crate::data::message::{InboxMessage, Message};
+use crate::data::payload::Payload;
+use crate::data::run::ChildOutcome;
+use crate::data::run::{IdConflictPolicy, ListFilter, RunStatus, TaskFailure};
+use crate::data::update::{UpdateRecord, UpdateState};
+use crate::error::BackendErrorKind;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
@@ -49,9 +56,9 @@ impl MemoryStore {
 
     fn lock(&self) -> Result<MutexGuard<'_, State>, StoreError> {
         // A panic while holding the lock may have left a change half done: refuse to go on.
-        self.state.lock().map_err(|_| {
-            StoreError::Backend("memory store is poisoned: a panic interrupted a change".into())
-        })
+        self.state
+            .lock()
+            .map_err(|_| StoreError::bug("memory store is poisoned: a panic interrupted a change"))
     }
 }
 
@@ -82,7 +89,7 @@ struct RunEntry {
     /// Creation order, across all runs.
     seq: u64,
     events: Vec<HistoryEvent>,
-    inbox: BTreeMap<u64, InboxKind>,
+    inbox: BTreeMap<u64, Message>,
     /// Fire time of each pending timer, by seq.
     timers: BTreeMap<u32, i64>,
     ready_at: Option<i64>,
@@ -102,7 +109,10 @@ struct ActivityRow {
 }
 
 fn backend_encode(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("could not encode a history event: {e}"))
+    StoreError::backend(
+        BackendErrorKind::Invalid,
+        format!("could not encode a history event: {e}"),
+    )
 }
 
 fn conflict(run_id: &str, reason: impl Into<String>) -> StoreError {
@@ -120,7 +130,7 @@ impl State {
     fn run_mut(&mut self, run_id: &str) -> Result<&mut RunEntry, StoreError> {
         self.runs
             .get_mut(run_id)
-            .ok_or_else(|| StoreError::Backend(format!("run {run_id} vanished mid-change")))
+            .ok_or_else(|| StoreError::bug(format!("run {run_id} vanished mid-change")))
     }
 
     fn latest_run_id(&self, workflow_id: &str) -> Option<&str> {
@@ -152,7 +162,7 @@ impl State {
         }
     }
 
-    fn push_inbox(&mut self, run_id: &str, kind: InboxKind) -> Result<(), StoreError> {
+    fn push_inbox(&mut self, run_id: &str, kind: Message) -> Result<(), StoreError> {
         self.next_inbox_seq += 1;
         let seq = self.next_inbox_seq;
         self.run_mut(run_id)?.inbox.insert(seq, kind);
@@ -162,10 +172,13 @@ impl State {
     /// Checks that a run can be created and encodes its first event: (event bytes length).
     fn prepare_run(&self, new: &NewRun, now_ms: i64) -> Result<u64, StoreError> {
         if self.runs.contains_key(&new.run_id) {
-            return Err(StoreError::Backend(format!(
-                "run id {} already exists; run ids must be fresh",
-                new.run_id
-            )));
+            return Err(StoreError::backend(
+                BackendErrorKind::Invalid,
+                format!(
+                    "run id {} already exists; run ids must be fresh",
+                    new.run_id
+                ),
+            ));
         }
         let started = new.started_event();
         Ok(encode_event(now_ms, &started)
@@ -209,7 +222,7 @@ impl State {
     ) -> Result<DeliverOutcome, StoreError> {
         let run = self
             .run(run_id)
-            .ok_or_else(|| StoreError::Backend(format!("run {run_id} vanished mid-change")))?;
+            .ok_or_else(|| StoreError::bug(format!("run {run_id} vanished mid-change")))?;
         let chain = run.record.chain_id.clone();
         if let Message::Update { update_id, .. } = &message {
             if let Some((_, rec)) = self.updates.get(&(chain.clone(), update_id.clone())) {
@@ -236,7 +249,7 @@ impl State {
                         });
                     }
                 }
-                InboxKind::Signal {
+                Message::Signal {
                     name,
                     args,
                     signal_id,
@@ -256,13 +269,13 @@ impl State {
                 };
                 self.updates
                     .insert((chain, update_id.clone()), (self.next_update_order, record));
-                InboxKind::Update {
+                Message::Update {
                     update_id,
                     name,
                     args,
                 }
             }
-            Message::Cancel { reason } => InboxKind::CancelRequested { reason },
+            other => other,
         };
         self.push_inbox(run_id, kind)?;
         self.make_ready(run_id, now_ms);
@@ -442,10 +455,10 @@ impl State {
         for (i, a) in c.new_activities.iter().enumerate() {
             let repeated = c.new_activities[..i].iter().any(|b| b.seq == a.seq);
             if repeated || self.activities.contains_key(&(run_id.to_string(), a.seq)) {
-                return Err(StoreError::Backend(format!(
-                    "run {run_id}: activity seq {} is already pending",
-                    a.seq
-                )));
+                return Err(StoreError::backend(
+                    BackendErrorKind::Invalid,
+                    format!("run {run_id}: activity seq {} is already pending", a.seq),
+                ));
             }
         }
         for (seq, attempt) in &c.resolve_activities {
@@ -462,9 +475,10 @@ impl State {
         }
         for (i, (seq, _)) in c.new_timers.iter().enumerate() {
             if run.timers.contains_key(seq) || c.new_timers[..i].iter().any(|t| t.0 == *seq) {
-                return Err(StoreError::Backend(format!(
-                    "run {run_id}: timer seq {seq} is already pending"
-                )));
+                return Err(StoreError::backend(
+                    BackendErrorKind::Invalid,
+                    format!("run {run_id}: timer seq {seq} is already pending"),
+                ));
             }
         }
         let continued = match &c.close {
@@ -625,7 +639,7 @@ impl State {
         start_children: Vec<(u32, NewRun)>,
         deliver: Vec<(String, Message)>,
         terminate: Vec<(String, String)>,
-        notify: Vec<(String, InboxKind)>,
+        notify: Vec<(String, Message)>,
         now: i64,
     ) -> Result<(), StoreError> {
         for (seq, child) in start_children {
@@ -639,7 +653,7 @@ impl State {
                         "workflow {:?} is already running (run {existing})",
                         child.workflow_id
                     ));
-                    self.push_inbox(run_id, InboxKind::ChildClosed { seq, outcome })?;
+                    self.push_inbox(run_id, Message::ChildClosed { seq, outcome })?;
                     self.make_ready(run_id, now);
                 }
                 None => {
@@ -676,7 +690,7 @@ impl State {
     }
 
     /// Puts a message in a running run's inbox; false if it is closed or unknown.
-    fn notify_run(&mut self, run_id: &str, kind: InboxKind, now: i64) -> Result<bool, StoreError> {
+    fn notify_run(&mut self, run_id: &str, kind: Message, now: i64) -> Result<bool, StoreError> {
         if self
             .run(run_id)
             .is_some_and(|r| r.record.status == RunStatus::Running)
@@ -725,7 +739,7 @@ impl State {
                     .iter()
                     .map(|(seq, kind)| InboxMessage {
                         seq: *seq,
-                        kind: kind.clone(),
+                        message: kind.clone(),
                     })
                     .collect();
                 tasks.push(WorkflowTask {
@@ -890,7 +904,7 @@ impl Store for MemoryStore {
                 .iter()
                 .map(|(seq, kind)| InboxMessage {
                     seq: *seq,
-                    kind: kind.clone(),
+                    message: kind.clone(),
                 })
                 .collect();
             Ok(Some(WorkflowTask {
@@ -998,12 +1012,13 @@ impl Store for MemoryStore {
                 return Ok(false);
             }
             if !s.runs.contains_key(run_id) {
-                return Err(StoreError::Backend(format!(
-                    "activity {seq} belongs to unknown run {run_id}"
-                )));
+                return Err(StoreError::backend(
+                    BackendErrorKind::Invalid,
+                    format!("activity {seq} belongs to unknown run {run_id}"),
+                ));
             }
             s.activities.remove(&(run_id.to_string(), seq));
-            s.push_inbox(run_id, InboxKind::ActivityResolved { seq, resolution })?;
+            s.push_inbox(run_id, Message::ActivityResolved { seq, resolution })?;
             s.make_ready(run_id, now_ms);
             Ok(true)
         })
@@ -1076,7 +1091,7 @@ impl Store for MemoryStore {
                 s.timers.remove(&key);
                 let (_, run_id, seq) = key;
                 s.run_mut(&run_id)?.timers.remove(&seq);
-                s.push_inbox(&run_id, InboxKind::TimerFired { seq })?;
+                s.push_inbox(&run_id, Message::TimerFired { seq })?;
                 s.make_ready(&run_id, now_ms);
                 fired.push((run_id, seq));
             }

@@ -28,16 +28,20 @@
 //! version, and a newer engine appends a script instead of editing one.
 
 use super::{
-    activity_lease, check_running, heartbeat_lease, parent_in, ActivityResolution, ActivityTask,
-    DeliverOutcome, Fallout, IdConflictPolicy, InboxKind, InboxMessage, ListFilter, Message,
-    NewRun, RunClose, RunRecord, RunStatus, ScheduleRow, StartOutcome, StartRequest, Store,
-    StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord, UpdateState, WorkflowTask,
+    check_running, parent_in, ActivityTask, DeliverOutcome, Fallout, NewRun, RunClose, RunRecord,
+    ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
+    WorkflowTask,
 };
-use crate::history::{
-    decode_event, decode_events, encode_event, encode_event_into, ActivityFailure, ChildOutcome,
-    EventKind, HistoryEvent, ParentInfo,
-};
-use crate::payload::Payload;
+use crate::data::activity::ActivityFailure;
+use crate::data::activity::{activity_lease, heartbeat_lease, ActivityResolution};
+use crate::data::codec::{decode_event, decode_events, encode_event, encode_event_into};
+use crate::data::history::{EventKind, HistoryEvent};
+use crate::data::message::{InboxMessage, Message};
+use crate::data::payload::Payload;
+use crate::data::run::{ChildOutcome, ParentInfo};
+use crate::data::run::{IdConflictPolicy, ListFilter, RunStatus, TaskFailure};
+use crate::data::update::{UpdateRecord, UpdateState};
+use crate::error::{BackendError, BackendErrorKind};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -238,10 +242,13 @@ impl SqliteStore {
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
             .map_err(db("set journal_mode=WAL"))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::Backend(format!(
+            return Err(StoreError::backend(
+                BackendErrorKind::Invalid,
+                format!(
                 "{}: SQLite refused WAL journal mode (got {mode}); is the file on a network share?",
                 path.display()
-            )));
+            ),
+            ));
         }
         migrate(&mut writer)?;
         writer
@@ -329,7 +336,12 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(f)
-        .map_err(|e| StoreError::Backend(format!("could not start thread {name}: {e}")))
+        .map_err(|e| {
+            StoreError::backend(
+                BackendErrorKind::Io,
+                format!("could not start thread {name}: {e}"),
+            )
+        })
 }
 
 fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
@@ -338,7 +350,7 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, S
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
         | OpenFlags::SQLITE_OPEN_URI;
     let conn = Connection::open_with_flags(path, flags)
-        .map_err(|e| StoreError::Backend(format!("could not open {}: {e}", path.display())))?;
+        .map_err(|e| sqlite_error(&format!("could not open {}", path.display()), e))?;
     conn.busy_timeout(options.busy_timeout)
         .map_err(db("set busy_timeout"))?;
     let sync = if options.synchronous_full {
@@ -362,14 +374,17 @@ fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
         .map_err(db("read user_version"))?;
     let latest = MIGRATIONS.len() as i64;
     if version > latest {
-        return Err(StoreError::Backend(format!(
+        return Err(StoreError::backend(
+            BackendErrorKind::Invalid,
+            format!(
             "the database has schema version {version}, newer than the {latest} this wf knows; \
              upgrade wf to open it"
-        )));
+        ),
+        ));
     }
     for (i, script) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         tx.execute_batch(script)
-            .map_err(|e| StoreError::Backend(format!("schema migration to v{}: {e}", i + 1)))?;
+            .map_err(|e| sqlite_error(&format!("schema migration to v{}", i + 1), e))?;
     }
     if version < latest {
         tx.pragma_update(None, "user_version", latest)
@@ -418,8 +433,8 @@ where
             return false;
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| work(conn))).unwrap_or_else(|_| {
-            Err(StoreError::Backend(
-                "a store request panicked; its changes were rolled back".into(),
+            Err(StoreError::bug(
+                "a store request panicked; its changes were rolled back",
             ))
         });
         let ok = outcome.is_ok();
@@ -435,7 +450,7 @@ where
         let result = match (failure, self.outcome) {
             (Some(e), _) => Err(e),
             (None, Some(outcome)) => outcome,
-            (None, None) => Err(StoreError::Backend("a store request was never run".into())),
+            (None, None) => Err(StoreError::bug("a store request was never run")),
         };
         // The caller may have given up waiting (its future dropped); that is fine.
         let _ = self.reply.send(result);
@@ -457,11 +472,11 @@ fn submit<T: Send + 'static>(
     let sent = queue.map(|q| q.send(request).is_ok()).unwrap_or(false);
     Box::pin(async move {
         if !sent {
-            return Err(StoreError::Backend("the SQLite store is shut down".into()));
+            return Err(StoreError::closed("the SQLite store is shut down"));
         }
-        answer.await.map_err(|_| {
-            StoreError::Backend("the SQLite store thread stopped before answering".into())
-        })?
+        answer
+            .await
+            .map_err(|_| StoreError::bug("the SQLite store thread stopped before answering"))?
     })
 }
 
@@ -539,8 +554,9 @@ fn run_batch(conn: &Connection, batch: &mut [Box<dyn Request>]) -> Result<(), St
             if !ok {
                 return Ok(());
             }
-            return Err(StoreError::Backend(
-                "SQLite rolled back the write transaction after an error".into(),
+            return Err(StoreError::backend(
+                BackendErrorKind::Io,
+                "SQLite rolled back the write transaction after an error",
             ));
         }
         let end = if ok { "COMMIT" } else { "ROLLBACK" };
@@ -578,8 +594,9 @@ fn run_in_savepoint(conn: &Connection, request: &mut dyn Request) -> Result<(), 
     let ok = request.run(conn);
     if conn.is_autocommit() {
         // SQLite rolled the whole transaction back (disk full, I/O error): the batch is lost.
-        return Err(StoreError::Backend(
-            "SQLite rolled back the write transaction after an error".into(),
+        return Err(StoreError::backend(
+            BackendErrorKind::Io,
+            "SQLite rolled back the write transaction after an error",
         ));
     }
     if !ok {
@@ -616,27 +633,44 @@ fn reader_loop(conn: Connection, queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request
 // Encoding helpers
 // ---------------------------------------------------------------------------------------------
 
-/// Maps a SQLite error to `Backend`, saying what was being done.
+/// Maps a SQLite error to `Backend`, saying what was being done and whether a retry can help.
 fn db(what: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-    move |e| StoreError::Backend(format!("SQLite: {what}: {e}"))
+    move |e| sqlite_error(what, e)
+}
+
+/// A SQLite error as a backend failure of the matching kind.
+fn sqlite_error(what: &str, e: rusqlite::Error) -> StoreError {
+    use rusqlite::ErrorCode;
+    let kind = match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => BackendErrorKind::Busy,
+        Some(ErrorCode::DiskFull) => BackendErrorKind::Full,
+        Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen) => BackendErrorKind::Io,
+        Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => BackendErrorKind::Corrupt,
+        Some(ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => BackendErrorKind::Invalid,
+        _ => BackendErrorKind::Bug,
+    };
+    StoreError::Backend(BackendError::new(kind, format!("SQLite: {what}: {e}")).with_source(e))
 }
 
 fn to_blob<T: Serialize>(what: &str, value: &T) -> Result<Vec<u8>, StoreError> {
     rmp_serde::to_vec_named(value)
-        .map_err(|e| StoreError::Backend(format!("could not encode {what}: {e}")))
+        .map_err(|e| StoreError::bug(format!("could not encode {what}: {e}")))
 }
 
 fn from_blob<T: DeserializeOwned>(what: &str, bytes: &[u8]) -> Result<T, StoreError> {
     rmp_serde::from_slice(bytes)
-        .map_err(|e| StoreError::Backend(format!("corrupt {what} in the database: {e}")))
+        .map_err(|e| StoreError::corrupt(format!("corrupt {what} in the database: {e}")))
 }
 
 fn event_blob(time_ms: i64, kind: &EventKind) -> Result<Vec<u8>, StoreError> {
     encode_event(time_ms, kind).map_err(encode_failed)
 }
 
-fn encode_failed(e: crate::payload::PayloadError) -> StoreError {
-    StoreError::Backend(format!("could not encode a history event: {e}"))
+fn encode_failed(e: crate::data::payload::PayloadError) -> StoreError {
+    StoreError::backend(
+        BackendErrorKind::Invalid,
+        format!("could not encode a history event: {e}"),
+    )
 }
 
 fn conflict(run_id: &str, reason: impl Into<String>) -> StoreError {
@@ -711,7 +745,7 @@ impl RawRun {
 
     fn decode(self) -> Result<RunRow, StoreError> {
         let status = RunStatus::parse(&self.status).ok_or_else(|| {
-            StoreError::Backend(format!(
+            StoreError::corrupt(format!(
                 "run {}: unknown status {:?}",
                 self.run_id, self.status
             ))
@@ -732,10 +766,10 @@ impl RawRun {
                 history_bytes: self.history_bytes as u64,
                 created_ms: self.created_ms,
                 closed_ms: self.closed_ms,
-                result: self.result.map(Payload),
+                result: self.result.map(Payload::unchecked),
                 failure: self.failure,
                 task_failure,
-                summary: Payload(self.summary),
+                summary: Payload::unchecked(self.summary),
             },
             lease_owner: self.lease_owner,
             lease_until: self.lease_until,
@@ -788,7 +822,7 @@ fn find_run(
 fn must_load_run(conn: &Connection, run_id: &str) -> Result<RunRecord, StoreError> {
     load_run(conn, run_id)?
         .map(|r| r.record)
-        .ok_or_else(|| StoreError::Backend(format!("run {run_id} vanished mid-transaction")))
+        .ok_or_else(|| StoreError::bug(format!("run {run_id} vanished mid-transaction")))
 }
 
 const ACTIVITY_COLUMNS: &str = "run_id, seq, workflow_id, name, input, options, attempt, \
@@ -840,13 +874,13 @@ impl RawActivity {
             workflow_id: self.workflow_id,
             seq: self.seq,
             name: self.name,
-            input: Payload(self.input),
+            input: Payload::unchecked(self.input),
             attempt: self.attempt,
             scheduled_ms: self.scheduled_ms,
             started_ms: self.started_ms,
             attempt_deadline_ms: self.attempt_deadline,
             lease_until_ms: self.lease_until,
-            heartbeat: self.heartbeat.map(Payload),
+            heartbeat: self.heartbeat.map(Payload::unchecked),
             last_failure,
         })
     }
@@ -914,7 +948,7 @@ fn make_ready(conn: &Connection, run_id: &str, now_ms: i64) -> Result<(), StoreE
     Ok(())
 }
 
-fn push_inbox(conn: &Connection, run_id: &str, kind: &InboxKind) -> Result<(), StoreError> {
+fn push_inbox(conn: &Connection, run_id: &str, kind: &Message) -> Result<(), StoreError> {
     let data = to_blob("inbox message", kind)?;
     conn.prepare_cached("INSERT INTO inbox (run_id, data) VALUES (?1, ?2)")
         .and_then(|mut s| s.execute(params![run_id, data]))
@@ -1052,7 +1086,7 @@ fn first_parent(conn: &Connection, run_id: &str) -> Result<Option<ParentInfo>, S
         return Ok(None);
     };
     let first =
-        decode_event(1, &data).map_err(|e| StoreError::Backend(format!("run {run_id}: {e}")))?;
+        decode_event(1, &data).map_err(|e| StoreError::corrupt(format!("run {run_id}: {e}")))?;
     Ok(parent_in(Some(&first.kind)))
 }
 
@@ -1115,7 +1149,7 @@ fn deliver_to(
                     });
                 }
             }
-            InboxKind::Signal {
+            Message::Signal {
                 name,
                 args,
                 signal_id,
@@ -1133,13 +1167,13 @@ fn deliver_to(
             )
             .and_then(|mut s| s.execute(params![run.chain_id, update_id, run.run_id, name, state]))
             .map_err(db("record an update"))?;
-            InboxKind::Update {
+            Message::Update {
                 update_id,
                 name,
                 args,
             }
         }
-        Message::Cancel { reason } => InboxKind::CancelRequested { reason },
+        other => other,
     };
     push_inbox(conn, &run.run_id, &kind)?;
     make_ready(conn, &run.run_id, now_ms)?;
@@ -1455,7 +1489,7 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
     if let Some((status, result, failure)) = closing {
         record.status = status;
         record.closed_ms = Some(now);
-        record.result = result.map(|r| Payload(r.to_vec()));
+        record.result = result.map(|r| Payload::unchecked(r.to_vec()));
         record.failure = failure.map(str::to_string);
         clear_closed_run(conn, run_id)?;
     }
@@ -1492,7 +1526,7 @@ fn commit(conn: &Connection, mut c: TaskCommit) -> Result<(RunRecord, TaskCommit
 fn schedule_row(r: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
     Ok(ScheduleRow {
         schedule_id: r.get(0)?,
-        data: Payload(r.get(1)?),
+        data: Payload::unchecked(r.get(1)?),
         version: r.get::<_, i64>(2)? as u64,
         next_check_ms: r.get(3)?,
     })
@@ -1503,7 +1537,7 @@ struct SideEffects {
     start_children: Vec<(u32, NewRun)>,
     deliver: Vec<(String, Message)>,
     terminate: Vec<(String, String)>,
-    notify: Vec<(String, InboxKind)>,
+    notify: Vec<(String, Message)>,
 }
 
 fn apply_side_effects(
@@ -1520,7 +1554,7 @@ fn apply_side_effects(
                 "workflow {:?} is already running (run {})",
                 child.workflow_id, existing.record.run_id
             ));
-            push_inbox(conn, run_id, &InboxKind::ChildClosed { seq, outcome })?;
+            push_inbox(conn, run_id, &Message::ChildClosed { seq, outcome })?;
             make_ready(conn, run_id, now)?;
         } else {
             create_run(conn, &child, &child.run_id, now)?;
@@ -1551,7 +1585,7 @@ fn apply_side_effects(
 fn notify_run(
     conn: &Connection,
     run_id: &str,
-    kind: &InboxKind,
+    kind: &Message,
     now: i64,
 ) -> Result<bool, StoreError> {
     match load_run(conn, run_id)? {
@@ -1661,7 +1695,7 @@ fn leased_task(conn: &Connection, run_id: &str) -> Result<WorkflowTask, StoreErr
             .map(|(seq, data)| {
                 Ok(InboxMessage {
                     seq: seq as u64,
-                    kind: from_blob("inbox message", &data)?,
+                    message: from_blob("inbox message", &data)?,
                 })
             })
             .collect::<Result<_, StoreError>>()?;
@@ -1773,11 +1807,7 @@ fn resolve_activity(
     if deleted == 0 {
         return Ok(false);
     }
-    push_inbox(
-        conn,
-        run_id,
-        &InboxKind::ActivityResolved { seq, resolution },
-    )?;
+    push_inbox(conn, run_id, &Message::ActivityResolved { seq, resolution })?;
     make_ready(conn, run_id, now_ms)?;
     Ok(true)
 }
@@ -1801,7 +1831,7 @@ fn fire_due_timers(
         conn.prepare_cached("DELETE FROM timers WHERE run_id = ?1 AND seq = ?2")
             .and_then(|mut s| s.execute(params![run_id, seq]))
             .map_err(db("fire a timer"))?;
-        push_inbox(conn, run_id, &InboxKind::TimerFired { seq: *seq })?;
+        push_inbox(conn, run_id, &Message::TimerFired { seq: *seq })?;
         make_ready(conn, run_id, now_ms)?;
     }
     Ok(due)
@@ -1856,7 +1886,7 @@ fn read_history(
     let mut events = Vec::new();
     for (id, data) in rows {
         let decoded = decode_events(id as u64, &data)
-            .map_err(|e| StoreError::Backend(format!("run {run_id}: {e}")))?;
+            .map_err(|e| StoreError::corrupt(format!("run {run_id}: {e}")))?;
         events.extend(decoded.into_iter().filter(|e| e.event_id >= from_event_id));
     }
     Ok(events)
@@ -2474,7 +2504,7 @@ mod tests {
         ));
         assert!(matches!(
             answered(&mut panicking_answer),
-            Err(StoreError::Backend(_))
+            Err(StoreError::Backend(..))
         ));
         assert_eq!(answered(&mut c_answer), Ok(()));
         assert_eq!(ids(&conn), ["a", "c"]);
@@ -2499,7 +2529,7 @@ mod tests {
             &mut lost_answer,
             &mut c_answer,
         ] {
-            assert!(matches!(answered(answer), Err(StoreError::Backend(_))));
+            assert!(matches!(answered(answer), Err(StoreError::Backend(..))));
         }
         assert!(ids(&file.reopen()).is_empty());
     }
@@ -2519,11 +2549,11 @@ mod tests {
         assert_eq!(answered(&mut b_answer), Ok(()));
         assert!(matches!(
             answered(&mut lost_answer),
-            Err(StoreError::Backend(_))
+            Err(StoreError::Backend(..))
         ));
         assert!(matches!(
             answered(&mut c_answer),
-            Err(StoreError::Backend(_))
+            Err(StoreError::Backend(..))
         ));
         assert_eq!(ids(&file.reopen()), ["a", "b"]);
     }

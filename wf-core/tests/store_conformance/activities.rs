@@ -4,8 +4,8 @@
 use crate::harness::*;
 use std::sync::Arc;
 use std::time::Duration;
-use wf_core::history::{ActivityFailure, ActivityOptions, TimeoutKind};
-use wf_core::store::{activity_lease, ActivityResolution, InboxKind, Store};
+use wf_core::store::{activity_lease, ActivityResolution, Message, Store};
+use wf_core::store::{ActivityFailure, ActivityOptions, TimeoutKind};
 
 conformance!(
     a_scheduled_activity_is_leased_once_with_its_deadlines,
@@ -286,8 +286,8 @@ async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn 
     let task = lease_one(&*store, "w", T0 + 20).await;
     assert_eq!(task.messages.len(), 1);
     assert_eq!(
-        task.messages[0].kind,
-        InboxKind::ActivityResolved { seq: 1, resolution }
+        task.messages[0].message,
+        Message::ActivityResolved { seq: 1, resolution }
     );
 
     // A failure and a time-out resolve the same way.
@@ -314,15 +314,15 @@ async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn 
         .await
         .unwrap());
     let task = lease_one(&*store, "w", T0 + 41).await;
-    let kinds: Vec<InboxKind> = task.messages.into_iter().map(|m| m.kind).collect();
+    let kinds: Vec<Message> = task.messages.into_iter().map(|m| m.message).collect();
     assert_eq!(
         kinds,
         [
-            InboxKind::ActivityResolved {
+            Message::ActivityResolved {
                 seq: 2,
                 resolution: failed
             },
-            InboxKind::ActivityResolved {
+            Message::ActivityResolved {
                 seq: 3,
                 resolution: timed_out
             },

@@ -3,8 +3,8 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::EventKind;
-use wf_core::payload::Payload;
+use wf_core::store::EventKind;
+use wf_core::store::Payload;
 use wf_core::store::{
     DeliverOutcome, IdConflictPolicy, ListFilter, RunStatus, Store, StoreError, UpdateState,
 };
@@ -42,13 +42,13 @@ async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     );
     bad.new_timers = vec![(5, T0 + 10)];
     bad.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
-    bad.summary = Payload(vec![0xc0]);
+    bad.summary = Payload::from_bytes(vec![0xc0]).unwrap();
     bad.new_activities = vec![
         activity(2, Default::default()),
         activity(1, Default::default()),
     ];
     let err = store.commit_workflow_task(bad).await.unwrap_err();
-    assert!(matches!(err, StoreError::Backend(_)), "{err}");
+    assert!(matches!(err, StoreError::Backend(..)), "{err}");
 
     assert_eq!(store.get_run("wf-1", None).await.unwrap(), Some(before));
     assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 2);
@@ -86,7 +86,7 @@ async fn a_start_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     let mut req = start_request("wf-2", "run-1", T0 + 1);
     req.policy = IdConflictPolicy::TerminateExisting;
     let err = store.start_run(req).await.unwrap_err();
-    assert!(matches!(err, StoreError::Backend(_)), "{err}");
+    assert!(matches!(err, StoreError::Backend(..)), "{err}");
     let run = store.get_run("wf-2", None).await.unwrap().unwrap();
     assert_eq!(
         (run.run_id.as_str(), run.status, run.next_event_id),

@@ -2,10 +2,10 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::{EventKind, UpdateOutcome};
 use wf_core::store::{
     DeliverOutcome, ListFilter, NewRun, RunClose, RunStatus, Store, StoreError, UpdateState,
 };
+use wf_core::store::{EventKind, UpdateOutcome};
 
 conformance!(
     continue_as_new_starts_the_next_run_in_the_same_chain,

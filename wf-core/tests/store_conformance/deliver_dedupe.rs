@@ -2,10 +2,9 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::UpdateOutcome;
+use wf_core::store::UpdateOutcome;
 use wf_core::store::{
-    DeliverOutcome, InboxKind, Message, RunClose, RunStatus, Store, StoreError, UpdateRecord,
-    UpdateState,
+    DeliverOutcome, Message, RunClose, RunStatus, Store, StoreError, UpdateRecord, UpdateState,
 };
 
 conformance!(
@@ -75,8 +74,8 @@ async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>) {
     let task = lease_one(&*store, "w", T0 + 200).await;
     assert_eq!(task.messages.len(), 1);
     assert_eq!(
-        task.messages[0].kind,
-        InboxKind::Signal {
+        task.messages[0].message,
+        Message::Signal {
             name: "pause".into(),
             args: payload(("pause",)),
             signal_id: None
@@ -262,7 +261,7 @@ async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(store: 
         signal("pause", Some("s-1")),
         signal("pause", Some("s-2")),
         update("u-2", "rename"),
-        Message::Cancel {
+        Message::CancelRequested {
             reason: "late".into(),
         },
     ] {

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use wf_core::history::{ActivityOptions, EventKind};
-use wf_core::payload::Payload;
+use wf_core::store::Payload;
+use wf_core::store::{ActivityOptions, EventKind};
 use wf_core::store::{
     IdConflictPolicy, MemoryStore, Message, NewActivityTask, NewRun, RunRecord, SqliteStore,
     StartRequest, Store, TaskCommit, WorkflowTask,

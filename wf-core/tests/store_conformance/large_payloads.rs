@@ -2,11 +2,10 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::{ActivityOptions, EventKind};
-use wf_core::payload::{Payload, MAX_PAYLOAD_BYTES};
-use wf_core::store::{
-    ActivityResolution, InboxKind, Message, NewActivityTask, RunClose, StartRequest, Store,
-};
+use wf_core::store::Payload;
+use wf_core::store::{ActivityOptions, EventKind};
+use wf_core::store::{ActivityResolution, Message, NewActivityTask, RunClose, StartRequest, Store};
+use wf_core::MAX_PAYLOAD_BYTES;
 
 conformance!(a_two_mib_payload_round_trips_everywhere);
 
@@ -34,7 +33,7 @@ async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
     assert!(run.history_bytes > MAX_PAYLOAD_BYTES as u64);
 
     let task = lease_one(&*store, "w", T0).await;
-    assert!(matches!(&task.messages[0].kind, InboxKind::Signal { args: a, .. } if *a == args));
+    assert!(matches!(&task.messages[0].message, Message::Signal { args: a, .. } if *a == args));
     let mut c = commit_for(&task, "w", T0);
     c.events.insert(
         0,
@@ -80,8 +79,8 @@ async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
 
     let task = lease_one(&*store, "w", T0 + 2).await;
     assert_eq!(
-        task.messages[0].kind,
-        InboxKind::ActivityResolved {
+        task.messages[0].message,
+        Message::ActivityResolved {
             seq: 1,
             resolution: done
         }

@@ -4,9 +4,9 @@
 use crate::harness::*;
 use std::sync::Arc;
 use std::time::Duration;
-use wf_core::history::{ActivityOptions, HistoryEvent};
+use wf_core::store::{ActivityOptions, HistoryEvent};
 use wf_core::store::{
-    ActivityTask, DeliverOutcome, InboxKind, ListFilter, RunClose, RunRecord, SqliteOptions,
+    ActivityTask, DeliverOutcome, ListFilter, Message, RunClose, RunRecord, SqliteOptions,
     SqliteStore, Store, StoreError, UpdateRecord, UpdateState,
 };
 
@@ -106,7 +106,7 @@ async fn everything_survives_close_and_reopen() {
     );
     let task = lease_one(&*store, "w", T0 + 7).await;
     assert!(
-        matches!(&task.messages[..], [m] if matches!(&m.kind, InboxKind::Signal { name, .. } if name == "resume"))
+        matches!(&task.messages[..], [m] if matches!(&m.message, Message::Signal { name, .. } if name == "resume"))
     );
     assert_eq!(
         store.fire_due_timers(T0 + 500, 10).await.unwrap(),
@@ -212,7 +212,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
         .err()
         .expect("a newer schema must be refused");
     match err {
-        StoreError::Backend(message) => assert!(message.contains("newer"), "{message}"),
+        StoreError::Backend(e) => assert!(e.message().contains("newer"), "{e}"),
         other => panic!("expected a backend error, got {other:?}"),
     }
 }
@@ -238,7 +238,7 @@ async fn opening_an_unusable_path_is_a_backend_error() {
         .join("wf.db");
     assert!(matches!(
         SqliteStore::open(dir),
-        Err(StoreError::Backend(_))
+        Err(StoreError::Backend(..))
     ));
 }
 
@@ -301,7 +301,7 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
             "INSERT INTO events (run_id, event_id, data) VALUES ('run-1', ?1, ?2)",
             rusqlite::params![
                 e.event_id as i64,
-                wf_core::history::encode_event(e.time_ms, &e.kind).unwrap()
+                wf_core::store::encode_event(e.time_ms, &e.kind).unwrap()
             ],
         )
         .unwrap();
@@ -335,8 +335,8 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
     }
 }
 
-fn received(name: &str) -> wf_core::history::EventKind {
-    wf_core::history::EventKind::SignalReceived {
+fn received(name: &str) -> wf_core::store::EventKind {
+    wf_core::store::EventKind::SignalReceived {
         name: name.into(),
         args: payload(name),
         signal_id: None,

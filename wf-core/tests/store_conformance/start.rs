@@ -2,9 +2,9 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::EventKind;
+use wf_core::store::EventKind;
 use wf_core::store::{
-    DeliverOutcome, IdConflictPolicy, InboxKind, ListFilter, RunStatus, Store, StoreError,
+    DeliverOutcome, IdConflictPolicy, ListFilter, Message, RunStatus, Store, StoreError,
     UpdateState,
 };
 
@@ -192,7 +192,7 @@ async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn St
             parent: None,
         }
     );
-    let encoded = wf_core::history::encode_event(T0, &history[0].kind).unwrap();
+    let encoded = wf_core::store::encode_event(T0, &history[0].kind).unwrap();
     assert_eq!(run.history_bytes, encoded.len() as u64);
 
     assert!(store
@@ -242,9 +242,9 @@ async fn start_use_existing_delivers_messages_to_the_running_run(store: Arc<dyn 
     let task = lease_one(&*store, "w", T0 + 5).await;
     assert_eq!(task.run.run_id, "run-1");
     assert_eq!(task.messages.len(), 2);
-    assert!(matches!(&task.messages[0].kind, InboxKind::Signal { name, .. } if name == "pause"));
+    assert!(matches!(&task.messages[0].message, Message::Signal { name, .. } if name == "pause"));
     assert!(
-        matches!(&task.messages[1].kind, InboxKind::Update { update_id, .. } if update_id == "u-1")
+        matches!(&task.messages[1].message, Message::Update { update_id, .. } if update_id == "u-1")
     );
 }
 
@@ -324,7 +324,7 @@ async fn start_messages_are_delivered_in_order_with_dedupe(store: Arc<dyn Store>
         update("u-1", "rename"),
         signal("b", Some("s-1")),
         update("u-1", "rename"),
-        wf_core::store::Message::Cancel {
+        wf_core::store::Message::CancelRequested {
             reason: "stop".into(),
         },
     ];
@@ -354,10 +354,10 @@ async fn start_messages_are_delivered_in_order_with_dedupe(store: Arc<dyn Store>
     assert_eq!(out.messages[4], enqueued);
 
     let task = lease_one(&*store, "w", T0).await;
-    let kinds: Vec<&InboxKind> = task.messages.iter().map(|m| &m.kind).collect();
+    let kinds: Vec<&Message> = task.messages.iter().map(|m| &m.message).collect();
     assert_eq!(kinds.len(), 3);
-    assert!(matches!(kinds[0], InboxKind::Signal { name, .. } if name == "a"));
-    assert!(matches!(kinds[1], InboxKind::Update { update_id, .. } if update_id == "u-1"));
-    assert!(matches!(kinds[2], InboxKind::CancelRequested { reason } if reason == "stop"));
+    assert!(matches!(kinds[0], Message::Signal { name, .. } if name == "a"));
+    assert!(matches!(kinds[1], Message::Update { update_id, .. } if update_id == "u-1"));
+    assert!(matches!(kinds[2], Message::CancelRequested { reason } if reason == "stop"));
     assert!(task.messages.windows(2).all(|w| w[0].seq < w[1].seq));
 }

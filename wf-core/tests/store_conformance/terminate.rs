@@ -2,8 +2,8 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
-use wf_core::store::{InboxKind, RunStatus, Store, StoreError, UpdateState};
+use wf_core::store::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
+use wf_core::store::{Message, RunStatus, Store, StoreError, UpdateState};
 use wf_core::{Payload, RunSummary};
 
 conformance!(
@@ -97,7 +97,7 @@ async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_policies
     let parent = lease_one_of(&*store, "run-parent", T0 + 2).await;
     assert_eq!(
         parent,
-        vec![InboxKind::ChildClosed {
+        vec![Message::ChildClosed {
             seq: 3,
             outcome: ChildOutcome::Terminated("enough".into()),
         }]
@@ -105,7 +105,7 @@ async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_policies
     let polite = lease_one_of(&*store, "run-polite", T0 + 2).await;
     assert_eq!(
         polite,
-        vec![InboxKind::CancelRequested {
+        vec![Message::CancelRequested {
             reason: "its parent run run-child was terminated".into(),
         }]
     );
@@ -117,13 +117,13 @@ async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_policies
 }
 
 /// The inbox of run `run_id`, which must be ready, as a worker leasing it sees it.
-async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<InboxKind> {
+async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<Message> {
     let task = store
         .lease_run(run_id, "w-check", now_ms, 1000)
         .await
         .unwrap()
         .expect("the run is running and free");
-    task.messages.into_iter().map(|m| m.kind).collect()
+    task.messages.into_iter().map(|m| m.message).collect()
 }
 
 async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: Arc<dyn Store>) {

@@ -2,7 +2,7 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::store::{InboxKind, Store};
+use wf_core::store::{Message, Store};
 
 conformance!(
     due_timers_fire_in_order_into_the_inbox_and_wake_the_run,
@@ -41,13 +41,13 @@ async fn due_timers_fire_in_order_into_the_inbox_and_wake_the_run(store: Arc<dyn
         .unwrap();
     assert_eq!(tasks.len(), 2);
     for task in tasks {
-        let seqs: Vec<InboxKind> = task.messages.into_iter().map(|m| m.kind).collect();
+        let seqs: Vec<Message> = task.messages.into_iter().map(|m| m.message).collect();
         let want = match task.run.run_id.as_str() {
             "run-a" => vec![
-                InboxKind::TimerFired { seq: 2 },
-                InboxKind::TimerFired { seq: 1 },
+                Message::TimerFired { seq: 2 },
+                Message::TimerFired { seq: 1 },
             ],
-            _ => vec![InboxKind::TimerFired { seq: 1 }],
+            _ => vec![Message::TimerFired { seq: 1 }],
         };
         assert_eq!(seqs, want, "inbox of {}", task.run.run_id);
     }

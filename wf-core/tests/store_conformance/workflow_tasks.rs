@@ -3,8 +3,8 @@
 
 use crate::harness::*;
 use std::sync::Arc;
-use wf_core::history::{encode_event, EventKind};
-use wf_core::store::{InboxKind, RunClose, RunStatus, Store, StoreError, TaskFailure, UpdateState};
+use wf_core::store::{encode_event, EventKind};
+use wf_core::store::{Message, RunClose, RunStatus, Store, StoreError, TaskFailure, UpdateState};
 
 conformance!(
     ready_runs_are_leased_oldest_ready_first,
@@ -321,7 +321,7 @@ async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn
         1,
         "only the message the first task did not consume"
     );
-    assert!(matches!(&next.messages[0].kind, InboxKind::Signal { name, .. } if name == "b"));
+    assert!(matches!(&next.messages[0].message, Message::Signal { name, .. } if name == "b"));
     assert!(next.messages[0].seq > task.messages[0].seq);
 }
 

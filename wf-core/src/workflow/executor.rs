@@ -5,7 +5,7 @@
 //! (in creation order) and then the main method; rounds repeat until nothing is woken. Given
 //! the same inputs the same polls happen in the same order, which is what replay relies on.
 
-use crate::definition::LocalBoxFuture;
+use super::definition::LocalBoxFuture;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};

@@ -1,12 +1,13 @@
-//! What a workflow type is to the engine: the trait `#[workflow]` implements.
+//! What a workflow type is to the engine: the trait `#[workflow]` implements, and the dispatch
+//! table of its handlers.
 //!
 //! The macro generates one [`WorkflowDefinition`] impl per workflow type: its wire name, its
 //! input and output types, the init and run entry points, and a dispatch table of handlers
 //! keyed by wire name. The engine knows nothing else about user code.
 
-use crate::context::WorkflowContext;
+use super::context::WorkflowContext;
+use crate::data::payload::{Payload, PayloadError};
 use crate::error::{Rejection, UpdateError, WorkflowError};
-use crate::payload::{Payload, PayloadError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::future::Future;
@@ -98,13 +99,50 @@ pub type AsyncUpdateFn<W> =
 /// failure (which also rejects it).
 pub type Validator<W> = fn(&W, &Payload) -> Result<Result<(), Rejection>, PayloadError>;
 
-impl<W> HandlerKind<W> {
+/// The three roles a handler plays, as clients address them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// An asynchronous write, recorded in history.
+    Signal,
+    /// A read that never touches history.
+    Query,
+    /// A tracked write with a validator and a result.
+    Update,
+}
+
+impl Role {
     /// `"signal"`, `"query"` or `"update"`.
-    pub fn role(&self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
-            HandlerKind::SyncSignal(_) | HandlerKind::AsyncSignal(_) => "signal",
-            HandlerKind::Query(_) => "query",
-            HandlerKind::SyncUpdate { .. } | HandlerKind::AsyncUpdate { .. } => "update",
+            Role::Signal => "signal",
+            Role::Query => "query",
+            Role::Update => "update",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl<W> HandlerKind<W> {
+    /// The role this handler plays.
+    pub fn role(&self) -> Role {
+        match self {
+            HandlerKind::SyncSignal(_) | HandlerKind::AsyncSignal(_) => Role::Signal,
+            HandlerKind::Query(_) => Role::Query,
+            HandlerKind::SyncUpdate { .. } | HandlerKind::AsyncUpdate { .. } => Role::Update,
+        }
+    }
+
+    /// The update's validator, for an update with one.
+    pub fn validator(&self) -> Option<Validator<W>> {
+        match self {
+            HandlerKind::SyncUpdate { validator, .. }
+            | HandlerKind::AsyncUpdate { validator, .. } => *validator,
+            _ => None,
         }
     }
 }

@@ -11,7 +11,7 @@ pub const MAX_PAYLOAD_BYTES: usize = 2 * 1024 * 1024;
 /// A value encoded as MessagePack, as it travels between clients, workers and the store.
 #[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct Payload(#[serde(with = "serde_bytes_compat")] pub Vec<u8>);
+pub struct Payload(#[serde(with = "serde_bytes_compat")] Vec<u8>);
 
 /// Why a value could not be encoded or decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -76,6 +76,17 @@ impl Payload {
             });
         }
         Ok(Payload(bytes))
+    }
+
+    /// Wraps bytes without the size check: bytes a store read back (written by this engine,
+    /// so already checked) or a test's deliberately oversized value.
+    pub(crate) fn unchecked(bytes: Vec<u8>) -> Payload {
+        Payload(bytes)
+    }
+
+    /// The encoded bytes, taken out of the payload.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
     }
 
     /// The encoded bytes.

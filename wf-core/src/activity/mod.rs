@@ -1,0 +1,16 @@
+//! Activities: the side-effecting work a workflow schedules, run outside the deterministic
+//! executor with retries and timeouts. Their definitions (`#[activities]` implements
+//! [`ActivityGroup`]), the registry an engine runs them from, the context an attempt receives,
+//! and the typing that makes `ctx.activity(Tools::next_step, goal)` check argument and result
+//! types at compile time.
+//!
+//! May import: `data`, `error`.
+
+mod context;
+mod registry;
+mod typing;
+
+pub(crate) use context::HeartbeatSink;
+pub use context::{ActivityContext, ActivityInfo};
+pub use registry::{type_id_of_val, ActivityGroup, ActivityInvoker, ActivityRegistry, BoxFuture};
+pub use typing::ActivityFn;

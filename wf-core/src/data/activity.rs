@@ -1,0 +1,192 @@
+//! What a workflow asks of an activity (its timeouts and retry policy), how an activity ends,
+//! and the lease arithmetic every store applies to an attempt.
+
+use super::payload::Payload;
+use serde::{Deserialize, Serialize};
+
+/// Why an activity attempt failed, as recorded in history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActivityFailure {
+    /// The error kind (`"retryable"` for plain retryable errors, or the user's kind).
+    pub kind: String,
+    /// The error message.
+    pub message: String,
+    /// Whether the error was non-retryable (by the activity's choice or by the retry policy).
+    pub non_retryable: bool,
+}
+
+/// Which activity timeout expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimeoutKind {
+    /// One attempt ran longer than its start-to-close timeout.
+    StartToClose,
+    /// The activity, all attempts included, ran past its schedule-to-close timeout.
+    ScheduleToClose,
+    /// The attempt stopped heartbeating for longer than its heartbeat timeout.
+    Heartbeat,
+}
+
+/// Retry policy of an activity, with Temporal's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryPolicy {
+    /// Delay before the first retry (default 1 s).
+    pub initial_interval: std::time::Duration,
+    /// Factor applied to the delay after each retry (default 2.0).
+    pub backoff_coefficient: f64,
+    /// Upper bound of the delay (default 100 × `initial_interval`).
+    pub maximum_interval: Option<std::time::Duration>,
+    /// Attempts in all, the first included; 0 means unlimited (the default).
+    pub maximum_attempts: u32,
+    /// Error kinds (from `ActivityError::non_retryable(kind, ..)` or set here) never retried.
+    pub non_retryable_error_types: Vec<String>,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            initial_interval: std::time::Duration::from_secs(1),
+            backoff_coefficient: 2.0,
+            maximum_interval: None,
+            maximum_attempts: 0,
+            non_retryable_error_types: Vec::new(),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The delay before attempt `next_attempt` (2 for the first retry).
+    pub fn delay_before(&self, next_attempt: u32) -> std::time::Duration {
+        let retries = i32::try_from(next_attempt.saturating_sub(2)).unwrap_or(i32::MAX);
+        let base =
+            self.initial_interval.as_secs_f64() * self.backoff_coefficient.max(1.0).powi(retries);
+        let max = self
+            .maximum_interval
+            .unwrap_or(self.initial_interval.saturating_mul(100))
+            .as_secs_f64();
+        // Saturates instead of panicking on an absurd policy (an interval of centuries).
+        std::time::Duration::try_from_secs_f64(base.min(max).max(0.0))
+            .unwrap_or(std::time::Duration::MAX)
+    }
+
+    /// Whether an attempt that just failed with `failure` may be followed by `next_attempt`.
+    pub fn allows_retry(&self, next_attempt: u32, failure: &ActivityFailure) -> bool {
+        !failure.non_retryable
+            && !self.non_retryable_error_types.contains(&failure.kind)
+            && (self.maximum_attempts == 0 || next_attempt <= self.maximum_attempts)
+    }
+}
+
+/// Timeouts and retries of one scheduled activity.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ActivityOptions {
+    /// Retry policy.
+    pub retry: RetryPolicy,
+    /// Longest time one attempt may run.
+    pub start_to_close: Option<std::time::Duration>,
+    /// Longest time from scheduling to the final result, all attempts included.
+    pub schedule_to_close: Option<std::time::Duration>,
+    /// Longest time between two heartbeats of a running attempt.
+    pub heartbeat_timeout: Option<std::time::Duration>,
+}
+
+/// How an activity ended for good.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ActivityResolution {
+    /// It returned a value.
+    Completed {
+        /// Encoded result.
+        result: Payload,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// It failed and will not be retried.
+    Failed {
+        /// The last failure.
+        failure: ActivityFailure,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// It timed out and will not be retried.
+    TimedOut {
+        /// Which timeout.
+        timeout: TimeoutKind,
+        /// Attempts made.
+        attempts: u32,
+    },
+}
+
+/// Start-to-close used when an activity sets neither start-to-close nor schedule-to-close.
+pub const DEFAULT_START_TO_CLOSE_MS: i64 = 5 * 60 * 1000;
+
+/// Milliseconds of a duration, saturating at `i64::MAX` (a duration of centuries is "never").
+pub fn duration_ms(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Lease deadlines for an attempt starting at `now_ms` of an activity scheduled at
+/// `scheduled_ms`: (attempt deadline, lease expiry). Shared by every store so they agree on
+/// timeouts.
+pub fn activity_lease(options: &ActivityOptions, scheduled_ms: i64, now_ms: i64) -> (i64, i64) {
+    let stc = options
+        .start_to_close
+        .map(duration_ms)
+        .or_else(|| {
+            options.schedule_to_close.map(|d| {
+                scheduled_ms
+                    .saturating_add(duration_ms(d))
+                    .saturating_sub(now_ms)
+            })
+        })
+        .unwrap_or(DEFAULT_START_TO_CLOSE_MS);
+    let mut attempt_deadline = now_ms.saturating_add(stc.max(0));
+    if let Some(s2c) = options.schedule_to_close {
+        attempt_deadline = attempt_deadline.min(scheduled_ms.saturating_add(duration_ms(s2c)));
+    }
+    (
+        attempt_deadline,
+        heartbeat_lease(options, attempt_deadline, now_ms),
+    )
+}
+
+/// Lease expiry of an attempt with deadline `attempt_deadline_ms` after a heartbeat (or its
+/// start) at `now_ms`.
+pub fn heartbeat_lease(options: &ActivityOptions, attempt_deadline_ms: i64, now_ms: i64) -> i64 {
+    match options.heartbeat_timeout {
+        Some(hb) => attempt_deadline_ms.min(now_ms.saturating_add(duration_ms(hb))),
+        None => attempt_deadline_ms,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_delays_follow_backoff_and_cap() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.delay_before(2).as_secs(), 1);
+        assert_eq!(p.delay_before(3).as_secs(), 2);
+        assert_eq!(p.delay_before(4).as_secs(), 4);
+        assert_eq!(p.delay_before(30).as_secs(), 100);
+    }
+
+    #[test]
+    fn absurd_retry_policies_saturate_instead_of_panicking() {
+        let p = RetryPolicy {
+            initial_interval: std::time::Duration::MAX,
+            backoff_coefficient: f64::NAN,
+            ..RetryPolicy::default()
+        };
+        assert_eq!(p.delay_before(u32::MAX), std::time::Duration::MAX);
+        let lease = activity_lease(
+            &ActivityOptions {
+                start_to_close: Some(std::time::Duration::MAX),
+                heartbeat_timeout: Some(std::time::Duration::MAX),
+                ..ActivityOptions::default()
+            },
+            i64::MAX - 5,
+            i64::MAX - 5,
+        );
+        assert_eq!(lease, (i64::MAX, i64::MAX));
+    }
+}

@@ -1,0 +1,151 @@
+//! How history events are stored: each event is a format version byte followed by
+//! MessagePack, and a store may keep the events of one commit together as one record. A newer
+//! engine still decodes histories written by an older one.
+
+use super::history::{EventKind, HistoryEvent};
+use super::payload::PayloadError;
+
+/// The history encoding written by this version of the engine.
+pub const HISTORY_FORMAT_VERSION: u8 = 1;
+
+/// Encodes an event body (time and kind) as stored: a format version byte, then MessagePack.
+pub fn encode_event(time_ms: i64, kind: &EventKind) -> Result<Vec<u8>, PayloadError> {
+    let mut out = Vec::new();
+    encode_event_into(&mut out, time_ms, kind)?;
+    Ok(out)
+}
+
+/// Appends what [`encode_event`] returns to `out` (a record of consecutive events, for
+/// [`decode_events`]).
+pub fn encode_event_into(
+    out: &mut Vec<u8>,
+    time_ms: i64,
+    kind: &EventKind,
+) -> Result<(), PayloadError> {
+    out.push(HISTORY_FORMAT_VERSION);
+    rmp_serde::encode::write(out, &(time_ms, kind)).map_err(|e| PayloadError::Encode {
+        what: format!("event {}", kind.name()),
+        message: e.to_string(),
+    })
+}
+
+/// Decodes an event body written by [`encode_event`] (any supported format version). Bytes
+/// after the first event are ignored.
+pub fn decode_event(event_id: u64, bytes: &[u8]) -> Result<HistoryEvent, PayloadError> {
+    let mut rest = bytes;
+    decode_next(event_id, &mut rest)
+}
+
+/// Decodes events written one after another by [`encode_event`] (a store may keep the events
+/// of one commit as one record); the first has id `first_event_id`, the next ones follow.
+pub fn decode_events(first_event_id: u64, bytes: &[u8]) -> Result<Vec<HistoryEvent>, PayloadError> {
+    let mut rest = bytes;
+    let mut events = Vec::new();
+    loop {
+        events.push(decode_next(
+            first_event_id + events.len() as u64,
+            &mut rest,
+        )?);
+        if rest.is_empty() {
+            return Ok(events);
+        }
+    }
+}
+
+/// Decodes the event at the start of `rest` and moves `rest` past it.
+fn decode_next(event_id: u64, rest: &mut &[u8]) -> Result<HistoryEvent, PayloadError> {
+    let error = |message: String| PayloadError::Decode {
+        what: format!("history event {event_id}"),
+        message,
+    };
+    match rest.split_first() {
+        Some((&1, body)) => {
+            *rest = body;
+            let (time_ms, kind): (i64, EventKind) =
+                rmp_serde::from_read(&mut *rest).map_err(|e| error(e.to_string()))?;
+            Ok(HistoryEvent {
+                event_id,
+                time_ms,
+                kind,
+            })
+        }
+        Some((v, _)) => Err(error(format!(
+            "unknown history format version {v}; upgrade wf to read this history"
+        ))),
+        None => Err(error("empty record".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::payload::Payload;
+
+    #[test]
+    fn events_round_trip_with_version() {
+        let kind = EventKind::SignalReceived {
+            name: "pause".into(),
+            args: Payload::encode(&()).unwrap(),
+            signal_id: Some("s1".into()),
+        };
+        let bytes = encode_event(42, &kind).unwrap();
+        assert_eq!(bytes[0], HISTORY_FORMAT_VERSION);
+        let e = decode_event(7, &bytes).unwrap();
+        assert_eq!(
+            e,
+            HistoryEvent {
+                event_id: 7,
+                time_ms: 42,
+                kind
+            }
+        );
+    }
+
+    #[test]
+    fn consecutive_events_decode_with_consecutive_ids() {
+        let kinds = [
+            EventKind::SignalReceived {
+                name: "a".into(),
+                args: Payload::encode(&("x", 1)).unwrap(),
+                signal_id: None,
+            },
+            EventKind::TimerStarted {
+                seq: 3,
+                fire_at_ms: 99,
+            },
+            EventKind::SignalReceived {
+                name: "b".into(),
+                args: Payload::encode(&vec![7u8; 300]).unwrap(),
+                signal_id: Some("s".into()),
+            },
+        ];
+        let mut bytes = Vec::new();
+        for (i, kind) in kinds.iter().enumerate() {
+            bytes.extend(encode_event(i as i64, kind).unwrap());
+        }
+        let events = decode_events(10, &bytes).unwrap();
+        let expected: Vec<HistoryEvent> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, kind)| HistoryEvent {
+                event_id: 10 + i as u64,
+                time_ms: i as i64,
+                kind: kind.clone(),
+            })
+            .collect();
+        assert_eq!(events, expected);
+        // The first event alone, as a single-event reader sees the record.
+        assert_eq!(decode_event(10, &bytes).unwrap(), expected[0]);
+        // A record cut short is an error, not a shorter history.
+        assert!(decode_events(10, &bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn unknown_format_version_is_a_clear_error() {
+        let err = decode_event(3, &[9, 1, 2]).unwrap_err();
+        assert!(
+            err.to_string().contains("unknown history format version 9"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,283 @@
+//! The one message type: everything that reaches a run from outside its own code — a signal,
+//! an update, a cancellation request, an activity's or a child's end, a fired timer. Clients
+//! send the first three; the engine produces the others. A message waits in the run's inbox
+//! (or is handed to the worker in memory) until a workflow task applies it, and the task
+//! records it in history as the event [`Message::to_event`] names; replay turns recorded
+//! events back into messages with [`Message::from_event`].
+//!
+//! The variant and field names are the inbox's storage format (MessagePack with names): never
+//! rename them.
+
+use super::activity::ActivityResolution;
+use super::history::EventKind;
+use super::payload::{Payload, PayloadError};
+use super::run::ChildOutcome;
+use serde::{Deserialize, Serialize};
+
+/// A message for a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Message {
+    /// A signal; deduped by `signal_id` per continue-as-new chain.
+    Signal {
+        /// Wire name.
+        name: String,
+        /// Encoded arguments (a tuple).
+        args: Payload,
+        /// Dedupe id.
+        signal_id: Option<String>,
+    },
+    /// An update, not yet validated; deduped by `update_id` per chain.
+    Update {
+        /// The update id.
+        update_id: String,
+        /// Wire name.
+        name: String,
+        /// Encoded arguments (a tuple).
+        args: Payload,
+    },
+    /// An activity finished for good.
+    ActivityResolved {
+        /// Sequence number of the scheduling command.
+        seq: u32,
+        /// How it ended.
+        resolution: ActivityResolution,
+    },
+    /// A timer fired.
+    TimerFired {
+        /// Sequence number of the timer.
+        seq: u32,
+    },
+    /// Cancellation of the run was requested.
+    CancelRequested {
+        /// Why.
+        reason: String,
+    },
+    /// A child run ended (or could not start).
+    ChildClosed {
+        /// Sequence number of the parent's start command.
+        seq: u32,
+        /// How it ended.
+        outcome: ChildOutcome,
+    },
+}
+
+/// A message waiting in a run's inbox, with its arrival sequence number (global, increasing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InboxMessage {
+    /// Arrival order.
+    pub seq: u64,
+    /// The message.
+    pub message: Message,
+}
+
+impl Message {
+    /// A signal message.
+    pub fn signal(name: impl Into<String>, args: Payload, signal_id: Option<String>) -> Message {
+        Message::Signal {
+            name: name.into(),
+            args,
+            signal_id,
+        }
+    }
+
+    /// An update message.
+    pub fn update(update_id: impl Into<String>, name: impl Into<String>, args: Payload) -> Message {
+        Message::Update {
+            update_id: update_id.into(),
+            name: name.into(),
+            args,
+        }
+    }
+
+    /// The event that records this message in history once a workflow task applied it. An
+    /// update is recorded as `UpdateAccepted` (a rejected one is not recorded at all).
+    pub fn to_event(&self) -> EventKind {
+        match self.clone() {
+            Message::Signal {
+                name,
+                args,
+                signal_id,
+            } => EventKind::SignalReceived {
+                name,
+                args,
+                signal_id,
+            },
+            Message::Update {
+                update_id,
+                name,
+                args,
+            } => EventKind::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            },
+            Message::ActivityResolved { seq, resolution } => match resolution {
+                ActivityResolution::Completed { result, attempts } => {
+                    EventKind::ActivityCompleted {
+                        seq,
+                        result,
+                        attempts,
+                    }
+                }
+                ActivityResolution::Failed { failure, attempts } => EventKind::ActivityFailed {
+                    seq,
+                    failure,
+                    attempts,
+                },
+                ActivityResolution::TimedOut { timeout, attempts } => EventKind::ActivityTimedOut {
+                    seq,
+                    timeout,
+                    attempts,
+                },
+            },
+            Message::TimerFired { seq } => EventKind::TimerFired { seq },
+            Message::CancelRequested { reason } => EventKind::CancelRequested { reason },
+            Message::ChildClosed { seq, outcome } => {
+                EventKind::ChildWorkflowClosed { seq, outcome }
+            }
+        }
+    }
+
+    /// The message a recorded input event stands for (`None` for commands and markers).
+    pub fn from_event(kind: &EventKind) -> Option<Message> {
+        Some(match kind.clone() {
+            EventKind::SignalReceived {
+                name,
+                args,
+                signal_id,
+            } => Message::Signal {
+                name,
+                args,
+                signal_id,
+            },
+            EventKind::UpdateAccepted {
+                update_id,
+                name,
+                args,
+            } => Message::Update {
+                update_id,
+                name,
+                args,
+            },
+            EventKind::ActivityCompleted {
+                seq,
+                result,
+                attempts,
+            } => Message::ActivityResolved {
+                seq,
+                resolution: ActivityResolution::Completed { result, attempts },
+            },
+            EventKind::ActivityFailed {
+                seq,
+                failure,
+                attempts,
+            } => Message::ActivityResolved {
+                seq,
+                resolution: ActivityResolution::Failed { failure, attempts },
+            },
+            EventKind::ActivityTimedOut {
+                seq,
+                timeout,
+                attempts,
+            } => Message::ActivityResolved {
+                seq,
+                resolution: ActivityResolution::TimedOut { timeout, attempts },
+            },
+            EventKind::TimerFired { seq } => Message::TimerFired { seq },
+            EventKind::CancelRequested { reason } => Message::CancelRequested { reason },
+            EventKind::ChildWorkflowClosed { seq, outcome } => {
+                Message::ChildClosed { seq, outcome }
+            }
+            _ => return None,
+        })
+    }
+
+    /// The message as an inbox stores it (MessagePack with field names).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, PayloadError> {
+        rmp_serde::to_vec_named(self).map_err(|e| PayloadError::Encode {
+            what: "an inbox message".into(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Decodes [`to_bytes`](Self::to_bytes).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Message, PayloadError> {
+        rmp_serde::from_slice(bytes).map_err(|e| PayloadError::Decode {
+            what: "an inbox message".into(),
+            message: e.to_string(),
+        })
+    }
+}
+
+impl EventKind {
+    /// Whether this event records an input of a workflow task (a message), not a command.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            EventKind::SignalReceived { .. }
+                | EventKind::UpdateAccepted { .. }
+                | EventKind::ActivityCompleted { .. }
+                | EventKind::ActivityFailed { .. }
+                | EventKind::ActivityTimedOut { .. }
+                | EventKind::TimerFired { .. }
+                | EventKind::CancelRequested { .. }
+                | EventKind::ChildWorkflowClosed { .. }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::update::UpdateOutcome;
+
+    #[test]
+    fn is_input_agrees_with_from_event() {
+        let p = || Payload::encode(&()).unwrap();
+        let kinds = vec![
+            EventKind::SignalReceived {
+                name: "s".into(),
+                args: p(),
+                signal_id: None,
+            },
+            EventKind::TimerFired { seq: 1 },
+            EventKind::CancelRequested { reason: "r".into() },
+            EventKind::ChildWorkflowClosed {
+                seq: 2,
+                outcome: ChildOutcome::Failed("x".into()),
+            },
+            EventKind::TimerStarted {
+                seq: 1,
+                fire_at_ms: 5,
+            },
+            EventKind::UpdateCompleted {
+                update_id: "u".into(),
+                outcome: UpdateOutcome::Failed("f".into()),
+            },
+            EventKind::WorkflowTaskCompleted {
+                task_time_ms: 1,
+                suggest_continue_as_new: false,
+                build_id: None,
+            },
+            EventKind::WorkflowCompleted { result: p() },
+        ];
+        for k in kinds {
+            assert_eq!(
+                k.is_input(),
+                Message::from_event(&k).is_some(),
+                "{}",
+                k.name()
+            );
+            if let Some(m) = Message::from_event(&k) {
+                assert_eq!(m.to_event(), k, "an input event round-trips");
+            }
+        }
+    }
+
+    #[test]
+    fn messages_round_trip_through_the_inbox_format() {
+        let m = Message::signal("pause", Payload::encode(&(1,)).unwrap(), Some("s-1".into()));
+        assert_eq!(Message::from_bytes(&m.to_bytes().unwrap()).unwrap(), m);
+        assert!(Message::from_bytes(&[0xc1]).is_err());
+    }
+}

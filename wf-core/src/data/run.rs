@@ -1,0 +1,167 @@
+//! Runs as the engine and its users see them: lifecycle states, parents and children, id
+//! conflicts, failed workflow tasks, the summary `describe()` shows, and list filters.
+
+use super::payload::Payload;
+use serde::{Deserialize, Serialize};
+
+/// Lifecycle state of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RunStatus {
+    /// Still running (possibly paused or waiting).
+    Running,
+    /// Returned a value.
+    Completed,
+    /// Returned an error.
+    Failed,
+    /// Continued as a new run of the same workflow id.
+    ContinuedAsNew,
+    /// Terminated from outside.
+    Terminated,
+    /// Ended as cancelled after a cancellation request.
+    Cancelled,
+}
+
+impl RunStatus {
+    /// Every status, in declaration order.
+    pub const ALL: [RunStatus; 6] = [
+        RunStatus::Running,
+        RunStatus::Completed,
+        RunStatus::Failed,
+        RunStatus::ContinuedAsNew,
+        RunStatus::Terminated,
+        RunStatus::Cancelled,
+    ];
+
+    /// Stable text form used in storage and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Completed => "completed",
+            RunStatus::Failed => "failed",
+            RunStatus::ContinuedAsNew => "continued_as_new",
+            RunStatus::Terminated => "terminated",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses [`RunStatus::as_str`].
+    pub fn parse(s: &str) -> Option<RunStatus> {
+        RunStatus::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Whether the run has closed (any status but `Running`).
+    pub fn is_closed(self) -> bool {
+        self != RunStatus::Running
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The parent of a child run: where its result goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentInfo {
+    /// The parent's workflow id.
+    pub workflow_id: String,
+    /// The parent run that started the child.
+    pub run_id: String,
+    /// The sequence number of the parent's start command.
+    pub seq: u32,
+}
+
+/// What a parent does with a still-running child when the parent closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ParentClosePolicy {
+    /// Terminate the child (the default, as in Temporal).
+    #[default]
+    Terminate,
+    /// Leave the child running.
+    Abandon,
+    /// Request the child's cancellation; it may clean up.
+    RequestCancel,
+}
+
+/// How a child run ended, as its parent sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ChildOutcome {
+    /// It returned a value.
+    Completed(Payload),
+    /// It returned an error.
+    Failed(String),
+    /// It ended as cancelled.
+    Cancelled(String),
+    /// It was terminated.
+    Terminated(String),
+    /// It could not start (its workflow id is running).
+    StartFailed(String),
+}
+
+/// What to do when a run with the requested workflow id is already running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum IdConflictPolicy {
+    /// Refuse the start with `AlreadyStarted` (the default).
+    #[default]
+    Fail,
+    /// Keep the running run; deliver any start messages to it.
+    UseExisting,
+    /// Terminate the running run, then start a new one.
+    TerminateExisting,
+}
+
+/// The task queue of runs and workers that name none.
+pub const DEFAULT_TASK_QUEUE: &str = "default";
+
+/// The last failed workflow task of a run, kept until a task succeeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskFailure {
+    /// What went wrong (panic message, nondeterminism report...).
+    pub message: String,
+    /// Whether the failure is a nondeterminism error.
+    pub nondeterminism: bool,
+    /// Consecutive failed attempts.
+    pub attempts: u32,
+    /// When the next attempt is due (engine-clock ms).
+    pub retry_at_ms: i64,
+}
+
+/// What `describe()` shows of a run's in-memory state; the engine stores it with each commit
+/// (an opaque payload to the store, which reads only `open_children` when it terminates the
+/// run).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    /// Signals received with no handler for their name, oldest first.
+    pub buffered_signals: Vec<String>,
+    /// Async handlers still running ("update change_goal (id u-1)", "signal note").
+    pub running_handlers: Vec<String>,
+    /// Children still running, with their parent close policies (applied when the run is
+    /// terminated from outside).
+    #[serde(default)]
+    pub open_children: Vec<(String, ParentClosePolicy)>,
+}
+
+impl RunSummary {
+    /// The summary of a stored run: one that does not decode (an engine bug, or a file
+    /// damaged on disk) reads as empty, which names no children and no handlers.
+    pub fn of(stored: &Payload) -> RunSummary {
+        if stored.is_empty() {
+            return RunSummary::default();
+        }
+        stored.decode().unwrap_or_default()
+    }
+}
+
+/// Filter for listing runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListFilter {
+    /// Only runs of this workflow type.
+    pub workflow_type: Option<String>,
+    /// Only runs in this state.
+    pub status: Option<RunStatus>,
+    /// Only the latest run of each workflow id.
+    pub latest_only: bool,
+    /// At most this many (newest first); 0 = no limit.
+    pub limit: usize,
+}

@@ -1,0 +1,90 @@
+//! The errors of activities: what an attempt fails with, and how an activity ended for the
+//! workflow that awaited it.
+
+use crate::data::activity::TimeoutKind;
+use crate::data::payload::PayloadError;
+
+/// An activity attempt's error: retryable (the default) or not.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct ActivityError {
+    /// A kind that retry policies can name in `non_retryable_error_types`.
+    pub kind: String,
+    /// What went wrong.
+    pub message: String,
+    /// Never retry this error.
+    pub non_retryable: bool,
+}
+
+impl ActivityError {
+    /// An error retried per the retry policy (kind `"retryable"`).
+    pub fn retryable(message: impl Into<String>) -> Self {
+        ActivityError {
+            kind: "retryable".into(),
+            message: message.into(),
+            non_retryable: false,
+        }
+    }
+
+    /// An error never retried, with a kind the workflow can match on.
+    pub fn non_retryable(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        ActivityError {
+            kind: kind.into(),
+            message: message.into(),
+            non_retryable: true,
+        }
+    }
+
+    /// A retryable error with a kind (which a retry policy may still list as non-retryable).
+    pub fn with_kind(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        ActivityError {
+            kind: kind.into(),
+            message: message.into(),
+            non_retryable: false,
+        }
+    }
+}
+
+impl From<PayloadError> for ActivityError {
+    fn from(e: PayloadError) -> Self {
+        ActivityError::non_retryable("payload", e.to_string())
+    }
+}
+
+/// How an activity ended for the workflow that awaited it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ActivityCallError {
+    /// It failed for good (non-retryable, or retries exhausted).
+    #[error("activity {activity} failed after {attempts} attempt(s): {kind}: {message}")]
+    Failed {
+        /// Activity wire name.
+        activity: String,
+        /// The last error's kind.
+        kind: String,
+        /// The last error's message.
+        message: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// It timed out for good.
+    #[error("activity {activity} timed out ({timeout:?}) after {attempts} attempt(s)")]
+    TimedOut {
+        /// Activity wire name.
+        activity: String,
+        /// Which timeout.
+        timeout: TimeoutKind,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// The input could not be encoded or the result decoded.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// The run's cancellation was requested while the activity was pending; its task was
+    /// dropped.
+    #[error("activity {activity} cancelled")]
+    Cancelled {
+        /// Activity wire name.
+        activity: String,
+    },
+}

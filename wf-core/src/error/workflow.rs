@@ -1,0 +1,119 @@
+//! The errors of workflow code: what `run` returns, and what its awaits (timers, signal
+//! waits, children) fail with.
+
+use super::activity::ActivityCallError;
+use crate::data::payload::{Payload, PayloadError};
+use std::time::SystemTime;
+
+/// The error a workflow's `run` returns; `?` converts activity, timer and payload errors.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkflowError {
+    /// The run fails with this message.
+    #[error("{0}")]
+    Failed(String),
+    /// An activity failed for good.
+    #[error("activity failed: {0}")]
+    Activity(#[from] ActivityCallError),
+    /// A value could not be encoded or decoded.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// A child run failed.
+    #[error(transparent)]
+    Child(#[from] ChildError),
+    /// A bounded `wait_for_signal` timed out.
+    #[error(transparent)]
+    WaitTimeout(#[from] WaitTimeout),
+    /// The run was cancelled: returned from `run` (directly or through `?` on a cancelled
+    /// activity or timer), it ends the run as cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// Not an error: the run continues as a new run with this input (see
+    /// [`WorkflowContext::continue_as_new`](crate::WorkflowContext::continue_as_new)).
+    #[error("continue as new")]
+    ContinueAsNew(Payload),
+}
+
+impl From<SignalWaitError> for WorkflowError {
+    fn from(e: SignalWaitError) -> Self {
+        match e {
+            SignalWaitError::Timeout(t) => WorkflowError::WaitTimeout(t),
+            SignalWaitError::Payload(p) => WorkflowError::Payload(p),
+            SignalWaitError::Cancelled(_) => WorkflowError::Cancelled,
+        }
+    }
+}
+
+impl From<Cancelled> for WorkflowError {
+    fn from(_: Cancelled) -> Self {
+        WorkflowError::Cancelled
+    }
+}
+
+impl WorkflowError {
+    /// Whether this error reports a cancellation (of the run, an activity or a timer).
+    pub fn is_cancellation(&self) -> bool {
+        matches!(
+            self,
+            WorkflowError::Cancelled | WorkflowError::Activity(ActivityCallError::Cancelled { .. })
+        )
+    }
+
+    /// A failure with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        WorkflowError::Failed(message.into())
+    }
+}
+
+/// A timer or wait was cut short because the run's cancellation was requested. `?` turns it
+/// into [`WorkflowError::Cancelled`], which ends the run as cancelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("cancelled: the run's cancellation was requested")]
+pub struct Cancelled;
+
+/// A bounded signal wait ran out of time, or its argument did not decode.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignalWaitError {
+    /// No signal arrived before the deadline.
+    #[error(transparent)]
+    Timeout(#[from] WaitTimeout),
+    /// The signal's argument did not decode as the expected type.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// The run's cancellation was requested during the wait.
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
+}
+
+/// No signal named `name` arrived before `deadline`. A signal sent later is buffered for the
+/// next wait.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no {name:?} signal before {deadline:?}")]
+pub struct WaitTimeout {
+    /// The signal waited for.
+    pub name: String,
+    /// When the wait gave up (workflow time).
+    pub deadline: SystemTime,
+}
+
+/// How a child run failed to produce its result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChildError {
+    /// The child's workflow id was already running.
+    #[error("child could not start: {0}")]
+    StartFailed(String),
+    /// The child returned an error.
+    #[error("child failed: {0}")]
+    Failed(String),
+    /// The child ended as cancelled.
+    #[error("child cancelled: {0}")]
+    Cancelled(String),
+    /// The child was terminated.
+    #[error("child terminated: {0}")]
+    Terminated(String),
+    /// The input could not be encoded or the result decoded.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+}

@@ -1,0 +1,164 @@
+//! Nondeterminism: the commands the code issues on replay, compared with the ones the history
+//! recorded. A mismatch names both sides and the event, and says how to fix it.
+
+use super::machine::TaskError;
+use crate::data::history::{EventKind, HistoryEvent};
+use crate::workflow::patch::{is_deprecated_patch_marker, is_patch_marker};
+
+/// Whether the code's command `actual` is the recorded command `recorded`.
+fn same_command(recorded: &EventKind, actual: &EventKind) -> bool {
+    use EventKind::*;
+    match (recorded, actual) {
+        (
+            ActivityScheduled {
+                seq: a, name: n, ..
+            },
+            ActivityScheduled {
+                seq: b, name: m, ..
+            },
+        ) => a == b && n == m,
+        (TimerStarted { seq: a, .. }, TimerStarted { seq: b, .. }) => a == b,
+        (TimerCancelled { seq: a }, TimerCancelled { seq: b }) => a == b,
+        (
+            MarkerRecorded {
+                seq: a, name: n, ..
+            },
+            MarkerRecorded {
+                seq: b, name: m, ..
+            },
+        ) => a == b && n == m,
+        (UpdateCompleted { update_id: a, .. }, UpdateCompleted { update_id: b, .. }) => a == b,
+        (
+            ChildWorkflowStarted {
+                seq: a,
+                workflow_id: n,
+                ..
+            },
+            ChildWorkflowStarted {
+                seq: b,
+                workflow_id: m,
+                ..
+            },
+        ) => a == b && n == m,
+        (
+            ExternalSignalSent {
+                seq: a,
+                workflow_id: n,
+                name: x,
+                ..
+            },
+            ExternalSignalSent {
+                seq: b,
+                workflow_id: m,
+                name: y,
+                ..
+            },
+        ) => a == b && n == m && x == y,
+        (ActivityCancelled { seq: a }, ActivityCancelled { seq: b }) => a == b,
+        (
+            ChildCancelRequested {
+                seq: a,
+                workflow_id: n,
+            },
+            ChildCancelRequested {
+                seq: b,
+                workflow_id: m,
+            },
+        ) => a == b && n == m,
+        (WorkflowCancelled { .. }, WorkflowCancelled { .. }) => true,
+        (WorkflowCompleted { .. }, WorkflowCompleted { .. })
+        | (WorkflowFailed { .. }, WorkflowFailed { .. })
+        | (ContinuedAsNew { .. }, ContinuedAsNew { .. }) => true,
+        _ => false,
+    }
+}
+
+fn describe_command(kind: &EventKind) -> String {
+    format!("{} {}", kind.name(), kind.details())
+}
+
+/// Checks the commands the code issued in one replayed task against the recorded ones.
+/// Patch markers are matched leniently: a recorded patch marker the code no longer issues (a
+/// removed `deprecate_patch`) is skipped, and so is a `deprecate_patch` marker missing from an
+/// older history.
+pub(crate) fn compare_commands(
+    run_id: &str,
+    recorded: &[HistoryEvent],
+    actual: &[EventKind],
+    marker_event_id: u64,
+) -> Result<(), TaskError> {
+    let (mut r, mut a) = (0, 0);
+    loop {
+        match (recorded.get(r), actual.get(a)) {
+            (None, None) => return Ok(()),
+            (Some(rec), Some(act)) if same_command(&rec.kind, act) => {
+                r += 1;
+                a += 1;
+            }
+            (Some(rec), _) if is_patch_marker(&rec.kind) => r += 1,
+            (_, Some(act)) if is_deprecated_patch_marker(act) => a += 1,
+            // Histories recorded before cancellation reached children lack these requests.
+            (_, Some(EventKind::ChildCancelRequested { .. })) => a += 1,
+            (Some(rec), Some(act)) => {
+                return Err(TaskError::NonDeterminism(format!(
+                    "run {run_id}: history event {} is `{}` but the workflow code now issues `{}`; \
+                     deploy code that replays this history, or guard the change with ctx.patched(..)",
+                    rec.event_id,
+                    describe_command(&rec.kind),
+                    describe_command(act)
+                )))
+            }
+            (Some(rec), None) => {
+                return Err(TaskError::NonDeterminism(format!(
+                    "run {run_id}: history event {} is `{}` but the workflow code no longer issues it",
+                    rec.event_id,
+                    describe_command(&rec.kind)
+                )))
+            }
+            (None, Some(act)) => {
+                return Err(TaskError::NonDeterminism(format!(
+                    "run {run_id}: the workflow code issues `{}` where the history (before event \
+                     {marker_event_id}) records nothing",
+                    describe_command(act)
+                )))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::history::HistoryEvent;
+
+    #[test]
+    fn histories_from_before_child_cancel_requests_still_replay() {
+        let event = |event_id, kind| HistoryEvent {
+            event_id,
+            time_ms: 0,
+            kind,
+        };
+        let request = EventKind::ChildCancelRequested {
+            seq: 2,
+            workflow_id: "child".into(),
+        };
+        let code = [EventKind::TimerCancelled { seq: 1 }, request.clone()];
+        let old = [event(5, EventKind::TimerCancelled { seq: 1 })];
+        assert!(compare_commands("r", &old, &code, 6).is_ok());
+        let new = [
+            event(5, EventKind::TimerCancelled { seq: 1 }),
+            event(6, request),
+        ];
+        assert!(compare_commands("r", &new, &code, 7).is_ok());
+        // Another child's request is still a mismatch.
+        let other = EventKind::ChildCancelRequested {
+            seq: 3,
+            workflow_id: "other".into(),
+        };
+        let wrong = [
+            event(5, EventKind::TimerCancelled { seq: 1 }),
+            event(6, other),
+        ];
+        assert!(compare_commands("r", &wrong, &code, 7).is_err());
+    }
+}

@@ -1,0 +1,509 @@
+//! One run in memory: its state, its tasks, and what a workflow task does.
+//!
+//! A workflow task is: apply the messages in arrival order (signals and updates run or start
+//! their handlers, resolutions wake futures), then poll until every task is blocked. Its events
+//! are the applied messages, then the commands in the order the code issued them, then a
+//! `WorkflowTaskCompleted` marker carrying the task's time. Replay runs the same steps over the
+//! recorded groups (see `rebuild.rs`).
+
+use super::registry::Table;
+use crate::data::history::{EventKind, HistoryEvent};
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::{ParentClosePolicy, ParentInfo, RunSummary};
+use crate::data::update::{UpdateOutcome, UpdateState};
+use crate::error::{WfError, WorkflowError};
+use crate::workflow::commands::{Close, Commands};
+use crate::workflow::executor::Executor;
+use crate::workflow::{HandlerKind, Role, Unfinished, WorkflowContext, WorkflowDefinition};
+use std::cell::RefCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+
+/// Why a workflow task failed. The run is kept; the task is retried with backoff.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum TaskError {
+    /// Workflow code panicked.
+    Panic(String),
+    /// The code no longer matches the history.
+    NonDeterminism(String),
+    /// Something else (undecodable input, a busy loop).
+    Other(String),
+}
+
+impl TaskError {
+    pub fn message(&self) -> String {
+        match self {
+            TaskError::Panic(m) => format!("workflow code panicked: {m}"),
+            TaskError::NonDeterminism(m) => format!("nondeterminism: {m}"),
+            TaskError::Other(m) => m.clone(),
+        }
+    }
+
+    /// The error a caller (a query on a run being rebuilt) sees.
+    pub fn into_query_error(self) -> WfError {
+        match self {
+            TaskError::NonDeterminism(m) => WfError::NonDeterminism(m),
+            other => WfError::QueryError(format!("could not rebuild the run: {}", other.message())),
+        }
+    }
+}
+
+/// History length at which `continue_as_new_suggested()` turns true (and a warning is logged).
+pub(crate) const SUGGEST_CONTINUE_AS_NEW_EVENTS: u64 = 10_240;
+/// History size at which `continue_as_new_suggested()` turns true.
+pub(crate) const SUGGEST_CONTINUE_AS_NEW_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The facts a workflow task runs under, recorded in its `WorkflowTaskCompleted` marker.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TaskMeta {
+    pub time_ms: i64,
+    pub suggest_continue_as_new: bool,
+    pub build_id: Option<String>,
+}
+
+impl TaskMeta {
+    /// The facts of a live task on a run with this history.
+    pub fn live(
+        time_ms: i64,
+        next_event_id: u64,
+        history_bytes: u64,
+        build_id: Option<String>,
+    ) -> Self {
+        TaskMeta {
+            time_ms,
+            suggest_continue_as_new: next_event_id > SUGGEST_CONTINUE_AS_NEW_EVENTS
+                || history_bytes >= SUGGEST_CONTINUE_AS_NEW_BYTES,
+            build_id,
+        }
+    }
+}
+
+/// What a live workflow task produced.
+#[derive(Debug)]
+pub(crate) struct TaskOutput {
+    /// Input events, commands, then the `WorkflowTaskCompleted` marker.
+    pub events: Vec<EventKind>,
+    pub update_states: Vec<(String, String, UpdateState)>,
+    pub close: Option<Close>,
+    pub summary: RunSummary,
+}
+
+/// A run in memory, whatever its workflow type.
+pub(crate) trait Instance {
+    /// Runs one workflow task over `messages`. On replay, `recorded` holds the commands the
+    /// history records for this task (so `ctx.patched` can see which branch was taken), the
+    /// updates among the messages were accepted in the past (no validation), and the output's
+    /// events are only the commands the code issued (no inputs, no marker).
+    fn run_task(
+        &mut self,
+        messages: Vec<Message>,
+        meta: TaskMeta,
+        recorded: Option<&[HistoryEvent]>,
+    ) -> Result<TaskOutput, TaskError>;
+    /// Answers a query from the current state.
+    fn query(&self, name: &str, args: &Payload) -> Result<Payload, WfError>;
+    /// The history position this instance has reached.
+    fn next_event_id(&self) -> u64;
+    /// Records the history position after a commit.
+    fn set_next_event_id(&mut self, next_event_id: u64);
+    /// The parent of this run, if it is a child.
+    fn parent(&self) -> Option<ParentInfo>;
+    /// Children still running, with their parent close policies.
+    fn open_children(&self) -> Vec<(String, ParentClosePolicy)>;
+}
+
+/// The in-memory run of workflow type `W`.
+pub(crate) struct RunMachine<W: WorkflowDefinition> {
+    def: Arc<Table<W>>,
+    core: Rc<RefCell<Commands>>,
+    state: Rc<RefCell<W>>,
+    executor: Executor,
+    /// The run's input until the main method starts (in the first task).
+    input: Option<W::Input>,
+    next_event_id: u64,
+}
+
+impl<W: WorkflowDefinition> Drop for RunMachine<W> {
+    fn drop(&mut self) {
+        self.core.borrow_mut().tearing_down = true;
+        self.executor.clear();
+    }
+}
+
+impl<W: WorkflowDefinition> RunMachine<W> {
+    /// A run before its first task: `#[init]` has built its state from `input`.
+    pub fn new(
+        def: Arc<Table<W>>,
+        workflow_id: &str,
+        run_id: &str,
+        random_seed: u64,
+        parent: Option<ParentInfo>,
+        input: W::Input,
+    ) -> Result<Self, TaskError> {
+        let state = catch_unwind(AssertUnwindSafe(|| W::init_state(&input)))
+            .map_err(|p| TaskError::Panic(format!("in #[init]: {}", panic_message(&*p))))?;
+        let mut commands = Commands::new(workflow_id.into(), run_id.into(), random_seed);
+        commands.parent = parent;
+        Ok(RunMachine {
+            def,
+            core: Rc::new(RefCell::new(commands)),
+            state: Rc::new(RefCell::new(state)),
+            executor: Executor::default(),
+            input: Some(input),
+            next_event_id: 2,
+        })
+    }
+
+    fn ctx(&self) -> WorkflowContext<W> {
+        WorkflowContext {
+            core: self.core.clone(),
+            state: self.state.clone(),
+        }
+    }
+
+    /// Applies one message; returns its history event for a live task (`replaying` false),
+    /// none for a rejected update or on replay (the history has it already).
+    fn apply(&mut self, message: Message, replaying: bool) -> Option<EventKind> {
+        let event = (!replaying).then(|| message.to_event());
+        match message {
+            Message::Signal { name, args, .. } => self.apply_signal(name, args),
+            Message::Update {
+                update_id,
+                name,
+                args,
+            } => {
+                if !self.apply_update(update_id, name, args, !replaying) {
+                    return None;
+                }
+            }
+            Message::ActivityResolved { seq, resolution } => {
+                self.core.borrow_mut().resolve_activity(seq, resolution)
+            }
+            Message::TimerFired { seq } => self.core.borrow_mut().fire_timer(seq),
+            Message::CancelRequested { reason } => self.core.borrow_mut().request_cancel(reason),
+            Message::ChildClosed { seq, outcome } => {
+                self.core.borrow_mut().resolve_child(seq, outcome)
+            }
+        }
+        event
+    }
+
+    fn apply_signal(&mut self, name: String, args: Payload) {
+        let def = self.def.clone();
+        let Some(handler) = def.handler(&name, Role::Signal) else {
+            self.core.borrow_mut().buffer_signal(name, args);
+            return;
+        };
+        match &handler.kind {
+            HandlerKind::SyncSignal(f) => {
+                if let Err(e) = f(&mut self.state.borrow_mut(), &args) {
+                    tracing::warn!(signal = %name, error = %e, "signal arguments do not decode; signal ignored");
+                }
+                self.core.borrow_mut().state_changed();
+            }
+            HandlerKind::AsyncSignal(f) => match f(self.ctx(), &args) {
+                Ok(fut) => {
+                    let id = self
+                        .core
+                        .borrow_mut()
+                        .handler_started(format!("signal {name}"), handler.unfinished);
+                    let core = self.core.clone();
+                    self.executor.spawn_handler(Box::pin(async move {
+                        fut.await;
+                        core.borrow_mut().handler_finished(id);
+                    }));
+                }
+                Err(e) => {
+                    tracing::warn!(signal = %name, error = %e, "signal arguments do not decode; signal ignored")
+                }
+            },
+            HandlerKind::Query(_)
+            | HandlerKind::SyncUpdate { .. }
+            | HandlerKind::AsyncUpdate { .. } => {
+                unreachable!("Table::handler returned a handler of another role")
+            }
+        }
+    }
+
+    /// Validates (if `validate`) and starts an update; false if it was rejected.
+    ///
+    /// ```text
+    /// Requested --(validator refuses, or no such update)--> Rejected      (nothing recorded)
+    /// Requested --(validator accepts)--> Accepted --(handler returns)--> Completed
+    /// ```
+    fn apply_update(
+        &mut self,
+        update_id: String,
+        name: String,
+        args: Payload,
+        validate: bool,
+    ) -> bool {
+        let def = self.def.clone();
+        let reject = |core: &Rc<RefCell<Commands>>, msg: String| {
+            core.borrow_mut().update_state(
+                update_id.clone(),
+                name.clone(),
+                UpdateState::Rejected(msg),
+            );
+            false
+        };
+        let Some(handler) = def.handler(&name, Role::Update) else {
+            return reject(
+                &self.core,
+                format!("unknown update {name:?}{}", def.names_of(Role::Update)),
+            );
+        };
+        if validate {
+            if let Err(e) = (handler.check_args)(&args) {
+                return reject(&self.core, e.to_string());
+            }
+            if let Some(v) = handler.kind.validator() {
+                match v(&self.state.borrow(), &args) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(rejection)) => return reject(&self.core, rejection.message),
+                    Err(e) => return reject(&self.core, e.to_string()),
+                }
+            }
+        }
+        self.core
+            .borrow_mut()
+            .update_state(update_id.clone(), name.clone(), UpdateState::Accepted);
+        match &handler.kind {
+            HandlerKind::SyncUpdate { handler: f, .. } => {
+                let outcome = match f(&mut self.state.borrow_mut(), &args) {
+                    Ok(Ok(p)) => UpdateOutcome::Completed(p),
+                    Ok(Err(e)) => UpdateOutcome::Failed(e.message),
+                    Err(e) => UpdateOutcome::Failed(e.to_string()),
+                };
+                let mut core = self.core.borrow_mut();
+                core.complete_update(update_id, name, outcome);
+                core.state_changed();
+            }
+            HandlerKind::AsyncUpdate { handler: f, .. } => match f(self.ctx(), &args) {
+                Ok(fut) => {
+                    let id = self.core.borrow_mut().handler_started(
+                        format!("update {name} (id {update_id})"),
+                        handler.unfinished,
+                    );
+                    let core = self.core.clone();
+                    self.executor.spawn_handler(Box::pin(async move {
+                        let outcome = match fut.await {
+                            Ok(p) => UpdateOutcome::Completed(p),
+                            Err(e) => UpdateOutcome::Failed(e.message),
+                        };
+                        let mut core = core.borrow_mut();
+                        core.complete_update(update_id, name, outcome);
+                        core.handler_finished(id);
+                    }));
+                }
+                Err(e) => self.core.borrow_mut().complete_update(
+                    update_id,
+                    name,
+                    UpdateOutcome::Failed(e.to_string()),
+                ),
+            },
+            HandlerKind::SyncSignal(_) | HandlerKind::AsyncSignal(_) | HandlerKind::Query(_) => {
+                unreachable!("Table::handler returned a handler of another role")
+            }
+        }
+        true
+    }
+
+    fn start_main(&mut self) {
+        let Some(input) = self.input.take() else {
+            return;
+        };
+        let fut = W::start_run(self.ctx(), input);
+        let core = self.core.clone();
+        self.executor.spawn_main(Box::pin(async move {
+            let close = match fut.await {
+                Ok(v) => match Payload::encode(&v) {
+                    Ok(p) => Close::Completed(p),
+                    Err(e) => Close::Failed(format!("the result could not be encoded: {e}")),
+                },
+                Err(WorkflowError::ContinueAsNew(input)) => Close::ContinuedAsNew(input),
+                Err(e) => match core.borrow().cancel_requested.clone() {
+                    Some(reason) if e.is_cancellation() => Close::Cancelled(reason),
+                    _ => Close::Failed(e.to_string()),
+                },
+            };
+            core.borrow_mut().close_run(close);
+        }));
+    }
+
+    fn summary(&self) -> RunSummary {
+        let core = self.core.borrow();
+        RunSummary {
+            buffered_signals: core
+                .buffered_signals
+                .iter()
+                .map(|(n, _)| n.clone())
+                .collect(),
+            running_handlers: core
+                .live_handlers
+                .iter()
+                .map(|h| h.description.clone())
+                .collect(),
+            open_children: core.open_children(),
+        }
+    }
+
+    /// Prepares the command log for a task: its time, a fresh command list, the patch markers
+    /// the history recorded for it (on replay).
+    fn begin_task(
+        &self,
+        meta: &TaskMeta,
+        recorded: Option<&[HistoryEvent]>,
+    ) -> Result<(), TaskError> {
+        let mut core = self.core.borrow_mut();
+        core.replay_patches = recorded.map(|r| {
+            r.iter()
+                .enumerate()
+                .filter_map(|(i, e)| match &e.kind {
+                    EventKind::MarkerRecorded { name, .. }
+                        if crate::workflow::patch::is_patch_marker(&e.kind) =>
+                    {
+                        Some((i, name.clone()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        });
+        if core.close.is_some() {
+            return Err(TaskError::Other("the run already closed in memory".into()));
+        }
+        core.task_time_ms = meta.time_ms;
+        core.issued.clear();
+        core.update_states.clear();
+        if meta.suggest_continue_as_new && !core.suggest_continue_as_new {
+            tracing::warn!(run_id = %core.run_id, events = core.history_len, "history is large; continue as new");
+        }
+        core.suggest_continue_as_new = meta.suggest_continue_as_new;
+        Ok(())
+    }
+
+    /// Logs a warning per handler still running when the run closes (unless abandoned).
+    fn warn_unfinished(core: &Commands) {
+        for h in core
+            .live_handlers
+            .iter()
+            .filter(|h| h.unfinished == Unfinished::Warn)
+        {
+            tracing::warn!(
+                workflow_id = %core.workflow_id,
+                run_id = %core.run_id,
+                handler = %h.description,
+                "the run finished while a handler was still running; wait with ctx.handlers_drained() \
+                 before returning, or mark the handler unfinished = \"abandon\""
+            );
+        }
+    }
+}
+
+impl<W: WorkflowDefinition> Instance for RunMachine<W> {
+    fn run_task(
+        &mut self,
+        messages: Vec<Message>,
+        meta: TaskMeta,
+        recorded: Option<&[HistoryEvent]>,
+    ) -> Result<TaskOutput, TaskError> {
+        let replaying = recorded.is_some();
+        self.begin_task(&meta, recorded)?;
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            let mut events = Vec::with_capacity(messages.len() + 2);
+            for message in messages {
+                events.extend(self.apply(message, replaying));
+            }
+            self.start_main();
+            let core = self.core.clone();
+            let busy = self
+                .executor
+                .run_until_blocked(&|| core.borrow().close.is_some());
+            (events, busy)
+        }));
+        let (mut events, busy) = result.map_err(|p| TaskError::Panic(panic_message(&*p)))?;
+        if busy.is_err() {
+            return Err(TaskError::Other(
+                "workflow code kept waking itself without blocking (a busy loop); it must await an activity, timer or condition".into(),
+            ));
+        }
+        let mut core = self.core.borrow_mut();
+        if let Some(m) = core.mismatch.take() {
+            return Err(TaskError::NonDeterminism(m));
+        }
+        events.append(&mut core.issued);
+        // A task that recorded nothing (e.g. it only rejected an update) leaves no trace:
+        // replay without it reaches the same state.
+        if !events.is_empty() && !replaying {
+            events.push(EventKind::WorkflowTaskCompleted {
+                task_time_ms: meta.time_ms,
+                suggest_continue_as_new: meta.suggest_continue_as_new,
+                build_id: meta.build_id.clone(),
+            });
+        }
+        let close = core.close.clone();
+        if close.is_some() {
+            Self::warn_unfinished(&core);
+        }
+        let update_states = std::mem::take(&mut core.update_states);
+        drop(core);
+        Ok(TaskOutput {
+            events,
+            update_states,
+            close,
+            summary: self.summary(),
+        })
+    }
+
+    fn query(&self, name: &str, args: &Payload) -> Result<Payload, WfError> {
+        let handler = self
+            .def
+            .handler(name, Role::Query)
+            .ok_or_else(|| self.def.unknown_query(name))?;
+        let HandlerKind::Query(f) = &handler.kind else {
+            unreachable!("Table::handler returned a handler of another role")
+        };
+        let state = self
+            .state
+            .try_borrow()
+            .map_err(|_| WfError::QueryError("the workflow state is being changed".into()))?;
+        match catch_unwind(AssertUnwindSafe(|| f(&state, args))) {
+            Ok(Ok(p)) => Ok(p),
+            Ok(Err(e)) => Err(WfError::PayloadError(e)),
+            Err(p) => Err(WfError::QueryError(format!(
+                "query {name} panicked: {}",
+                panic_message(&*p)
+            ))),
+        }
+    }
+
+    fn next_event_id(&self) -> u64 {
+        self.next_event_id
+    }
+
+    fn set_next_event_id(&mut self, next_event_id: u64) {
+        self.next_event_id = next_event_id;
+        self.core.borrow_mut().history_len = next_event_id.saturating_sub(1);
+    }
+
+    fn parent(&self) -> Option<ParentInfo> {
+        self.core.borrow().parent.clone()
+    }
+
+    fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {
+        self.core.borrow().open_children()
+    }
+}
+
+/// The text of a panic payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "non-string panic payload".into()
+    }
+}

@@ -1,0 +1,151 @@
+//! The registered workflow types of an engine, type-erased: each knows its handler table,
+//! checks messages against it, and builds in-memory runs.
+
+use super::machine::{Instance, RunMachine, TaskError};
+use crate::data::history::{EventKind, HistoryEvent};
+use crate::data::payload::{Payload, PayloadError};
+use crate::error::WfError;
+use crate::workflow::{Handler, Role, WorkflowDefinition};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A registered workflow type, whatever it is.
+pub(crate) trait ErasedDefinition: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn new_instance(
+        &self,
+        workflow_id: &str,
+        run_id: &str,
+        started: &HistoryEvent,
+    ) -> Result<Box<dyn Instance>, TaskError>;
+    fn check_input(&self, input: &Payload) -> Result<(), PayloadError>;
+    /// Checks that `name` is a handler of `role` and that `args` decode for it. A signal with
+    /// no handler is fine: it is kept and buffered (for `ctx.wait_for_signal`, or a later
+    /// version of the code with a handler for it).
+    fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError>;
+}
+
+/// A registered workflow type: its handler table, shared by all its runs.
+pub(crate) struct Definition<W: WorkflowDefinition> {
+    table: Arc<Table<W>>,
+}
+
+impl<W: WorkflowDefinition> Definition<W> {
+    /// The definition of `W`; an error names a duplicate handler name.
+    pub fn new() -> Result<Self, String> {
+        Ok(Definition {
+            table: Arc::new(Table::new()?),
+        })
+    }
+}
+
+/// A workflow type's handlers, by wire name.
+pub(crate) struct Table<W: WorkflowDefinition> {
+    handlers: Vec<Handler<W>>,
+    index: HashMap<&'static str, usize>,
+}
+
+impl<W: WorkflowDefinition> Table<W> {
+    fn new() -> Result<Self, String> {
+        let handlers = W::handlers();
+        let mut index = HashMap::new();
+        for (i, h) in handlers.iter().enumerate() {
+            if index.insert(h.name, i).is_some() {
+                return Err(format!(
+                    "workflow {} has two handlers named {:?}",
+                    W::NAME,
+                    h.name
+                ));
+            }
+        }
+        Ok(Table { handlers, index })
+    }
+
+    /// The handler named `name` if it plays `role`.
+    pub fn handler(&self, name: &str, role: Role) -> Option<&Handler<W>> {
+        self.index
+            .get(name)
+            .map(|&i| &self.handlers[i])
+            .filter(|h| h.kind.role() == role)
+    }
+
+    /// "; T has signals: a, b", for error messages that say what exists.
+    pub fn names_of(&self, role: Role) -> String {
+        let names: Vec<&str> = self
+            .handlers
+            .iter()
+            .filter(|h| h.kind.role() == role)
+            .map(|h| h.name)
+            .collect();
+        if names.is_empty() {
+            format!("; {} has no {role} handlers", W::NAME)
+        } else {
+            format!("; {} has {role}s: {}", W::NAME, names.join(", "))
+        }
+    }
+
+    /// The error for a query name this type does not have.
+    pub fn unknown_query(&self, name: &str) -> WfError {
+        WfError::QueryError(format!(
+            "unknown query {name:?}{}",
+            self.names_of(Role::Query)
+        ))
+    }
+}
+
+impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn new_instance(
+        &self,
+        workflow_id: &str,
+        run_id: &str,
+        started: &HistoryEvent,
+    ) -> Result<Box<dyn Instance>, TaskError> {
+        let EventKind::WorkflowStarted {
+            input,
+            random_seed,
+            parent,
+            ..
+        } = &started.kind
+        else {
+            return Err(TaskError::Other(format!(
+                "run {run_id}: history starts with {} instead of WorkflowStarted",
+                started.kind.name()
+            )));
+        };
+        let input: W::Input = input.decode().map_err(|e| {
+            TaskError::Other(format!(
+                "run {run_id}: the start input does not decode: {e}"
+            ))
+        })?;
+        let machine = RunMachine::<W>::new(
+            self.table.clone(),
+            workflow_id,
+            run_id,
+            *random_seed,
+            parent.clone(),
+            input,
+        )?;
+        Ok(Box::new(machine))
+    }
+
+    fn check_input(&self, input: &Payload) -> Result<(), PayloadError> {
+        input.decode::<W::Input>().map(|_| ())
+    }
+
+    fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError> {
+        match self.table.handler(name, role) {
+            Some(h) => (h.check_args)(args).map_err(WfError::from),
+            None if role == Role::Signal => Ok(()),
+            None if role == Role::Query => Err(self.table.unknown_query(name)),
+            None => Err(WfError::Unknown {
+                kind: role.as_str(),
+                name: name.to_string(),
+                hint: self.table.names_of(role),
+            }),
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The rows a store keeps and the requests it takes: runs, starts, workflow task commits,
+//! activity tasks and schedules.
+
+use crate::data::activity::{duration_ms, ActivityFailure, ActivityOptions};
+use crate::data::history::EventKind;
+use crate::data::message::{InboxMessage, Message};
+use crate::data::payload::Payload;
+use crate::data::run::{IdConflictPolicy, ParentInfo, RunStatus, TaskFailure};
+use crate::data::update::{UpdateRecord, UpdateState};
+
+/// One run as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRecord {
+    /// The user-chosen workflow id.
+    pub workflow_id: String,
+    /// This run's id (a UUID).
+    pub run_id: String,
+    /// The first run of the continue-as-new chain this run belongs to; dedupe ids are kept per
+    /// chain.
+    pub chain_id: String,
+    /// The workflow type's wire name.
+    pub workflow_type: String,
+    /// The task queue whose workers run it.
+    pub task_queue: String,
+    /// Lifecycle state.
+    pub status: RunStatus,
+    /// The id the next appended event will get (history length + 1).
+    pub next_event_id: u64,
+    /// Total encoded size of the history, in bytes.
+    pub history_bytes: u64,
+    /// Start time (engine-clock ms).
+    pub created_ms: i64,
+    /// Close time, once closed.
+    pub closed_ms: Option<i64>,
+    /// The encoded result of a completed run.
+    pub result: Option<Payload>,
+    /// The error message of a failed or terminated run.
+    pub failure: Option<String>,
+    /// The last failed workflow task, until a task succeeds.
+    pub task_failure: Option<TaskFailure>,
+    /// Engine-owned summary for `describe()` (pending work, buffered signals), opaque here.
+    pub summary: Payload,
+}
+
+/// A run to create.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewRun {
+    /// Workflow id.
+    pub workflow_id: String,
+    /// Fresh run id.
+    pub run_id: String,
+    /// Workflow type wire name.
+    pub workflow_type: String,
+    /// Encoded input.
+    pub input: Payload,
+    /// Seed for deterministic randomness.
+    pub random_seed: u64,
+    /// The previous run, after continue-as-new.
+    pub continued_from: Option<String>,
+    /// The parent, for a child run (kept across the child's continue-as-new).
+    pub parent: Option<ParentInfo>,
+    /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`] unless chosen).
+    pub task_queue: String,
+}
+
+impl NewRun {
+    /// The run's first event, as every store records it.
+    pub fn started_event(&self) -> EventKind {
+        EventKind::WorkflowStarted {
+            workflow_type: self.workflow_type.clone(),
+            input: self.input.clone(),
+            random_seed: self.random_seed,
+            continued_from: self.continued_from.clone(),
+            parent: self.parent.clone(),
+        }
+    }
+
+    /// The run's row as created: running, its `WorkflowStarted` event (of `history_bytes`)
+    /// recorded, nothing else yet.
+    pub fn created_record(&self, chain_id: &str, history_bytes: u64, now_ms: i64) -> RunRecord {
+        RunRecord {
+            workflow_id: self.workflow_id.clone(),
+            run_id: self.run_id.clone(),
+            chain_id: chain_id.to_string(),
+            workflow_type: self.workflow_type.clone(),
+            task_queue: self.task_queue.clone(),
+            status: RunStatus::Running,
+            next_event_id: 2,
+            history_bytes,
+            created_ms: now_ms,
+            closed_ms: None,
+            result: None,
+            failure: None,
+            task_failure: None,
+            summary: Payload::default(),
+        }
+    }
+}
+
+/// A request to start a run, optionally with messages delivered atomically with the start
+/// (signal-with-start, update-with-start).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartRequest {
+    /// The run to create.
+    pub run: NewRun,
+    /// What to do if the workflow id is running.
+    pub policy: IdConflictPolicy,
+    /// Messages for the run (signals and updates), in order.
+    pub messages: Vec<Message>,
+    /// Engine-clock time.
+    pub now_ms: i64,
+}
+
+/// The result of a start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartOutcome {
+    /// The run now addressed by the workflow id.
+    pub run_id: String,
+    /// False when an existing run was kept (`UseExisting`).
+    pub started: bool,
+    /// One outcome per start message, in order.
+    pub messages: Vec<DeliverOutcome>,
+}
+
+/// The result of delivering a message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeliverOutcome {
+    /// Put in the run's inbox.
+    Enqueued {
+        /// The run it went to.
+        run_id: String,
+    },
+    /// A signal with this id was delivered before (in this continue-as-new chain); nothing was
+    /// written.
+    DuplicateSignal {
+        /// The latest run of the workflow id.
+        run_id: String,
+    },
+    /// An update with this id exists; nothing was written. Carries its current record.
+    DuplicateUpdate(UpdateRecord),
+}
+
+/// A leased workflow task: the run and its inbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkflowTask {
+    /// The run, as of the lease.
+    pub run: RunRecord,
+    /// Its inbox, in arrival order.
+    pub messages: Vec<InboxMessage>,
+}
+
+/// An activity to schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewActivityTask {
+    /// Sequence number of the scheduling command.
+    pub seq: u32,
+    /// Activity wire name.
+    pub name: String,
+    /// Encoded input.
+    pub input: Payload,
+    /// Timeouts and retries.
+    pub options: ActivityOptions,
+}
+
+/// How a run closes at the end of a workflow task.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunClose {
+    /// Returned a value.
+    Completed(Payload),
+    /// Returned an error.
+    Failed(String),
+    /// Ended as cancelled (the message says why).
+    Cancelled(String),
+    /// Continues as this new run (same workflow id and chain); carries no inbox messages.
+    ContinuedAsNew(NewRun),
+}
+
+/// Everything one workflow task produced, committed atomically.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskCommit {
+    /// The run.
+    pub run_id: String,
+    /// The lease owner committing.
+    pub worker_id: String,
+    /// The task ran without a lease, on a run this worker holds in memory, for work handed to
+    /// it in memory: the commit then succeeds only if nobody holds the run's lease (an expired
+    /// lease counts as free) and its inbox is empty (else `Conflict` or `NewMessages`; nothing
+    /// is written). It saves the lease round trip on the hot path; `expected_next_event_id`
+    /// still guards against any other task having committed meanwhile.
+    pub without_lease: bool,
+    /// Must equal the run's `next_event_id`; events get ids from here on.
+    pub expected_next_event_id: u64,
+    /// Events to append, with their times.
+    pub events: Vec<(i64, EventKind)>,
+    /// Inbox messages with `seq <= consumed_through` are deleted.
+    pub consumed_through: Option<u64>,
+    /// Activities to enqueue.
+    pub new_activities: Vec<NewActivityTask>,
+    /// Lease the new activities to this worker at once (attempt 1 started now, deadlines per
+    /// [`activity_lease`]): the committing process runs them without polling for them.
+    pub lease_activities_to: Option<String>,
+    /// Pending activities (by seq) to drop.
+    pub cancel_activities: Vec<u32>,
+    /// Activities resolved in this task straight from an in-process worker: (seq, attempt).
+    /// Each must still be pending at that attempt (else the commit fails with `Conflict`);
+    /// it is deleted.
+    pub resolve_activities: Vec<(u32, u32)>,
+    /// Timers to create: (seq, fire_at_ms).
+    pub new_timers: Vec<(u32, i64)>,
+    /// Timers (by seq) to drop.
+    pub cancel_timers: Vec<u32>,
+    /// Update state changes: (update_id, name, state).
+    pub updates: Vec<(String, String, UpdateState)>,
+    /// Close the run (fails with `NewMessages` if the inbox has messages past
+    /// `consumed_through`).
+    pub close: Option<RunClose>,
+    /// Child runs to start: (the parent's command seq, the run, whose `parent` is set). A
+    /// child whose workflow id is running is not started; the committing run's inbox gets
+    /// `ChildClosed { outcome: StartFailed }` instead.
+    pub start_children: Vec<(u32, NewRun)>,
+    /// Messages for other workflows (by workflow id, latest run), delivered with dedupe;
+    /// missing or closed targets are skipped.
+    pub deliver: Vec<(String, Message)>,
+    /// Workflows to terminate (workflow id, reason) if running: a parent close policy. Each
+    /// is terminated as [`Store::terminate`] does, its own children included.
+    pub terminate: Vec<(String, String)>,
+    /// Messages for other runs' inboxes (run id, message), skipped if that run is closed: a
+    /// child's result for its parent.
+    pub notify: Vec<(String, Message)>,
+    /// New describe summary.
+    pub summary: Payload,
+    /// Someone waits on this commit (a closed run, an update outcome, a message handed over
+    /// in memory, effects on other runs): make it durable before answering. `false` for
+    /// internal steps (an activity result and the next command, a fired timer): they become
+    /// durable with the next synced commit, and a power loss before that only redoes them
+    /// (activities are at-least-once). A process crash loses neither.
+    pub sync: bool,
+    /// Engine-clock time.
+    pub now_ms: i64,
+}
+
+impl TaskCommit {
+    /// Whether committing this task changes nothing but the run's summary (and clears its
+    /// ready mark and lease): no events, no consumed messages, no commands, no effects.
+    pub fn records_nothing(&self) -> bool {
+        self.events.is_empty()
+            && self.consumed_through.is_none()
+            && self.new_activities.is_empty()
+            && self.cancel_activities.is_empty()
+            && self.resolve_activities.is_empty()
+            && self.new_timers.is_empty()
+            && self.cancel_timers.is_empty()
+            && self.updates.is_empty()
+            && self.close.is_none()
+            && self.start_children.is_empty()
+            && self.deliver.is_empty()
+            && self.terminate.is_empty()
+            && self.notify.is_empty()
+    }
+}
+
+/// A pending activity as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityTask {
+    /// The run that scheduled it.
+    pub run_id: String,
+    /// That run's workflow id.
+    pub workflow_id: String,
+    /// Sequence number of the scheduling command.
+    pub seq: u32,
+    /// Activity wire name.
+    pub name: String,
+    /// Encoded input.
+    pub input: Payload,
+    /// Timeouts and retries.
+    pub options: ActivityOptions,
+    /// Current attempt, from 1.
+    pub attempt: u32,
+    /// When it was scheduled (engine-clock ms).
+    pub scheduled_ms: i64,
+    /// When the current attempt started, if leased.
+    pub started_ms: Option<i64>,
+    /// When the current attempt's start-to-close deadline passes, if leased.
+    pub attempt_deadline_ms: Option<i64>,
+    /// When the current lease expires (start-to-close or heartbeat deadline), if leased.
+    pub lease_until_ms: Option<i64>,
+    /// Details of the last heartbeat (carried to the next attempt).
+    pub heartbeat: Option<Payload>,
+    /// The previous attempt's failure.
+    pub last_failure: Option<ActivityFailure>,
+}
+
+/// A schedule as stored: its engine-owned state (opaque here), a version for optimistic
+/// updates, and when it next needs attention.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleRow {
+    /// The schedule id.
+    pub schedule_id: String,
+    /// Engine-owned state (spec, action, policies, progress), encoded.
+    pub data: Payload,
+    /// Incremented by every update.
+    pub version: u64,
+    /// When the scheduler must look at it next (engine-clock ms); `None` while paused.
+    pub next_check_ms: Option<i64>,
+}
+
+impl ActivityTask {
+    /// The schedule-to-close deadline, if the options set one.
+    pub fn schedule_deadline_ms(&self) -> Option<i64> {
+        self.options
+            .schedule_to_close
+            .map(|d| self.scheduled_ms.saturating_add(duration_ms(d)))
+    }
+}

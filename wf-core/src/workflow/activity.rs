@@ -1,0 +1,237 @@
+//! Activities from the workflow's side: scheduling one, its lifecycle in the run, and the
+//! future that resolves to its result.
+//!
+//! ```text
+//! Scheduled --(ActivityResolved input)--> Resolved --(future polled)--> Taken
+//! Scheduled --(run cancellation requested)--> Cancelled --(future polled)--> Taken
+//! ```
+
+use super::commands::Commands;
+use super::context::WorkflowContext;
+use crate::activity::{ActivityFn, ActivityGroup};
+use crate::data::activity::{ActivityOptions, ActivityResolution, RetryPolicy};
+use crate::data::history::EventKind;
+use crate::data::payload::{Payload, PayloadError};
+use crate::error::ActivityCallError;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::RefCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// Lifecycle of one activity, keyed by its command sequence number.
+#[derive(Debug)]
+pub(crate) enum ActivityState {
+    /// Scheduled, waiting for its resolution.
+    Scheduled { waker: Option<Waker> },
+    /// Resolved; the awaiting future has not seen it yet.
+    Resolved(ActivityResolution),
+    /// Cancelled by a cancellation request before it resolved.
+    Cancelled,
+    /// The future took the resolution (or the cancellation).
+    Taken,
+}
+
+impl Commands {
+    /// Records an `ActivityScheduled` command and returns its sequence number.
+    pub fn schedule_activity(
+        &mut self,
+        name: String,
+        input: Payload,
+        options: ActivityOptions,
+    ) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::ActivityScheduled {
+            seq,
+            name,
+            input,
+            options,
+        });
+        self.activities
+            .insert(seq, ActivityState::Scheduled { waker: None });
+        seq
+    }
+
+    /// Applies an activity resolution (an input of the task).
+    pub fn resolve_activity(&mut self, seq: u32, resolution: ActivityResolution) {
+        match self.activities.get_mut(&seq) {
+            Some(state @ ActivityState::Scheduled { .. }) => {
+                if let ActivityState::Scheduled { waker: Some(w) } =
+                    std::mem::replace(state, ActivityState::Resolved(resolution))
+                {
+                    w.wake();
+                }
+            }
+            _ => self.record_mismatch(format!(
+                "history resolves activity #{seq}, which the workflow code did not schedule (or already saw resolved)"
+            )),
+        }
+    }
+
+    /// Cancels every scheduled activity (a run cancellation request), in sequence order so
+    /// replay issues the same commands.
+    pub(super) fn cancel_activities(&mut self) {
+        let mut seqs: Vec<u32> = self
+            .activities
+            .iter()
+            .filter(|(_, st)| matches!(st, ActivityState::Scheduled { .. }))
+            .map(|(seq, _)| *seq)
+            .collect();
+        seqs.sort_unstable();
+        for seq in seqs {
+            if let Some(ActivityState::Scheduled { waker: Some(w) }) =
+                self.activities.insert(seq, ActivityState::Cancelled)
+            {
+                w.wake();
+            }
+            self.issued.push(EventKind::ActivityCancelled { seq });
+        }
+    }
+}
+
+impl<W: 'static> WorkflowContext<W> {
+    /// Schedules an activity. `f` is an `#[activity]` method (`Tools::next_step`), so the
+    /// argument and result types are checked at compile time. Options are builder calls on the
+    /// returned future.
+    pub fn activity<M, F: ActivityFn<M>>(&self, f: F, args: F::Args) -> ActivityCall<F::Output> {
+        let _ = f;
+        let name = <F::Group as ActivityGroup>::activity_name(std::any::TypeId::of::<F>());
+        let input = match name {
+            Some(_) => Payload::encode(&args),
+            None => Err(PayloadError::Encode {
+                what: std::any::type_name::<F>().to_string(),
+                message: "this function is not an #[activity] of its #[activities] impl".into(),
+            }),
+        };
+        ActivityCall::new(self.core.clone(), name.unwrap_or("").to_string(), input)
+    }
+
+    /// Schedules an activity by wire name, for activities implemented elsewhere.
+    pub fn activity_by_name<R: DeserializeOwned>(
+        &self,
+        name: &str,
+        args: &impl Serialize,
+    ) -> ActivityCall<R> {
+        ActivityCall::new(self.core.clone(), name.to_string(), Payload::encode(args))
+    }
+}
+
+/// Future of [`WorkflowContext::activity`]: resolves to the activity's result once it
+/// completes (after its retries), or to the final error.
+pub struct ActivityCall<R> {
+    core: Rc<RefCell<Commands>>,
+    name: String,
+    input: Result<Payload, PayloadError>,
+    options: ActivityOptions,
+    seq: Option<u32>,
+    _r: PhantomData<fn() -> R>,
+}
+
+impl<R> Unpin for ActivityCall<R> {}
+
+impl<R> ActivityCall<R> {
+    fn new(
+        core: Rc<RefCell<Commands>>,
+        name: String,
+        input: Result<Payload, PayloadError>,
+    ) -> Self {
+        ActivityCall {
+            core,
+            name,
+            input,
+            options: ActivityOptions::default(),
+            seq: None,
+            _r: PhantomData,
+        }
+    }
+
+    /// Retry policy (default: Temporal's — 1 s initial interval, ×2, capped at 100 s,
+    /// unlimited attempts).
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.options.retry = policy;
+        self
+    }
+
+    /// Longest time one attempt may run.
+    pub fn start_to_close(mut self, d: Duration) -> Self {
+        self.options.start_to_close = Some(d);
+        self
+    }
+
+    /// Longest time from scheduling to the final result, retries included.
+    pub fn schedule_to_close(mut self, d: Duration) -> Self {
+        self.options.schedule_to_close = Some(d);
+        self
+    }
+
+    /// Longest time between two heartbeats of a running attempt.
+    pub fn heartbeat_timeout(mut self, d: Duration) -> Self {
+        self.options.heartbeat_timeout = Some(d);
+        self
+    }
+}
+
+impl<R: DeserializeOwned> Future for ActivityCall<R> {
+    type Output = Result<R, ActivityCallError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let seq = match self.seq {
+            Some(seq) => seq,
+            None => {
+                let input = match &self.input {
+                    Ok(p) => p.clone(),
+                    Err(e) => return Poll::Ready(Err(ActivityCallError::Payload(e.clone()))),
+                };
+                let (name, options) = (self.name.clone(), self.options.clone());
+                let seq = self
+                    .core
+                    .borrow_mut()
+                    .schedule_activity(name, input, options);
+                self.seq = Some(seq);
+                seq
+            }
+        };
+        let mut core = self.core.borrow_mut();
+        let Some(state) = core.activities.get_mut(&seq) else {
+            return Poll::Pending;
+        };
+        match std::mem::replace(state, ActivityState::Taken) {
+            ActivityState::Scheduled { .. } => {
+                *state = ActivityState::Scheduled {
+                    waker: Some(cx.waker().clone()),
+                };
+                Poll::Pending
+            }
+            ActivityState::Resolved(resolution) => {
+                let activity = self.name.clone();
+                Poll::Ready(match resolution {
+                    ActivityResolution::Completed { result, .. } => {
+                        result.decode::<R>().map_err(ActivityCallError::Payload)
+                    }
+                    ActivityResolution::Failed { failure, attempts } => {
+                        Err(ActivityCallError::Failed {
+                            activity,
+                            kind: failure.kind,
+                            message: failure.message,
+                            attempts,
+                        })
+                    }
+                    ActivityResolution::TimedOut { timeout, attempts } => {
+                        Err(ActivityCallError::TimedOut {
+                            activity,
+                            timeout,
+                            attempts,
+                        })
+                    }
+                })
+            }
+            ActivityState::Cancelled => Poll::Ready(Err(ActivityCallError::Cancelled {
+                activity: self.name.clone(),
+            })),
+            ActivityState::Taken => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! Child workflows from the parent's side: starting one (atomically with the parent's
+//! commit), its lifecycle in the parent, and the future that resolves to its result.
+//!
+//! ```text
+//! Started --(ChildClosed input)--> Closed --(future polled)--> Taken
+//! ```
+
+use super::commands::Commands;
+use super::context::WorkflowContext;
+use super::definition::WorkflowDefinition;
+use crate::data::history::EventKind;
+use crate::data::payload::{Payload, PayloadError};
+use crate::data::run::{ChildOutcome, ParentClosePolicy};
+use crate::error::ChildError;
+use std::cell::RefCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+/// Lifecycle of one child run.
+#[derive(Debug)]
+pub(crate) enum ChildState {
+    Started {
+        workflow_id: String,
+        policy: ParentClosePolicy,
+        waker: Option<Waker>,
+    },
+    Closed(ChildOutcome),
+    Taken,
+}
+
+impl Commands {
+    /// Records a `ChildWorkflowStarted` command (the run id is filled in at commit).
+    pub fn start_child(
+        &mut self,
+        workflow_type: String,
+        workflow_id: String,
+        input: Payload,
+        policy: ParentClosePolicy,
+        task_queue: Option<String>,
+    ) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::ChildWorkflowStarted {
+            seq,
+            workflow_id: workflow_id.clone(),
+            workflow_type,
+            run_id: String::new(),
+            input,
+            parent_close_policy: policy,
+            task_queue,
+        });
+        self.children.insert(
+            seq,
+            ChildState::Started {
+                workflow_id,
+                policy,
+                waker: None,
+            },
+        );
+        seq
+    }
+
+    /// Applies a child's end (an input of the task).
+    pub fn resolve_child(&mut self, seq: u32, outcome: ChildOutcome) {
+        match self.children.get_mut(&seq) {
+            Some(state @ ChildState::Started { .. }) => {
+                if let ChildState::Started { waker: Some(w), .. } =
+                    std::mem::replace(state, ChildState::Closed(outcome))
+                {
+                    w.wake();
+                }
+            }
+            _ => self.record_mismatch(format!(
+                "history closes child #{seq}, which the workflow code did not start (or already saw closed)"
+            )),
+        }
+    }
+
+    /// Children still running, with their parent close policies, in start order.
+    pub fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {
+        let mut open: Vec<(u32, String, ParentClosePolicy)> = self
+            .children
+            .iter()
+            .filter_map(|(seq, c)| match c {
+                ChildState::Started {
+                    workflow_id,
+                    policy,
+                    ..
+                } => Some((*seq, workflow_id.clone(), *policy)),
+                _ => None,
+            })
+            .collect();
+        open.sort_by_key(|c| c.0);
+        open.into_iter().map(|(_, id, p)| (id, p)).collect()
+    }
+
+    /// Asks running children (but abandoned ones) to cancel: the run's cancellation was
+    /// requested. In start order, so replay issues the same commands.
+    pub(super) fn request_children_cancel(&mut self) {
+        let mut children: Vec<(u32, String)> = self
+            .children
+            .iter()
+            .filter_map(|(seq, c)| match c {
+                ChildState::Started {
+                    workflow_id,
+                    policy,
+                    ..
+                } if *policy != ParentClosePolicy::Abandon => Some((*seq, workflow_id.clone())),
+                _ => None,
+            })
+            .collect();
+        children.sort_unstable();
+        for (seq, workflow_id) in children {
+            self.issued
+                .push(EventKind::ChildCancelRequested { seq, workflow_id });
+        }
+    }
+}
+
+impl<W: 'static> WorkflowContext<W> {
+    /// Starts a child workflow run of type `C` with workflow id `workflow_id` (started
+    /// atomically with this task's commit) and resolves to its result. When this run closes
+    /// first, the child is terminated (change with
+    /// [`.parent_close_policy(..)`](ChildCall::parent_close_policy)).
+    pub fn child<C: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+        input: &C::Input,
+    ) -> ChildCall<C> {
+        ChildCall {
+            core: self.core.clone(),
+            workflow_id: workflow_id.into(),
+            input: Payload::encode(input),
+            policy: ParentClosePolicy::default(),
+            task_queue: None,
+            seq: None,
+            _c: PhantomData,
+        }
+    }
+}
+
+/// Future of [`WorkflowContext::child`]: the child's result.
+pub struct ChildCall<C: WorkflowDefinition> {
+    core: Rc<RefCell<Commands>>,
+    workflow_id: String,
+    input: Result<Payload, PayloadError>,
+    policy: ParentClosePolicy,
+    task_queue: Option<String>,
+    seq: Option<u32>,
+    _c: PhantomData<fn() -> C>,
+}
+
+impl<C: WorkflowDefinition> Unpin for ChildCall<C> {}
+
+impl<C: WorkflowDefinition> ChildCall<C> {
+    /// Runs the child on another task queue (default: this run's), i.e. on the engines that
+    /// serve that queue.
+    pub fn task_queue(mut self, name: impl Into<String>) -> Self {
+        self.task_queue = Some(name.into());
+        self
+    }
+
+    /// What happens to the child if this run closes first (default: terminate it).
+    pub fn parent_close_policy(mut self, policy: ParentClosePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+}
+
+impl<C: WorkflowDefinition> Future for ChildCall<C> {
+    type Output = Result<C::Output, ChildError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let seq = match self.seq {
+            Some(seq) => seq,
+            None => {
+                let input = match &self.input {
+                    Ok(p) => p.clone(),
+                    Err(e) => return Poll::Ready(Err(ChildError::Payload(e.clone()))),
+                };
+                let (id, policy, queue) = (
+                    self.workflow_id.clone(),
+                    self.policy,
+                    self.task_queue.clone(),
+                );
+                let seq = self.core.borrow_mut().start_child(
+                    C::NAME.to_string(),
+                    id,
+                    input,
+                    policy,
+                    queue,
+                );
+                self.seq = Some(seq);
+                seq
+            }
+        };
+        let mut core = self.core.borrow_mut();
+        let Some(state) = core.children.get_mut(&seq) else {
+            return Poll::Pending;
+        };
+        match std::mem::replace(state, ChildState::Taken) {
+            ChildState::Started {
+                workflow_id,
+                policy,
+                ..
+            } => {
+                *state = ChildState::Started {
+                    workflow_id,
+                    policy,
+                    waker: Some(cx.waker().clone()),
+                };
+                Poll::Pending
+            }
+            ChildState::Closed(outcome) => Poll::Ready(match outcome {
+                ChildOutcome::Completed(p) => p.decode().map_err(ChildError::Payload),
+                ChildOutcome::Failed(m) => Err(ChildError::Failed(m)),
+                ChildOutcome::Cancelled(m) => Err(ChildError::Cancelled(m)),
+                ChildOutcome::Terminated(m) => Err(ChildError::Terminated(m)),
+                ChildOutcome::StartFailed(m) => Err(ChildError::StartFailed(m)),
+            }),
+            ChildState::Taken => Poll::Pending,
+        }
+    }
+}

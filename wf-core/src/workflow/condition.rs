@@ -1,0 +1,99 @@
+//! `ctx.wait_condition(pred)`: waits until a predicate over the state holds, re-checked after
+//! every state change, optionally bounded by a durable timer; and the waits built on it.
+
+use super::context::WorkflowContext;
+use super::timer::Sleep;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+impl<W: 'static> WorkflowContext<W> {
+    /// Waits until `pred(state)` holds; re-checked after every state change. Add
+    /// [`.timeout(d)`](WaitCondition::timeout) to get a `bool` instead of waiting forever.
+    pub fn wait_condition<F: Fn(&W) -> bool>(&self, pred: F) -> WaitCondition<W, F> {
+        WaitCondition {
+            ctx: self.clone(),
+            pred,
+        }
+    }
+
+    /// True when no async signal or update handler is running.
+    pub fn all_handlers_finished(&self) -> bool {
+        self.core.borrow().live_handlers.is_empty()
+    }
+
+    /// Waits until every async handler has finished: call before returning or continuing as
+    /// new, so no update caller is left without an answer.
+    pub fn handlers_drained(&self) -> WaitCondition<W, impl Fn(&W) -> bool> {
+        let core = self.core.clone();
+        self.wait_condition(move |_| core.borrow().live_handlers.is_empty())
+    }
+}
+
+/// Future of [`WorkflowContext::wait_condition`].
+pub struct WaitCondition<W, F> {
+    ctx: WorkflowContext<W>,
+    pred: F,
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
+    /// Gives up after `duration` of engine time (a durable timer); resolves to whether the
+    /// condition held.
+    pub fn timeout(self, duration: Duration) -> TimedCondition<W, F> {
+        TimedCondition {
+            cond: self,
+            duration,
+            timer: None,
+        }
+    }
+
+    fn check(&self, cx: &mut Context<'_>) -> bool {
+        if (self.pred)(&self.ctx.state.borrow()) {
+            return true;
+        }
+        self.ctx.core.borrow_mut().wait_for_change(cx.waker());
+        false
+    }
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> Future for WaitCondition<W, F> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.check(cx) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl<W, F> Unpin for WaitCondition<W, F> {}
+
+/// Future of [`WaitCondition::timeout`]: `true` if the condition held, `false` on timeout.
+pub struct TimedCondition<W: 'static, F: Fn(&W) -> bool> {
+    cond: WaitCondition<W, F>,
+    duration: Duration,
+    timer: Option<Sleep>,
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> Unpin for TimedCondition<W, F> {}
+
+impl<W: 'static, F: Fn(&W) -> bool> Future for TimedCondition<W, F> {
+    type Output = bool;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.cond.check(cx) {
+            // Dropping the timer cancels it (a `TimerCancelled` command).
+            self.timer = None;
+            return Poll::Ready(true);
+        }
+        let this = &mut *self;
+        let timer = this
+            .timer
+            .get_or_insert_with(|| this.cond.ctx.sleep(this.duration));
+        match Pin::new(timer).poll(cx) {
+            Poll::Ready(_) => Poll::Ready(false),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! Messages to other workflows: `ctx.signal_external` (delivered atomically with this task's
+//! commit, exactly once) and the parent a child run reports to.
+
+use super::commands::Commands;
+use super::context::WorkflowContext;
+use crate::data::history::EventKind;
+use crate::data::payload::{Payload, PayloadError};
+use crate::data::run::ParentInfo;
+use serde::Serialize;
+
+impl Commands {
+    /// Records an `ExternalSignalSent` command.
+    pub fn signal_external(&mut self, workflow_id: String, name: String, args: Payload) -> u32 {
+        let seq = self.next_seq();
+        self.issued.push(EventKind::ExternalSignalSent {
+            seq,
+            workflow_id,
+            name,
+            args,
+        });
+        seq
+    }
+}
+
+impl<W: 'static> WorkflowContext<W> {
+    /// Sends a signal (arguments as a tuple, e.g. `&(42,)`) to another workflow, such as a
+    /// child or the parent ([`parent`](Self::parent)). It is delivered atomically with this
+    /// task's commit, exactly once; a missing or finished target drops it.
+    pub fn signal_external<A: Serialize>(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: &A,
+    ) -> Result<(), PayloadError> {
+        let args = Payload::encode(args)?;
+        self.core
+            .borrow_mut()
+            .signal_external(workflow_id.to_string(), name.to_string(), args);
+        Ok(())
+    }
+
+    /// The parent run, if this run is a child.
+    pub fn parent(&self) -> Option<ParentInfo> {
+        self.core.borrow().parent.clone()
+    }
+}

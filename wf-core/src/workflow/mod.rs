@@ -1,0 +1,35 @@
+//! The workflow side: what a workflow type is (its definition and handler table), the context
+//! its code runs with, one file per command kind holding that command's whole lifecycle and
+//! its future (activity, timer, child, external signal, signal wait, condition, patch,
+//! cancellation), the deterministic executor, and deterministic synchronization.
+//!
+//! Workflow code is `!Send` and runs on the engine's executor, never on tokio.
+//!
+//! May import: `data`, `error`, `activity` (the typing of `ctx.activity`). Knows neither the
+//! store nor the runtime.
+
+mod activity;
+mod cancel;
+mod child;
+pub(crate) mod commands;
+mod condition;
+mod context;
+pub mod definition;
+pub(crate) mod executor;
+mod external;
+pub(crate) mod patch;
+mod rng;
+mod signal;
+pub mod sync;
+mod timer;
+
+pub use activity::ActivityCall;
+pub use child::ChildCall;
+pub use condition::{TimedCondition, WaitCondition};
+pub use context::WorkflowContext;
+pub use definition::{
+    encode_update_result, AsyncUpdateFn, Handler, HandlerKind, LocalBoxFuture, Role, SyncUpdateFn,
+    Unfinished, Validator, WorkflowDefinition,
+};
+pub use signal::{WaitForSignal, WaitForSignalUntil};
+pub use timer::Sleep;

@@ -1,0 +1,157 @@
+//! Signals without a handler method: they are buffered in arrival order, and
+//! `ctx.wait_for_signal(name)` takes the oldest one, with an optional durable deadline.
+
+use super::commands::Commands;
+use super::context::WorkflowContext;
+use super::timer::Sleep;
+use crate::data::payload::{Payload, PayloadError};
+use crate::error::{SignalWaitError, WaitTimeout};
+use serde::de::DeserializeOwned;
+use std::cell::RefCell;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+impl Commands {
+    /// Keeps a signal no handler takes, for `wait_for_signal` (or a later handler).
+    pub fn buffer_signal(&mut self, name: String, args: Payload) {
+        self.buffered_signals.push((name, args));
+        self.state_changed();
+    }
+
+    /// Takes the oldest buffered signal named `name`.
+    pub fn take_signal(&mut self, name: &str) -> Option<Payload> {
+        let i = self.buffered_signals.iter().position(|(n, _)| n == name)?;
+        Some(self.buffered_signals.remove(i).1)
+    }
+}
+
+impl<W: 'static> WorkflowContext<W> {
+    /// Waits for the next signal named `name` that has no handler method, and decodes its
+    /// single argument (signals carry an argument tuple: send `(value,)`). Signals that
+    /// arrived earlier are buffered and taken oldest first, so none is missed. Bound the wait
+    /// with [`.timeout(d)`](WaitForSignal::timeout) or [`.deadline(t)`](WaitForSignal::deadline).
+    pub fn wait_for_signal<T: DeserializeOwned>(&self, name: &str) -> WaitForSignal<T> {
+        WaitForSignal {
+            core: self.core.clone(),
+            name: name.to_string(),
+            _t: PhantomData,
+        }
+    }
+}
+
+/// Future of [`WorkflowContext::wait_for_signal`]: the signal's argument.
+pub struct WaitForSignal<T> {
+    core: Rc<RefCell<Commands>>,
+    name: String,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Unpin for WaitForSignal<T> {}
+
+impl<T: DeserializeOwned> WaitForSignal<T> {
+    /// Gives up after `duration` of workflow time with [`SignalWaitError::Timeout`]. A zero
+    /// duration takes a signal already received and otherwise times out at once, without a
+    /// timer.
+    pub fn timeout(self, duration: Duration) -> WaitForSignalUntil<T> {
+        let deadline_ms = self
+            .core
+            .borrow()
+            .task_time_ms
+            .saturating_add(duration.as_millis() as i64);
+        self.until(deadline_ms)
+    }
+
+    /// Gives up at `deadline` (workflow time) with [`SignalWaitError::Timeout`]. A deadline in
+    /// the past takes a signal already received and otherwise times out at once.
+    pub fn deadline(self, deadline: SystemTime) -> WaitForSignalUntil<T> {
+        let ms = deadline
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        self.until(ms)
+    }
+
+    fn until(self, deadline_ms: i64) -> WaitForSignalUntil<T> {
+        WaitForSignalUntil {
+            wait: self,
+            deadline_ms,
+            timer: None,
+        }
+    }
+
+    fn take(&self, cx: &mut Context<'_>) -> Option<Result<T, PayloadError>> {
+        let mut core = self.core.borrow_mut();
+        match core.take_signal(&self.name) {
+            Some(args) => Some(args.decode::<(T,)>().map(|(v,)| v)),
+            None => {
+                core.wait_for_change(cx.waker());
+                None
+            }
+        }
+    }
+}
+
+impl<T: DeserializeOwned> Future for WaitForSignal<T> {
+    type Output = Result<T, PayloadError>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.take(cx) {
+            Some(r) => Poll::Ready(r),
+            None => Poll::Pending,
+        }
+    }
+}
+
+/// Future of [`WaitForSignal::timeout`] and [`WaitForSignal::deadline`].
+pub struct WaitForSignalUntil<T> {
+    wait: WaitForSignal<T>,
+    deadline_ms: i64,
+    timer: Option<Sleep>,
+}
+
+impl<T> Unpin for WaitForSignalUntil<T> {}
+
+impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
+    type Output = Result<T, SignalWaitError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // A signal already recorded wins, even past the deadline.
+        if let Some(r) = self.wait.take(cx) {
+            self.timer = None;
+            return Poll::Ready(r.map_err(SignalWaitError::from));
+        }
+        // Built only when the wait actually times out (not on every poll).
+        let timed_out = |w: &WaitForSignalUntil<T>| {
+            Poll::Ready(Err(SignalWaitError::Timeout(WaitTimeout {
+                name: w.wait.name.clone(),
+                deadline: UNIX_EPOCH + Duration::from_millis(w.deadline_ms.max(0) as u64),
+            })))
+        };
+        let this = &mut *self;
+        if this.timer.is_none() {
+            let now = this.wait.core.borrow().task_time_ms;
+            if this.deadline_ms <= now {
+                return timed_out(this);
+            }
+            let wait = u64::try_from(this.deadline_ms.saturating_sub(now)).unwrap_or(u64::MAX);
+            this.timer = Some(Sleep::new(
+                this.wait.core.clone(),
+                Duration::from_millis(wait),
+            ));
+        }
+        let timer = this.timer.as_mut().expect("set above");
+        match Pin::new(timer).poll(cx) {
+            Poll::Ready(Ok(())) => {
+                self.timer = None;
+                timed_out(&self)
+            }
+            Poll::Ready(Err(c)) => {
+                self.timer = None;
+                Poll::Ready(Err(SignalWaitError::Cancelled(c)))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Durable timers: `ctx.sleep(d)` records a timer that survives restarts and fires after `d`
+//! of engine time.
+//!
+//! ```text
+//! Started --(TimerFired input)--> Fired --(future polled)--> Done
+//! Started --(future dropped, or its condition met first)--> Done    (TimerCancelled command)
+//! Started --(run cancellation requested)--> CancelledByRequest --(future polled)--> Done
+//! ```
+
+use super::commands::Commands;
+use super::context::WorkflowContext;
+use crate::data::activity::duration_ms;
+use crate::data::history::EventKind;
+use crate::error::Cancelled;
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// Lifecycle of one durable timer.
+#[derive(Debug)]
+pub(crate) enum TimerState {
+    /// Started, waiting to fire.
+    Started { waker: Option<Waker> },
+    /// Fired; the awaiting future has not seen it yet.
+    Fired,
+    /// Cancelled by a cancellation request; the awaiting future has not seen it yet.
+    CancelledByRequest,
+    /// Cancelled before it fired, or consumed.
+    Done,
+}
+
+impl Commands {
+    /// Records a `TimerStarted` command.
+    pub fn start_timer(&mut self, fire_at_ms: i64) -> u32 {
+        let seq = self.next_seq();
+        self.issued
+            .push(EventKind::TimerStarted { seq, fire_at_ms });
+        self.timers.insert(seq, TimerState::Started { waker: None });
+        seq
+    }
+
+    /// Records a `TimerCancelled` command if the timer is still pending.
+    pub fn cancel_timer(&mut self, seq: u32) {
+        if self.tearing_down {
+            return;
+        }
+        if let Some(TimerState::Started { .. }) = self.timers.get(&seq) {
+            self.timers.insert(seq, TimerState::Done);
+            self.issued.push(EventKind::TimerCancelled { seq });
+        }
+    }
+
+    /// Applies a fired timer (an input of the task). A timer cancelled meanwhile is ignored.
+    pub fn fire_timer(&mut self, seq: u32) {
+        match self.timers.get_mut(&seq) {
+            Some(state @ TimerState::Started { .. }) => {
+                if let TimerState::Started { waker: Some(w) } =
+                    std::mem::replace(state, TimerState::Fired)
+                {
+                    w.wake();
+                }
+            }
+            Some(_) => {}
+            None => self.record_mismatch(format!(
+                "history fires timer #{seq}, which the workflow code did not start"
+            )),
+        }
+    }
+
+    /// Cancels every started timer (a run cancellation request), in sequence order.
+    pub(super) fn cancel_timers_by_request(&mut self) {
+        let mut seqs: Vec<u32> = self
+            .timers
+            .iter()
+            .filter(|(_, st)| matches!(st, TimerState::Started { .. }))
+            .map(|(seq, _)| *seq)
+            .collect();
+        seqs.sort_unstable();
+        for seq in seqs {
+            if let Some(TimerState::Started { waker: Some(w) }) =
+                self.timers.insert(seq, TimerState::CancelledByRequest)
+            {
+                w.wake();
+            }
+            self.issued.push(EventKind::TimerCancelled { seq });
+        }
+    }
+}
+
+impl<W: 'static> WorkflowContext<W> {
+    /// A durable timer: survives restarts, fires after `duration` of engine time. A duration
+    /// too large to represent means "never".
+    pub fn sleep(&self, duration: Duration) -> Sleep {
+        Sleep::new(self.core.clone(), duration)
+    }
+}
+
+/// Future of [`WorkflowContext::sleep`]. Dropping it before it fires cancels the timer.
+pub struct Sleep {
+    core: Rc<RefCell<Commands>>,
+    duration: Duration,
+    seq: Option<u32>,
+}
+
+impl Sleep {
+    pub(super) fn new(core: Rc<RefCell<Commands>>, duration: Duration) -> Sleep {
+        Sleep {
+            core,
+            duration,
+            seq: None,
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = Result<(), Cancelled>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut core = self.core.borrow_mut();
+        let seq = match self.seq {
+            Some(seq) => seq,
+            None => {
+                let fire_at = core.task_time_ms.saturating_add(duration_ms(self.duration));
+                let seq = core.start_timer(fire_at);
+                drop(core);
+                self.seq = Some(seq);
+                core = self.core.borrow_mut();
+                seq
+            }
+        };
+        match core.timers.get_mut(&seq) {
+            Some(TimerState::Fired) => {
+                core.timers.insert(seq, TimerState::Done);
+                Poll::Ready(Ok(()))
+            }
+            Some(TimerState::CancelledByRequest) => {
+                core.timers.insert(seq, TimerState::Done);
+                Poll::Ready(Err(Cancelled))
+            }
+            Some(TimerState::Started { waker }) => {
+                *waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+            Some(TimerState::Done) | None => Poll::Ready(Ok(())),
+        }
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        if let Some(seq) = self.seq {
+            if let Ok(mut core) = self.core.try_borrow_mut() {
+                core.cancel_timer(seq);
+            }
+        }
+    }
+}
