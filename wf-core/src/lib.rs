@@ -14,35 +14,31 @@
 //! | `workflow` | the workflow side: definition, context, one file per command kind, executor |
 //! | `replay` | runs in memory, rebuilt from history; nondeterminism checks |
 //! | [`store`] | the `Store` trait, its rules, the memory and SQLite stores |
-//! | `schedule`, `client`, runtime | schedules, the client, the engine and its workers |
+//! | [`schedule`] | schedule specs and their stored state |
+//! | [`client`] | the client and its typed handles, over a `Transport` |
+//! | `runtime` | the engine, its workers, and the client calls it serves |
 
 #![warn(missing_docs)]
 
 pub mod activity;
+pub mod client;
 pub mod data;
 pub mod error;
 mod replay;
+mod runtime;
+pub mod schedule;
 pub mod store;
 mod workflow;
-
-mod activity_worker;
-mod cache;
-pub mod client;
-pub mod clock;
-pub mod engine;
-pub mod schedule;
-mod timer;
-mod worker;
 
 pub use activity::{
     type_id_of_val, ActivityContext, ActivityFn, ActivityGroup, ActivityInfo, ActivityInvoker,
     ActivityRegistry, BoxFuture,
 };
 pub use client::{
-    Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, SignalCall,
-    StartOptions, UpdateCall, UpdateHandle, UpdateStage, WorkflowHandle,
+    Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, ScheduleHandle,
+    Schedules, SignalCall, StartOptions, Transport, UpdateCall, UpdateHandle, UpdateStage,
+    WorkflowHandle,
 };
-pub use clock::{Clock, SystemClock, TestClock};
 pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
@@ -51,14 +47,14 @@ pub use data::run::{
     RunSummary, TaskFailure,
 };
 pub use data::update::UpdateOutcome;
-pub use engine::{Engine, EngineBuilder};
 pub use error::{
     ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalWaitError,
     StoreError, UpdateError, WaitTimeout, WfError, WorkflowError,
 };
+pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
 pub use schedule::{
-    CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription, ScheduleHandle,
-    SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
+    CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
+    SchedulePolicies, ScheduleSpec, ScheduledAction,
 };
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;

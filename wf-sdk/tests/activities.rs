@@ -272,10 +272,9 @@ async fn heartbeat_details_reach_the_next_attempt(backend: Backend) {
     .await;
     let history_before = h.history().await.unwrap().len();
     eventually("heartbeat 3 recorded", || async {
-        let store = s.engine.store();
-        let run = store.get_run("r", None).await.unwrap()?;
-        let acts = store.pending_activities(&run.run_id).await.unwrap();
-        (acts.first()?.heartbeat.as_ref()?.decode::<u32>().ok()? == 3).then_some(())
+        let d = h.describe().await.unwrap();
+        let details = d.pending_activities.first()?.heartbeat_details.as_ref()?;
+        (details.decode::<u32>().ok()? == 3).then_some(())
     })
     .await;
     // Its heartbeat timeout expires; the retry waits 1 s of backoff.

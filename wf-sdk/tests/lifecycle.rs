@@ -113,7 +113,8 @@ fn cfg(label: &str) -> Config {
 }
 
 async fn messages_before_run_are_applied_first(backend: Backend) {
-    let store_engine = builder(backend, "before-run")
+    let engines = shared_store(backend, "before-run");
+    let store_engine = engines()
         .client_only()
         .workflow::<Lifecycle>()
         .build()
@@ -128,13 +129,7 @@ async fn messages_before_run_are_applied_first(backend: Backend) {
         tokio::spawn(async move { h.rename("beta".into()).await })
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let worker = Engine::builder()
-        .store(store_engine.store())
-        .poll_interval(Duration::from_millis(20))
-        .workflow::<Lifecycle>()
-        .build()
-        .await
-        .unwrap();
+    let worker = engines().workflow::<Lifecycle>().build().await.unwrap();
     assert_eq!(update.await.unwrap().unwrap(), "alpha");
     let seen = worker
         .client()

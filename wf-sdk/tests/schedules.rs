@@ -205,11 +205,15 @@ async fn allow_all_and_cancel_other(backend: Backend) {
 
 async fn catchup_window_bounds_what_an_outage_replays(backend: Backend) {
     let clock = TestClock::new();
-    let path_or_memory = builder(backend, "catchup")
-        .clock(clock.clone())
-        .workflow::<Ticket>();
+    let engines = shared_store(backend, "catchup");
     // Create with a client-only engine: no scheduler runs during the "outage".
-    let creator = path_or_memory.client_only().build().await.unwrap();
+    let creator = engines()
+        .clock(clock.clone())
+        .workflow::<Ticket>()
+        .client_only()
+        .build()
+        .await
+        .unwrap();
     let action = ScheduleAction::start::<Ticket>("c", &"c".to_string()).unwrap();
     let policies = SchedulePolicies {
         overlap: OverlapPolicy::AllowAll,
@@ -222,10 +226,8 @@ async fn catchup_window_bounds_what_an_outage_replays(backend: Backend) {
         .await
         .unwrap();
     clock.advance(5 * HOUR);
-    let worker = Engine::builder()
-        .store(creator.store())
+    let worker = engines()
         .clock(clock.clone())
-        .poll_interval(Duration::from_millis(20))
         .workflow::<Ticket>()
         .build()
         .await

@@ -111,11 +111,8 @@ async fn signal_to_finished_run_is_run_finished(backend: Backend) {
 }
 
 async fn signal_without_handler_is_kept_and_described(backend: Backend) {
-    let engine = builder(backend, "unknown-signal")
-        .workflow::<Inbox>()
-        .build()
-        .await
-        .unwrap();
+    let engines = shared_store(backend, "unknown-signal");
+    let engine = engines().workflow::<Inbox>().build().await.unwrap();
     let client = engine.client();
     let h = client.start::<Inbox>("inbox", ()).await.unwrap();
     // A signal with no handler is accepted and kept (semantic 4), from any client.
@@ -123,12 +120,7 @@ async fn signal_without_handler_is_kept_and_described(backend: Backend) {
         .signal_raw("inbox", "nonexistent", Payload::encode(&()).unwrap(), None)
         .await
         .unwrap();
-    let blind = Engine::builder()
-        .store(engine.store())
-        .client_only()
-        .build()
-        .await
-        .unwrap();
+    let blind = engines().client_only().build().await.unwrap();
     blind
         .client()
         .signal_raw("inbox", "later", Payload::encode(&(1, 2)).unwrap(), None)

@@ -143,6 +143,15 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
+    /// The summary as stored. Not bound by the payload limit: it is the engine's own
+    /// bookkeeping, and dropping it (as a failed encode once did) would make a terminated run
+    /// skip its children's parent close policies.
+    pub fn encode(&self) -> Payload {
+        Payload::unchecked(
+            rmp_serde::to_vec(self).expect("strings, lists and unit enums always encode"),
+        )
+    }
+
     /// The summary of a stored run: one that does not decode (an engine bug, or a file
     /// damaged on disk) reads as empty, which names no children and no handlers.
     pub fn of(stored: &Payload) -> RunSummary {
@@ -164,4 +173,21 @@ pub struct ListFilter {
     pub latest_only: bool,
     /// At most this many (newest first); 0 = no limit.
     pub limit: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_summary_over_the_payload_limit_still_encodes_and_decodes() {
+        let summary = RunSummary {
+            buffered_signals: vec!["s".repeat(1024); 3 * 1024],
+            running_handlers: Vec::new(),
+            open_children: vec![("child-1".into(), ParentClosePolicy::Terminate)],
+        };
+        let stored = summary.encode();
+        assert!(stored.len() > crate::data::payload::MAX_PAYLOAD_BYTES);
+        assert_eq!(RunSummary::of(&stored), summary);
+    }
 }

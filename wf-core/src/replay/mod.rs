@@ -9,6 +9,6 @@ mod machine;
 mod rebuild;
 mod registry;
 
-pub(crate) use machine::{panic_message, Instance, TaskError, TaskMeta};
+pub(crate) use machine::{panic_message, Instance, TaskError, TaskMeta, TaskOutput};
 pub(crate) use rebuild::replay;
 pub(crate) use registry::{Definition, ErasedDefinition};

@@ -1,131 +1,24 @@
 //! The embedded engine: a store, the registered workflow types and activities, and the
 //! workers that run them in this process.
 
-use crate::activity::{ActivityGroup, ActivityRegistry};
+use super::activity_worker::{self, ActivitySlots};
+use super::clock::{Clock, SystemClock, TestClock};
+use super::config::Config;
+use super::core::Core;
+use super::local::LocalTransport;
+use super::registry::Registry;
+use super::time_keeper;
+use super::wakeups::Wakeups;
+use super::worker::{self, WorkerHandle};
+use crate::activity::ActivityGroup;
 use crate::client::Client;
-use crate::clock::{Clock, SystemClock, TestClock};
-use crate::error::WfError;
-use crate::replay::{Definition, ErasedDefinition};
+use crate::error::{StoreError, WfError};
+use crate::replay::Definition;
 use crate::store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 use crate::workflow::WorkflowDefinition;
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{watch, Notify};
-
-/// Tunables of an engine.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub cache_capacity: usize,
-    pub workflow_task_lease: Duration,
-    pub max_workflow_tasks: usize,
-    pub max_activities: usize,
-    /// How often idle workers look at the store for work from other processes.
-    pub poll_interval: Duration,
-    pub run_workers: bool,
-    pub build_id: Option<String>,
-    /// The task queue this engine's workflow worker serves (and its client starts runs on).
-    pub task_queue: String,
-    /// Whether a quiet worker polls a little before parking its thread (see
-    /// `EngineBuilder::poll_when_quiet`).
-    pub poll_when_quiet: bool,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            cache_capacity: 10_000,
-            workflow_task_lease: Duration::from_secs(10),
-            max_workflow_tasks: 256,
-            max_activities: 64,
-            poll_interval: Duration::from_millis(500),
-            run_workers: true,
-            build_id: None,
-            task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
-            poll_when_quiet: true,
-        }
-    }
-}
-
-/// Per-workflow-id wake-ups for clients waiting on a result or an update.
-#[derive(Default)]
-pub(crate) struct Waiters {
-    map: Mutex<HashMap<String, Arc<Notify>>>,
-}
-
-impl Waiters {
-    pub fn subscribe(&self, workflow_id: &str) -> Arc<Notify> {
-        let mut map = self
-            .map
-            .lock()
-            .expect("waiters lock is never poisoned: no code panics under it");
-        map.entry(workflow_id.to_string()).or_default().clone()
-    }
-
-    pub fn publish(&self, workflow_id: &str) {
-        let mut map = self
-            .map
-            .lock()
-            .expect("waiters lock is never poisoned: no code panics under it");
-        if let Some(n) = map.get(workflow_id) {
-            n.notify_waiters();
-            if Arc::strong_count(n) == 1 {
-                map.remove(workflow_id);
-            }
-        }
-    }
-}
-
-/// What every worker and client of one engine shares.
-pub(crate) struct Shared {
-    pub store: Arc<dyn Store>,
-    pub clock: Arc<dyn Clock>,
-    pub definitions: HashMap<&'static str, Arc<dyn ErasedDefinition>>,
-    pub activities: ActivityRegistry,
-    pub worker_id: String,
-    pub config: Config,
-    pub workflow_wake: Notify,
-    pub activity_wake: Notify,
-    pub timer_wake: Notify,
-    pub waiters: Waiters,
-    pub shutdown: watch::Sender<bool>,
-    /// Set when the engine is dropped rather than shut down: workers stop without releasing
-    /// anything, as a crashed process would (leases expire instead).
-    pub crashed: std::sync::atomic::AtomicBool,
-    pub queries: tokio::sync::mpsc::UnboundedSender<crate::worker::QueryRequest>,
-    /// Messages and activity results handed to this engine's workflow worker in memory.
-    pub direct: tokio::sync::mpsc::UnboundedSender<crate::worker::Direct>,
-    pub running_activities: Mutex<HashMap<(String, u32), tokio::task::AbortHandle>>,
-    /// Running runs held in this engine's cache: workflow id -> (run id, workflow type). Lets
-    /// a query go straight to the cached run without reading the store.
-    pub hot: Mutex<HashMap<String, (String, String)>>,
-    /// Slots for concurrent activity attempts (shared by the poller and the workflow worker,
-    /// which starts the activities its own commits lease to it).
-    pub activity_permits: Arc<tokio::sync::Semaphore>,
-    /// The runtime activities run on (the one `build()` was called in).
-    pub runtime: tokio::runtime::Handle,
-}
-
-impl Shared {
-    pub fn now_ms(&self) -> i64 {
-        self.clock.now_ms()
-    }
-
-    pub fn is_shutdown(&self) -> bool {
-        *self.shutdown.borrow()
-    }
-
-    pub fn definition(&self, workflow_type: &str) -> Result<&Arc<dyn ErasedDefinition>, WfError> {
-        self.definitions
-            .get(workflow_type)
-            .ok_or_else(|| WfError::Unknown {
-                kind: "workflow type",
-                name: workflow_type.to_string(),
-                hint: "; register it with Engine::builder().workflow::<T>()".into(),
-            })
-    }
-}
 
 enum StoreChoice {
     Sqlite(PathBuf, SqliteOptions),
@@ -143,8 +36,7 @@ enum StoreChoice {
 /// ```
 pub struct EngineBuilder {
     store: StoreChoice,
-    definitions: HashMap<&'static str, Arc<dyn ErasedDefinition>>,
-    activities: ActivityRegistry,
+    registry: Registry,
     clock: Arc<dyn Clock>,
     config: Config,
     errors: Vec<String>,
@@ -179,7 +71,7 @@ impl EngineBuilder {
     pub fn workflow<W: WorkflowDefinition>(mut self) -> Self {
         match Definition::<W>::new() {
             Ok(def) => {
-                self.definitions.insert(W::NAME, Arc::new(def));
+                self.registry.workflows.insert(W::NAME, Arc::new(def));
             }
             Err(e) => self.errors.push(e),
         }
@@ -188,13 +80,13 @@ impl EngineBuilder {
 
     /// Registers the `#[activity]` methods of `group`.
     pub fn activities<G: ActivityGroup>(mut self, group: G) -> Self {
-        Arc::new(group).register(&mut self.activities);
+        Arc::new(group).register(&mut self.registry.activities);
         self
     }
 
     /// Registers the `#[activity]` methods of a group the caller keeps a handle on.
     pub fn shared_activities<G: ActivityGroup>(mut self, group: Arc<G>) -> Self {
-        group.register(&mut self.activities);
+        group.register(&mut self.registry.activities);
         self
     }
 
@@ -285,7 +177,7 @@ impl EngineBuilder {
                     tokio::task::spawn_blocking(move || SqliteStore::open_with(&path, options))
                         .await
                         .map_err(|e| {
-                            WfError::Store(crate::error::StoreError::bug(format!(
+                            WfError::Store(StoreError::bug(format!(
                                 "opening the SQLite store panicked: {e}"
                             )))
                         })?;
@@ -294,43 +186,30 @@ impl EngineBuilder {
             StoreChoice::Memory => Arc::new(MemoryStore::new()),
             StoreChoice::Custom(store) => store,
         };
-        let (shutdown, _) = watch::channel(false);
-        let max_activities = self.config.max_activities;
-        let (query_tx, query_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (direct_tx, direct_rx) = tokio::sync::mpsc::unbounded_channel();
-        let shared = Arc::new(Shared {
+        let (worker, inbox) = WorkerHandle::new();
+        let core = Arc::new(Core {
             store,
             clock: self.clock,
-            definitions: self.definitions,
-            activities: self.activities,
-            worker_id: uuid::Uuid::new_v4().to_string(),
+            registry: self.registry,
+            activities: ActivitySlots::new(self.config.max_activities),
             config: self.config,
-            workflow_wake: Notify::new(),
-            activity_wake: Notify::new(),
-            timer_wake: Notify::new(),
-            waiters: Waiters::default(),
-            shutdown,
-            crashed: std::sync::atomic::AtomicBool::new(false),
-            queries: query_tx,
-            direct: direct_tx,
-            running_activities: Mutex::new(HashMap::new()),
-            hot: Mutex::new(HashMap::new()),
-            activity_permits: Arc::new(tokio::sync::Semaphore::new(max_activities)),
-            runtime: tokio::runtime::Handle::current(),
+            worker_id: uuid::Uuid::new_v4().to_string(),
+            wake: Wakeups::new(),
+            worker,
         });
         let mut engine = Engine {
-            shared: shared.clone(),
+            core: core.clone(),
             thread: None,
             tasks: Vec::new(),
         };
-        if shared.config.run_workers {
-            engine.thread = Some(crate::worker::spawn(shared.clone(), query_rx, direct_rx)?);
+        if core.config.run_workers {
+            engine.thread = Some(worker::spawn(core.clone(), inbox)?);
             engine
                 .tasks
-                .push(tokio::spawn(crate::activity_worker::run(shared.clone())));
+                .push(tokio::spawn(activity_worker::run(core.clone())));
             engine
                 .tasks
-                .push(tokio::spawn(crate::timer::run(shared.clone())));
+                .push(tokio::spawn(time_keeper::run(core.clone())));
         }
         Ok(engine)
     }
@@ -340,9 +219,17 @@ impl EngineBuilder {
 /// [`client`](Engine::client). Dropping it stops the workers abruptly (like a crash: leases
 /// expire, nothing durable is lost); [`shutdown`](Engine::shutdown) stops them cleanly.
 pub struct Engine {
-    shared: Arc<Shared>,
+    core: Arc<Core>,
     thread: Option<std::thread::JoinHandle<()>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("worker_id", &self.core.worker_id)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Engine {
@@ -350,8 +237,7 @@ impl Engine {
     pub fn builder() -> EngineBuilder {
         EngineBuilder {
             store: StoreChoice::Memory,
-            definitions: HashMap::new(),
-            activities: ActivityRegistry::default(),
+            registry: Registry::default(),
             clock: Arc::new(SystemClock),
             config: Config::default(),
             errors: Vec::new(),
@@ -360,12 +246,7 @@ impl Engine {
 
     /// A client of this engine (cheap to clone).
     pub fn client(&self) -> Client {
-        Client::new(self.shared.clone())
-    }
-
-    /// The store this engine uses.
-    pub fn store(&self) -> Arc<dyn Store> {
-        self.shared.store.clone()
+        Client::from_transport(Arc::new(LocalTransport::new(self.core.clone())))
     }
 
     /// Stops the workers cleanly: in-flight workflow tasks finish, running activity attempts
@@ -373,7 +254,7 @@ impl Engine {
     /// engine (nor a handle, which holds one) is left, the store closes too: a SQLite database
     /// is then one self-contained file.
     pub async fn shutdown(mut self) {
-        self.stop();
+        self.core.wake.stop();
         for t in self.tasks.drain(..) {
             let _ = t.await;
         }
@@ -382,16 +263,9 @@ impl Engine {
         }
         // Closing a SQLite store folds its WAL into the database file, which can take a while:
         // if this is the last reference, drop it on a blocking thread, not this runtime's.
-        let store = self.shared.store.clone();
+        let store = self.core.store.clone();
         drop(self);
         let _ = tokio::task::spawn_blocking(move || drop(store)).await;
-    }
-
-    fn stop(&self) {
-        self.shared.shutdown.send_replace(true);
-        self.shared.workflow_wake.notify_one();
-        self.shared.activity_wake.notify_one();
-        self.shared.timer_wake.notify_one();
     }
 }
 
@@ -399,21 +273,12 @@ impl Drop for Engine {
     fn drop(&mut self) {
         if self.thread.is_some() {
             // Not shut down cleanly: behave like a crash.
-            self.shared
-                .crashed
-                .store(true, std::sync::atomic::Ordering::SeqCst);
+            self.core.wake.mark_crashed();
         }
-        self.stop();
+        self.core.wake.stop();
         for t in &self.tasks {
             t.abort();
         }
-        let running = self
-            .shared
-            .running_activities
-            .lock()
-            .map(|m| m.values().cloned().collect::<Vec<_>>());
-        for handle in running.unwrap_or_default() {
-            handle.abort();
-        }
+        self.core.activities.abort_all();
     }
 }

@@ -1,0 +1,228 @@
+//! [`WorkflowHandle`]: a typed handle on a workflow id. Its handler methods come from the
+//! `#[workflow]` macro's `<Workflow>Client` extension trait, built on the hidden call
+//! constructors at the end of this file.
+
+use super::calls::{QueryCall, SignalCall, UpdateCall};
+use super::types::{Description, StartOptions, UpdateStage};
+use super::Client;
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::{Payload, PayloadError};
+use crate::data::run::IdConflictPolicy;
+use crate::error::WfError;
+use crate::workflow::WorkflowDefinition;
+use serde::de::DeserializeOwned;
+use std::marker::PhantomData;
+
+/// A typed handle on a workflow id. Handler methods come from the `#[workflow]` macro's
+/// `<Workflow>Client` extension trait (`h.pause().await?`).
+pub struct WorkflowHandle<W> {
+    client: Client,
+    workflow_id: String,
+    _w: PhantomData<fn() -> W>,
+}
+
+impl<W> Clone for WorkflowHandle<W> {
+    fn clone(&self) -> Self {
+        WorkflowHandle {
+            client: self.client.clone(),
+            workflow_id: self.workflow_id.clone(),
+            _w: PhantomData,
+        }
+    }
+}
+
+impl<W> std::fmt::Debug for WorkflowHandle<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkflowHandle")
+            .field("workflow_id", &self.workflow_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W> WorkflowHandle<W> {
+    pub(super) fn new(client: Client, workflow_id: String) -> Self {
+        WorkflowHandle {
+            client,
+            workflow_id,
+            _w: PhantomData,
+        }
+    }
+}
+
+impl<W: WorkflowDefinition> WorkflowHandle<W> {
+    /// The workflow id.
+    pub fn workflow_id(&self) -> &str {
+        &self.workflow_id
+    }
+
+    /// The client this handle uses.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Waits for the run's result (following continue-as-new).
+    pub async fn result(&self) -> Result<W::Output, WfError> {
+        Ok(self.client.result_raw(&self.workflow_id).await?.decode()?)
+    }
+
+    /// The latest run's history.
+    pub async fn history(&self) -> Result<Vec<HistoryEvent>, WfError> {
+        self.client.history(&self.workflow_id).await
+    }
+
+    /// Status, pending work and the last task failure.
+    pub async fn describe(&self) -> Result<Description, WfError> {
+        self.client.describe(&self.workflow_id).await
+    }
+
+    /// Requests cancellation (see [`Client::cancel`]); `result()` then returns
+    /// `WfError::Cancelled` once the run's cleanup finished.
+    pub async fn cancel(&self) -> Result<(), WfError> {
+        self.client
+            .cancel(&self.workflow_id, "cancelled by a client")
+            .await
+    }
+
+    /// Ends the run at once.
+    pub async fn terminate(&self, reason: &str) -> Result<(), WfError> {
+        self.client.terminate(&self.workflow_id, reason).await
+    }
+
+    /// Signal-with-start: starts the run if the workflow id is not running and delivers the
+    /// signal, in one store transaction. With `IdConflictPolicy::UseExisting` (the usual
+    /// choice) a running run just gets the signal; `Fail` refuses; `TerminateExisting`
+    /// replaces it.
+    ///
+    /// ```ignore
+    /// h.signal_with_start(input, h.pause().signal_id("cmd-1"), IdConflictPolicy::UseExisting).await?;
+    /// ```
+    pub async fn signal_with_start(
+        &self,
+        input: W::Input,
+        signal: SignalCall<'_>,
+        policy: IdConflictPolicy,
+    ) -> Result<(), WfError> {
+        let input = Payload::encode(&input)?;
+        let message = Message::signal(signal.name, signal.args?, signal.signal_id);
+        let options = StartOptions {
+            id_conflict: policy,
+            ..Default::default()
+        };
+        self.client
+            .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])
+            .await?;
+        Ok(())
+    }
+
+    /// Update-with-start: starts the run if needed and delivers the update atomically, then
+    /// waits for the update's outcome (policies as in
+    /// [`signal_with_start`](Self::signal_with_start)).
+    pub async fn update_with_start<R: DeserializeOwned>(
+        &self,
+        input: W::Input,
+        update: UpdateCall<'_, R>,
+        policy: IdConflictPolicy,
+    ) -> Result<R, WfError> {
+        let input = Payload::encode(&input)?;
+        let update_id = update.update_id.unwrap_or_else(crate::data::ids::new_id);
+        let message = Message::update(update_id.clone(), update.name, update.args?);
+        let options = StartOptions {
+            id_conflict: policy,
+            ..Default::default()
+        };
+        self.client
+            .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])
+            .await?;
+        let value = self
+            .client
+            .wait_update(&self.workflow_id, &update_id, UpdateStage::Completed)
+            .await?;
+        Ok(value.decode()?)
+    }
+
+    /// A signal by name with one argument, for signals the workflow takes with
+    /// `ctx.wait_for_signal::<A>(name)` rather than a handler method.
+    pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
+        signal_call(self, name, Payload::encode(&(arg,)))
+    }
+
+    /// A signal by wire name (used by generated methods).
+    #[doc(hidden)]
+    pub fn __signal(
+        &self,
+        name: &'static str,
+        args: Result<Payload, PayloadError>,
+    ) -> SignalCall<'_> {
+        signal_call(self, name, args)
+    }
+
+    /// A query by wire name (used by generated methods).
+    #[doc(hidden)]
+    pub fn __query<R: DeserializeOwned>(
+        &self,
+        name: &'static str,
+        args: Result<Payload, PayloadError>,
+    ) -> QueryCall<'_, R> {
+        query_call(self, name, args)
+    }
+
+    /// An update by wire name (used by generated methods).
+    #[doc(hidden)]
+    pub fn __update<R: DeserializeOwned>(
+        &self,
+        name: &'static str,
+        args: Result<Payload, PayloadError>,
+    ) -> UpdateCall<'_, R> {
+        update_call(self, name, args)
+    }
+}
+
+/// The signal call a generated client method returns (not a public API).
+#[doc(hidden)]
+pub fn signal_call<'h, W>(
+    handle: &'h WorkflowHandle<W>,
+    name: &'static str,
+    args: Result<Payload, PayloadError>,
+) -> SignalCall<'h> {
+    SignalCall {
+        client: &handle.client,
+        workflow_id: &handle.workflow_id,
+        name,
+        args,
+        signal_id: None,
+    }
+}
+
+/// The query call a generated client method returns (not a public API).
+#[doc(hidden)]
+pub fn query_call<'h, W, R>(
+    handle: &'h WorkflowHandle<W>,
+    name: &'static str,
+    args: Result<Payload, PayloadError>,
+) -> QueryCall<'h, R> {
+    QueryCall {
+        client: &handle.client,
+        workflow_id: &handle.workflow_id,
+        name,
+        args,
+        _r: PhantomData,
+    }
+}
+
+/// The update call a generated client method returns (not a public API).
+#[doc(hidden)]
+pub fn update_call<'h, W, R>(
+    handle: &'h WorkflowHandle<W>,
+    name: &'static str,
+    args: Result<Payload, PayloadError>,
+) -> UpdateCall<'h, R> {
+    UpdateCall {
+        client: &handle.client,
+        workflow_id: &handle.workflow_id,
+        name,
+        args,
+        update_id: None,
+        _r: PhantomData,
+    }
+}

@@ -1,0 +1,241 @@
+//! The client: start runs, send signals, queries and updates, wait for results, read
+//! histories, manage schedules. Typed methods per handler come from the `#[workflow]` macro
+//! (an extension trait on [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded
+//! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
+//!
+//! May import: `data`, `error`, `workflow` (workflow types, for typed handles), `schedule`
+//! (schedule specs). Knows neither the store nor the runtime: the runtime implements
+//! [`Transport`].
+
+mod calls;
+mod handle;
+mod schedules;
+mod transport;
+mod types;
+
+pub use calls::{QueryCall, SignalCall, UpdateCall, UpdateHandle};
+pub use handle::WorkflowHandle;
+#[doc(hidden)]
+pub use handle::{query_call, signal_call, update_call};
+pub use schedules::{ScheduleHandle, Schedules};
+pub use transport::{
+    CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,
+    UpdateRequest,
+};
+pub use types::{Description, PendingActivity, PendingUpdate, RunInfo, StartOptions, UpdateStage};
+
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::ListFilter;
+use crate::error::WfError;
+use crate::workflow::WorkflowDefinition;
+use std::sync::Arc;
+
+/// Talks to the runs of one store (through the engine that owns it, or a server). Cheap to
+/// clone.
+#[derive(Clone)]
+pub struct Client {
+    transport: Arc<dyn Transport>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client").finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client whose calls go through `transport` (an engine's, or a remote one).
+    pub fn from_transport(transport: Arc<dyn Transport>) -> Self {
+        Client { transport }
+    }
+
+    /// The transport this client's calls go through.
+    pub fn transport(&self) -> &Arc<dyn Transport> {
+        &self.transport
+    }
+
+    /// Starts a run of `W` with workflow id `workflow_id`; fails with `AlreadyStarted` if one is
+    /// running. On an engine that runs `W` (on the run's task queue), the run's first workflow
+    /// task runs before this returns and is recorded in the start's own transaction.
+    pub async fn start<W: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+        input: W::Input,
+    ) -> Result<WorkflowHandle<W>, WfError> {
+        self.start_with::<W>(workflow_id, input, StartOptions::default())
+            .await
+    }
+
+    /// Starts a run of `W` with options.
+    pub async fn start_with<W: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+        input: W::Input,
+        options: StartOptions,
+    ) -> Result<WorkflowHandle<W>, WfError> {
+        let workflow_id = workflow_id.into();
+        let input = Payload::encode(&input)?;
+        self.start_raw(&workflow_id, W::NAME, input, options)
+            .await?;
+        Ok(self.handle::<W>(workflow_id))
+    }
+
+    /// Starts a run by workflow type name with an encoded input; returns the run id.
+    pub async fn start_raw(
+        &self,
+        workflow_id: &str,
+        workflow_type: &str,
+        input: Payload,
+        options: StartOptions,
+    ) -> Result<String, WfError> {
+        let started = self
+            .start_with_messages(workflow_id, workflow_type, input, options, Vec::new())
+            .await?;
+        Ok(started.run_id)
+    }
+
+    /// Starts a run and delivers `messages` to it in one store transaction (or, with
+    /// `UseExisting`, to the running run).
+    pub(crate) async fn start_with_messages(
+        &self,
+        workflow_id: &str,
+        workflow_type: &str,
+        input: Payload,
+        options: StartOptions,
+        messages: Vec<Message>,
+    ) -> Result<Started, WfError> {
+        self.transport
+            .start(StartRequest {
+                workflow_id: workflow_id.to_string(),
+                workflow_type: workflow_type.to_string(),
+                input,
+                options,
+                messages,
+            })
+            .await
+    }
+
+    /// Schedules in this client's store: create, list, and handles to pause, unpause,
+    /// trigger, delete and describe them.
+    pub fn schedules(&self) -> Schedules {
+        Schedules::new(self.clone())
+    }
+
+    /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.
+    pub fn handle<W: WorkflowDefinition>(
+        &self,
+        workflow_id: impl Into<String>,
+    ) -> WorkflowHandle<W> {
+        WorkflowHandle::new(self.clone(), workflow_id.into())
+    }
+
+    /// Sends a signal by wire name with encoded arguments (a tuple). With a `signal_id`, a
+    /// retry of the same signal is applied once. Returns once the signal is durable: on an
+    /// engine that runs the workflow's type, once a workflow task recorded it in history
+    /// (handled, or buffered when no handler has its name); otherwise once it is in the run's
+    /// inbox.
+    pub async fn signal_raw(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+        signal_id: Option<String>,
+    ) -> Result<(), WfError> {
+        self.transport
+            .signal(SignalRequest {
+                workflow_id,
+                name,
+                args,
+                signal_id,
+            })
+            .await
+    }
+
+    /// Runs a query by wire name with encoded arguments (a tuple); never writes history.
+    pub async fn query_raw(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+    ) -> Result<Payload, WfError> {
+        self.transport.query(workflow_id, name, args).await
+    }
+
+    /// Sends an update by wire name with encoded arguments (a tuple) and waits for `stage`.
+    /// Returns the update id and the handler's encoded value (for `Completed`) or an empty
+    /// payload (for `Accepted`). With an `update_id`, a retry returns the first call's outcome.
+    pub async fn update_raw(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+        update_id: Option<String>,
+        stage: UpdateStage,
+    ) -> Result<(String, Payload), WfError> {
+        self.transport
+            .update(UpdateRequest {
+                workflow_id,
+                name,
+                args,
+                update_id,
+                stage,
+            })
+            .await
+    }
+
+    /// Waits until update `update_id` of `workflow_id` reaches `stage`.
+    pub async fn wait_update(
+        &self,
+        workflow_id: &str,
+        update_id: &str,
+        stage: UpdateStage,
+    ) -> Result<Payload, WfError> {
+        self.transport
+            .wait_update(workflow_id, update_id, stage)
+            .await
+    }
+
+    /// Waits for the workflow id's final result, following continue-as-new.
+    pub async fn result_raw(&self, workflow_id: &str) -> Result<Payload, WfError> {
+        self.transport.result(workflow_id).await
+    }
+
+    /// The latest run's history, in order.
+    pub async fn history(&self, workflow_id: &str) -> Result<Vec<HistoryEvent>, WfError> {
+        self.transport.history(workflow_id, None).await
+    }
+
+    /// The history of run `run_id` of `workflow_id`.
+    pub async fn run_history(
+        &self,
+        run_id: &str,
+        workflow_id: &str,
+    ) -> Result<Vec<HistoryEvent>, WfError> {
+        self.transport.history(workflow_id, Some(run_id)).await
+    }
+
+    /// Status, pending work and the last task failure of the latest run.
+    pub async fn describe(&self, workflow_id: &str) -> Result<Description, WfError> {
+        self.transport.describe(workflow_id).await
+    }
+
+    /// Runs in the store, newest first.
+    pub async fn list(&self, filter: ListFilter) -> Result<Vec<RunInfo>, WfError> {
+        self.transport.list(filter).await
+    }
+
+    /// Requests cancellation of the latest run: its pending activities and timers are
+    /// cancelled, its code sees `ctx.cancel_requested()` and may clean up, then ends as
+    /// cancelled.
+    pub async fn cancel(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        self.transport.cancel(workflow_id, reason).await
+    }
+
+    /// Ends the latest run at once, without running workflow code. Its parent (if it is a
+    /// child) learns it was terminated; its own children get their parent close policies.
+    pub async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        self.transport.terminate(workflow_id, reason).await
+    }
+}

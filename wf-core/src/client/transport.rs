@@ -1,0 +1,155 @@
+//! [`Transport`]: how a [`Client`](crate::Client) reaches runs. The engine in this process
+//! implements it (with its in-memory fast paths); a remote transport (wf-http) carries the
+//! same calls to a server, so the typed handles work the same either way.
+
+use super::types::{Description, RunInfo, StartOptions, UpdateStage};
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::ListFilter;
+use crate::error::WfError;
+use crate::schedule::{ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduleSpec};
+use std::future::Future;
+use std::pin::Pin;
+
+/// The future of every [`Transport`] call.
+pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, WfError>> + Send + 'a>>;
+
+/// A start: a new run of `workflow_type` under `workflow_id`, with messages (signals,
+/// updates) delivered atomically with it.
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The workflow type's wire name.
+    pub workflow_type: String,
+    /// The encoded input.
+    pub input: Payload,
+    /// Id-conflict policy and task queue.
+    pub options: StartOptions,
+    /// Messages for the run, in order (signal-with-start, update-with-start).
+    pub messages: Vec<Message>,
+}
+
+/// What a start did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Started {
+    /// The run now addressed by the workflow id.
+    pub run_id: String,
+    /// False when a running run was kept (`IdConflictPolicy::UseExisting`).
+    pub started: bool,
+}
+
+/// A signal for the latest run of a workflow id.
+#[derive(Debug, Clone)]
+pub struct SignalRequest<'a> {
+    /// The workflow id.
+    pub workflow_id: &'a str,
+    /// The signal's wire name.
+    pub name: &'a str,
+    /// Encoded arguments (a tuple).
+    pub args: Payload,
+    /// Dedupe id: a signal sent again with it applies once.
+    pub signal_id: Option<String>,
+}
+
+/// An update for the latest run of a workflow id.
+#[derive(Debug, Clone)]
+pub struct UpdateRequest<'a> {
+    /// The workflow id.
+    pub workflow_id: &'a str,
+    /// The update's wire name.
+    pub name: &'a str,
+    /// Encoded arguments (a tuple).
+    pub args: Payload,
+    /// Dedupe id: a retry with it returns the first call's outcome. `None`: a fresh one.
+    pub update_id: Option<String>,
+    /// What to wait for.
+    pub stage: UpdateStage,
+}
+
+/// A schedule to create.
+#[derive(Debug, Clone)]
+pub struct NewSchedule {
+    /// When it fires.
+    pub spec: ScheduleSpec,
+    /// What it starts.
+    pub action: ScheduleAction,
+    /// Overlap and catch-up.
+    pub policies: SchedulePolicies,
+}
+
+/// A change to a schedule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScheduleChange {
+    /// Stop firing (with a note for operators).
+    Pause(String),
+    /// Fire again, from now (with a note).
+    Unpause(String),
+    /// Take an action now (the overlap policy applies).
+    Trigger,
+}
+
+/// How a [`Client`](crate::Client) reaches runs: every client call, on encoded payloads.
+///
+/// The engine's client uses the engine in this process; another implementation may carry the
+/// calls elsewhere (an HTTP server). Each method's contract is the one of the client method
+/// of the same name.
+pub trait Transport: Send + Sync + 'static {
+    /// Starts a run (see [`Client::start_raw`](crate::Client::start_raw)).
+    fn start(&self, request: StartRequest) -> CallFuture<'_, Started>;
+    /// Sends a signal (see [`Client::signal_raw`](crate::Client::signal_raw)).
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()>;
+    /// Runs a query (see [`Client::query_raw`](crate::Client::query_raw)).
+    fn query<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        name: &'a str,
+        args: Payload,
+    ) -> CallFuture<'a, Payload>;
+    /// Sends an update and waits for its stage; returns its id and value (see
+    /// [`Client::update_raw`](crate::Client::update_raw)).
+    fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)>;
+    /// Waits until an update sent earlier reaches `stage`.
+    fn wait_update<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        update_id: &'a str,
+        stage: UpdateStage,
+    ) -> CallFuture<'a, Payload>;
+    /// Waits for the workflow id's result, following continue-as-new.
+    fn result<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Payload>;
+    /// The history of a run (`run_id`), or of the workflow id's latest run.
+    fn history<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        run_id: Option<&'a str>,
+    ) -> CallFuture<'a, Vec<HistoryEvent>>;
+    /// Status and pending work of the latest run.
+    fn describe<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Description>;
+    /// Runs matching `filter`, newest first.
+    fn list(&self, filter: ListFilter) -> CallFuture<'_, Vec<RunInfo>>;
+    /// Requests cancellation of the latest run.
+    fn cancel<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()>;
+    /// Terminates the latest run.
+    fn terminate<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()>;
+    /// Creates a schedule.
+    fn create_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+        schedule: NewSchedule,
+    ) -> CallFuture<'a, ()>;
+    /// Describes a schedule.
+    fn describe_schedule<'a>(&'a self, schedule_id: &'a str)
+        -> CallFuture<'a, ScheduleDescription>;
+    /// Every schedule, described, by id.
+    fn list_schedules(&self) -> CallFuture<'_, Vec<ScheduleDescription>>;
+    /// Pauses, unpauses or triggers a schedule.
+    fn change_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+        change: ScheduleChange,
+    ) -> CallFuture<'a, ()>;
+    /// Deletes a schedule (its running actions go on).
+    fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()>;
+}

@@ -1,0 +1,99 @@
+//! What clients send and get back, whatever carries the call: start options, update stages,
+//! and the descriptions of runs.
+
+use crate::data::payload::Payload;
+use crate::data::run::{IdConflictPolicy, RunStatus, TaskFailure};
+use std::time::SystemTime;
+
+/// Options of [`Client::start_with`](crate::Client::start_with).
+#[derive(Debug, Clone, Default)]
+pub struct StartOptions {
+    /// What to do if the workflow id is already running (default: fail with `AlreadyStarted`).
+    pub id_conflict: IdConflictPolicy,
+    /// The task queue to run it on (default: the engine's, see `EngineBuilder::task_queue`).
+    pub task_queue: Option<String>,
+}
+
+/// Which stage an update call waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateStage {
+    /// Until the validator accepted it (or rejected it).
+    Accepted,
+    /// Until the handler finished.
+    Completed,
+}
+
+/// What [`WorkflowHandle::describe`](crate::WorkflowHandle::describe) reports about the
+/// latest run of a workflow id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Description {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The latest run.
+    pub run_id: String,
+    /// Its workflow type.
+    pub workflow_type: String,
+    /// Its task queue.
+    pub task_queue: String,
+    /// Its lifecycle state.
+    pub status: RunStatus,
+    /// Events in its history.
+    pub history_length: u64,
+    /// Encoded size of its history.
+    pub history_bytes: u64,
+    /// When it started.
+    pub started_at: SystemTime,
+    /// When it closed.
+    pub closed_at: Option<SystemTime>,
+    /// Activities scheduled and not yet resolved.
+    pub pending_activities: Vec<PendingActivity>,
+    /// Updates requested or running.
+    pub pending_updates: Vec<PendingUpdate>,
+    /// Signals received for which the code has no handler (oldest first).
+    pub buffered_signals: Vec<String>,
+    /// Async handlers still running.
+    pub running_handlers: Vec<String>,
+    /// The last failed workflow task, until a task succeeds.
+    pub task_failure: Option<TaskFailure>,
+}
+
+/// An activity in [`Description::pending_activities`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingActivity {
+    /// Command sequence number.
+    pub seq: u32,
+    /// Activity wire name.
+    pub name: String,
+    /// Current attempt.
+    pub attempt: u32,
+    /// The previous attempt's failure message.
+    pub last_failure: Option<String>,
+    /// The details of the last heartbeat (of this attempt or a previous one).
+    pub heartbeat_details: Option<Payload>,
+}
+
+/// An update in [`Description::pending_updates`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingUpdate {
+    /// Update id.
+    pub update_id: String,
+    /// Wire name.
+    pub name: String,
+    /// `true` once accepted (handler running), `false` while waiting for validation.
+    pub accepted: bool,
+}
+
+/// A run in [`Client::list`](crate::Client::list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInfo {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The run id.
+    pub run_id: String,
+    /// Workflow type.
+    pub workflow_type: String,
+    /// Lifecycle state.
+    pub status: RunStatus,
+    /// Events in its history.
+    pub history_length: u64,
+}

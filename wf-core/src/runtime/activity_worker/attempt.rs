@@ -1,0 +1,130 @@
+//! One activity attempt: run the activity on the tokio runtime with its context (heartbeats
+//! go to the store), bounded by its deadline and the engine's shutdown.
+
+use super::outcome::finish;
+use crate::activity::{ActivityContext, ActivityInfo, BoxFuture, HeartbeatSink};
+use crate::data::activity::{ActivityFailure, TimeoutKind};
+use crate::data::payload::Payload;
+use crate::replay::panic_message;
+use crate::runtime::core::Core;
+use crate::store::ActivityTask;
+use std::sync::Arc;
+
+struct StoreHeartbeat(Arc<Core>);
+
+impl HeartbeatSink for StoreHeartbeat {
+    fn heartbeat(&self, info: &ActivityInfo, details: Payload) -> BoxFuture<bool> {
+        let core = self.0.clone();
+        let info = info.clone();
+        Box::pin(async move {
+            let now = core.now_ms();
+            match core
+                .store
+                .heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now)
+                .await
+            {
+                Ok(current) => {
+                    core.wake.timer.notify_one();
+                    current
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "recording a heartbeat failed");
+                    true
+                }
+            }
+        })
+    }
+}
+
+enum AttemptEnd {
+    Done(Result<Payload, crate::error::ActivityError>),
+    Panicked(String),
+    TimedOut,
+    Shutdown,
+}
+
+/// Runs one attempt of `task` and applies its outcome.
+pub(crate) async fn run_attempt(core: &Arc<Core>, task: ActivityTask) {
+    let key = (task.run_id.clone(), task.seq);
+    let Some(invoker) = core.registry.activities.get(&task.name).cloned() else {
+        let failure = ActivityFailure {
+            kind: "unknown_activity".into(),
+            message: format!(
+                "no activity named {:?} is registered with this engine",
+                task.name
+            ),
+            non_retryable: true,
+        };
+        finish(core, &task, Err((failure, None))).await;
+        return;
+    };
+    let info = ActivityInfo {
+        workflow_id: task.workflow_id.clone(),
+        run_id: task.run_id.clone(),
+        seq: task.seq,
+        name: task.name.clone(),
+        attempt: task.attempt,
+    };
+    let ctx = ActivityContext::new(
+        info,
+        task.heartbeat.clone(),
+        Arc::new(StoreHeartbeat(core.clone())),
+    );
+    let handle = tokio::spawn(invoker(ctx, task.input.clone()));
+    if let Ok(mut running) = core.activities.running.lock() {
+        running.insert(key.clone(), handle.abort_handle());
+    }
+    let abort = handle.abort_handle();
+    let deadline = task.attempt_deadline_ms.unwrap_or(i64::MAX);
+    let mut shutdown = core.wake.shutdown.subscribe();
+    let end = tokio::select! {
+        r = handle => match r {
+            Ok(r) => AttemptEnd::Done(r),
+            Err(e) if e.is_panic() => AttemptEnd::Panicked(panic_message(&*e.into_panic())),
+            Err(_) => AttemptEnd::Shutdown,
+        },
+        _ = core.clock.sleep_until(deadline) => AttemptEnd::TimedOut,
+        _ = shutdown.changed() => AttemptEnd::Shutdown,
+    };
+    if let Ok(mut running) = core.activities.running.lock() {
+        running.remove(&key);
+    }
+    match end {
+        AttemptEnd::Done(Ok(result)) => finish(core, &task, Ok(result)).await,
+        AttemptEnd::Done(Err(e)) => {
+            let failure = ActivityFailure {
+                kind: e.kind,
+                message: e.message,
+                non_retryable: e.non_retryable,
+            };
+            finish(core, &task, Err((failure, None))).await
+        }
+        AttemptEnd::Panicked(m) => {
+            let failure = ActivityFailure {
+                kind: "panic".into(),
+                message: m,
+                non_retryable: false,
+            };
+            finish(core, &task, Err((failure, None))).await
+        }
+        AttemptEnd::TimedOut => {
+            abort.abort();
+            let failure = ActivityFailure {
+                kind: "timeout".into(),
+                message: "start-to-close timeout".into(),
+                non_retryable: false,
+            };
+            finish(core, &task, Err((failure, Some(TimeoutKind::StartToClose)))).await
+        }
+        AttemptEnd::Shutdown => {
+            abort.abort();
+            if core.wake.crashed() {
+                return; // like a crash: the lease expires and the attempt times out
+            }
+            let _ = core
+                .store
+                .release_activity(&task.run_id, task.seq, task.attempt)
+                .await;
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Attempts whose lease expired (the worker died, or stopped heartbeating) or whose deadline
+//! passed: their running copy here is aborted, and the attempt ends as a timeout (retried per
+//! the policy, or resolved as timed out).
+
+use super::outcome::finish;
+use crate::data::activity::{ActivityFailure, ActivityResolution, TimeoutKind};
+use crate::runtime::core::Core;
+use std::sync::Arc;
+
+/// Times out every attempt whose lease or deadline passed at `now`.
+pub(crate) async fn expire_due(core: &Arc<Core>, now: i64) {
+    let expired = match core.store.expired_activities(now, 1024).await {
+        Ok(expired) => expired,
+        Err(e) => {
+            tracing::error!(error = %e, "checking activity timeouts failed");
+            return;
+        }
+    };
+    for task in expired {
+        core.activities.abort(&task.run_id, task.seq);
+        if task.schedule_deadline_ms().is_some_and(|d| d <= now) {
+            let resolution = ActivityResolution::TimedOut {
+                timeout: TimeoutKind::ScheduleToClose,
+                attempts: task.attempt,
+            };
+            if let Ok(true) = core
+                .store
+                .resolve_activity(&task.run_id, task.seq, task.attempt, resolution, now)
+                .await
+            {
+                core.wake.workflow.notify_one();
+            }
+            continue;
+        }
+        let kind = if task.attempt_deadline_ms.is_some_and(|d| d <= now) {
+            TimeoutKind::StartToClose
+        } else {
+            TimeoutKind::Heartbeat
+        };
+        let failure = ActivityFailure {
+            kind: "timeout".into(),
+            message: format!("{kind:?} timeout"),
+            non_retryable: false,
+        };
+        finish(core, &task, Err((failure, Some(kind)))).await;
+    }
+}

@@ -1,0 +1,44 @@
+//! The tunables of one engine, set on its builder.
+
+use std::time::Duration;
+
+/// Tunables of an engine.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub cache_capacity: usize,
+    pub workflow_task_lease: Duration,
+    pub max_workflow_tasks: usize,
+    pub max_activities: usize,
+    /// How often idle workers look at the store for work from other processes.
+    pub poll_interval: Duration,
+    pub run_workers: bool,
+    pub build_id: Option<String>,
+    /// The task queue this engine's workflow worker serves (and its client starts runs on).
+    pub task_queue: String,
+    /// Whether a quiet worker polls a little before parking its thread (see
+    /// `EngineBuilder::poll_when_quiet` and `spin.rs`).
+    pub poll_when_quiet: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cache_capacity: 10_000,
+            workflow_task_lease: Duration::from_secs(10),
+            max_workflow_tasks: 256,
+            max_activities: 64,
+            poll_interval: Duration::from_millis(500),
+            run_workers: true,
+            build_id: None,
+            task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
+            poll_when_quiet: true,
+        }
+    }
+}
+
+impl Config {
+    /// The workflow task lease, in milliseconds.
+    pub fn lease_ms(&self) -> i64 {
+        crate::data::activity::duration_ms(self.workflow_task_lease)
+    }
+}

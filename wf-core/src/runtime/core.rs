@@ -1,0 +1,35 @@
+//! What the parts of one engine share: its store and clock, what it runs, its tunables, how
+//! its parts wake each other, and the handles on its workflow worker and activity slots.
+
+use super::activity_worker::ActivitySlots;
+use super::clock::Clock;
+use super::config::Config;
+use super::registry::Registry;
+use super::wakeups::Wakeups;
+use super::worker::WorkerHandle;
+use crate::store::Store;
+use std::sync::Arc;
+
+/// The shared state of one engine.
+pub(crate) struct Core {
+    pub store: Arc<dyn Store>,
+    pub clock: Arc<dyn Clock>,
+    pub registry: Registry,
+    pub config: Config,
+    /// This engine's identity as a lease owner.
+    pub worker_id: String,
+    pub wake: Wakeups,
+    /// How the client and the activity worker reach the workflow worker in memory.
+    pub worker: WorkerHandle,
+    pub activities: ActivitySlots,
+}
+
+impl Core {
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn is_shutdown(&self) -> bool {
+        self.wake.is_shutdown()
+    }
+}

@@ -1,0 +1,223 @@
+//! The engine's own [`Transport`]: client calls served in this process. Each call goes the
+//! fastest way that is safe — a message for a run this engine holds in memory is handed to its
+//! workflow worker (one commit records it), a query on a cached run reads memory — and
+//! otherwise through the store, like a client of another process. `start.rs`, `signal.rs`,
+//! `update.rs`, `query.rs` hold those paths; `reads.rs` the waits and reads; `control.rs`
+//! cancellation, termination and schedules.
+
+mod control;
+mod query;
+mod reads;
+mod signal;
+mod start;
+mod update;
+
+use super::core::Core;
+use super::worker::{Direct, DirectReply};
+use crate::client::{
+    CallFuture, Description, NewSchedule, RunInfo, ScheduleChange, SignalRequest, StartRequest,
+    Started, Transport, UpdateRequest, UpdateStage,
+};
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
+use crate::data::run::{ListFilter, RunStatus};
+use crate::error::WfError;
+use crate::replay::ErasedDefinition;
+use crate::schedule::ScheduleDescription;
+use crate::store::RunRecord;
+use crate::workflow::Role;
+use std::sync::Arc;
+
+/// Client calls served by the engine in this process.
+pub(crate) struct LocalTransport {
+    core: Arc<Core>,
+}
+
+impl LocalTransport {
+    pub fn new(core: Arc<Core>) -> Self {
+        LocalTransport { core }
+    }
+
+    /// The latest run of `workflow_id`.
+    async fn latest(&self, workflow_id: &str) -> Result<RunRecord, WfError> {
+        self.core
+            .store
+            .get_run(workflow_id, None)
+            .await?
+            .ok_or_else(|| WfError::NotFound {
+                workflow_id: workflow_id.to_string(),
+            })
+    }
+
+    /// Checks a message for `run` against its type's handlers, when this engine knows the
+    /// type (clients of other processes may not: then the worker checks).
+    fn check(
+        &self,
+        run: &RunRecord,
+        role: Role,
+        name: &str,
+        args: &Payload,
+    ) -> Result<(), WfError> {
+        match self.core.registry.workflows.get(run.workflow_type.as_str()) {
+            Some(def) => def.check_message(role, name, args),
+            None => Ok(()),
+        }
+    }
+
+    /// The running run of `workflow_id` held in this engine's cache, with its definition: a
+    /// message for it needs no store read to be checked and handed to the worker.
+    fn hot_run(&self, workflow_id: &str) -> Option<(String, Arc<dyn ErasedDefinition>)> {
+        let (run_id, workflow_type) = self.core.worker.hot(workflow_id)?;
+        let def = self.core.registry.workflows.get(workflow_type.as_str())?;
+        Some((run_id, def.clone()))
+    }
+
+    /// Whether this engine's workflow worker runs `run` (running, of a registered type, on this
+    /// engine's task queue).
+    fn runs_here(&self, run: &RunRecord) -> bool {
+        let core = &self.core;
+        core.config.run_workers
+            && run.status == RunStatus::Running
+            && run.task_queue == core.config.task_queue
+            && core
+                .registry
+                .workflows
+                .contains_key(run.workflow_type.as_str())
+    }
+
+    /// Hands a message to this engine's own workflow worker in memory (one commit records it),
+    /// when this engine runs workers for the run's type. `None`: use the store.
+    async fn hand_over(&self, run: &RunRecord, message: Message) -> Option<DirectReply> {
+        if !self.runs_here(run) {
+            return None;
+        }
+        self.hand_over_to(&run.run_id, &run.workflow_id, Some(run), message)
+            .await
+    }
+
+    /// Hands a message for run `run_id` to this engine's workflow worker (`known`: the run's
+    /// row as just read, which lets the worker run it without a lease if it is not in memory);
+    /// `None` if the worker is gone (or went away without answering).
+    async fn hand_over_to(
+        &self,
+        run_id: &str,
+        workflow_id: &str,
+        known: Option<&RunRecord>,
+        message: Message,
+    ) -> Option<DirectReply> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let direct = Direct::Message {
+            run_id: run_id.to_string(),
+            workflow_id: workflow_id.to_string(),
+            known: known.cloned().map(Box::new),
+            message,
+            reply,
+        };
+        self.core.worker.hand_over(direct).ok()?;
+        answer.await.ok()
+    }
+}
+
+/// Refuses payloads over the limit (a `Payload` built by hand may skip `Payload::encode`).
+fn check_size(what: &str, payload: &Payload) -> Result<(), WfError> {
+    if payload.len() > MAX_PAYLOAD_BYTES {
+        return Err(WfError::PayloadError(PayloadError::TooLarge {
+            what: format!("{what} arguments"),
+            size: payload.len(),
+            limit: MAX_PAYLOAD_BYTES,
+        }));
+    }
+    Ok(())
+}
+
+impl Transport for LocalTransport {
+    fn start(&self, request: StartRequest) -> CallFuture<'_, Started> {
+        Box::pin(self.start(request))
+    }
+
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()> {
+        Box::pin(self.signal(request))
+    }
+
+    fn query<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        name: &'a str,
+        args: Payload,
+    ) -> CallFuture<'a, Payload> {
+        Box::pin(self.query(workflow_id, name, args))
+    }
+
+    fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)> {
+        Box::pin(self.update(request))
+    }
+
+    fn wait_update<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        update_id: &'a str,
+        stage: UpdateStage,
+    ) -> CallFuture<'a, Payload> {
+        Box::pin(self.wait_update(workflow_id, update_id, stage))
+    }
+
+    fn result<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Payload> {
+        Box::pin(self.result(workflow_id))
+    }
+
+    fn history<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        run_id: Option<&'a str>,
+    ) -> CallFuture<'a, Vec<HistoryEvent>> {
+        Box::pin(self.history(workflow_id, run_id))
+    }
+
+    fn describe<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Description> {
+        Box::pin(self.describe(workflow_id))
+    }
+
+    fn list(&self, filter: ListFilter) -> CallFuture<'_, Vec<RunInfo>> {
+        Box::pin(self.list(filter))
+    }
+
+    fn cancel<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(self.cancel(workflow_id, reason))
+    }
+
+    fn terminate<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(self.terminate(workflow_id, reason))
+    }
+
+    fn create_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+        schedule: NewSchedule,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(async move { self.scheduler().create(schedule_id, schedule).await })
+    }
+
+    fn describe_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+    ) -> CallFuture<'a, ScheduleDescription> {
+        Box::pin(async move { self.scheduler().describe(schedule_id).await })
+    }
+
+    fn list_schedules(&self) -> CallFuture<'_, Vec<ScheduleDescription>> {
+        Box::pin(async move { self.scheduler().list().await })
+    }
+
+    fn change_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+        change: ScheduleChange,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(async move { self.scheduler().change(schedule_id, change).await })
+    }
+
+    fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(async move { self.scheduler().delete(schedule_id).await })
+    }
+}

@@ -1,0 +1,127 @@
+//! Waiting for a run's result, and reading histories, descriptions and lists from the store.
+
+use super::LocalTransport;
+use crate::client::{Description, PendingActivity, PendingUpdate, RunInfo};
+use crate::data::history::HistoryEvent;
+use crate::data::payload::Payload;
+use crate::data::run::{ListFilter, RunStatus, RunSummary};
+use crate::data::update::UpdateState;
+use crate::error::WfError;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn ms_to_time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+impl LocalTransport {
+    /// Waits for a change of `notified`'s workflow id, the engine's shutdown, or a poll
+    /// interval (a change made by another process announces itself to nobody here).
+    pub(super) async fn wait(
+        &self,
+        notified: Pin<&mut tokio::sync::futures::Notified<'_>>,
+    ) -> Result<(), WfError> {
+        let core = &self.core;
+        let mut shutdown = core.wake.shutdown.subscribe();
+        if *shutdown.borrow() && core.config.run_workers {
+            return Err(WfError::Shutdown);
+        }
+        tokio::select! {
+            _ = notified => {}
+            _ = shutdown.changed() => {}
+            _ = tokio::time::sleep(core.config.poll_interval) => {}
+        }
+        Ok(())
+    }
+
+    pub(super) async fn result(&self, workflow_id: &str) -> Result<Payload, WfError> {
+        loop {
+            let notify = self.core.wake.waiters.subscribe(workflow_id);
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let run = self.latest(workflow_id).await?;
+            let failure = || run.failure.clone().unwrap_or_default();
+            match run.status {
+                RunStatus::Completed => return Ok(run.result.unwrap_or_default()),
+                RunStatus::Failed => return Err(WfError::WorkflowFailed(failure())),
+                RunStatus::Terminated => return Err(WfError::Terminated(failure())),
+                RunStatus::Cancelled => return Err(WfError::Cancelled(failure())),
+                RunStatus::Running | RunStatus::ContinuedAsNew => {}
+            }
+            self.wait(notified).await?;
+        }
+    }
+
+    pub(super) async fn history(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> Result<Vec<HistoryEvent>, WfError> {
+        let store = &self.core.store;
+        let run = store
+            .get_run(workflow_id, run_id)
+            .await?
+            .ok_or_else(|| WfError::NotFound {
+                workflow_id: workflow_id.to_string(),
+            })?;
+        Ok(store.read_history(&run.run_id, 1).await?)
+    }
+
+    pub(super) async fn describe(&self, workflow_id: &str) -> Result<Description, WfError> {
+        let run = self.latest(workflow_id).await?;
+        let store = &self.core.store;
+        let activities = store.pending_activities(&run.run_id).await?;
+        let updates = store.pending_updates(&run.run_id).await?;
+        let summary = RunSummary::of(&run.summary);
+        Ok(Description {
+            workflow_id: run.workflow_id,
+            run_id: run.run_id,
+            workflow_type: run.workflow_type,
+            task_queue: run.task_queue,
+            status: run.status,
+            history_length: run.next_event_id.saturating_sub(1),
+            history_bytes: run.history_bytes,
+            started_at: ms_to_time(run.created_ms),
+            closed_at: run.closed_ms.map(ms_to_time),
+            pending_activities: activities
+                .into_iter()
+                .map(|a| PendingActivity {
+                    seq: a.seq,
+                    name: a.name,
+                    attempt: a.attempt,
+                    last_failure: a.last_failure.map(|f| f.message),
+                    heartbeat_details: a.heartbeat,
+                })
+                .collect(),
+            pending_updates: updates
+                .into_iter()
+                .map(|u| PendingUpdate {
+                    update_id: u.update_id,
+                    name: u.name,
+                    accepted: matches!(u.state, UpdateState::Accepted),
+                })
+                .collect(),
+            buffered_signals: summary.buffered_signals,
+            running_handlers: summary.running_handlers,
+            task_failure: run.task_failure,
+        })
+    }
+
+    pub(super) async fn list(&self, filter: ListFilter) -> Result<Vec<RunInfo>, WfError> {
+        Ok(self
+            .core
+            .store
+            .list_runs(filter)
+            .await?
+            .into_iter()
+            .map(|r| RunInfo {
+                workflow_id: r.workflow_id,
+                run_id: r.run_id,
+                workflow_type: r.workflow_type,
+                status: r.status,
+                history_length: r.next_event_id.saturating_sub(1),
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,102 @@
+//! Signals. Without a signal id, a signal for a run this engine runs is handed to its
+//! workflow worker: one commit records it in history (no inbox write, no poll) and the answer
+//! comes once that commit is durable. With one, or for a run elsewhere, it goes through the
+//! store's inbox and dedupe.
+
+use super::{check_size, LocalTransport};
+use crate::client::SignalRequest;
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::error::WfError;
+use crate::runtime::worker::DirectReply;
+use crate::store::RunRecord;
+use crate::workflow::Role;
+
+impl LocalTransport {
+    pub(super) async fn signal(&self, request: SignalRequest<'_>) -> Result<(), WfError> {
+        let SignalRequest {
+            workflow_id,
+            name,
+            args,
+            signal_id,
+        } = request;
+        // A run held in this engine's cache needs no store read to check the message.
+        if let Some((run_id, def)) = self.hot_run(workflow_id) {
+            check_size("signal", &args)?;
+            def.check_message(Role::Signal, name, &args)?;
+            match self
+                .signal_here(workflow_id, &run_id, None, name, &args, &signal_id)
+                .await
+            {
+                // That run closed meanwhile (a continue-as-new, say): the signal was not
+                // recorded; it is for the workflow id's latest run.
+                Err(WfError::RunFinished { .. }) => {
+                    self.core.worker.forget_run(workflow_id, &run_id)
+                }
+                other => return other,
+            }
+        }
+        let run = self.latest(workflow_id).await?;
+        self.check(&run, Role::Signal, name, &args)?;
+        // A running run this engine's worker can run takes the signal in memory too: the
+        // worker rebuilds the run from its history and records the signal in a task at once
+        // (one write less than the inbox, and no poll).
+        if self.runs_here(&run) {
+            match self
+                .signal_here(
+                    workflow_id,
+                    &run.run_id,
+                    Some(&run),
+                    name,
+                    &args,
+                    &signal_id,
+                )
+                .await
+            {
+                Err(WfError::RunFinished { .. }) => {}
+                other => return other,
+            }
+        }
+        // Through the inbox: one group commit makes it durable; the sender does not wait for
+        // the workflow task.
+        let core = &self.core;
+        let message = Message::signal(name, args, signal_id);
+        core.store
+            .deliver(workflow_id, None, message, core.now_ms())
+            .await?;
+        core.wake.workflow.notify_one();
+        Ok(())
+    }
+
+    /// Sends a signal to run `run_id`, which this engine's worker runs (`known`: its row as
+    /// just read, when it is not held in memory).
+    async fn signal_here(
+        &self,
+        workflow_id: &str,
+        run_id: &str,
+        known: Option<&RunRecord>,
+        name: &str,
+        args: &Payload,
+        signal_id: &Option<String>,
+    ) -> Result<(), WfError> {
+        let core = &self.core;
+        if signal_id.is_none() && core.config.run_workers {
+            let message = Message::signal(name, args.clone(), None);
+            return match self.hand_over_to(run_id, workflow_id, known, message).await {
+                Some(DirectReply::Recorded | DirectReply::Fallback) => Ok(()),
+                Some(DirectReply::Failed(e)) => Err(e),
+                Some(DirectReply::Update(_)) | None => Err(WfError::Interrupted(
+                    "the engine stopped before confirming the signal; it may or may not have \
+                     been recorded (send it with a signal id to retry it safely)"
+                        .into(),
+                )),
+            };
+        }
+        let message = Message::signal(name, args.clone(), signal_id.clone());
+        core.store
+            .deliver(workflow_id, Some(run_id), message, core.now_ms())
+            .await?;
+        core.wake.workflow.notify_one();
+        Ok(())
+    }
+}

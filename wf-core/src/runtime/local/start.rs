@@ -1,0 +1,117 @@
+//! Starting a run. A plain start of a type this engine runs is handed to the workflow worker,
+//! which runs the first task at once: the start and that task share one transaction, and the
+//! run is held in memory from the start. Other starts (with messages, on another task queue,
+//! on a client-only engine) go through the store.
+
+use super::{check_size, LocalTransport};
+use crate::client::{StartRequest, Started};
+use crate::data::message::Message;
+use crate::error::WfError;
+use crate::runtime::worker::Direct;
+use crate::store::{NewRun, StartOutcome};
+use crate::workflow::Role;
+
+impl LocalTransport {
+    pub(super) async fn start(&self, request: StartRequest) -> Result<Started, WfError> {
+        let StartRequest {
+            workflow_id,
+            workflow_type,
+            input,
+            options,
+            messages,
+        } = request;
+        if workflow_id.is_empty() {
+            return Err(WfError::InvalidArgument(
+                "the workflow id must not be empty".into(),
+            ));
+        }
+        let core = &self.core;
+        let def = core.registry.definition(&workflow_type)?;
+        check_size("the start input", &input)?;
+        def.check_input(&input)?;
+        for m in &messages {
+            match m {
+                Message::Signal { name, args, .. } => {
+                    check_size("signal", args)?;
+                    def.check_message(Role::Signal, name, args)?;
+                }
+                Message::Update { name, args, .. } => {
+                    check_size("update", args)?;
+                    def.check_message(Role::Update, name, args)?;
+                }
+                other => {
+                    return Err(WfError::InvalidArgument(format!(
+                        "a start carries signals and updates, not {other:?}"
+                    )))
+                }
+            }
+        }
+        let request = crate::store::StartRequest {
+            run: NewRun {
+                workflow_id: workflow_id.clone(),
+                run_id: crate::data::ids::new_id(),
+                workflow_type: def.name().to_string(),
+                input,
+                random_seed: crate::data::ids::rand_seed(),
+                continued_from: None,
+                parent: None,
+                task_queue: options
+                    .task_queue
+                    .unwrap_or_else(|| core.config.task_queue.clone()),
+            },
+            policy: options.id_conflict,
+            messages,
+            now_ms: core.now_ms(),
+        };
+        let eager = request.messages.is_empty()
+            && core.config.run_workers
+            && request.run.task_queue == core.config.task_queue;
+        let outcome = if eager {
+            self.start_eagerly(request).await?
+        } else {
+            self.start_in_store(request).await?
+        };
+        core.wake.waiters.publish(&workflow_id);
+        Ok(Started {
+            run_id: outcome.run_id,
+            started: outcome.started,
+        })
+    }
+
+    /// Hands the start to the workflow worker (which records it with the run's first task);
+    /// through the store if the worker is gone.
+    async fn start_eagerly(
+        &self,
+        request: crate::store::StartRequest,
+    ) -> Result<StartOutcome, WfError> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        match self.core.worker.hand_over(Direct::Start { request, reply }) {
+            Ok(()) => answer.await.map_err(|_| {
+                WfError::Interrupted(
+                    "the engine stopped before confirming the start; look the workflow id up \
+                     to know whether it started"
+                        .into(),
+                )
+            })?,
+            // The worker is gone (the engine is shutting down): the store alone starts it.
+            Err(direct) => match *direct {
+                Direct::Start { request, .. } => self.start_in_store(request).await,
+                _ => Err(WfError::Shutdown),
+            },
+        }
+    }
+
+    async fn start_in_store(
+        &self,
+        request: crate::store::StartRequest,
+    ) -> Result<StartOutcome, WfError> {
+        let core = &self.core;
+        let workflow_id = request.run.workflow_id.clone();
+        let outcome = core.store.start_run(request).await?;
+        if outcome.started {
+            core.worker.forget(&workflow_id);
+        }
+        core.wake.workflow.notify_one();
+        Ok(outcome)
+    }
+}

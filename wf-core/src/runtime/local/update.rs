@@ -1,0 +1,152 @@
+//! Updates. Without an update id, an update waited on to completion for a run this engine
+//! runs is handed to its workflow worker: the validator and handler run at once and one commit
+//! records the outcome (a rejected one records nothing). Otherwise it goes through the store's
+//! inbox and dedupe, and the caller waits for its record to reach the stage asked for.
+
+use super::{check_size, LocalTransport};
+use crate::client::{UpdateRequest, UpdateStage};
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::RunStatus;
+use crate::data::update::{UpdateOutcome, UpdateState};
+use crate::error::WfError;
+use crate::runtime::worker::DirectReply;
+use crate::store::DeliverOutcome;
+use crate::workflow::Role;
+
+/// The caller's result for an update in a final state.
+fn update_result(workflow_id: &str, run_id: &str, state: UpdateState) -> Result<Payload, WfError> {
+    match state {
+        UpdateState::Completed(UpdateOutcome::Completed(p)) => Ok(p),
+        UpdateState::Completed(UpdateOutcome::Failed(msg)) => Err(WfError::UpdateFailed(msg)),
+        UpdateState::Rejected(msg) => Err(WfError::Rejected(msg)),
+        UpdateState::Abandoned | UpdateState::Requested | UpdateState::Accepted => {
+            Err(WfError::RunFinished {
+                workflow_id: workflow_id.to_string(),
+                run_id: run_id.to_string(),
+                status: RunStatus::Completed,
+            })
+        }
+    }
+}
+
+impl LocalTransport {
+    pub(super) async fn update(
+        &self,
+        request: UpdateRequest<'_>,
+    ) -> Result<(String, Payload), WfError> {
+        let UpdateRequest {
+            workflow_id,
+            name,
+            args,
+            update_id,
+            stage,
+        } = request;
+        let direct = update_id.is_none() && stage == UpdateStage::Completed;
+        let update_id = update_id.unwrap_or_else(crate::data::ids::new_id);
+        // A run held in this engine's cache takes the update at once, without a store read.
+        let mut via_store = false;
+        if let Some((run_id, def)) = self.hot_run(workflow_id).filter(|_| direct) {
+            check_size("update", &args)?;
+            def.check_message(Role::Update, name, &args)?;
+            let message = Message::update(update_id.clone(), name, args.clone());
+            match self.hand_over_to(&run_id, workflow_id, None, message).await {
+                Some(DirectReply::Update(state)) => {
+                    return Ok((update_id, update_result(workflow_id, &run_id, state)?))
+                }
+                Some(DirectReply::Fallback) => {
+                    let value = self.wait_update(workflow_id, &update_id, stage).await?;
+                    return Ok((update_id, value));
+                }
+                // That run closed meanwhile: nothing was recorded; the update is for the
+                // workflow id's latest run.
+                Some(DirectReply::Failed(WfError::RunFinished { .. })) => {
+                    self.core.worker.forget_run(workflow_id, &run_id)
+                }
+                Some(DirectReply::Failed(e)) => return Err(e),
+                // The worker went away without answering: see below.
+                Some(DirectReply::Recorded) | None => via_store = true,
+            }
+        }
+        let run = self.latest(workflow_id).await?;
+        if run.status == RunStatus::Running {
+            self.check(&run, Role::Update, name, &args)?;
+        }
+        if direct && !via_store && run.status == RunStatus::Running {
+            let message = Message::update(update_id.clone(), name, args.clone());
+            match self.hand_over(&run, message).await {
+                Some(DirectReply::Update(state)) => {
+                    return Ok((update_id, update_result(workflow_id, &run.run_id, state)?))
+                }
+                Some(DirectReply::Fallback) => {
+                    let value = self.wait_update(workflow_id, &update_id, stage).await?;
+                    return Ok((update_id, value));
+                }
+                Some(DirectReply::Failed(e)) => return Err(e),
+                // The worker went away without answering: it may or may not have recorded the
+                // update, so deliver it through the store under the same id; the store's dedupe
+                // makes sure it applies once either way.
+                Some(DirectReply::Recorded) | None => {}
+            }
+        }
+        let core = &self.core;
+        let message = Message::update(update_id.clone(), name, args);
+        let outcome = core
+            .store
+            .deliver(workflow_id, None, message, core.now_ms())
+            .await?;
+        if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
+            core.wake.workflow.notify_one();
+        }
+        let value = self.wait_update(workflow_id, &update_id, stage).await?;
+        Ok((update_id, value))
+    }
+
+    /// Waits until update `update_id` reaches `stage`.
+    pub(super) async fn wait_update(
+        &self,
+        workflow_id: &str,
+        update_id: &str,
+        stage: UpdateStage,
+    ) -> Result<Payload, WfError> {
+        loop {
+            let notify = self.core.wake.waiters.subscribe(workflow_id);
+            let notified = notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let record = self
+                .core
+                .store
+                .get_update(workflow_id, update_id)
+                .await?
+                .ok_or_else(|| WfError::NotFound {
+                    workflow_id: workflow_id.to_string(),
+                })?;
+            match record.state {
+                UpdateState::Rejected(msg) => return Err(WfError::Rejected(msg)),
+                UpdateState::Completed(UpdateOutcome::Completed(p)) => return Ok(p),
+                UpdateState::Completed(UpdateOutcome::Failed(msg)) => {
+                    return Err(WfError::UpdateFailed(msg))
+                }
+                UpdateState::Abandoned => {
+                    let run = self.latest(workflow_id).await?;
+                    let status = if run.run_id == record.run_id {
+                        run.status
+                    } else {
+                        RunStatus::ContinuedAsNew
+                    };
+                    return Err(WfError::RunFinished {
+                        workflow_id: workflow_id.to_string(),
+                        run_id: record.run_id,
+                        status,
+                    });
+                }
+                UpdateState::Accepted if stage == UpdateStage::Accepted => {
+                    return Ok(Payload::default())
+                }
+                UpdateState::Accepted | UpdateState::Requested => {}
+            }
+            self.wait(notified).await?;
+        }
+    }
+}

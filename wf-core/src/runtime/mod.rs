@@ -1,0 +1,23 @@
+//! The runtime: the engine and everything that runs in it — the workflow worker (its loop,
+//! one task, its commit, the in-memory hand-offs), the activity worker, the time keeper, the
+//! scheduler, the client calls this process serves, and every quiet-engine spin in one place.
+//!
+//! May import everything below it: `data`, `error`, `activity`, `workflow`, `replay`,
+//! `store`, `schedule`, `client` (it implements the client's `Transport`).
+
+mod activity_worker;
+mod cache;
+mod clock;
+mod config;
+mod core;
+mod engine;
+mod local;
+mod registry;
+mod scheduler;
+mod spin;
+mod time_keeper;
+mod wakeups;
+mod worker;
+
+pub use clock::{Clock, SystemClock, TestClock};
+pub use engine::{Engine, EngineBuilder};

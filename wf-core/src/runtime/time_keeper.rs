@@ -1,0 +1,49 @@
+//! The time keeper: sleeps until the next moment something is due (a timer, an expired
+//! activity lease or deadline, a retry backoff, a schedule), then has each duty done and
+//! wakes the workers.
+
+use super::activity_worker::expire_due;
+use super::core::Core;
+use super::scheduler;
+use std::sync::Arc;
+
+/// Runs until shutdown.
+pub(crate) async fn run(core: Arc<Core>) {
+    let mut shutdown = core.wake.shutdown.subscribe();
+    loop {
+        if core.is_shutdown() {
+            break;
+        }
+        let now = core.now_ms();
+        match core.store.fire_due_timers(now, 1024).await {
+            Ok(fired) if !fired.is_empty() => core.wake.workflow.notify_one(),
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "firing timers failed"),
+        }
+        expire_due(&core, now).await;
+        scheduler::process_due(&core, now).await;
+        // Runs and activities that were waiting for this moment (retry backoffs) are due.
+        core.wake.workflow.notify_one();
+        core.wake.activity.notify_one();
+        let next = match core.store.next_wakeup(now).await {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::error!(error = %e, "computing the next wake-up failed");
+                None
+            }
+        };
+        let clock = core.clock.clone();
+        let sleep = async move {
+            match next {
+                Some(t) => clock.sleep_until(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = sleep => {}
+            _ = core.wake.timer.notified() => {}
+            _ = shutdown.changed() => {}
+            _ = tokio::time::sleep(core.config.poll_interval * 2) => {}
+        }
+    }
+}

@@ -1,0 +1,457 @@
+//! What a workflow task commits, and what happens once it is committed: the task's events and
+//! commands become one `TaskCommit` (new activities, timers, children, messages to other runs,
+//! the run's close with its children's parent close policies); after the commit the run goes
+//! back to the cache, callers are answered, activities leased to this process start at once.
+
+use super::handoff::{Direct, DirectReply, StartReply};
+use super::{Live, Worker};
+use crate::data::activity::activity_lease;
+use crate::data::history::EventKind;
+use crate::data::message::Message;
+use crate::data::run::{ChildOutcome, ParentClosePolicy, ParentInfo, RunStatus};
+use crate::data::update::UpdateState;
+use crate::replay::{Instance, TaskOutput};
+use crate::runtime::activity_worker;
+use crate::runtime::core::Core;
+use crate::runtime::spin::await_solo;
+use crate::store::{
+    ActivityTask, NewActivityTask, NewRun, RunClose, RunRecord, StartRequest, StoreError,
+    StoreFuture, TaskCommit,
+};
+use crate::workflow::commands::Close;
+use std::cell::Cell;
+use std::sync::Arc;
+use tokio::sync::OwnedSemaphorePermit;
+
+/// A task's commit, and what to do once it is durable.
+pub(super) struct Plan {
+    commit: TaskCommit,
+    /// The update states the task produced (rejections of in-memory updates left out).
+    update_states: Vec<(String, String, UpdateState)>,
+    /// Activities leased to this process by the commit, with their slots, to start after it.
+    local: Vec<(ActivityTask, OwnedSemaphorePermit)>,
+    has_activities: bool,
+    has_timers: bool,
+    closes: bool,
+}
+
+impl Plan {
+    /// The commit of a task of `run` that produced `output`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(
+        core: &Arc<Core>,
+        run: &RunRecord,
+        instance: &dyn Instance,
+        output: TaskOutput,
+        without_lease: bool,
+        consumed_through: Option<u64>,
+        resolve_activities: Vec<(u32, u32)>,
+        handed_messages: bool,
+        now: i64,
+    ) -> Plan {
+        let TaskOutput {
+            mut events,
+            update_states,
+            close,
+            summary,
+        } = output;
+        let close = close.map(|c| run_close(c, run, instance, &mut events));
+        let mut commit = TaskCommit {
+            run_id: run.run_id.clone(),
+            worker_id: core.worker_id.clone(),
+            without_lease,
+            expected_next_event_id: run.next_event_id,
+            events: Vec::with_capacity(events.len()),
+            consumed_through,
+            new_activities: Vec::new(),
+            cancel_activities: Vec::new(),
+            new_timers: Vec::new(),
+            cancel_timers: Vec::new(),
+            updates: update_states.clone(),
+            lease_activities_to: None,
+            sync: true,
+            resolve_activities,
+            start_children: Vec::new(),
+            deliver: Vec::new(),
+            terminate: Vec::new(),
+            notify: Vec::new(),
+            close,
+            summary: summary.encode(),
+            now_ms: now,
+        };
+        for mut e in events {
+            command_effects(&mut commit, run, &mut e);
+            commit.events.push((now, e));
+        }
+        if let Some(outcome) = commit.close.as_ref().map(child_outcome) {
+            apply_close_policies(&run.run_id, instance.open_children(), &mut commit);
+            if let (Some(parent), Some(outcome)) = (instance.parent(), outcome) {
+                let message = Message::ChildClosed {
+                    seq: parent.seq,
+                    outcome,
+                };
+                commit.notify.push((parent.run_id, message));
+            }
+        }
+        // Someone waits on these: durable before answering. Internal steps (an activity's
+        // result and the next command, a fired timer) become durable with the next synced
+        // commit.
+        commit.sync = commit.close.is_some()
+            || !commit.updates.is_empty()
+            || handed_messages
+            || !commit.start_children.is_empty()
+            || !commit.deliver.is_empty()
+            || !commit.terminate.is_empty()
+            || !commit.notify.is_empty();
+        let local = lease_locally(core, run, &mut commit, now);
+        Plan {
+            has_activities: !commit.new_activities.is_empty(),
+            has_timers: !commit.new_timers.is_empty(),
+            closes: commit.close.is_some(),
+            commit,
+            update_states,
+            local,
+        }
+    }
+}
+
+/// How the run closes, as the store records it. A continue-as-new gets its new run's id here
+/// (in its `ContinuedAsNew` event too).
+fn run_close(
+    close: Close,
+    run: &RunRecord,
+    instance: &dyn Instance,
+    events: &mut [EventKind],
+) -> RunClose {
+    match close {
+        Close::Completed(p) => RunClose::Completed(p),
+        Close::Failed(m) => RunClose::Failed(m),
+        Close::Cancelled(reason) => RunClose::Cancelled(reason),
+        Close::ContinuedAsNew(input) => {
+            let new_run_id = crate::data::ids::new_id();
+            for e in events.iter_mut() {
+                if let EventKind::ContinuedAsNew { new_run_id: id, .. } = e {
+                    *id = new_run_id.clone();
+                }
+            }
+            RunClose::ContinuedAsNew(NewRun {
+                workflow_id: run.workflow_id.clone(),
+                run_id: new_run_id,
+                workflow_type: run.workflow_type.clone(),
+                input,
+                random_seed: crate::data::ids::rand_seed(),
+                continued_from: Some(run.run_id.clone()),
+                parent: instance.parent(),
+                task_queue: run.task_queue.clone(),
+            })
+        }
+    }
+}
+
+/// What one command event asks of the store, added to `commit` (a child's run id is chosen
+/// here and written into its event).
+fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) {
+    match e {
+        EventKind::ActivityScheduled {
+            seq,
+            name,
+            input,
+            options,
+        } => commit.new_activities.push(NewActivityTask {
+            seq: *seq,
+            name: name.clone(),
+            input: input.clone(),
+            options: options.clone(),
+        }),
+        EventKind::TimerStarted { seq, fire_at_ms } => commit.new_timers.push((*seq, *fire_at_ms)),
+        EventKind::TimerCancelled { seq } => commit.cancel_timers.push(*seq),
+        EventKind::ActivityCancelled { seq } => commit.cancel_activities.push(*seq),
+        EventKind::ChildWorkflowStarted {
+            seq,
+            workflow_id,
+            workflow_type,
+            run_id,
+            input,
+            task_queue,
+            ..
+        } => {
+            let child_run_id = crate::data::ids::new_id();
+            *run_id = child_run_id.clone();
+            commit.start_children.push((
+                *seq,
+                NewRun {
+                    workflow_id: workflow_id.clone(),
+                    run_id: child_run_id,
+                    workflow_type: workflow_type.clone(),
+                    input: input.clone(),
+                    random_seed: crate::data::ids::rand_seed(),
+                    continued_from: None,
+                    parent: Some(ParentInfo {
+                        workflow_id: run.workflow_id.clone(),
+                        run_id: run.run_id.clone(),
+                        seq: *seq,
+                    }),
+                    task_queue: task_queue.clone().unwrap_or_else(|| run.task_queue.clone()),
+                },
+            ));
+        }
+        EventKind::ChildCancelRequested { workflow_id, .. } => commit.deliver.push((
+            workflow_id.clone(),
+            Message::CancelRequested {
+                reason: format!("its parent run {} was cancelled", run.run_id),
+            },
+        )),
+        EventKind::ExternalSignalSent {
+            seq,
+            workflow_id,
+            name,
+            args,
+        } => commit.deliver.push((
+            workflow_id.clone(),
+            Message::Signal {
+                name: name.clone(),
+                args: args.clone(),
+                // Idempotent if this commit is ever retried.
+                signal_id: Some(format!("{}/{seq}", run.run_id)),
+            },
+        )),
+        _ => {}
+    }
+}
+
+/// Activities this process runs are leased in the same commit and started right after it,
+/// without a poll (when every one is registered here and has a free slot).
+fn lease_locally(
+    core: &Arc<Core>,
+    run: &RunRecord,
+    commit: &mut TaskCommit,
+    now: i64,
+) -> Vec<(ActivityTask, OwnedSemaphorePermit)> {
+    let local = core.config.run_workers
+        && !commit.new_activities.is_empty()
+        && commit
+            .new_activities
+            .iter()
+            .all(|a| core.registry.activities.get(&a.name).is_some());
+    if !local {
+        return Vec::new();
+    }
+    let mut slots = Vec::with_capacity(commit.new_activities.len());
+    for _ in &commit.new_activities {
+        match core.activities.permits.clone().try_acquire_owned() {
+            Ok(p) => slots.push(p),
+            Err(_) => return Vec::new(),
+        }
+    }
+    commit.lease_activities_to = Some(core.worker_id.clone());
+    commit
+        .new_activities
+        .iter()
+        .map(|a| {
+            let (deadline, lease) = activity_lease(&a.options, now, now);
+            ActivityTask {
+                run_id: run.run_id.clone(),
+                workflow_id: run.workflow_id.clone(),
+                seq: a.seq,
+                name: a.name.clone(),
+                input: a.input.clone(),
+                options: a.options.clone(),
+                attempt: 1,
+                scheduled_ms: now,
+                started_ms: Some(now),
+                attempt_deadline_ms: Some(deadline),
+                lease_until_ms: Some(lease),
+                heartbeat: None,
+                last_failure: None,
+            }
+        })
+        .zip(slots)
+        .collect()
+}
+
+/// Applies the parent close policy of each child still running when the parent closes.
+pub(crate) fn apply_close_policies(
+    run_id: &str,
+    children: Vec<(String, ParentClosePolicy)>,
+    commit: &mut TaskCommit,
+) {
+    for (workflow_id, policy) in children {
+        let reason = format!("its parent run {run_id} closed");
+        match policy {
+            ParentClosePolicy::Terminate => commit.terminate.push((workflow_id, reason)),
+            ParentClosePolicy::RequestCancel => commit
+                .deliver
+                .push((workflow_id, Message::CancelRequested { reason })),
+            ParentClosePolicy::Abandon => {}
+        }
+    }
+}
+
+/// What a child's close tells its parent (nothing for a continue-as-new: the chain goes on).
+fn child_outcome(close: &RunClose) -> Option<ChildOutcome> {
+    match close {
+        RunClose::Completed(p) => Some(ChildOutcome::Completed(p.clone())),
+        RunClose::Failed(m) => Some(ChildOutcome::Failed(m.clone())),
+        RunClose::Cancelled(m) => Some(ChildOutcome::Cancelled(m.clone())),
+        RunClose::ContinuedAsNew(_) => None,
+    }
+}
+
+impl Worker {
+    /// Commits `plan` (with the start it completes, for a new run's first task) and acts on
+    /// the outcome: the run back in the cache and callers answered, or the work handed back to
+    /// the store path.
+    pub(super) async fn commit(
+        &self,
+        run: RunRecord,
+        mut instance: Box<dyn Instance>,
+        plan: Plan,
+        direct_rejections: Vec<(String, String, UpdateState)>,
+        direct: Vec<Direct>,
+        start: Option<(StartRequest, StartReply)>,
+    ) {
+        let core = &self.core;
+        let store = &core.store;
+        let without_lease = plan.commit.without_lease;
+        let Plan {
+            commit,
+            update_states,
+            local,
+            has_activities,
+            has_timers,
+            closes,
+        } = plan;
+        let mut start_reply = None;
+        let committed = match start {
+            None => self.await_commit(store.commit_workflow_task(commit)).await,
+            Some((request, reply)) => match self
+                .await_commit(store.start_run_with_task(request, commit))
+                .await
+            {
+                Ok((outcome, Some(first))) => {
+                    start_reply = Some((reply, outcome));
+                    first
+                }
+                // An existing run was kept (`UseExisting`): this task is moot.
+                Ok((outcome, None)) => {
+                    let _ = reply.send(Ok(outcome));
+                    return;
+                }
+                Err(e) => {
+                    let _ = reply.send(Err(e.into()));
+                    return;
+                }
+            },
+        };
+        let record = match committed {
+            Ok(record) => record,
+            Err(e) => {
+                if let Some((reply, outcome)) = start_reply {
+                    // The start stands; its first task runs again from the ready queue.
+                    core.worker.forget(&run.workflow_id);
+                    let _ = reply.send(Ok(outcome));
+                    core.wake.workflow.notify_one();
+                }
+                match e {
+                    // The run would have closed over messages it never saw: run the task
+                    // again from history with them.
+                    StoreError::NewMessages { .. } => core.wake.workflow.notify_one(),
+                    StoreError::Conflict { reason, .. } => {
+                        tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on")
+                    }
+                    e => {
+                        tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed")
+                    }
+                }
+                drop(instance);
+                self.release_if_leased(&run.run_id, without_lease).await;
+                self.fallback(direct).await;
+                return;
+            }
+        };
+        instance.set_next_event_id(record.next_event_id);
+        let running = record.status == RunStatus::Running;
+        let live = Live { instance, record };
+        let evicted = self.cache.borrow_mut().put(run.run_id.clone(), live);
+        let evicted_ids: Vec<&str> = evicted
+            .iter()
+            .map(|gone| gone.record.workflow_id.as_str())
+            .collect();
+        core.worker.committed(
+            &run.workflow_id,
+            &run.run_id,
+            &run.workflow_type,
+            running,
+            &evicted_ids,
+        );
+        drop(evicted_ids);
+        drop(evicted);
+        // Answer only now: a caller that acts on the answer finds the cache and the map of
+        // runs in memory as this commit left them.
+        for d in direct {
+            if let Direct::Message { message, reply, .. } = d {
+                match message {
+                    Message::Update { update_id, .. } => {
+                        self.update_waiters
+                            .borrow_mut()
+                            .insert(update_id, (run.run_id.clone(), reply));
+                    }
+                    _ => {
+                        let _ = reply.send(DirectReply::Recorded);
+                    }
+                }
+            }
+        }
+        self.answer_updates(&run.run_id, &direct_rejections, false);
+        self.answer_updates(&run.run_id, &update_states, closes);
+        if local.is_empty() {
+            if has_activities {
+                core.wake.activity.notify_one();
+            }
+        } else {
+            if local
+                .iter()
+                .any(|(task, _)| activity_worker::has_timeouts(task))
+            {
+                core.wake.timer.notify_one();
+            }
+            for (task, slot) in local {
+                let core = core.clone();
+                self.core.activities.runtime.spawn(async move {
+                    activity_worker::run_attempt(&core, task).await;
+                    drop(slot);
+                });
+            }
+        }
+        if has_timers {
+            core.wake.timer.notify_one();
+        }
+        if closes {
+            core.wake.workflow.notify_one();
+        }
+        core.wake.waiters.publish(&run.workflow_id);
+        if let Some((reply, outcome)) = start_reply {
+            let _ = reply.send(Ok(outcome));
+        }
+    }
+
+    /// Awaits a commit. The only commit in flight is polled without parking the thread (see
+    /// `spin::await_solo`); under load, commits overlap and are simply awaited.
+    async fn await_commit<T>(&self, commit: StoreFuture<'_, T>) -> Result<T, StoreError> {
+        /// Counts the commit in flight until it is answered (or its task dropped).
+        struct InFlight<'a>(&'a Cell<usize>);
+        impl Drop for InFlight<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() - 1);
+            }
+        }
+        let solo = self.committing.get() == 0 && self.core.config.poll_when_quiet;
+        self.committing.set(self.committing.get() + 1);
+        let _in_flight = InFlight(&self.committing);
+        if solo {
+            await_solo(commit, || self.committing.get() == 1).await
+        } else {
+            commit.await
+        }
+    }
+}

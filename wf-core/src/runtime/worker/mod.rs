@@ -1,0 +1,221 @@
+//! The workflow worker: one thread that owns every live run of this engine (workflow code is
+//! `!Send`), leases workflow tasks from the store, runs them, and commits their results.
+//!
+//! Many tasks are in flight at once on this thread: while one awaits its commit, others run,
+//! so the store can fold their commits into one transaction (group commit). This file holds
+//! the thread and its three loops (leasing tasks, taking messages handed over in memory,
+//! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
+//! workflow task, `commit.rs` what a task commits and what happens once it is committed.
+
+mod commit;
+mod handoff;
+mod task;
+
+pub(crate) use handoff::{
+    Direct, DirectReply, QueryRequest, StartReply, WorkerHandle, WorkerInbox,
+};
+
+use super::cache::Lru;
+use super::core::Core;
+use super::spin::{next_awake, DIRECT_AWAKE, QUERY_AWAKE};
+use crate::error::WfError;
+use crate::replay::Instance;
+use crate::store::{RunRecord, StartRequest};
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tracing::Instrument;
+
+/// Starts the workflow worker thread.
+pub(crate) fn spawn(
+    core: Arc<Core>,
+    inbox: WorkerInbox,
+) -> Result<std::thread::JoinHandle<()>, WfError> {
+    // Timers only, no I/O driver: this thread waits on channels and commits, never on
+    // sockets, and without an I/O driver a wake-up sent to it while it runs is an atomic
+    // store instead of a write to an eventfd (the store's writer answers every commit so).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .map_err(|e| WfError::Startup(format!("the workflow worker runtime: {e}")))?;
+    std::thread::Builder::new()
+        .name("wf-workflow-worker".into())
+        .spawn(move || {
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&rt, Worker::new(core).run(inbox));
+        })
+        .map_err(|e| WfError::Startup(format!("the workflow worker thread: {e}")))
+}
+
+/// A run held in memory: its instance and its row as last committed.
+pub(super) struct Live {
+    pub instance: Box<dyn Instance>,
+    pub record: RunRecord,
+}
+
+/// The workflow worker: the state of its thread, shared by the tasks running on it.
+pub(super) struct Worker {
+    core: Arc<Core>,
+    cache: RefCell<Lru<Live>>,
+    in_flight: Cell<usize>,
+    /// Commits sent to the store and not answered yet.
+    committing: Cell<usize>,
+    /// Messages handed over in memory, per run, waiting for that run's next task.
+    pending: RefCell<HashMap<String, Vec<Direct>>>,
+    /// Runs with a direct task under way.
+    busy: RefCell<HashSet<String>>,
+    /// Until when the loop taking in-memory messages polls instead of parking (see
+    /// `spin::DIRECT_AWAKE`), and the wake-up that tells the waiting loop a window opened.
+    direct_awake_until: Cell<Option<std::time::Instant>>,
+    direct_awake: tokio::sync::Notify,
+    /// Callers of in-memory updates waiting for the final outcome, by update id.
+    update_waiters: RefCell<HashMap<String, (String, oneshot::Sender<DirectReply>)>>,
+}
+
+/// How a workflow task came to run, which decides how it commits.
+pub(super) enum Mode {
+    /// Leased from the store.
+    Leased,
+    /// On a run held in memory, without a lease (see [`TaskCommit::without_lease`]).
+    LeaseFree,
+    /// A new run's first task, committed with its start; `instance` is the run before it.
+    Start {
+        request: Box<StartRequest>,
+        reply: StartReply,
+        instance: Box<dyn Instance>,
+    },
+}
+
+impl Worker {
+    fn new(core: Arc<Core>) -> Rc<Self> {
+        let capacity = core.config.cache_capacity;
+        Rc::new(Worker {
+            core,
+            cache: RefCell::new(Lru::new(capacity)),
+            in_flight: Cell::new(0),
+            committing: Cell::new(0),
+            pending: RefCell::new(HashMap::new()),
+            busy: RefCell::new(HashSet::new()),
+            direct_awake_until: Cell::new(None),
+            direct_awake: tokio::sync::Notify::new(),
+            update_waiters: RefCell::new(HashMap::new()),
+        })
+    }
+
+    async fn run(self: Rc<Self>, inbox: WorkerInbox) {
+        let WorkerInbox {
+            mut queries,
+            mut direct,
+        } = inbox;
+        let me = self.clone();
+        tokio::task::spawn_local(async move {
+            let awake = || me.direct_awake_until.get();
+            while let Some(d) = next_awake(&mut direct, awake, Some(&me.direct_awake)).await {
+                let run_id = d.run_id().to_string();
+                me.pending
+                    .borrow_mut()
+                    .entry(run_id.clone())
+                    .or_default()
+                    .push(d);
+                if me.busy.borrow_mut().insert(run_id.clone()) {
+                    let me = me.clone();
+                    me.in_flight.set(me.in_flight.get() + 1);
+                    tokio::task::spawn_local(async move {
+                        me.drain_direct(&run_id).await;
+                        me.busy.borrow_mut().remove(&run_id);
+                        me.in_flight.set(me.in_flight.get() - 1);
+                        // Only on a quiet engine: a busy thread is awake anyway.
+                        if me.in_flight.get() == 0 && me.core.config.poll_when_quiet {
+                            me.direct_awake_until
+                                .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
+                            // The loop is waiting on the channel (this thread is awake: the
+                            // wake-up is a local one).
+                            me.direct_awake.notify_one();
+                        }
+                    });
+                }
+            }
+        });
+        let me = self.clone();
+        tokio::task::spawn_local(async move {
+            // After an answer, the loop stays awake a little (yielding to every other task of
+            // this thread) for the next query: queries tend to come in runs, and waking a
+            // parked thread costs more than the answer itself.
+            let mut awake_until: Option<std::time::Instant> = None;
+            while let Some(q) = next_awake(&mut queries, || awake_until, None).await {
+                let answer = me
+                    .cache
+                    .borrow()
+                    .get(&q.run_id)
+                    .map(|live| live.instance.query(&q.name, &q.args));
+                let _ = q.reply.send(answer);
+                if me.core.config.poll_when_quiet {
+                    awake_until = Some(std::time::Instant::now() + QUERY_AWAKE);
+                }
+            }
+        });
+        let mut shutdown = self.core.wake.shutdown.subscribe();
+        let cfg = self.core.config.clone();
+        // Only runs of the types registered here: other processes may run other types.
+        let types = self.core.registry.workflow_types();
+        let queues = vec![cfg.task_queue.clone()];
+        loop {
+            if self.core.is_shutdown() {
+                break;
+            }
+            let free = cfg.max_workflow_tasks.saturating_sub(self.in_flight.get());
+            let mut got = 0;
+            if free > 0 {
+                let now = self.core.now_ms();
+                let lease = cfg.lease_ms();
+                match self
+                    .core
+                    .store
+                    .poll_workflow_tasks_of(
+                        &self.core.worker_id,
+                        now,
+                        lease,
+                        free,
+                        types.clone(),
+                        queues.clone(),
+                    )
+                    .await
+                {
+                    Ok(tasks) => {
+                        got = tasks.len();
+                        for task in tasks {
+                            self.in_flight.set(self.in_flight.get() + 1);
+                            let me = self.clone();
+                            let span = tracing::info_span!("workflow_task", run_id = %task.run.run_id, workflow_id = %task.run.workflow_id);
+                            tokio::task::spawn_local(
+                                async move {
+                                    me.process(task, Vec::new(), Mode::Leased).await;
+                                    me.in_flight.set(me.in_flight.get() - 1);
+                                    me.core.wake.workflow.notify_one();
+                                }
+                                .instrument(span),
+                            );
+                        }
+                    }
+                    Err(e) => tracing::error!(error = %e, "polling workflow tasks failed"),
+                }
+            }
+            if got > 0 && got == free {
+                tokio::task::yield_now().await;
+                continue;
+            }
+            tokio::select! {
+                _ = self.core.wake.workflow.notified() => {}
+                _ = shutdown.changed() => {}
+                _ = tokio::time::sleep(cfg.poll_interval) => {}
+            }
+        }
+        // Let in-flight tasks finish their commits.
+        while self.in_flight.get() > 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! One workflow task: load the run (cached, or replayed from its history), apply its inbox
+//! and the messages handed over in memory, run the code until it blocks, then commit (see
+//! `commit.rs`). A failed task is recorded and retried after a backoff; the run keeps its
+//! history.
+
+use super::commit::Plan;
+use super::handoff::Direct;
+use super::{Mode, Worker};
+use crate::data::message::Message;
+use crate::data::run::TaskFailure;
+use crate::data::update::UpdateState;
+use crate::replay::{replay, Instance, TaskError, TaskMeta};
+use crate::store::{RunRecord, WorkflowTask};
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// Delay before retrying a failed workflow task: 1 s, doubling, at most 60 s.
+fn task_retry_delay(attempts: u32) -> Duration {
+    Duration::from_millis((1000u64 << attempts.saturating_sub(1).min(6)).min(60_000))
+}
+
+impl Worker {
+    /// Runs one workflow task: the leased inbox `messages`, then the `direct` hand-overs. In a
+    /// mode without a lease, the run came from the cache (or is being started) and holds no
+    /// lease (see `TaskCommit::without_lease`); a failure then hands everything back to the
+    /// store path, where a leased task redoes it.
+    pub(super) async fn process(&self, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) {
+        let WorkflowTask { run, messages } = task;
+        let without_lease = !matches!(mode, Mode::Leased);
+        let (start, fresh) = match mode {
+            Mode::Start {
+                request,
+                reply,
+                instance,
+            } => (Some((*request, reply)), Some(instance)),
+            Mode::Leased | Mode::LeaseFree => (None, None),
+        };
+        let mut instance = match self.load_instance(&run, fresh).await {
+            Ok(instance) => instance,
+            Err(Some(e)) => {
+                self.fail_if_leased(&run, e, without_lease).await;
+                return self.give_up(direct, start).await;
+            }
+            Err(None) => {
+                self.release_if_leased(&run.run_id, without_lease).await;
+                return self.give_up(direct, start).await;
+            }
+        };
+        instance.set_next_event_id(run.next_event_id);
+        let core = &self.core;
+        let now = core.now_ms();
+        let consumed_through = messages.last().map(|m| m.seq);
+        let mut inputs: Vec<Message> = messages.into_iter().map(|m| m.message).collect();
+        // Messages handed over in memory come after the inbox (they arrived later).
+        let mut resolve_activities = Vec::new();
+        let mut direct_updates = HashSet::new();
+        for d in &direct {
+            match d {
+                Direct::Message { message, .. } => {
+                    if let Message::Update { update_id, .. } = message {
+                        direct_updates.insert(update_id.clone());
+                    }
+                    inputs.push(message.clone());
+                }
+                // Taken out by `drain_direct` before any task runs.
+                Direct::Start { .. } => {}
+                Direct::Activity {
+                    seq,
+                    attempt,
+                    resolution,
+                    ..
+                } => {
+                    resolve_activities.push((*seq, *attempt));
+                    inputs.push(Message::ActivityResolved {
+                        seq: *seq,
+                        resolution: resolution.clone(),
+                    });
+                }
+            }
+        }
+        let meta = TaskMeta::live(
+            now,
+            run.next_event_id,
+            run.history_bytes,
+            core.config.build_id.clone(),
+        );
+        let mut output = match instance.run_task(inputs, meta, None) {
+            Ok(o) => o,
+            Err(e) => {
+                self.fail_if_leased(&run, e, without_lease).await;
+                return self.give_up(direct, start).await;
+            }
+        };
+        // A rejected in-memory update leaves no trace at all: its caller hears it directly.
+        let (direct_rejections, update_states) = std::mem::take(&mut output.update_states)
+            .into_iter()
+            .partition(|(id, _, st): &(String, String, UpdateState)| {
+                direct_updates.contains(id) && matches!(st, UpdateState::Rejected(_))
+            });
+        output.update_states = update_states;
+        let handed_messages = direct.iter().any(|d| matches!(d, Direct::Message { .. }));
+        let plan = Plan::build(
+            core,
+            &run,
+            instance.as_ref(),
+            output,
+            without_lease,
+            consumed_through,
+            resolve_activities,
+            handed_messages,
+            now,
+        );
+        self.commit(run, instance, plan, direct_rejections, direct, start)
+            .await;
+    }
+
+    /// The run in memory at `run`'s position: the one just built for a start, the cached one,
+    /// or one replayed from the store. `Err(Some(_))`: the task fails (the code or the history
+    /// is at fault); `Err(None)`: the store could not be read (try again later).
+    async fn load_instance(
+        &self,
+        run: &RunRecord,
+        fresh: Option<Box<dyn Instance>>,
+    ) -> Result<Box<dyn Instance>, Option<TaskError>> {
+        let core = &self.core;
+        let def = core
+            .registry
+            .definition(&run.workflow_type)
+            .map_err(|e| Some(TaskError::Other(e.to_string())))?
+            .clone();
+        let cached = match fresh {
+            Some(instance) => Some(instance),
+            None => self
+                .cache
+                .borrow_mut()
+                .take(&run.run_id)
+                .map(|l| l.instance),
+        };
+        if let Some(i) = cached.filter(|i| i.next_event_id() == run.next_event_id) {
+            return Ok(i);
+        }
+        let history = core.store.read_history(&run.run_id, 1).await.map_err(|e| {
+            tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
+            None
+        })?;
+        replay(def.as_ref(), &run.workflow_id, &run.run_id, &history).map_err(Some)
+    }
+
+    /// Records a failed workflow task as [`fail`](Self::fail) does, if the task held the
+    /// run's lease. A lease-free task's failure is not its to record: its work goes back to
+    /// the store path, where a leased task replays the run and records the failure.
+    async fn fail_if_leased(&self, run: &RunRecord, error: TaskError, without_lease: bool) {
+        if !without_lease {
+            self.fail(run, error).await;
+        }
+    }
+
+    /// Releases the run's workflow task lease, if the task held one.
+    pub(super) async fn release_if_leased(&self, run_id: &str, without_lease: bool) {
+        if !without_lease {
+            let core = &self.core;
+            let _ = core
+                .store
+                .release_workflow_task(run_id, &core.worker_id)
+                .await;
+        }
+    }
+
+    /// Records a failed workflow task; the run is retried after a backoff and keeps its history.
+    async fn fail(&self, run: &RunRecord, error: TaskError) {
+        let core = &self.core;
+        let attempts = run.task_failure.as_ref().map(|f| f.attempts).unwrap_or(0) + 1;
+        let failure = TaskFailure {
+            message: error.message(),
+            nondeterminism: matches!(error, TaskError::NonDeterminism(_)),
+            attempts,
+            retry_at_ms: core
+                .now_ms()
+                .saturating_add(task_retry_delay(attempts).as_millis() as i64),
+        };
+        tracing::warn!(run_id = %run.run_id, attempts, error = %failure.message, "workflow task failed; will retry");
+        if let Err(e) = core
+            .store
+            .fail_workflow_task(&run.run_id, &core.worker_id, failure)
+            .await
+        {
+            tracing::error!(run_id = %run.run_id, error = %e, "recording a workflow task failure failed");
+        }
+        core.wake.timer.notify_one();
+        core.wake.waiters.publish(&run.workflow_id);
+    }
+}
