@@ -868,7 +868,7 @@ mod tests {
 
     fn activity_errors(item: ItemImpl) -> String {
         let cx = Ctxt::new();
-        let group = Activities::from_syn(&cx, &item);
+        let group = Activities::from_syn(&cx, &item, Default::default());
         activities(&cx, &group);
         cx.check().err().map(|e| e.to_string()).unwrap_or_default()
     }
