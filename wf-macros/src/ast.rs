@@ -5,7 +5,7 @@
 //! (`attr.rs`) and splits each signature into receiver, context, arguments and output. Whether
 //! that shape is allowed for the role is `check.rs`'s business.
 
-use crate::attr::{self, Role, RoleKind, WorkflowArgs};
+use crate::attr::{self, ActivitiesArgs, CratePath, Role, RoleKind, WorkflowArgs};
 use crate::ctxt::Ctxt;
 use crate::ty::{self, Borrow};
 use proc_macro2::Span;
@@ -20,6 +20,8 @@ pub(crate) struct Workflow<'a> {
     pub ident: Option<&'a Ident>,
     /// Wire name of the workflow type.
     pub name: String,
+    /// Where the generated code finds wf (`crate = ".."`).
+    pub krate: CratePath,
     /// The methods that carry a role attribute, in source order.
     pub methods: Vec<Method<'a>>,
 }
@@ -29,6 +31,8 @@ pub(crate) struct Activities<'a> {
     pub item: &'a ItemImpl,
     pub self_ty: &'a Type,
     pub ident: Option<&'a Ident>,
+    /// Where the generated code finds wf (`crate = ".."`).
+    pub krate: CratePath,
     /// The `#[activity]` methods, in source order.
     pub activities: Vec<Method<'a>>,
 }
@@ -80,12 +84,13 @@ impl<'a> Workflow<'a> {
             RoleKind::Update,
             RoleKind::Validator,
         ];
-        let methods = methods(cx, item, &allowed, "WorkflowContext");
+        let methods = methods(cx, item, &allowed, "WorkflowContext", &args.krate);
         Workflow {
             item,
             self_ty: &item.self_ty,
             ident,
             name,
+            krate: args.krate,
             methods,
         }
     }
@@ -122,12 +127,19 @@ impl<'a> Workflow<'a> {
 }
 
 impl<'a> Activities<'a> {
-    pub(crate) fn from_syn(cx: &Ctxt, item: &'a ItemImpl) -> Self {
-        let activities = methods(cx, item, &[RoleKind::Activity], "ActivityContext");
+    pub(crate) fn from_syn(cx: &Ctxt, item: &'a ItemImpl, args: ActivitiesArgs) -> Self {
+        let activities = methods(
+            cx,
+            item,
+            &[RoleKind::Activity],
+            "ActivityContext",
+            &args.krate,
+        );
         Activities {
             item,
             self_ty: &item.self_ty,
             ident: type_name(&item.self_ty),
+            krate: args.krate,
             activities,
         }
     }
@@ -251,12 +263,14 @@ fn methods<'a>(
     item: &'a ItemImpl,
     allowed: &[RoleKind],
     context_type: &str,
+    krate: &CratePath,
 ) -> Vec<Method<'a>> {
+    let role_of = |attr: &Attribute| RoleKind::of_path(attr.path(), krate.given());
     let mut methods = Vec::new();
     for impl_item in &item.items {
         let ImplItem::Fn(func) = impl_item else {
             for attr in item_attrs(impl_item) {
-                if let Some(kind) = RoleKind::of_path(attr.path()) {
+                if let Some(kind) = role_of(attr) {
                     cx.error_spanned_by(attr, format!("`#[{}]` goes on a method", kind.name()));
                 }
             }
@@ -265,7 +279,7 @@ fn methods<'a>(
         let mut found: Option<(RoleKind, &Attribute)> = None;
         let mut role = None;
         for attr in &func.attrs {
-            let Some(kind) = RoleKind::of_path(attr.path()) else {
+            let Some(kind) = role_of(attr) else {
                 continue;
             };
             if !allowed.contains(&kind) {
@@ -319,7 +333,8 @@ fn item_attrs(item: &ImplItem) -> &[Attribute] {
 
 /// The impl block as the user wrote it, minus the role attributes (which are inert inside
 /// `#[workflow]`/`#[activities]`: left in place they would run the standalone macros).
-pub(crate) fn without_role_attrs(item: &ItemImpl) -> ItemImpl {
+pub(crate) fn without_role_attrs(item: &ItemImpl, krate: &CratePath) -> ItemImpl {
+    let role_of = |attr: &Attribute| RoleKind::of_path(attr.path(), krate.given());
     let mut item = item.clone();
     for impl_item in &mut item.items {
         let attrs = match impl_item {
@@ -331,8 +346,8 @@ pub(crate) fn without_role_attrs(item: &ItemImpl) -> ItemImpl {
         };
         let validator = attrs
             .iter()
-            .any(|a| RoleKind::of_path(a.path()) == Some(RoleKind::Validator));
-        attrs.retain(|attr| RoleKind::of_path(attr.path()).is_none());
+            .any(|a| role_of(a) == Some(RoleKind::Validator));
+        attrs.retain(|attr| role_of(attr).is_none());
         if validator {
             // A validator must take `&T` of the update's arguments, `&String` included, which
             // clippy's `ptr_arg` would otherwise flag in the user's code.
@@ -439,7 +454,9 @@ mod tests {
                 #[wf_sdk::query] fn y(&self) -> u8 { 0 }
             }
         };
-        let out = without_role_attrs(&item).into_token_stream().to_string();
+        let out = without_role_attrs(&item, &CratePath::Default)
+            .into_token_stream()
+            .to_string();
         assert!(!out.contains("signal") && !out.contains("query"), "{out}");
         assert!(out.contains("inline") && out.contains("docs stay"), "{out}");
     }

@@ -1,21 +1,63 @@
 //! Attribute arguments, parsed strictly: an unknown key is an error that lists the valid ones.
 //!
 //! Two kinds of attributes are read here: the outer ones (`#[workflow(..)]`,
-//! `#[activities]`), whose arguments arrive as a token stream, and the role attributes on
+//! `#[activities(..)]`), whose arguments arrive as a token stream, and the role attributes on
 //! methods (`#[signal(name = "..")]`, `#[validator(update)]`, ...), which the outer macro finds,
 //! parses and strips.
 
 use crate::ctxt::Ctxt;
+use crate::hygiene;
 use proc_macro2::TokenStream;
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser;
-use syn::{Attribute, Ident, LitStr, Meta, Path};
+use syn::{Attribute, Expr, ExprLit, Ident, Lit, LitStr, Meta, Path};
 
 /// Arguments of `#[workflow(..)]`.
 #[derive(Default)]
 pub(crate) struct WorkflowArgs {
     /// `name = ".."`: the workflow type's wire name.
     pub name: Option<LitStr>,
+    /// `crate = ".."`.
+    pub krate: CratePath,
+}
+
+/// Arguments of `#[activities(..)]`.
+#[derive(Default)]
+pub(crate) struct ActivitiesArgs {
+    /// `crate = ".."`.
+    pub krate: CratePath,
+}
+
+/// `crate = "::path"`: where the generated code finds wf, for a crate that depends on
+/// `wf-sdk` under another name (serde's `#[serde(crate = "..")]`).
+#[derive(Clone, Debug, Default)]
+pub(crate) enum CratePath {
+    /// Not given: `::wf_sdk`.
+    #[default]
+    Default,
+    Given(Path),
+    /// Given, but not a path (reported): where wf is is unknown.
+    Invalid,
+}
+
+impl CratePath {
+    /// `<crate>::__private`, the one path generated code reaches wf through; `None` if the
+    /// value was rejected, in which case nothing that names wf can be generated.
+    pub(crate) fn private(&self) -> Option<TokenStream> {
+        match self {
+            CratePath::Default => Some(hygiene::private(None)),
+            CratePath::Given(path) => Some(hygiene::private(Some(path))),
+            CratePath::Invalid => None,
+        }
+    }
+
+    /// The path as given, which also qualifies role attributes: `#[my_wf::signal]`.
+    pub(crate) fn given(&self) -> Option<&Path> {
+        match self {
+            CratePath::Given(path) => Some(path),
+            CratePath::Default | CratePath::Invalid => None,
+        }
+    }
 }
 
 /// What the engine does with a handler still running when its run finishes.
@@ -62,17 +104,25 @@ impl RoleKind {
         }
     }
 
-    /// The role named by an attribute path: `signal`, or `wf_sdk::signal`.
-    pub(crate) fn of_path(path: &Path) -> Option<RoleKind> {
-        let last = &path.segments.last()?.ident;
-        let qualified_by_wf = path.segments.len() == 2
-            && ["wf_sdk", "wf_macros"]
-                .iter()
-                .any(|krate| path.segments[0].ident == krate);
-        if path.segments.len() != 1 && !qualified_by_wf {
+    /// The role named by an attribute path: `signal`, `wf_sdk::signal`, or `my_wf::signal`
+    /// when `krate` (the `crate = ".."` path) is `my_wf`.
+    pub(crate) fn of_path(path: &Path, krate: Option<&Path>) -> Option<RoleKind> {
+        let segments: Vec<&Ident> = path.segments.iter().map(|s| &s.ident).collect();
+        let (last, qualifier) = segments.split_last()?;
+        let qualified_by_wf = match qualifier {
+            [] => true,
+            [one] if *one == "wf_sdk" || *one == "wf_macros" => true,
+            _ => krate.is_some_and(|k| {
+                k.segments
+                    .iter()
+                    .map(|s| &s.ident)
+                    .eq(qualifier.iter().copied())
+            }),
+        };
+        if !qualified_by_wf {
             return None;
         }
-        RoleKind::ALL.into_iter().find(|kind| last == kind.name())
+        RoleKind::ALL.into_iter().find(|kind| *last == kind.name())
     }
 }
 
@@ -129,17 +179,24 @@ impl Role {
 /// Parses the arguments of `#[workflow(..)]`.
 pub(crate) fn workflow_args(cx: &Ctxt, tokens: TokenStream) -> WorkflowArgs {
     let mut args = WorkflowArgs::default();
-    parse_keys(cx, "workflow", &["name"], tokens, |key, meta| {
-        debug_assert_eq!(key, "name");
-        args.name = Some(wire_name(meta)?);
+    parse_keys(cx, "workflow", &["name", "crate"], tokens, |key, meta| {
+        if key == "name" {
+            args.name = Some(wire_name(meta)?);
+        } else {
+            crate_path(&mut args.krate, meta)?;
+        }
         Ok(())
     });
     args
 }
 
-/// Checks that `#[activities]` has no arguments.
-pub(crate) fn activities_args(cx: &Ctxt, tokens: TokenStream) {
-    parse_keys(cx, "activities", &[], tokens, |_, _| Ok(()));
+/// Parses the arguments of `#[activities(..)]`.
+pub(crate) fn activities_args(cx: &Ctxt, tokens: TokenStream) -> ActivitiesArgs {
+    let mut args = ActivitiesArgs::default();
+    parse_keys(cx, "activities", &["crate"], tokens, |_, meta| {
+        crate_path(&mut args.krate, meta)
+    });
+    args
 }
 
 /// Parses a role attribute, reporting bad arguments. The role is kept despite them (with the
@@ -208,7 +265,8 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
 }
 
 /// Parses `key = "value", ..`, calling `f` for each valid key. Reports an unknown or repeated
-/// key, or a malformed list.
+/// key, or a malformed list. A key in error is skipped up to the next comma and the others are
+/// still read, so that a typo in one does not lose, say, the `crate` path after it.
 fn parse_keys(
     cx: &Ctxt,
     what: &str,
@@ -223,7 +281,7 @@ fn parse_keys(
         return;
     }
     let mut seen: Vec<String> = Vec::new();
-    let parser = syn::meta::parser(|meta| {
+    let mut one = |meta: &ParseNestedMeta| -> syn::Result<()> {
         let key = meta
             .path
             .get_ident()
@@ -245,8 +303,16 @@ fn parse_keys(
         if seen.contains(&key) {
             return Err(meta.error(format!("`{key}` is given twice in `#[{what}(..)]`")));
         }
-        f(&key, &meta)?;
-        seen.push(key);
+        seen.push(key.clone());
+        f(&key, meta)
+    };
+    let parser = syn::meta::parser(|meta| {
+        if let Err(err) = one(&meta) {
+            cx.syn_error(err);
+            while !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+                meta.input.parse::<proc_macro2::TokenTree>()?;
+            }
+        }
         Ok(())
     });
     if let Err(err) = parser.parse2(tokens) {
@@ -261,6 +327,35 @@ fn wire_name(meta: &ParseNestedMeta) -> syn::Result<LitStr> {
         return Err(syn::Error::new(lit.span(), "a wire name cannot be empty"));
     }
     Ok(lit)
+}
+
+/// `crate = "::path"`: a path, written as a string (as serde's `crate`). A value that is not
+/// one leaves `krate` [`CratePath::Invalid`].
+fn crate_path(krate: &mut CratePath, meta: &ParseNestedMeta) -> syn::Result<()> {
+    *krate = CratePath::Invalid;
+    let value: Expr = meta.value()?.parse()?;
+    let Expr::Lit(ExprLit {
+        lit: Lit::Str(lit), ..
+    }) = &value
+    else {
+        return Err(syn::Error::new_spanned(
+            value,
+            "`crate` takes the path of wf's crate as a string, e.g. `crate = \"::my_wf\"`",
+        ));
+    };
+    match lit.parse_with(Path::parse_mod_style) {
+        Ok(path) => {
+            *krate = CratePath::Given(path);
+            Ok(())
+        }
+        Err(_) => Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "{:?} is not a path; `crate` takes the path of wf's crate, e.g. `crate = \"::my_wf\"`",
+                lit.value()
+            ),
+        )),
+    }
 }
 
 /// `unfinished = "warn" | "abandon"`.
@@ -300,7 +395,7 @@ mod tests {
         workflow_args(&cx, quote!(nme = "x"));
         let err = errors(cx);
         assert!(
-            err.contains("unknown key `nme` in `#[workflow(..)]`; valid keys: `name`"),
+            err.contains("unknown key `nme` in `#[workflow(..)]`; valid keys: `name`, `crate`"),
             "{err}"
         );
     }
@@ -385,11 +480,87 @@ mod tests {
 
     #[test]
     fn role_paths() {
-        let kind = |p: Path| RoleKind::of_path(&p);
+        let kind = |p: Path| RoleKind::of_path(&p, None);
         assert_eq!(kind(parse_quote!(signal)), Some(RoleKind::Signal));
         assert_eq!(kind(parse_quote!(wf_sdk::query)), Some(RoleKind::Query));
         assert_eq!(kind(parse_quote!(tokio::test)), None);
         assert_eq!(kind(parse_quote!(other::run)), None);
         assert_eq!(kind(parse_quote!(doc)), None);
+        // With `crate = "::deps::wf"`, that path qualifies roles too.
+        let krate: Path = parse_quote!(::deps::wf);
+        let kind = |p: Path| RoleKind::of_path(&p, Some(&krate));
+        assert_eq!(kind(parse_quote!(deps::wf::run)), Some(RoleKind::Run));
+        assert_eq!(kind(parse_quote!(::deps::wf::run)), Some(RoleKind::Run));
+        assert_eq!(kind(parse_quote!(wf_sdk::run)), Some(RoleKind::Run));
+        assert_eq!(kind(parse_quote!(wf::run)), None);
+    }
+
+    #[test]
+    fn crate_path_is_parsed() {
+        let cx = Ctxt::new();
+        let args = workflow_args(&cx, quote!(crate = "::my_wf", name = "x"));
+        assert_eq!(errors(cx), "");
+        assert_eq!(
+            args.krate.private().unwrap().to_string(),
+            ":: my_wf :: __private"
+        );
+        assert_eq!(args.name.unwrap().value(), "x");
+
+        let cx = Ctxt::new();
+        let args = activities_args(&cx, quote!(crate = "deps::wf"));
+        assert_eq!(errors(cx), "");
+        assert_eq!(
+            args.krate.private().unwrap().to_string(),
+            "deps :: wf :: __private"
+        );
+
+        let cx = Ctxt::new();
+        let args = activities_args(&cx, TokenStream::new());
+        assert_eq!(errors(cx), "");
+        assert_eq!(
+            args.krate.private().unwrap().to_string(),
+            ":: wf_sdk :: __private"
+        );
+    }
+
+    #[test]
+    fn crate_value_must_be_a_path() {
+        for value in [
+            quote!("not a path"),
+            quote!(""),
+            quote!("::a::<T>"),
+            quote!(::my_wf),
+            quote!(5),
+        ] {
+            let cx = Ctxt::new();
+            let args = workflow_args(&cx, quote!(crate = #value));
+            let err = errors(cx);
+            assert!(
+                err.contains("`crate` takes the path of wf's crate"),
+                "{value}: {err}"
+            );
+            assert!(args.krate.private().is_none(), "{value}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_list_crate() {
+        let cx = Ctxt::new();
+        activities_args(&cx, quote!(prefix = "tools"));
+        let err = errors(cx);
+        assert!(
+            err.contains("unknown key `prefix` in `#[activities(..)]`; valid keys: `crate`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bad_key_does_not_hide_the_next() {
+        let cx = Ctxt::new();
+        let args = workflow_args(&cx, quote!(nme = "x", crate = "::my_wf", name = 1));
+        let err = errors(cx);
+        assert!(err.contains("unknown key `nme`"), "{err}");
+        assert!(err.contains("expected string literal"), "{err}");
+        assert!(args.krate.given().is_some());
     }
 }

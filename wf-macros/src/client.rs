@@ -1,9 +1,13 @@
 //! The typed client: an extension trait `<Workflow>Client` on `WorkflowHandle<Workflow>` with
 //! one method per signal, query and update, taking the handler's arguments by value.
+//!
+//! A method builds its call through a free function of the private path
+//! (`signal_call(self, "name", args)`, `query_call::<W, R>(..)`, `update_call::<W, R>(..)`),
+//! not through methods of the handle, so the handle has no hidden methods to show users.
 
 use crate::ast::{Method, Workflow};
 use crate::attr::Role;
-use crate::{spans, ty};
+use crate::{hygiene, spans, ty};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
 
@@ -23,12 +27,12 @@ pub(crate) struct Client {
     pub implementation: TokenStream,
 }
 
-/// The client of `wf`. Empty if the workflow type has no plain name to derive one from.
-pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
+/// The client of `wf`, naming wf's items through `p`. Empty if the workflow type has no plain
+/// name to derive one from.
+pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
     let Some(type_ident) = wf.ident else {
         return Client::default();
     };
-    let p = quote!(::wf_sdk::__private);
     let self_ty = wf.self_ty;
     let trait_ident = format_ident!("{}Client", type_ident, span = type_ident.span());
     let trait_doc = format!(
@@ -40,7 +44,7 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
          into scope (`use ..::{trait_ident};`) to call its methods on a handle."
     );
 
-    let methods: Vec<ClientMethod> = wf.handlers().map(|m| ClientMethod::new(wf, m)).collect();
+    let methods: Vec<ClientMethod> = wf.handlers().map(|m| ClientMethod::new(wf, m, p)).collect();
     let decls = methods.iter().map(|c| {
         let ClientMethod {
             docs,
@@ -70,12 +74,17 @@ pub(crate) fn client(wf: &Workflow, bodies: Bodies) -> Client {
         } = c;
         match bodies {
             Bodies::Real => {
-                let names = params.iter().map(|(name, _)| name);
-                let typed = params.iter().map(|(name, ty)| quote!(#name: #ty));
+                // The user's parameter names stay in the declaration, for the docs; the
+                // body binds hygienic ones, which cannot collide with anything.
+                let names = hygiene::args(params.len());
+                let typed = names
+                    .iter()
+                    .zip(params)
+                    .map(|(name, (_, ty))| quote!(#name: #ty));
                 quote! {
                     #(#cfgs)*
                     fn #ident(&self #(, #typed)*) -> #ret {
-                        #call(#name, #p::Payload::encode::<#args_ty>(&(#(#names,)*)))
+                        #call(self, #name, #p::Payload::encode::<#args_ty>(&(#(#names,)*)))
                     }
                 }
             }
@@ -116,10 +125,12 @@ struct ClientMethod<'a> {
     /// The handler's `#[cfg(..)]` attributes.
     cfgs: Vec<&'a syn::Attribute>,
     ident: &'a syn::Ident,
-    /// Parameter names and types (`Self` replaced by the workflow type).
-    params: Vec<(syn::Ident, TokenStream)>,
+    /// Parameter names as declared (the handler's, or `_` for a pattern) and types (`Self`
+    /// replaced by the workflow type).
+    params: Vec<(TokenStream, TokenStream)>,
     ret: TokenStream,
-    /// The handle's method: `self.__signal`, `self.__query::<R>`, `self.__update::<R>`.
+    /// The private function that builds the call: `signal_call`, `query_call::<W, R>`,
+    /// `update_call::<W, R>`.
     call: TokenStream,
     /// The wire name.
     name: String,
@@ -128,28 +139,27 @@ struct ClientMethod<'a> {
 }
 
 impl<'a> ClientMethod<'a> {
-    fn new(wf: &Workflow, m: &'a Method) -> Self {
-        let p = quote!(::wf_sdk::__private);
+    fn new(wf: &Workflow, m: &'a Method, p: &TokenStream) -> Self {
+        let self_ty = wf.self_ty;
         let name = m.wire_name();
-        let params: Vec<(syn::Ident, TokenStream)> = m
+        let params: Vec<(TokenStream, TokenStream)> = m
             .args
             .iter()
-            .enumerate()
-            .map(|(i, arg)| {
-                let ident = match arg.pat {
+            .map(|arg| {
+                let declared = match arg.pat {
                     syn::Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                        pat.ident.clone()
+                        pat.ident.to_token_stream()
                     }
-                    _ => format_ident!("arg{}", i),
+                    _ => quote!(_),
                 };
-                (ident, ty::replace_self(arg.ty, wf.self_ty))
+                (declared, ty::replace_self(arg.ty, self_ty))
             })
             .collect();
         let unit = || quote!(());
         let (ret, call, default_doc) = match &m.role {
             Role::Signal { .. } => (
                 quote!(#p::SignalCall<'_>),
-                quote!(self.__signal),
+                quote!(#p::signal_call),
                 format!(" Sends the `{name}` signal."),
             ),
             Role::Query { .. } => {
@@ -158,7 +168,7 @@ impl<'a> ClientMethod<'a> {
                     .map_or_else(unit, |t| ty::replace_self(t, wf.self_ty));
                 (
                     quote!(#p::QueryCall<'_, #out>),
-                    quote!(self.__query::<#out>),
+                    quote!(#p::query_call::<#self_ty, #out>),
                     format!(" Runs the `{name}` query."),
                 )
             }
@@ -169,7 +179,7 @@ impl<'a> ClientMethod<'a> {
                     .map_or_else(unit, |t| ty::replace_self(t, wf.self_ty));
                 (
                     quote!(#p::UpdateCall<'_, #out>),
-                    quote!(self.__update::<#out>),
+                    quote!(#p::update_call::<#self_ty, #out>),
                     format!(" Sends the `{name}` update; awaiting the call waits for its result."),
                 )
             }

@@ -2,14 +2,23 @@
 //! a checked workflow or activity group. Nothing here can fail: by the time code is generated
 //! every rule in `check.rs` holds, and what is left for rustc (types, serde impls) is spanned
 //! on the user's tokens.
+//!
+//! Every name the generated code uses is either wf's, through the private path `p`
+//! (`::wf_sdk::__private` by default), `::core`'s, the user's own tokens, or a hygienic
+//! local (`hygiene.rs`).
 
 use crate::ast::{self, Activities, Method, Workflow};
 use crate::attr::{self, Role, Unfinished};
 use crate::ctxt::Ctxt;
+use crate::hygiene::{self, local};
 use crate::{client, fallback, spans, ty};
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote, ToTokens};
+use quote::{quote, ToTokens};
 use syn::ItemImpl;
+
+/// Why the real expansion always has a private path: a rejected `crate = ".."` is an error,
+/// and after an error only the fallback runs.
+const CRATE_CHECKED: &str = "checked: an invalid `crate` path is reported";
 
 /// `#[workflow(..)] impl T { .. }`.
 pub(crate) fn workflow(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -37,8 +46,8 @@ pub(crate) fn activities(args: TokenStream, input: TokenStream) -> TokenStream {
         Err(_) => return not_an_impl("activities", "impl Tools { .. }", input),
     };
     let cx = Ctxt::new();
-    attr::activities_args(&cx, args);
-    let group = Activities::from_syn(&cx, &item);
+    let args = attr::activities_args(&cx, args);
+    let group = Activities::from_syn(&cx, &item, args);
     crate::check::activities(&cx, &group);
     match cx.check() {
         Ok(()) => activities_impl(&group),
@@ -56,12 +65,13 @@ fn not_an_impl(attr: &str, example: &str, input: TokenStream) -> TokenStream {
 }
 
 fn workflow_impl(wf: &Workflow) -> TokenStream {
-    let item = ast::without_role_attrs(wf.item);
+    let p = &wf.krate.private().expect(CRATE_CHECKED);
+    let item = ast::without_role_attrs(wf.item, &wf.krate);
     let client::Client {
         declaration,
         implementation,
-    } = client::client(wf, client::Bodies::Real);
-    let definition = definition(wf);
+    } = client::client(wf, p, client::Bodies::Real);
+    let definition = definition(wf, p);
     quote! {
         #item
         #declaration
@@ -73,24 +83,24 @@ fn workflow_impl(wf: &Workflow) -> TokenStream {
 }
 
 /// `impl WorkflowDefinition for T`.
-fn definition(wf: &Workflow) -> TokenStream {
-    let p = quote!(::wf_sdk::__private);
+fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
+    let [ctx, input, output, handlers] = ["__ctx", "__input", "__output", "__handlers"].map(local);
     let self_ty = wf.self_ty;
     let name = &wf.name;
     let run = wf.run().expect("checked: one #[run]");
     let run_ident = run.ident();
     let run_output = run.output.expect("checked: run returns Result<T, _>");
     // `Input`/`Output` are the user's own tokens: their serde bounds are reported on them.
-    let input = run.args.first();
-    let input_ty = input.map_or_else(|| quote!(()), |a| a.ty.to_token_stream());
+    let run_input = run.args.first();
+    let input_ty = run_input.map_or_else(|| quote!(()), |a| a.ty.to_token_stream());
     let output_ty = ty::result_ok(run_output).expect("checked: run returns Result<T, _>");
 
-    let (input_param, run_call) = match input {
+    let (input_param, run_call) = match run_input {
         Some(_) => (
-            quote!(__input),
-            quote!(Self::#run_ident(&mut __ctx, __input).await),
+            quote!(#input),
+            quote!(Self::#run_ident(&mut #ctx, #input).await),
         ),
-        None => (quote!(_), quote!(Self::#run_ident(&mut __ctx).await)),
+        None => (quote!(_), quote!(Self::#run_ident(&mut #ctx).await)),
     };
     // A run returning another error type than `WorkflowError` is reported on its return type.
     let run_call = spans::over(run_call, run_output);
@@ -101,8 +111,8 @@ fn definition(wf: &Workflow) -> TokenStream {
             match init.args.first() {
                 Some(arg) => {
                     // A parameter that is not `&Input` is reported on its type.
-                    let input = spans::over(quote!(&*__input), arg.ty);
-                    quote!(fn init_state(__input: &Self::Input) -> Self { Self::#ident(#input) })
+                    let borrowed = spans::over(quote!(&*(#input)), arg.ty);
+                    quote!(fn init_state(#input: &Self::Input) -> Self { Self::#ident(#borrowed) })
                 }
                 None => quote!(fn init_state(_: &Self::Input) -> Self { Self::#ident() }),
             }
@@ -113,9 +123,9 @@ fn definition(wf: &Workflow) -> TokenStream {
             quote!(fn init_state(_: &Self::Input) -> Self { #default })
         }
     };
-    let handlers = wf.handlers().map(|m| {
-        let (cfgs, entry) = (m.cfgs(), handler(wf, m));
-        quote!(#(#cfgs)* __handlers.push(#entry);)
+    let entries = wf.handlers().map(|m| {
+        let (cfgs, entry) = (m.cfgs(), handler(wf, m, p));
+        quote!(#(#cfgs)* #handlers.push(#entry);)
     });
 
     quote! {
@@ -127,29 +137,24 @@ fn definition(wf: &Workflow) -> TokenStream {
             #init_state
 
             fn start_run(
-                __ctx: #p::WorkflowContext<Self>,
+                #ctx: #p::WorkflowContext<Self>,
                 #input_param: Self::Input,
             ) -> #p::LocalBoxFuture<#p::Result<Self::Output, #p::WorkflowError>> {
                 #p::Box::pin(async move {
-                    let mut __ctx = __ctx;
-                    let __output: #p::Result<Self::Output, #p::WorkflowError> = #run_call;
-                    __output
+                    let mut #ctx = #ctx;
+                    let #output: #p::Result<Self::Output, #p::WorkflowError> = #run_call;
+                    #output
                 })
             }
 
             #[allow(clippy::vec_init_then_push)]
             fn handlers() -> #p::Vec<#p::Handler<Self>> {
-                let mut __handlers = #p::Vec::new();
-                #(#handlers)*
-                __handlers
+                let mut #handlers = #p::Vec::new();
+                #(#entries)*
+                #handlers
             }
         }
     }
-}
-
-/// Fresh names for the decoded arguments: `__arg0, __arg1, ..`.
-fn arg_vars(n: usize) -> Vec<Ident> {
-    (0..n).map(|i| format_ident!("__arg{}", i)).collect()
 }
 
 /// The handler table entry of a signal, query or update.
@@ -158,13 +163,14 @@ fn arg_vars(n: usize) -> Vec<Ident> {
 /// decoding the argument tuple here, encoding it in the client, encoding the result here and
 /// decoding it in the client. A type without `Serialize` or `Deserialize` thus gets one error
 /// per missing derive, on the type.
-fn handler(wf: &Workflow, m: &Method) -> TokenStream {
-    let p = quote!(::wf_sdk::__private);
+fn handler(wf: &Workflow, m: &Method, p: &TokenStream) -> TokenStream {
+    let [ctx, state, payload, future, result] =
+        ["__ctx", "__state", "__payload", "__future", "__result"].map(local);
     let name = m.wire_name();
     let ident = m.ident();
-    let vars = arg_vars(m.args.len());
+    let vars = hygiene::args(m.args.len());
     let args_ty = spans::wire_tuple(m, m.args.iter().map(|a| a.ty.to_token_stream()).collect());
-    let decode = quote!(let (#(#vars,)*) = __payload.decode::<#args_ty>()?;);
+    let decode = quote!(let (#(#vars,)*) = #payload.decode::<#args_ty>()?;);
     let unfinished = match &m.role {
         Role::Signal {
             unfinished: Unfinished::Abandon,
@@ -176,24 +182,24 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
         } => quote!(#p::Unfinished::Abandon),
         _ => quote!(#p::Unfinished::Warn),
     };
-    let sync_fn = quote!(|__state: &mut Self, __payload: &#p::Payload|);
-    let async_fn = quote!(|__ctx: #p::WorkflowContext<Self>, __payload: &#p::Payload|);
+    let sync_fn = quote!(|#state: &mut Self, #payload: &#p::Payload|);
+    let async_fn = quote!(|#ctx: #p::WorkflowContext<Self>, #payload: &#p::Payload|);
     let kind = match (&m.role, m.is_async()) {
         (Role::Signal { .. }, false) => quote! {
             #p::HandlerKind::SyncSignal(#sync_fn -> #p::Result<(), #p::PayloadError> {
                 #decode
-                Self::#ident(__state, #(#vars),*);
+                Self::#ident(#state, #(#vars),*);
                 #p::Ok(())
             })
         },
         (Role::Signal { .. }, true) => quote! {
             #p::HandlerKind::AsyncSignal(#async_fn -> #p::Result<#p::LocalBoxFuture<()>, #p::PayloadError> {
                 #decode
-                let __future: #p::LocalBoxFuture<()> = #p::Box::pin(async move {
-                    let mut __ctx = __ctx;
-                    Self::#ident(&mut __ctx, #(#vars),*).await;
+                let #future: #p::LocalBoxFuture<()> = #p::Box::pin(async move {
+                    let mut #ctx = #ctx;
+                    Self::#ident(&mut #ctx, #(#vars),*).await;
                 });
-                #p::Ok(__future)
+                #p::Ok(#future)
             })
         },
         (Role::Query { .. }, _) => {
@@ -201,9 +207,9 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
                 .output
                 .map_or_else(|| quote!(()), ToTokens::to_token_stream);
             quote! {
-                #p::HandlerKind::Query(|__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Payload, #p::PayloadError> {
+                #p::HandlerKind::Query(|#state: &Self, #payload: &#p::Payload| -> #p::Result<#p::Payload, #p::PayloadError> {
                     #decode
-                    #p::Payload::encode::<#output>(&Self::#ident(__state, #(#vars),*))
+                    #p::Payload::encode::<#output>(&Self::#ident(#state, #(#vars),*))
                 })
             }
         }
@@ -211,19 +217,19 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
             let output = m.output.expect("checked: an update returns Result<T, _>");
             let value = ty::result_ok(output).expect("checked: an update returns Result<T, _>");
             let call = if is_async {
-                quote!(Self::#ident(&mut __ctx, #(#vars),*).await)
+                quote!(Self::#ident(&mut #ctx, #(#vars),*).await)
             } else {
-                quote!(Self::#ident(__state, #(#vars),*))
+                quote!(Self::#ident(#state, #(#vars),*))
             };
             // Another error type than `UpdateError` is reported on the return type.
             let call = spans::over(call, output);
-            let result = quote! {
-                let __result: #p::Result<#value, #p::UpdateError> = #call;
-                #p::encode_update_result::<#value>(__result)
+            let encoded = quote! {
+                let #result: #p::Result<#value, #p::UpdateError> = #call;
+                #p::encode_update_result::<#value>(#result)
             };
             let validator = match wf.validators_of(ident).next() {
                 Some(v) => {
-                    let validator = validator(v, &vars, &decode);
+                    let validator = validator(v, &vars, &decode, p);
                     quote!(#p::Some(#validator))
                 }
                 None => quote!(#p::None),
@@ -236,12 +242,12 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
                             #p::PayloadError,
                         > {
                             #decode
-                            let __future: #p::LocalBoxFuture<#p::Result<#p::Payload, #p::UpdateError>> =
+                            let #future: #p::LocalBoxFuture<#p::Result<#p::Payload, #p::UpdateError>> =
                                 #p::Box::pin(async move {
-                                    let mut __ctx = __ctx;
-                                    #result
+                                    let mut #ctx = #ctx;
+                                    #encoded
                                 });
-                            #p::Ok(__future)
+                            #p::Ok(#future)
                         },
                         validator: #validator,
                     }
@@ -251,7 +257,7 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
                     #p::HandlerKind::SyncUpdate {
                         handler: #sync_fn -> #p::Result<#p::Result<#p::Payload, #p::UpdateError>, #p::PayloadError> {
                             #decode
-                            #p::Ok({ #result })
+                            #p::Ok({ #encoded })
                         },
                         validator: #validator,
                     }
@@ -263,8 +269,8 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
     quote! {
         #p::Handler {
             name: #name,
-            check_args: |__payload: &#p::Payload| -> #p::Result<(), #p::PayloadError> {
-                __payload.decode::<#args_ty>().map(|_| ())
+            check_args: |#payload: &#p::Payload| -> #p::Result<(), #p::PayloadError> {
+                #payload.decode::<#args_ty>().map(|_| ())
             },
             kind: #kind,
             unfinished: #unfinished,
@@ -273,31 +279,31 @@ fn handler(wf: &Workflow, m: &Method) -> TokenStream {
 }
 
 /// A validator entry: decodes the update's arguments and lends them to the validator.
-fn validator(v: &Method, vars: &[Ident], decode: &TokenStream) -> TokenStream {
-    let p = quote!(::wf_sdk::__private);
+fn validator(v: &Method, vars: &[Ident], decode: &TokenStream, p: &TokenStream) -> TokenStream {
+    let [state, payload, verdict] = ["__state", "__payload", "__verdict"].map(local);
     let ident = v.ident();
     // A parameter that is not `&` the update's type is reported on that parameter's type, an
     // error type other than `Rejection` on the return type.
     let lent = vars
         .iter()
         .zip(&v.args)
-        .map(|(var, arg)| spans::over(quote!(&#var), arg.ty));
+        .map(|(var, arg)| spans::over(quote!(&(#var)), arg.ty));
     let output = v
         .output
         .expect("checked: a validator returns Result<(), _>");
-    let call = spans::over(quote!(Self::#ident(__state, #(#lent),*)), output);
+    let call = spans::over(quote!(Self::#ident(#state, #(#lent),*)), output);
     quote! {
-        |__state: &Self, __payload: &#p::Payload| -> #p::Result<#p::Result<(), #p::Rejection>, #p::PayloadError> {
+        |#state: &Self, #payload: &#p::Payload| -> #p::Result<#p::Result<(), #p::Rejection>, #p::PayloadError> {
             #decode
-            let __verdict: #p::Result<(), #p::Rejection> = #call;
-            #p::Ok(__verdict)
+            let #verdict: #p::Result<(), #p::Rejection> = #call;
+            #p::Ok(#verdict)
         }
     }
 }
 
 fn activities_impl(group: &Activities) -> TokenStream {
-    let p = quote!(::wf_sdk::__private);
-    let item = ast::without_role_attrs(group.item);
+    let p = &group.krate.private().expect(CRATE_CHECKED);
+    let item = ast::without_role_attrs(group.item, &group.krate);
     let self_ty = group.self_ty;
     let acts = &group.activities;
     let idents: Vec<&Ident> = acts.iter().map(|a| a.ident()).collect();
@@ -309,30 +315,31 @@ fn activities_impl(group: &Activities) -> TokenStream {
             quote!(#(#cfgs)*)
         })
         .collect();
+    let [f, registry] = ["__f", "__registry"].map(local);
     let invokers = acts.iter().zip(&names).zip(&cfgs).map(|((a, name), cfgs)| {
-        let invoker = activity_invoker(a, name);
+        let invoker = activity_invoker(a, name, &registry, p);
         quote!(#cfgs { #invoker })
     });
-    let (f, registry) = if acts.is_empty() {
+    let (f_param, registry_param) = if acts.is_empty() {
         (quote!(_), quote!(_))
     } else {
-        (quote!(__f), quote!(__registry))
+        (quote!(#f), quote!(#registry))
     };
     quote! {
         #item
         const _: () = {
             impl #p::ActivityGroup for #self_ty {
-                fn activity_name(#f: #p::TypeId) -> #p::Option<&'static str> {
+                fn activity_name(#f_param: #p::TypeId) -> #p::Option<&'static str> {
                     #(
                         #cfgs
-                        if __f == #p::type_id_of_val(&Self::#idents) {
+                        if #f == #p::type_id_of_val(&Self::#idents) {
                             return #p::Some(#names);
                         }
                     )*
                     #p::None
                 }
 
-                fn register(self: #p::Arc<Self>, #registry: &mut #p::ActivityRegistry) {
+                fn register(self: #p::Arc<Self>, #registry_param: &mut #p::ActivityRegistry) {
                     #(#invokers)*
                 }
             }
@@ -345,10 +352,11 @@ fn activities_impl(group: &Activities) -> TokenStream {
 /// Activity input: nothing travels as `()`, one argument bare, several as a tuple. The
 /// workflow side encodes the input and decodes the value; the two unused closures check those
 /// directions here, on the user's types, instead of at every `ctx.activity(..)` call.
-fn activity_invoker(a: &Method, name: &str) -> TokenStream {
-    let p = quote!(::wf_sdk::__private);
+fn activity_invoker(a: &Method, name: &str, registry: &Ident, p: &TokenStream) -> TokenStream {
+    let [ctx, input, output, group, future] =
+        ["__ctx", "__input", "__output", "__group", "__future"].map(local);
     let ident = a.ident();
-    let vars = arg_vars(a.args.len());
+    let vars = hygiene::args(a.args.len());
     let input_ty = match a.args.as_slice() {
         [] => quote!(()),
         [only] => only.ty.to_token_stream(),
@@ -357,11 +365,11 @@ fn activity_invoker(a: &Method, name: &str) -> TokenStream {
             a.args.iter().map(|arg| arg.ty.to_token_stream()).collect(),
         ),
     };
-    let bind = match a.args.len() {
-        1 => quote!(__arg0),
+    let bind = match vars.as_slice() {
+        [only] => quote!(#only),
         _ => quote!((#(#vars,)*)),
     };
-    let output = a
+    let output_ty = a
         .output
         .and_then(ty::result_ok)
         .expect("checked: an activity returns Result<T, _>");
@@ -369,26 +377,26 @@ fn activity_invoker(a: &Method, name: &str) -> TokenStream {
     let body = spans::over(
         quote! {
             async move {
-                let #bind = __input.decode::<#input_ty>()?;
-                let __output = __group.#ident(__ctx, #(#vars),*).await?;
-                #p::Ok(#p::Payload::encode::<#output>(&__output)?)
+                let #bind = #input.decode::<#input_ty>()?;
+                let #output = #group.#ident(#ctx, #(#vars),*).await?;
+                #p::Ok(#p::Payload::encode::<#output_ty>(&#output)?)
             }
         },
         ident,
     );
-    let future = spans::over(quote!(#p::Box::pin(#body)), ident);
+    let boxed = spans::over(quote!(#p::Box::pin(#body)), ident);
     quote! {
         {
-            let _ = |__input: &#input_ty| #p::Payload::encode::<#input_ty>(__input);
-            let _ = |__output: &#p::Payload| __output.decode::<#output>();
-            let __group = #p::Arc::clone(&self);
-            __registry.add(#name, #p::Arc::new(
-                move |__ctx: #p::ActivityContext, __input: #p::Payload|
+            let _ = |#input: &#input_ty| #p::Payload::encode::<#input_ty>(#input);
+            let _ = |#output: &#p::Payload| #output.decode::<#output_ty>();
+            let #group = #p::Clone::clone(&self);
+            #registry.add(#name, #p::Arc::new(
+                move |#ctx: #p::ActivityContext, #input: #p::Payload|
                     -> #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>>
                 {
-                    let __group = #p::Arc::clone(&__group);
-                    let __future: #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>> = #future;
-                    __future
+                    let #group = #p::Clone::clone(&#group);
+                    let #future: #p::BoxFuture<#p::Result<#p::Payload, #p::ActivityError>> = #boxed;
+                    #future
                 },
             ));
         }
@@ -429,12 +437,118 @@ mod tests {
             "WorkflowHandle < AgentRun >",
             "fn pause (& self) -> :: wf_sdk :: __private :: SignalCall < '_ >",
             "fn set (& self , v : u32) -> :: wf_sdk :: __private :: UpdateCall < '_ , u32 >",
+            ":: wf_sdk :: __private :: signal_call (self , \"hold\" ,",
+            ":: wf_sdk :: __private :: query_call :: < AgentRun , u32 > (self , \"status\" ,",
+            ":: wf_sdk :: __private :: update_call :: < AgentRun , u32 > (self , \"set\" ,",
         ] {
             assert!(out.contains(needle), "missing {needle:?} in\n{out}");
         }
         // The role attributes are consumed: none reaches rustc.
         assert!(!out.contains("# [signal"), "{out}");
         assert!(!out.contains("# [validator"), "{out}");
+    }
+
+    #[test]
+    fn nothing_comes_from_the_prelude() {
+        // The user's own code spells every prelude name in full, so any bare one is generated.
+        let user = quote! {
+            impl W {
+                #[run] async fn run(ctx: &mut WorkflowContext<Self>, i: u32) -> ::core::result::Result<u32, WorkflowError> { todo!() }
+                #[signal] fn s(&mut self, a: u32) {}
+                #[signal] async fn t(ctx: &mut WorkflowContext<Self>) {}
+                #[query] fn q(&self) -> u32 { 0 }
+                #[update] fn u(&mut self, a: u32) -> ::core::result::Result<u32, UpdateError> { todo!() }
+                #[update] async fn v(ctx: &mut WorkflowContext<Self>) -> ::core::result::Result<(), UpdateError> { todo!() }
+                #[validator(u)] fn check(&self, a: &u32) -> ::core::result::Result<(), Rejection> { todo!() }
+            }
+        };
+        let out = expand(user.clone());
+        let group = quote! {
+            impl T {
+                #[activity] async fn a(&self, ctx: ActivityContext, x: u32, y: u32) -> ::core::result::Result<u32, ActivityError> { todo!() }
+            }
+        };
+        let out = out + &activities(TokenStream::new(), group).to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        for bare in [
+            "Box", "Vec", "Option", "Some", "None", "Result", "Ok", "Err", "Default", "String",
+            "Arc", "TypeId", "Into", "From", "Clone",
+        ] {
+            let all = out.matches(&format!(" {bare} ")).count();
+            let qualified = out.matches(&format!(":: {bare} ")).count();
+            assert_eq!(all, qualified, "a bare `{bare}` in\n{out}");
+        }
+    }
+
+    #[test]
+    fn crate_overrides_the_private_path() {
+        let out = workflow(
+            quote!(crate = "::my_wf"),
+            quote! {
+                impl W {
+                    #[run] async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) }
+                    #[my_wf::signal] fn go(&mut self) {}
+                }
+            },
+        )
+        .to_string();
+        assert!(!out.contains("compile_error"), "{out}");
+        assert!(!out.contains("wf_sdk"), "{out}");
+        assert!(
+            out.contains("impl :: my_wf :: __private :: WorkflowDefinition for W"),
+            "{out}"
+        );
+        assert!(
+            out.contains(":: my_wf :: __private :: signal_call (self , \"go\""),
+            "{out}"
+        );
+        let out = activities(
+            quote!(crate = "::my_wf"),
+            quote!(impl T { #[activity] async fn a(&self, ctx: ActivityContext) -> Result<(), ActivityError> { Ok(()) } }),
+        )
+        .to_string();
+        assert!(!out.contains("wf_sdk"), "{out}");
+        assert!(
+            out.contains("impl :: my_wf :: __private :: ActivityGroup for T"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_invalid_crate_falls_back_to_the_user_impl_alone() {
+        let out = workflow(
+            quote!(crate = "not a path"),
+            quote! {
+                impl W {
+                    #[run] async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) }
+                }
+            },
+        )
+        .to_string();
+        assert_eq!(out.matches("compile_error").count(), 1, "{out}");
+        assert!(
+            !out.contains("__private") && !out.contains("WClient"),
+            "{out}"
+        );
+        assert!(out.contains("impl W"), "{out}");
+    }
+
+    #[test]
+    fn client_parameters_are_the_users_in_the_declaration_only() {
+        let out = expand(quote! {
+            impl W {
+                #[run] async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> { Ok(()) }
+                #[signal] fn s(&mut self, (a, b): (u32, u32), arg1: u32, __arg0: u8) {}
+            }
+        });
+        assert!(
+            out.contains("fn s (& self , _ : (u32 , u32) , arg1 : u32 , __arg0 : u8) ->"),
+            "{out}"
+        );
+        assert!(
+            out.contains("fn s (& self , __arg0 : (u32 , u32) , __arg1 : u32 , __arg2 : u8)"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -2,8 +2,12 @@
 //! block with the role attributes consumed, plus stand-ins for the generated items, so that
 //! code elsewhere naming `AgentRunClient` or `AgentRun: WorkflowDefinition` still resolves.
 //! The user sees the one error the macro reported, not a cascade of follow-on ones.
+//!
+//! With a rejected `crate = ".."` path there is no telling where wf is, so only the user's impl
+//! block is emitted: stand-ins naming a guessed path would each fail.
 
 use crate::ast::{self, Activities, Workflow};
+use crate::attr::CratePath;
 use crate::client::{self, Bodies};
 use crate::ty;
 use proc_macro2::TokenStream;
@@ -11,17 +15,17 @@ use quote::{quote, ToTokens};
 use syn::{parse_quote, ItemImpl, Type};
 
 pub(crate) fn workflow(wf: &Workflow) -> TokenStream {
-    let item = user_impl(wf.item);
-    if !plain(wf.item) || wf.ident.is_none() {
-        return item.into_token_stream();
-    }
-    let p = quote!(::wf_sdk::__private);
+    let item = user_impl(wf.item, &wf.krate);
+    let p = match wf.krate.private() {
+        Some(p) if plain(wf.item) && wf.ident.is_some() => p,
+        _ => return item.into_token_stream(),
+    };
     let self_ty = wf.self_ty;
     let name = &wf.name;
     let client::Client {
         declaration,
         implementation,
-    } = client::client(wf, Bodies::Unreachable);
+    } = client::client(wf, &p, Bodies::Unreachable);
     // The run's types when they are usable as associated types; `()` stands in otherwise.
     let run = wf.run();
     let input = run
@@ -61,11 +65,11 @@ pub(crate) fn workflow(wf: &Workflow) -> TokenStream {
 }
 
 pub(crate) fn activities(group: &Activities) -> TokenStream {
-    let item = user_impl(group.item);
-    if !plain(group.item) || group.ident.is_none() {
-        return item.into_token_stream();
-    }
-    let p = quote!(::wf_sdk::__private);
+    let item = user_impl(group.item, &group.krate);
+    let p = match group.krate.private() {
+        Some(p) if plain(group.item) && group.ident.is_some() => p,
+        _ => return item.into_token_stream(),
+    };
     let self_ty = group.self_ty;
     quote! {
         #item
@@ -85,8 +89,8 @@ pub(crate) fn activities(group: &Activities) -> TokenStream {
 /// The user's methods, kept callable. A trait impl becomes inherent (its methods are not the
 /// trait's, which is what the error says), and nothing is reported as dead code: the methods
 /// are unused only because the generated code that calls them was withheld.
-fn user_impl(item: &ItemImpl) -> ItemImpl {
-    let mut item = ast::without_role_attrs(item);
+fn user_impl(item: &ItemImpl, krate: &CratePath) -> ItemImpl {
+    let mut item = ast::without_role_attrs(item, krate);
     item.trait_ = None;
     item.attrs.push(parse_quote!(#[allow(dead_code)]));
     item

@@ -5,7 +5,10 @@
 //! Layout: `attr.rs` parses attribute arguments, `ast.rs` builds typed views of the impl
 //! block, `check.rs` holds the rules, `expand.rs` and `client.rs` generate code, and
 //! `fallback.rs` is what is emitted after an error. Errors are collected in a context (`ctxt.rs`) so that
-//! independent mistakes are all reported, each once.
+//! independent mistakes are all reported, each once. `hygiene.rs` holds how generated code
+//! names things: wf's items through one private path (`::wf_sdk::__private`, or
+//! `<crate>::__private` with `crate = ".."`), never the prelude, and its own variables with
+//! mixed-site hygiene, so the expansion cannot collide with the user's names.
 
 #![warn(missing_docs)]
 
@@ -16,6 +19,7 @@ mod client;
 mod ctxt;
 mod expand;
 mod fallback;
+mod hygiene;
 mod spans;
 mod standalone;
 mod ty;
@@ -41,10 +45,16 @@ use proc_macro::TokenStream;
 /// `Deserialize`. The methods keep their names and stay callable, e.g. in unit tests.
 ///
 /// Keys: `#[workflow(name = "..")]` sets the workflow's wire name (default: the type's name);
-/// `#[signal(name = "..", unfinished = "abandon")]`, `#[update(name = "..", unfinished =
-/// "abandon")]` and `#[query(name = "..")]` set a handler's wire name, and whether the engine
-/// stays silent (`"abandon"`) instead of warning (`"warn"`, the default) when the run finishes
-/// while the handler is still running.
+/// `#[workflow(crate = "::my_wf")]` is for a crate that depends on `wf-sdk` under another name
+/// (as serde's `#[serde(crate = "..")]`): the generated code then reaches wf through
+/// `::my_wf::__private` instead of `::wf_sdk::__private`, and role attributes may be written
+/// `#[my_wf::signal]`. The value is a path in a string. `#[signal(name = "..", unfinished =
+/// "abandon")]`, `#[update(name = "..", unfinished = "abandon")]` and `#[query(name = "..")]`
+/// set a handler's wire name, and whether the engine stays silent (`"abandon"`) instead of
+/// warning (`"warn"`, the default) when the run finishes while the handler is still running.
+///
+/// The generated code names nothing from the prelude or from the user's imports, so it
+/// compiles under `#![no_implicit_prelude]`, next to items of any name.
 ///
 /// The macro implements `WorkflowDefinition` for the type and generates a trait
 /// `<Type>Client` (here `AgentRunClient`), implemented for `WorkflowHandle<Type>`, with one
@@ -112,7 +122,8 @@ pub fn workflow(args: TokenStream, input: TokenStream) -> TokenStream {
 /// the struct carries the activities' dependencies (clients, pools) and is shared by all of
 /// them. `#[activity(name = "..")]` sets an activity's wire name (default: the method's
 /// name). Workflows call an activity by its method: `ctx.activity(Tools::next_step, goal)`.
-/// The methods stay as written.
+/// The methods stay as written. `#[activities(crate = "::my_wf")]` names wf's crate when it
+/// is renamed, as for [`#[workflow]`](macro@workflow).
 ///
 /// ```ignore
 /// use wf_sdk::prelude::*;

@@ -31,6 +31,10 @@ fn ends(node: &impl ToTokens) -> (Span, Span) {
 /// top-level sub-expressions underline `node`. (rustc joins spans by their outermost ends, so
 /// a single token left at the call site would stretch the error back to `#[workflow]`.)
 /// Tokens inside groups, such as call arguments, keep their own spans.
+///
+/// The top-level tokens all take call-site hygiene, which rustc needs to join their spans. A
+/// generated local (mixed-site, `hygiene::local`) would no longer name its binding there, so
+/// one goes inside a group: `&(__arg0)`, not `&__arg0`.
 pub(crate) fn over(tokens: TokenStream, node: &impl ToTokens) -> TokenStream {
     let (first, last) = ends(node);
     tokens

@@ -147,20 +147,5 @@ pub mod prelude {
 
 /// Items the macros' generated code refers to. Not a public API.
 #[doc(hidden)]
-pub mod __private {
-    pub use std::any::TypeId;
-    pub use std::boxed::Box;
-    pub use std::default::Default;
-    pub use std::option::Option::{self, None, Some};
-    pub use std::result::Result::{self, Err, Ok};
-    pub use std::string::String;
-    pub use std::sync::Arc;
-    pub use std::vec::Vec;
-    pub use wf_core::{
-        assert_wire, encode_update_result, type_id_of_val, ActivityContext, ActivityError,
-        ActivityGroup, ActivityInvoker, ActivityRegistry, BoxFuture, Handler, HandlerKind,
-        LocalBoxFuture, Payload, PayloadError, QueryCall, Rejection, SignalCall, Unfinished,
-        UpdateCall, UpdateError, Validator, WorkflowContext, WorkflowDefinition, WorkflowError,
-        WorkflowHandle,
-    };
-}
+#[path = "private.rs"]
+pub mod __private;
