@@ -63,7 +63,3 @@ pub use workflow::{
     LocalBoxFuture, Role, Sleep, SyncUpdateFn, TimedCondition, Unfinished, Validator,
     WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext, WorkflowDefinition,
 };
-
-/// Compile-time check used by `#[workflow]`: `T` can cross the wire.
-#[doc(hidden)]
-pub fn assert_wire<T: serde::Serialize + serde::de::DeserializeOwned>() {}

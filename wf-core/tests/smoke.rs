@@ -158,30 +158,32 @@ async fn hand_written_workflow_runs_end_to_end() {
         .start::<Agent>("a-1", "ship".to_string())
         .await
         .unwrap();
+    // Without the macros, handlers are called by wire name with encoded argument tuples.
+    let unit = || Payload::encode(&()).unwrap();
+    let step = || async {
+        let step = client.query_raw("a-1", "step", unit()).await.unwrap();
+        step.decode::<u32>().unwrap()
+    };
     // Wait until paused at step 3.
     for _ in 0..200 {
-        let step: u32 = h
-            .__query::<u32>("step", Payload::encode(&()))
-            .await
-            .unwrap();
-        if step >= 3 {
+        if step().await >= 3 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let step: u32 = h.__query("step", Payload::encode(&())).await.unwrap();
-    assert_eq!(step, 3);
-    let err = h
-        .__update::<String>("change_goal", Payload::encode(&(String::new(),)))
-        .await
-        .unwrap_err();
+    assert_eq!(step().await, 3);
+    let update = |goal: &str| {
+        let args = Payload::encode(&(goal.to_string(),)).unwrap();
+        client.update_raw("a-1", "change_goal", args, None, UpdateStage::Completed)
+    };
+    let err = update("").await.unwrap_err();
     assert_eq!(err, WfError::Rejected("goal must not be empty".into()));
-    let g: String = h
-        .__update("change_goal", Payload::encode(&("tests".to_string(),)))
+    let (_, g) = update("tests").await.unwrap();
+    assert_eq!(g.decode::<String>().unwrap(), "tests");
+    client
+        .signal_raw("a-1", "stop", unit(), None)
         .await
         .unwrap();
-    assert_eq!(g, "tests");
-    h.__signal("stop", Payload::encode(&())).await.unwrap();
     assert_eq!(h.result().await.unwrap(), "stopped at 3");
     let history = h.history().await.unwrap();
     let kinds: Vec<&str> = history.iter().map(|e| e.kind.name()).collect();

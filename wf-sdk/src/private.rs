@@ -6,11 +6,8 @@
 //! fails them.
 //!
 //! The client methods build their calls through `signal_call`, `query_call` and
-//! `update_call`, not through methods of `WorkflowHandle`, so that the handle need not show
-//! users any hidden method. For now these wrap the handle's `#[doc(hidden)]` `__signal`,
-//! `__query` and `__update`; when wf-core builds the calls another way, only their bodies change.
-
-use serde::de::DeserializeOwned;
+//! `update_call`, not through methods of `WorkflowHandle`, so that the handle shows users no
+//! hidden method.
 
 pub use std::any::TypeId;
 pub use std::boxed::Box;
@@ -20,37 +17,10 @@ pub use std::option::Option::{self, None, Some};
 pub use std::result::Result::{self, Ok};
 pub use std::sync::Arc;
 pub use std::vec::Vec;
+pub use wf_core::client::{query_call, signal_call, update_call};
 pub use wf_core::{
     encode_update_result, type_id_of_val, ActivityContext, ActivityError, ActivityGroup,
     ActivityRegistry, BoxFuture, Handler, HandlerKind, LocalBoxFuture, Payload, PayloadError,
     QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError, WorkflowContext,
     WorkflowDefinition, WorkflowError, WorkflowHandle,
 };
-
-/// The signal `name` with the encoded argument tuple `args`, on the run behind `handle`: what a
-/// generated client method returns.
-pub fn signal_call<'h, W: WorkflowDefinition>(
-    handle: &'h WorkflowHandle<W>,
-    name: &'static str,
-    args: Result<Payload, PayloadError>,
-) -> SignalCall<'h> {
-    handle.__signal(name, args)
-}
-
-/// The query `name` with the encoded argument tuple `args`, answering an `R`.
-pub fn query_call<'h, W: WorkflowDefinition, R: DeserializeOwned>(
-    handle: &'h WorkflowHandle<W>,
-    name: &'static str,
-    args: Result<Payload, PayloadError>,
-) -> QueryCall<'h, R> {
-    handle.__query(name, args)
-}
-
-/// The update `name` with the encoded argument tuple `args`, whose handler returns an `R`.
-pub fn update_call<'h, W: WorkflowDefinition, R: DeserializeOwned>(
-    handle: &'h WorkflowHandle<W>,
-    name: &'static str,
-    args: Result<Payload, PayloadError>,
-) -> UpdateCall<'h, R> {
-    handle.__update(name, args)
-}

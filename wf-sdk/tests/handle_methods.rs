@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// The wf-core source file holding the `impl<W..> WorkflowHandle<W>` blocks, from the
 /// workspace root. Update it when the handle moves.
-const CORE_HANDLE_FILE: &str = "wf-core/src/client.rs";
+const CORE_HANDLE_FILE: &str = "wf-core/src/client/handle.rs";
 
 /// The wf-macros source file holding `const HANDLE_METHODS`, from the workspace root.
 const MACROS_LIST_FILE: &str = "wf-macros/src/check.rs";

@@ -146,36 +146,6 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
         signal_call(self, name, Payload::encode(&(arg,)))
     }
-
-    /// A signal by wire name (used by generated methods).
-    #[doc(hidden)]
-    pub fn __signal(
-        &self,
-        name: &'static str,
-        args: Result<Payload, PayloadError>,
-    ) -> SignalCall<'_> {
-        signal_call(self, name, args)
-    }
-
-    /// A query by wire name (used by generated methods).
-    #[doc(hidden)]
-    pub fn __query<R: DeserializeOwned>(
-        &self,
-        name: &'static str,
-        args: Result<Payload, PayloadError>,
-    ) -> QueryCall<'_, R> {
-        query_call(self, name, args)
-    }
-
-    /// An update by wire name (used by generated methods).
-    #[doc(hidden)]
-    pub fn __update<R: DeserializeOwned>(
-        &self,
-        name: &'static str,
-        args: Result<Payload, PayloadError>,
-    ) -> UpdateCall<'_, R> {
-        update_call(self, name, args)
-    }
 }
 
 /// The signal call a generated client method returns (not a public API).
@@ -196,7 +166,7 @@ pub fn signal_call<'h, W>(
 
 /// The query call a generated client method returns (not a public API).
 #[doc(hidden)]
-pub fn query_call<'h, W, R>(
+pub fn query_call<'h, W, R: DeserializeOwned>(
     handle: &'h WorkflowHandle<W>,
     name: &'static str,
     args: Result<Payload, PayloadError>,
@@ -212,7 +182,7 @@ pub fn query_call<'h, W, R>(
 
 /// The update call a generated client method returns (not a public API).
 #[doc(hidden)]
-pub fn update_call<'h, W, R>(
+pub fn update_call<'h, W, R: DeserializeOwned>(
     handle: &'h WorkflowHandle<W>,
     name: &'static str,
     args: Result<Payload, PayloadError>,
