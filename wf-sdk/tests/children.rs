@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{ChildError, EventKind};
+use wf_sdk::{ChildError, EventKind, Payload};
 
 #[derive(Default)]
 pub struct Child {
@@ -327,7 +327,45 @@ async fn a_child_on_another_task_queue_runs_on_that_queues_engine() {
     assert_eq!(h.describe().await.unwrap().task_queue, "default");
 }
 
+async fn a_terminated_parent_closes_its_children_whatever_its_summary_size(backend: Backend) {
+    let engine = engine(backend, "large-summary").await;
+    let client = engine.client();
+    let plan = Plan {
+        children: vec![("big-child".into(), 2)],
+        policy: ParentClosePolicy::Terminate,
+        wait: true,
+        release: false,
+        queue: None,
+    };
+    let parent = client.start::<Parent>("big-parent", plan).await.unwrap();
+    let child = client.handle::<Child>("big-child");
+    eventually("the child to be running", || async {
+        let d = child.describe().await.ok()?;
+        (d.status == RunStatus::Running).then_some(())
+    })
+    .await;
+    // Signals no handler takes are listed in the run's summary; 40 names of 60 KB take it
+    // past the 2 MiB payload limit, where encoding it used to fail and store an empty
+    // summary: the termination below then knew of no child to close.
+    for i in 0..40 {
+        let name = format!("{i:02}{}", "x".repeat(60_000));
+        client
+            .signal_raw("big-parent", &name, Payload::encode(&()).unwrap(), None)
+            .await
+            .unwrap();
+    }
+    let d = parent.describe().await.unwrap();
+    assert_eq!(d.buffered_signals.len(), 40);
+    parent.terminate("done with it").await.unwrap();
+    assert_eq!(
+        child.describe().await.unwrap().status,
+        RunStatus::Terminated,
+        "the parent close policy applied"
+    );
+}
+
 both!(
+    a_terminated_parent_closes_its_children_whatever_its_summary_size,
     parent_awaits_children_and_they_signal_each_other,
     parent_close_policies_apply,
     a_running_child_id_fails_the_start,

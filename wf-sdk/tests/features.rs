@@ -217,9 +217,68 @@ async fn signal_and_update_with_start(backend: Backend) {
     );
 }
 
+/// Waits for a signal with a timeout too long to represent: "practically never".
+#[derive(Default)]
+pub struct Patient {
+    done: bool,
+}
+
+#[workflow]
+impl Patient {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<String, WorkflowError> {
+        let held = ctx.wait_condition(|s| s.done).timeout(Duration::MAX).await;
+        let slept = ctx.sleep(Duration::from_millis(u64::MAX)).await.is_ok();
+        Ok(format!("signalled {held}, slept {slept}"))
+    }
+
+    #[signal]
+    fn done(&mut self) {
+        self.done = true;
+    }
+}
+
+async fn timers_of_absurd_durations_fire_never_not_at_once(backend: Backend) {
+    let clock = TestClock::new();
+    let engine = builder(backend, "absurd-timer")
+        .clock(clock.clone())
+        .workflow::<Patient>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine
+        .client()
+        .start::<Patient>("patient", ())
+        .await
+        .unwrap();
+    // The timer's fire time saturates (it used to overflow: a panic, or a time in the past).
+    let fire_times = |history: Vec<wf_sdk::HistoryEvent>| -> Vec<i64> {
+        history
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::TimerStarted { fire_at_ms, .. } => Some(fire_at_ms),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(fire_times(h.history().await.unwrap()), [i64::MAX]);
+    assert_eq!(h.describe().await.unwrap().task_failure, None);
+    clock.advance(Duration::from_secs(100 * 365 * 86_400));
+    h.done().await.unwrap();
+    let d = eventually("the second timer", || async {
+        let history = h.history().await.ok()?;
+        (fire_times(history.clone()).len() == 2).then_some(history)
+    })
+    .await;
+    assert_eq!(fire_times(d), [i64::MAX, i64::MAX]);
+    assert_eq!(h.describe().await.unwrap().status, RunStatus::Running);
+    h.terminate("enough").await.unwrap();
+}
+
 both!(
     wait_for_signal_with_timeouts_and_buffering,
-    signal_and_update_with_start
+    signal_and_update_with_start,
+    timers_of_absurd_durations_fire_never_not_at_once,
 );
 
 // ---------------------------------------------------------------------------------------------

@@ -325,7 +325,36 @@ async fn pause_unpause_trigger_delete_list(backend: Backend) {
     ));
 }
 
+async fn an_interval_too_long_to_represent_is_refused(backend: Backend) {
+    let s = setup(backend, "interval-2-64").await;
+    // 2^64 ms: once truncated to a period of 0, which panicked while computing the first fire.
+    let spec = ScheduleSpec::every(Duration::new(18_446_744_073_709_551, 616_000_000));
+    let action = ScheduleAction::start::<Ticket>("t", &"t".to_string()).unwrap();
+    let created = s
+        .engine
+        .client()
+        .schedules()
+        .create("too-long", spec, action, SchedulePolicies::default())
+        .await;
+    let Err(err) = created else {
+        panic!("an interval of 2^64 ms was accepted")
+    };
+    assert!(
+        matches!(&err, WfError::InvalidArgument(m) if m.contains("at most")),
+        "{err}"
+    );
+    assert!(s
+        .engine
+        .client()
+        .schedules()
+        .list()
+        .await
+        .unwrap()
+        .is_empty());
+}
+
 both!(
+    an_interval_too_long_to_represent_is_refused,
     skip_policy_skips_while_an_action_runs,
     buffer_policies_start_buffered_actions_in_turn,
     allow_all_and_cancel_other,
