@@ -144,19 +144,26 @@ impl<'a> Scheduler<'a> {
             .ok_or_else(|| not_found(schedule_id))
     }
 
+    /// Saves a changed schedule (version-checked) and tells the time keeper, whose next
+    /// wake-up may have moved.
     async fn save(&self, row: &ScheduleRow, st: &ScheduleState, now: i64) -> Result<bool, WfError> {
-        let saved = self
-            .core
-            .store
-            .update_schedule(
-                &row.schedule_id,
-                row.version,
-                st.encode()?,
-                st.next_check(now),
-            )
-            .await?;
+        let saved = self.store_state(row, st, now).await?;
         self.core.wake.timer.notify_one();
         Ok(saved)
+    }
+
+    /// Writes a schedule's new state if its version is still `row`'s; false if it changed.
+    async fn store_state(
+        &self,
+        row: &ScheduleRow,
+        st: &ScheduleState,
+        now: i64,
+    ) -> Result<bool, WfError> {
+        let (data, next) = (st.encode()?, st.next_check(now));
+        let store = &self.core.store;
+        Ok(store
+            .update_schedule(&row.schedule_id, row.version, data, next)
+            .await?)
     }
 
     async fn describe_row(&self, row: ScheduleRow) -> Result<ScheduleDescription, WfError> {
@@ -174,17 +181,8 @@ impl<'a> Scheduler<'a> {
             }
             self.drain_buffer(&mut st).await;
         }
-        let saved = self
-            .core
-            .store
-            .update_schedule(
-                &row.schedule_id,
-                row.version,
-                st.encode()?,
-                st.next_check(now),
-            )
-            .await?;
-        if !saved {
+        // The time keeper computes its next wake-up right after this pass: no need to tell it.
+        if !self.store_state(&row, &st, now).await? {
             tracing::debug!(schedule_id = %row.schedule_id, "schedule changed meanwhile; it is looked at again");
         }
         Ok(())
