@@ -15,6 +15,7 @@ pub struct Payload(#[serde(with = "serde_bytes_compat")] Vec<u8>);
 
 /// Why a value could not be encoded or decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PayloadError {
     /// The value could not be serialized.
     #[error("could not encode {what}: {message}")]
