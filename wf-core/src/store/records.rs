@@ -59,7 +59,7 @@ pub struct NewRun {
     pub continued_from: Option<String>,
     /// The parent, for a child run (kept across the child's continue-as-new).
     pub parent: Option<ParentInfo>,
-    /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`] unless chosen).
+    /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`](super::DEFAULT_TASK_QUEUE) unless chosen).
     pub task_queue: String,
 }
 
@@ -197,7 +197,7 @@ pub struct TaskCommit {
     /// Activities to enqueue.
     pub new_activities: Vec<NewActivityTask>,
     /// Lease the new activities to this worker at once (attempt 1 started now, deadlines per
-    /// [`activity_lease`]): the committing process runs them without polling for them.
+    /// [`activity_lease`](super::activity_lease)): the committing process runs them without polling for them.
     pub lease_activities_to: Option<String>,
     /// Pending activities (by seq) to drop.
     pub cancel_activities: Vec<u32>,
@@ -222,7 +222,7 @@ pub struct TaskCommit {
     /// missing or closed targets are skipped.
     pub deliver: Vec<(String, Message)>,
     /// Workflows to terminate (workflow id, reason) if running: a parent close policy. Each
-    /// is terminated as [`Store::terminate`] does, its own children included.
+    /// is terminated as [`Store::terminate`](super::Store::terminate) does, its own children included.
     pub terminate: Vec<(String, String)>,
     /// Messages for other runs' inboxes (run id, message), skipped if that run is closed: a
     /// child's result for its parent.
