@@ -19,10 +19,14 @@
 //! - `backend.rs`: [`Backend`] (a store's transactions) and the one generic `Store` impl that
 //!   runs each method's rule in one transaction.
 //! - `memory/` and `sqlite/`: the two stores, primitives only.
+//! - `conformance/` (feature `conformance`): the suite every store must pass, and the macro
+//!   [`store_conformance_tests!`](crate::store_conformance_tests) that runs it.
 //!
 //! May import: `data`, `error`. Knows events and rows, not workflows.
 
 mod backend;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod memory;
 mod records;
 mod rules;
@@ -61,8 +65,8 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 
 /// The durable state of wf. Implementations: [`SqliteStore`] (embedded, one file) and
 /// [`MemoryStore`] (tests), both through the generic impl for every [`Backend`]. A new
-/// implementation is done when it passes the conformance suite in
-/// `wf-core/tests/store_conformance/`.
+/// implementation is done when it passes the conformance suite (`store::conformance`, feature
+/// `conformance`).
 pub trait Store: Send + Sync + 'static {
     /// Creates a run with its `WorkflowStarted` event (event 1) and start messages, honouring
     /// the id-conflict policy, and makes its first workflow task ready. One transaction.

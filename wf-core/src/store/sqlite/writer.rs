@@ -252,7 +252,7 @@ pub(super) fn reader_loop(mut tx: SqliteTx, queue: Arc<Mutex<mpsc::Receiver<Box<
 #[cfg(test)]
 mod tests {
     //! The group-commit machinery, driven directly (the store's behaviour is covered by the
-    //! conformance suite in `tests/store_conformance`).
+    //! conformance suite in `store::conformance`).
 
     use super::super::schema::migrate;
     use super::*;
