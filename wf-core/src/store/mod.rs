@@ -11,10 +11,25 @@
 //! events they caused to the history in the same transaction. This keeps client writes from
 //! conflicting with a workflow task in flight.
 //!
+//! # Where things live
+//!
+//! - `mod.rs`: the [`Store`] trait; `records.rs`: the rows and requests it speaks.
+//! - `rules/`: the rules of the contract, written once as `async fn`s over [`Tx`], the table
+//!   primitives (one SQL statement or one map operation each) every store provides.
+//! - `backend.rs`: [`Backend`] (a store's transactions) and the one generic `Store` impl that
+//!   runs each method's rule in one transaction.
+//! - `memory/` and `sqlite/`: the two stores, primitives only.
+//! - `conformance/` (feature `conformance`): the suite every store must pass, and the macro
+//!   [`store_conformance_tests!`](crate::store_conformance_tests) that runs it.
+//!
 //! May import: `data`, `error`. Knows events and rows, not workflows.
 
+mod backend;
+#[cfg(feature = "conformance")]
+pub mod conformance;
 pub mod memory;
 mod records;
+mod rules;
 pub mod sqlite;
 
 // What a store implementation speaks, in one place.
@@ -35,16 +50,23 @@ pub use crate::error::{BackendError, BackendErrorKind, StoreError};
 use std::future::Future;
 use std::pin::Pin;
 
-pub use memory::MemoryStore;
+pub use backend::{Answer, Backend, Durability, TxFuture, TxOp};
+pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
-pub use sqlite::{SqliteOptions, SqliteStore};
+pub use rules::tx::{
+    ActivityTable, Attempt, EventTable, Heartbeat, InboxTable, LeaseState, NewActivity, Retry,
+    RunChange, RunClosing, RunLease, RunRow, RunTable, ScheduleTable, TaskQuery, TimerTable, Tx,
+    UpdateRow, UpdateTable,
+};
+pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
 /// The future returned by every [`Store`] method.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
 /// The durable state of wf. Implementations: [`SqliteStore`] (embedded, one file) and
-/// [`MemoryStore`] (tests). A new implementation is done when it passes the conformance suite
-/// in `wf-core/tests/store_conformance/`.
+/// [`MemoryStore`] (tests), both through the generic impl for every [`Backend`]. A new
+/// implementation is done when it passes the conformance suite (`store::conformance`, feature
+/// `conformance`).
 pub trait Store: Send + Sync + 'static {
     /// Creates a run with its `WorkflowStarted` event (event 1) and start messages, honouring
     /// the id-conflict policy, and makes its first workflow task ready. One transaction.
@@ -266,72 +288,4 @@ pub trait Store: Send + Sync + 'static {
     /// way (recursively), `RequestCancel` delivers a cancel request.
     fn terminate(&self, workflow_id: &str, reason: &str, now_ms: i64)
         -> StoreFuture<'_, RunRecord>;
-}
-
-/// A `Conflict` unless the run is running: workflow tasks commit only to running runs.
-pub(crate) fn check_running(run: &RunRecord) -> Result<(), StoreError> {
-    if run.status == RunStatus::Running {
-        return Ok(());
-    }
-    Err(StoreError::Conflict {
-        run_id: run.run_id.clone(),
-        reason: format!("the run is {:?}, not running", run.status),
-    })
-}
-
-/// What terminating a run means for its relatives, applied by the stores in the same
-/// transaction as the termination itself (so a crash cannot leave a parent waiting on a child
-/// that is gone, or a child running that its parent's policy says to stop).
-pub(crate) struct Fallout {
-    /// The parent's run id and the message telling it its child was terminated.
-    pub parent: Option<(String, Message)>,
-    /// Children (by workflow id) to terminate in turn, with the reason.
-    pub terminate: Vec<(String, String)>,
-    /// Children (by workflow id) to ask to cancel, with the message.
-    pub cancel: Vec<(String, Message)>,
-}
-
-impl Fallout {
-    /// The fallout of terminating `run` (whose parent, if it is a child, is `parent`) for
-    /// `reason`: its parent is told, and each child it still runs gets its parent close policy.
-    pub(crate) fn of(run: &RunRecord, parent: Option<ParentInfo>, reason: &str) -> Fallout {
-        let parent = parent.map(|p| {
-            let kind = Message::ChildClosed {
-                seq: p.seq,
-                outcome: ChildOutcome::Terminated(reason.to_string()),
-            };
-            (p.run_id, kind)
-        });
-        // A summary that does not decode names no children: nothing to apply.
-        let summary = RunSummary::of(&run.summary);
-        let why = format!("its parent run {} was terminated", run.run_id);
-        let mut fallout = Fallout {
-            parent,
-            terminate: Vec::new(),
-            cancel: Vec::new(),
-        };
-        for (child, policy) in summary.open_children {
-            match policy {
-                crate::data::run::ParentClosePolicy::Terminate => {
-                    fallout.terminate.push((child, why.clone()))
-                }
-                crate::data::run::ParentClosePolicy::RequestCancel => fallout.cancel.push((
-                    child,
-                    Message::CancelRequested {
-                        reason: why.clone(),
-                    },
-                )),
-                crate::data::run::ParentClosePolicy::Abandon => {}
-            }
-        }
-        fallout
-    }
-}
-
-/// The parent recorded in a run's first event, if the run is a child.
-pub(crate) fn parent_in(first: Option<&EventKind>) -> Option<ParentInfo> {
-    match first {
-        Some(EventKind::WorkflowStarted { parent, .. }) => parent.clone(),
-        _ => None,
-    }
 }

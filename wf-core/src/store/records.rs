@@ -59,7 +59,7 @@ pub struct NewRun {
     pub continued_from: Option<String>,
     /// The parent, for a child run (kept across the child's continue-as-new).
     pub parent: Option<ParentInfo>,
-    /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`](crate::data::run::DEFAULT_TASK_QUEUE) unless chosen).
+    /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`](super::DEFAULT_TASK_QUEUE) unless chosen).
     pub task_queue: String,
 }
 
@@ -197,7 +197,7 @@ pub struct TaskCommit {
     /// Activities to enqueue.
     pub new_activities: Vec<NewActivityTask>,
     /// Lease the new activities to this worker at once (attempt 1 started now, deadlines per
-    /// [`activity_lease`](crate::data::activity::activity_lease)): the committing process runs them without polling for them.
+    /// [`activity_lease`](super::activity_lease)): the committing process runs them without polling for them.
     pub lease_activities_to: Option<String>,
     /// Pending activities (by seq) to drop.
     pub cancel_activities: Vec<u32>,

@@ -1,91 +1,23 @@
-//! Runs each property against every store, plus small builders shared by the properties.
+//! Building blocks of the properties: a base time, runs, messages, workflow tasks, and a
+//! populated store with a snapshot of everything observable in it. A store's own extra tests
+//! may use them too.
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use wf_core::store::Payload;
-use wf_core::store::{ActivityOptions, EventKind};
-use wf_core::store::{
-    IdConflictPolicy, MemoryStore, Message, NewActivityTask, NewRun, RunRecord, SqliteStore,
-    StartRequest, Store, TaskCommit, WorkflowTask,
+use crate::store::{
+    ActivityOptions, ActivityTask, EventKind, HistoryEvent, IdConflictPolicy, ListFilter, Message,
+    NewActivityTask, NewRun, Payload, RunRecord, StartRequest, Store, TaskCommit, UpdateRecord,
+    UpdateState, WorkflowTask,
 };
-
-/// Generates one `#[tokio::test]` per property and store: `<module>::memory::<property>` and
-/// `<module>::sqlite::<property>`. Each property is an `async fn(Arc<dyn Store>)` in the module
-/// that invokes the macro.
-macro_rules! conformance {
-    ($($property:ident),* $(,)?) => {
-        mod memory {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $property() {
-                    super::$property($crate::harness::memory_store()).await;
-                }
-            )*
-        }
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $property() {
-                    let db = $crate::harness::TempDb::new(stringify!($property));
-                    super::$property(db.open()).await;
-                }
-            )*
-        }
-    };
-}
+use std::time::Duration;
 
 /// A base engine-clock time, far from zero so that "before" is representable.
 pub const T0: i64 = 1_000_000;
 
-pub fn memory_store() -> Arc<dyn Store> {
-    Arc::new(MemoryStore::new())
-}
-
-/// A SQLite file in the temp directory, removed (with its WAL files) on drop.
-pub struct TempDb {
-    pub path: PathBuf,
-}
-
-impl TempDb {
-    pub fn new(name: &str) -> TempDb {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let unique = NEXT.fetch_add(1, Ordering::Relaxed);
-        let file = format!("wf-conformance-{name}-{}-{unique}.db", std::process::id());
-        let db = TempDb {
-            path: std::env::temp_dir().join(file),
-        };
-        db.remove_files();
-        db
-    }
-
-    pub fn open(&self) -> Arc<dyn Store> {
-        Arc::new(self.open_sqlite())
-    }
-
-    pub fn open_sqlite(&self) -> SqliteStore {
-        SqliteStore::open(&self.path).expect("open the test database")
-    }
-
-    fn remove_files(&self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut p = self.path.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-impl Drop for TempDb {
-    fn drop(&mut self) {
-        self.remove_files();
-    }
-}
-
+/// A payload of `value`.
 pub fn payload<T: serde::Serialize>(value: T) -> Payload {
     Payload::encode(&value).expect("encode a test payload")
 }
 
+/// Run `run_id` of `workflow_id`: type `order`, a small input, the default task queue.
 pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
     NewRun {
         workflow_id: workflow_id.into(),
@@ -99,6 +31,7 @@ pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
     }
 }
 
+/// A start of [`new_run`] at `now_ms` that fails if the id is running.
 pub fn start_request(workflow_id: &str, run_id: &str, now_ms: i64) -> StartRequest {
     StartRequest {
         run: new_run(workflow_id, run_id),
@@ -122,6 +55,7 @@ pub async fn start(store: &dyn Store, workflow_id: &str, run_id: &str, now_ms: i
         .expect("run exists")
 }
 
+/// A signal `name` with one argument, and this dedupe id.
 pub fn signal(name: &str, signal_id: Option<&str>) -> Message {
     Message::Signal {
         name: name.into(),
@@ -130,6 +64,7 @@ pub fn signal(name: &str, signal_id: Option<&str>) -> Message {
     }
 }
 
+/// An update `name` with id `update_id`.
 pub fn update(update_id: &str, name: &str) -> Message {
     Message::Update {
         update_id: update_id.into(),
@@ -186,6 +121,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
     }
 }
 
+/// An activity `charge` with command seq `seq`.
 pub fn activity(seq: u32, options: ActivityOptions) -> NewActivityTask {
     NewActivityTask {
         seq,
@@ -205,4 +141,82 @@ pub async fn run_task(
     let mut commit = commit_for(&task, "w-task", now_ms);
     edit(&task, &mut commit);
     store.commit_workflow_task(commit).await.expect("commit")
+}
+
+/// Everything observable about the workflows of [`populate`], read without changing anything.
+#[derive(Debug, PartialEq)]
+pub struct Snapshot {
+    /// Every run, newest first.
+    pub runs: Vec<RunRecord>,
+    /// Each run's history.
+    pub histories: Vec<Vec<HistoryEvent>>,
+    /// Each run's pending activities.
+    pub activities: Vec<Vec<ActivityTask>>,
+    /// Each run's pending updates.
+    pub updates: Vec<Vec<UpdateRecord>>,
+    /// Update `u-1` of `wf-1`.
+    pub update: Option<UpdateRecord>,
+    /// The activities expired long after [`T0`].
+    pub expired: Vec<ActivityTask>,
+    /// The next wake-up after [`T0`].
+    pub wakeup: Option<i64>,
+}
+
+/// What [`Snapshot`] holds, read from `store`.
+pub async fn snapshot(store: &dyn Store) -> Snapshot {
+    let runs = store.list_runs(ListFilter::default()).await.unwrap();
+    let mut histories = Vec::new();
+    let mut activities = Vec::new();
+    let mut updates = Vec::new();
+    for run in &runs {
+        histories.push(store.read_history(&run.run_id, 1).await.unwrap());
+        activities.push(store.pending_activities(&run.run_id).await.unwrap());
+        updates.push(store.pending_updates(&run.run_id).await.unwrap());
+    }
+    Snapshot {
+        runs,
+        histories,
+        activities,
+        updates,
+        update: store.get_update("wf-1", "u-1").await.unwrap(),
+        expired: store.expired_activities(T0 + 1_000_000, 100).await.unwrap(),
+        wakeup: store.next_wakeup(T0).await.unwrap(),
+    }
+}
+
+/// Two workflows with history, inbox, leased activity, timer, updates and dedupe ids: `wf-1`
+/// (`run-1`, running) and `wf-2` (`run-2`, terminated).
+pub async fn populate(store: &dyn Store) {
+    start(store, "wf-1", "run-1", T0).await;
+    store
+        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .await
+        .unwrap();
+    let options = ActivityOptions {
+        start_to_close: Some(Duration::from_secs(30)),
+        heartbeat_timeout: Some(Duration::from_secs(5)),
+        ..Default::default()
+    };
+    run_task(store, T0 + 1, |_, c| {
+        c.new_activities = vec![activity(1, options)];
+        c.new_timers = vec![(2, T0 + 500)];
+        c.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+        c.summary = payload("waiting");
+    })
+    .await;
+    store.poll_activity_tasks("aw", T0 + 2, 10).await.unwrap();
+    store
+        .heartbeat_activity("run-1", 1, 1, Some(payload("half")), T0 + 3)
+        .await
+        .unwrap();
+    store
+        .deliver("wf-1", None, signal("resume", None), T0 + 4)
+        .await
+        .unwrap();
+    start(store, "wf-2", "run-2", T0 + 5).await;
+    store.terminate("wf-2", "not needed", T0 + 6).await.unwrap();
 }

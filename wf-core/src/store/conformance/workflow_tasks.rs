@@ -1,29 +1,13 @@
 //! Workflow tasks: queue order, leases and their expiry, commits, conflicts, `NewMessages`,
 //! task failures and releases.
 
-use crate::harness::*;
+use super::fixtures::*;
+use crate::store::{encode_event, EventKind};
+use crate::store::{Message, RunClose, RunStatus, Store, StoreError, TaskFailure, UpdateState};
 use std::sync::Arc;
-use wf_core::store::{encode_event, EventKind};
-use wf_core::store::{Message, RunClose, RunStatus, Store, StoreError, TaskFailure, UpdateState};
 
-conformance!(
-    ready_runs_are_leased_oldest_ready_first,
-    a_leased_run_is_not_polled_again_until_its_lease_expires,
-    commit_appends_events_consumes_the_inbox_and_releases_the_run,
-    commit_with_a_stale_next_event_id_conflicts_and_changes_nothing,
-    commit_without_the_lease_conflicts,
-    a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_history,
-    messages_arriving_during_a_task_make_the_run_ready_again,
-    close_with_unconsumed_messages_fails_with_new_messages,
-    close_completes_or_fails_the_run_and_drops_its_pending_work,
-    a_failed_task_is_recorded_and_retried_at_its_retry_time,
-    release_makes_the_run_ready_at_once,
-    polls_filtered_by_type_take_only_those_runs,
-    polls_filtered_by_task_queue_take_only_those_runs,
-    history_reads_from_any_event_including_inside_a_commit,
-);
-
-async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
+/// Ready runs are leased oldest ready first.
+pub async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
     start(&*store, "wf-c", "run-c", T0 + 2).await;
     start(&*store, "wf-a", "run-a", T0).await;
     start(&*store, "wf-b", "run-b", T0 + 1).await;
@@ -47,7 +31,8 @@ async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
         .is_empty());
 }
 
-async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc<dyn Store>) {
+/// A leased run is not polled again until its lease expires.
+pub async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let task = store
         .poll_workflow_tasks("w1", T0, 1000, 10)
@@ -85,7 +70,8 @@ async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc<dyn
     assert_eq!(run.next_event_id, 3);
 }
 
-async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Arc<dyn Store>) {
+/// Commit appends events consumes the inbox and releases the run.
+pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Arc<dyn Store>) {
     let before = start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, signal("a", Some("s-a")), T0)
@@ -165,7 +151,10 @@ async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Ar
     );
 }
 
-async fn commit_with_a_stale_next_event_id_conflicts_and_changes_nothing(store: Arc<dyn Store>) {
+/// Commit with a stale next event id conflicts and changes nothing.
+pub async fn commit_with_a_stale_next_event_id_conflicts_and_changes_nothing(
+    store: Arc<dyn Store>,
+) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, signal("a", None), T0)
@@ -201,10 +190,11 @@ async fn commit_with_a_stale_next_event_id_conflicts_and_changes_nothing(store: 
     assert_eq!(run.next_event_id, 3);
 }
 
-async fn commit_without_the_lease_conflicts(store: Arc<dyn Store>) {
+/// Commit without the lease conflicts.
+pub async fn commit_without_the_lease_conflicts(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let run = store.get_run("wf-1", None).await.unwrap().unwrap();
-    let unleased = wf_core::store::WorkflowTask {
+    let unleased = crate::store::WorkflowTask {
         run,
         messages: vec![],
     };
@@ -228,7 +218,8 @@ async fn commit_without_the_lease_conflicts(store: Arc<dyn Store>) {
     assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
 }
 
-async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_history(
+/// A lease free commit needs a free run an empty inbox and the same history.
+pub async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_history(
     store: Arc<dyn Store>,
 ) {
     start(&*store, "wf-1", "run-1", T0).await;
@@ -237,7 +228,7 @@ async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_histor
         .commit_workflow_task(commit_for(&first, "w", T0))
         .await
         .unwrap();
-    let cached = wf_core::store::WorkflowTask {
+    let cached = crate::store::WorkflowTask {
         run: after_first.clone(),
         messages: vec![],
     };
@@ -281,7 +272,7 @@ async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_histor
 
     // Free run, empty inbox, same history: it commits and leaves the run unleased and idle.
     let run = store.get_run("wf-1", None).await.unwrap().unwrap();
-    let fresh = wf_core::store::WorkflowTask {
+    let fresh = crate::store::WorkflowTask {
         run,
         messages: vec![],
     };
@@ -299,7 +290,8 @@ async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_histor
     assert!(task.is_some(), "the run is free for the next lease");
 }
 
-async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn Store>) {
+/// Messages arriving during a task make the run ready again.
+pub async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, signal("a", None), T0)
@@ -325,7 +317,8 @@ async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn
     assert!(next.messages[0].seq > task.messages[0].seq);
 }
 
-async fn close_with_unconsumed_messages_fails_with_new_messages(store: Arc<dyn Store>) {
+/// Close with unconsumed messages fails with new messages.
+pub async fn close_with_unconsumed_messages_fails_with_new_messages(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let task = lease_one(&*store, "w", T0).await;
     store
@@ -360,7 +353,8 @@ async fn close_with_unconsumed_messages_fails_with_new_messages(store: Arc<dyn S
     assert_eq!(run.status, RunStatus::Completed);
 }
 
-async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
+/// Close completes or fails the run and drops its pending work.
+pub async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
     for (i, close) in [
         RunClose::Completed(payload("value")),
         RunClose::Failed("boom".into()),
@@ -433,7 +427,8 @@ async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: Arc<
     assert_eq!(store.next_wakeup(T0).await.unwrap(), None);
 }
 
-async fn a_failed_task_is_recorded_and_retried_at_its_retry_time(store: Arc<dyn Store>) {
+/// A failed task is recorded and retried at its retry time.
+pub async fn a_failed_task_is_recorded_and_retried_at_its_retry_time(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, signal("a", None), T0)
@@ -484,7 +479,8 @@ async fn a_failed_task_is_recorded_and_retried_at_its_retry_time(store: Arc<dyn 
     );
 }
 
-async fn release_makes_the_run_ready_at_once(store: Arc<dyn Store>) {
+/// Release makes the run ready at once.
+pub async fn release_makes_the_run_ready_at_once(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     lease_one(&*store, "w1", T0 + 10).await;
     store.release_workflow_task("run-1", "w2").await.unwrap();
@@ -501,7 +497,8 @@ async fn release_makes_the_run_ready_at_once(store: Arc<dyn Store>) {
     assert_eq!(task.run.run_id, "run-1");
 }
 
-async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) {
+/// Polls filtered by type take only those runs.
+pub async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) {
     for (wf, run, ty) in [("wf-a", "run-a", "TypeA"), ("wf-b", "run-b", "TypeB")] {
         let mut req = start_request(wf, run, T0);
         req.run.workflow_type = ty.into();
@@ -540,7 +537,8 @@ async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) {
     assert_eq!(ids, ["run-a"]);
 }
 
-async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn Store>) {
+/// Polls filtered by task queue take only those runs.
+pub async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn Store>) {
     for (wf, run, queue) in [("wf-a", "run-a", "default"), ("wf-b", "run-b", "gpu")] {
         let mut req = start_request(wf, run, T0);
         req.run.task_queue = queue.into();
@@ -565,7 +563,7 @@ async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn Store>
 
 /// Three commits of 3, 1 and 2 events: a read from each event id returns exactly the events
 /// from that id on, in order, with their ids and bodies, wherever the commits split them.
-async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<dyn Store>) {
+pub async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let received = |name: &str| EventKind::SignalReceived {
         name: name.into(),

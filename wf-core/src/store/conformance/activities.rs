@@ -1,24 +1,11 @@
 //! Activity tasks: leases and deadlines, heartbeats, retries, stale attempts, resolution,
 //! release and expiry.
 
-use crate::harness::*;
+use super::fixtures::*;
+use crate::store::{activity_lease, ActivityResolution, Message, Store};
+use crate::store::{ActivityFailure, ActivityOptions, TimeoutKind};
 use std::sync::Arc;
 use std::time::Duration;
-use wf_core::store::{activity_lease, ActivityResolution, Message, Store};
-use wf_core::store::{ActivityFailure, ActivityOptions, TimeoutKind};
-
-conformance!(
-    a_scheduled_activity_is_leased_once_with_its_deadlines,
-    activities_are_leased_in_visible_order,
-    a_heartbeat_extends_the_lease_and_keeps_its_details,
-    a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale,
-    resolving_an_activity_puts_its_result_in_the_inbox_once,
-    a_released_activity_is_visible_again_with_the_same_attempt,
-    expired_activities_lists_expired_leases_and_passed_schedule_deadlines,
-    cancelled_activities_are_dropped,
-    polls_filtered_by_name_take_only_those_activities,
-    activities_leased_in_their_commit_are_not_polled,
-);
 
 fn timed(start_to_close: u64, heartbeat: Option<u64>) -> ActivityOptions {
     ActivityOptions {
@@ -45,7 +32,8 @@ async fn schedule(store: &dyn Store, options: ActivityOptions) {
     .await;
 }
 
-async fn a_scheduled_activity_is_leased_once_with_its_deadlines(store: Arc<dyn Store>) {
+/// A scheduled activity is leased once with its deadlines.
+pub async fn a_scheduled_activity_is_leased_once_with_its_deadlines(store: Arc<dyn Store>) {
     let options = timed(60_000, Some(10_000));
     schedule(&*store, options.clone()).await;
     let pending = store.pending_activities("run-1").await.unwrap();
@@ -84,7 +72,8 @@ async fn a_scheduled_activity_is_leased_once_with_its_deadlines(store: Arc<dyn S
     assert_eq!(store.next_wakeup(T0 + 100).await.unwrap(), Some(lease));
 }
 
-async fn activities_are_leased_in_visible_order(store: Arc<dyn Store>) {
+/// Activities are leased in visible order.
+pub async fn activities_are_leased_in_visible_order(store: Arc<dyn Store>) {
     start(&*store, "wf-b", "run-b", T0).await;
     run_task(&*store, T0, |_, c| {
         c.new_activities = vec![activity(1, Default::default())]
@@ -110,7 +99,8 @@ async fn activities_are_leased_in_visible_order(store: Arc<dyn Store>) {
     assert_eq!(keys, [("run-a", 1), ("run-a", 2)]);
 }
 
-async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn Store>) {
+/// A heartbeat extends the lease and keeps its details.
+pub async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, Some(10_000))).await;
     assert!(
         !store
@@ -191,7 +181,10 @@ async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn Stor
     );
 }
 
-async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(store: Arc<dyn Store>) {
+/// A retry schedules the next attempt and makes older attempts stale.
+pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
+    store: Arc<dyn Store>,
+) {
     schedule(&*store, timed(60_000, Some(10_000))).await;
     store.poll_activity_tasks("aw", T0, 10).await.unwrap();
     let beat = payload("cursor");
@@ -265,7 +258,8 @@ async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(store
     );
 }
 
-async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn Store>) {
+/// Resolving an activity puts its result in the inbox once.
+pub async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
     let leased = store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
     let resolution = ActivityResolution::Completed {
@@ -330,7 +324,8 @@ async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn 
     );
 }
 
-async fn a_released_activity_is_visible_again_with_the_same_attempt(store: Arc<dyn Store>) {
+/// A released activity is visible again with the same attempt.
+pub async fn a_released_activity_is_visible_again_with_the_same_attempt(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
     store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
     store.release_activity("run-1", 1, 2).await.unwrap();
@@ -349,7 +344,8 @@ async fn a_released_activity_is_visible_again_with_the_same_attempt(store: Arc<d
     assert_eq!((again.len(), again[0].attempt), (1, 1));
 }
 
-async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlines(
+/// Expired activities lists expired leases and passed schedule deadlines.
+pub async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlines(
     store: Arc<dyn Store>,
 ) {
     start(&*store, "wf-1", "run-1", T0).await;
@@ -370,7 +366,7 @@ async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlines(
     // seq 2 runs until its schedule-to-close deadline; seq 3 is never started.
     assert_eq!(leased[1].lease_until_ms, Some(T0 + 30_000));
 
-    let seqs = |tasks: Vec<wf_core::store::ActivityTask>| -> Vec<u32> {
+    let seqs = |tasks: Vec<crate::store::ActivityTask>| -> Vec<u32> {
         tasks.into_iter().map(|t| t.seq).collect()
     };
     assert!(store
@@ -414,7 +410,8 @@ async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlines(
     );
 }
 
-async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
+/// Cancelled activities are dropped.
+pub async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
     store
         .deliver("wf-1", None, signal("cancel-it", None), T0 + 1)
@@ -443,7 +440,8 @@ async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
         .unwrap());
 }
 
-async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn Store>) {
+/// Polls filtered by name take only those activities.
+pub async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
     let other = store
         .poll_activity_tasks_of("aw", T0 + 1, 10, vec!["refund".into()])
@@ -460,7 +458,8 @@ async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn Store>
     assert_eq!(mine.len(), 1);
 }
 
-async fn activities_leased_in_their_commit_are_not_polled(store: Arc<dyn Store>) {
+/// Activities leased in their commit are not polled.
+pub async fn activities_leased_in_their_commit_are_not_polled(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let task = lease_one(&*store, "w", T0).await;
     let mut c = commit_for(&task, "w", T0);

@@ -1,18 +1,11 @@
 //! Continue-as-new: the new run joins the chain, so dedupe ids carry over.
 
-use crate::harness::*;
-use std::sync::Arc;
-use wf_core::store::{
+use super::fixtures::*;
+use crate::store::{
     DeliverOutcome, ListFilter, NewRun, RunClose, RunStatus, Store, StoreError, UpdateState,
 };
-use wf_core::store::{EventKind, UpdateOutcome};
-
-conformance!(
-    continue_as_new_starts_the_next_run_in_the_same_chain,
-    dedupe_ids_carry_over_continue_as_new,
-    continue_as_new_abandons_the_unfinished_updates_of_the_old_run,
-    continue_as_new_must_keep_the_workflow_id,
-);
+use crate::store::{EventKind, UpdateOutcome};
+use std::sync::Arc;
 
 fn next_run(run_id: &str) -> NewRun {
     NewRun {
@@ -27,7 +20,8 @@ fn next_run(run_id: &str) -> NewRun {
     }
 }
 
-async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dyn Store>) {
+/// Continue as new starts the next run in the same chain.
+pub async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let old = run_task(&*store, T0 + 1, |_, c| {
         c.events.push((
@@ -86,7 +80,8 @@ async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dyn St
     );
 }
 
-async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
+/// Dedupe ids carry over continue as new.
+pub async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
@@ -159,7 +154,8 @@ async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
     );
 }
 
-async fn continue_as_new_abandons_the_unfinished_updates_of_the_old_run(store: Arc<dyn Store>) {
+/// Continue as new abandons the unfinished updates of the old run.
+pub async fn continue_as_new_abandons_the_unfinished_updates_of_the_old_run(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, update("u-1", "rename"), T0)
@@ -176,7 +172,8 @@ async fn continue_as_new_abandons_the_unfinished_updates_of_the_old_run(store: A
     assert!(store.pending_updates("run-2").await.unwrap().is_empty());
 }
 
-async fn continue_as_new_must_keep_the_workflow_id(store: Arc<dyn Store>) {
+/// Continue as new must keep the workflow id.
+pub async fn continue_as_new_must_keep_the_workflow_id(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let task = lease_one(&*store, "w", T0).await;
     let mut c = commit_for(&task, "w", T0);

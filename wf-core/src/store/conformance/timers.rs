@@ -1,16 +1,11 @@
 //! Durable timers: due order, firing into the inbox, cancellation, wake-ups.
 
-use crate::harness::*;
+use super::fixtures::*;
+use crate::store::{Message, Store};
 use std::sync::Arc;
-use wf_core::store::{Message, Store};
 
-conformance!(
-    due_timers_fire_in_order_into_the_inbox_and_wake_the_run,
-    a_cancelled_timer_never_fires,
-    next_wakeup_is_the_earliest_future_due_time,
-);
-
-async fn due_timers_fire_in_order_into_the_inbox_and_wake_the_run(store: Arc<dyn Store>) {
+/// Due timers fire in order into the inbox and wake the run.
+pub async fn due_timers_fire_in_order_into_the_inbox_and_wake_the_run(store: Arc<dyn Store>) {
     start(&*store, "wf-a", "run-a", T0).await;
     run_task(&*store, T0, |_, c| {
         c.new_timers = vec![(1, T0 + 100), (2, T0 + 50)]
@@ -53,7 +48,8 @@ async fn due_timers_fire_in_order_into_the_inbox_and_wake_the_run(store: Arc<dyn
     }
 }
 
-async fn a_cancelled_timer_never_fires(store: Arc<dyn Store>) {
+/// A cancelled timer never fires.
+pub async fn a_cancelled_timer_never_fires(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     run_task(&*store, T0, |_, c| {
         c.new_timers = vec![(1, T0 + 100), (2, T0 + 200)]
@@ -75,7 +71,8 @@ async fn a_cancelled_timer_never_fires(store: Arc<dyn Store>) {
     assert_eq!(fired, [("run-1".to_string(), 2)]);
 }
 
-async fn next_wakeup_is_the_earliest_future_due_time(store: Arc<dyn Store>) {
+/// Next wakeup is the earliest future due time.
+pub async fn next_wakeup_is_the_earliest_future_due_time(store: Arc<dyn Store>) {
     assert_eq!(
         store.next_wakeup(T0).await.unwrap(),
         None,

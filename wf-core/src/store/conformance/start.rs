@@ -1,29 +1,16 @@
 //! Starting runs: the first event, the id-conflict policies, start messages, new chains.
 
-use crate::harness::*;
-use std::sync::Arc;
-use wf_core::store::EventKind;
-use wf_core::store::{
+use super::fixtures::*;
+use crate::store::EventKind;
+use crate::store::{
     DeliverOutcome, IdConflictPolicy, ListFilter, Message, RunStatus, Store, StoreError,
     UpdateState,
 };
-
-conformance!(
-    start_writes_workflow_started_and_makes_the_run_ready,
-    start_fails_with_already_started_while_a_run_is_running,
-    start_use_existing_delivers_messages_to_the_running_run,
-    start_terminate_existing_closes_the_old_run_and_starts_a_new_one,
-    start_after_a_closed_run_begins_a_new_chain,
-    start_messages_are_delivered_in_order_with_dedupe,
-    start_with_its_first_task_records_both,
-    start_with_a_first_task_that_records_nothing_leaves_the_run_idle,
-    start_with_a_failing_first_task_keeps_the_start_alone,
-    start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task,
-);
+use std::sync::Arc;
 
 /// The first task of run `run_id` as its starter would commit it (lease-free, at event 2).
-fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> wf_core::store::TaskCommit {
-    let record = wf_core::store::RunRecord {
+fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> crate::store::TaskCommit {
+    let record = crate::store::RunRecord {
         workflow_id: workflow_id.into(),
         run_id: run_id.into(),
         chain_id: run_id.into(),
@@ -39,7 +26,7 @@ fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> wf_core::store::T
         task_failure: None,
         summary: Default::default(),
     };
-    let task = wf_core::store::WorkflowTask {
+    let task = crate::store::WorkflowTask {
         run: record,
         messages: vec![],
     };
@@ -59,7 +46,8 @@ fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> wf_core::store::T
     c
 }
 
-async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
+/// Start with its first task records both.
+pub async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
     let (out, first) = store
         .start_run_with_task(
             start_request("wf-1", "run-1", T0),
@@ -85,7 +73,10 @@ async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
     assert_eq!(store.next_wakeup(T0 + 1).await.unwrap(), Some(T0 + 60_000));
 }
 
-async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(store: Arc<dyn Store>) {
+/// Start with a first task that records nothing leaves the run idle.
+pub async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(
+    store: Arc<dyn Store>,
+) {
     let mut quiet = first_task("wf-1", "run-1", T0);
     quiet.events.clear();
     quiet.new_timers.clear();
@@ -117,7 +108,8 @@ async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(store:
     assert_eq!(task.messages.len(), 1);
 }
 
-async fn start_with_a_failing_first_task_keeps_the_start_alone(store: Arc<dyn Store>) {
+/// Start with a failing first task keeps the start alone.
+pub async fn start_with_a_failing_first_task_keeps_the_start_alone(store: Arc<dyn Store>) {
     let mut bad = first_task("wf-1", "run-1", T0);
     bad.expected_next_event_id = 7;
     let (out, first) = store
@@ -133,7 +125,8 @@ async fn start_with_a_failing_first_task_keeps_the_start_alone(store: Arc<dyn St
     assert_eq!(task.run.run_id, "run-1");
 }
 
-async fn start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task(
+/// Start with task on a running id follows the policy and skips the task.
+pub async fn start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task(
     store: Arc<dyn Store>,
 ) {
     start(&*store, "wf-1", "run-1", T0).await;
@@ -160,7 +153,8 @@ async fn start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task(
     assert_eq!(store.get_run("wf-1", Some("run-3")).await.unwrap(), None);
 }
 
-async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn Store>) {
+/// Start writes workflow started and makes the run ready.
+pub async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn Store>) {
     let run = start(&*store, "wf-1", "run-1", T0).await;
     assert_eq!(run.workflow_id, "wf-1");
     assert_eq!(run.chain_id, "run-1", "a fresh start begins its own chain");
@@ -192,7 +186,7 @@ async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn St
             parent: None,
         }
     );
-    let encoded = wf_core::store::encode_event(T0, &history[0].kind).unwrap();
+    let encoded = crate::store::encode_event(T0, &history[0].kind).unwrap();
     assert_eq!(run.history_bytes, encoded.len() as u64);
 
     assert!(store
@@ -205,7 +199,8 @@ async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dyn St
     assert!(task.messages.is_empty());
 }
 
-async fn start_fails_with_already_started_while_a_run_is_running(store: Arc<dyn Store>) {
+/// Start fails with already started while a run is running.
+pub async fn start_fails_with_already_started_while_a_run_is_running(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let err = store
         .start_run(start_request("wf-1", "run-2", T0 + 1))
@@ -225,7 +220,8 @@ async fn start_fails_with_already_started_while_a_run_is_running(store: Arc<dyn 
     );
 }
 
-async fn start_use_existing_delivers_messages_to_the_running_run(store: Arc<dyn Store>) {
+/// Start use existing delivers messages to the running run.
+pub async fn start_use_existing_delivers_messages_to_the_running_run(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let mut req = start_request("wf-1", "run-2", T0 + 5);
     req.policy = IdConflictPolicy::UseExisting;
@@ -248,7 +244,10 @@ async fn start_use_existing_delivers_messages_to_the_running_run(store: Arc<dyn 
     );
 }
 
-async fn start_terminate_existing_closes_the_old_run_and_starts_a_new_one(store: Arc<dyn Store>) {
+/// Start terminate existing closes the old run and starts a new one.
+pub async fn start_terminate_existing_closes_the_old_run_and_starts_a_new_one(
+    store: Arc<dyn Store>,
+) {
     start(&*store, "wf-1", "run-1", T0).await;
     let mut req = start_request("wf-1", "run-2", T0 + 10);
     req.policy = IdConflictPolicy::TerminateExisting;
@@ -277,7 +276,8 @@ async fn start_terminate_existing_closes_the_old_run_and_starts_a_new_one(store:
     assert_eq!(task.run.run_id, "run-2", "only the new run is ready");
 }
 
-async fn start_after_a_closed_run_begins_a_new_chain(store: Arc<dyn Store>) {
+/// Start after a closed run begins a new chain.
+pub async fn start_after_a_closed_run_begins_a_new_chain(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, update("u-1", "rename"), T0)
@@ -317,14 +317,15 @@ async fn start_after_a_closed_run_begins_a_new_chain(store: Arc<dyn Store>) {
     );
 }
 
-async fn start_messages_are_delivered_in_order_with_dedupe(store: Arc<dyn Store>) {
+/// Start messages are delivered in order with dedupe.
+pub async fn start_messages_are_delivered_in_order_with_dedupe(store: Arc<dyn Store>) {
     let mut req = start_request("wf-1", "run-1", T0);
     req.messages = vec![
         signal("a", Some("s-1")),
         update("u-1", "rename"),
         signal("b", Some("s-1")),
         update("u-1", "rename"),
-        wf_core::store::Message::CancelRequested {
+        crate::store::Message::CancelRequested {
             reason: "stop".into(),
         },
     ];

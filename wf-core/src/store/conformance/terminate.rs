@@ -1,16 +1,10 @@
 //! Termination from outside: the run closes and drops all its pending work.
 
-use crate::harness::*;
+use super::fixtures::*;
+use crate::store::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
+use crate::store::{Message, RunStatus, Store, StoreError, UpdateState};
+use crate::{Payload, RunSummary};
 use std::sync::Arc;
-use wf_core::store::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
-use wf_core::store::{Message, RunStatus, Store, StoreError, UpdateState};
-use wf_core::{Payload, RunSummary};
-
-conformance!(
-    terminate_closes_the_latest_run_and_drops_its_pending_work,
-    terminate_refuses_finished_and_unknown_workflows,
-    terminating_a_child_tells_its_parent_and_applies_its_childrens_policies,
-);
 
 /// Starts `workflow_id` as a child of run `parent_run_id` (its command `seq`), and runs its
 /// first task, which leaves `children` open with their policies in the run's summary.
@@ -37,7 +31,8 @@ async fn start_child(
     .await;
 }
 
-async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_policies(
+/// Terminating a child tells its parent and applies its childrens policies.
+pub async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_policies(
     store: Arc<dyn Store>,
 ) {
     use ParentClosePolicy::*;
@@ -126,7 +121,8 @@ async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<Messa
     task.messages.into_iter().map(|m| m.message).collect()
 }
 
-async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
+/// Terminate closes the latest run and drops its pending work.
+pub async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, update("u-1", "rename"), T0)
@@ -191,7 +187,8 @@ async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: Arc<d
     assert!(matches!(err, StoreError::Conflict { .. }), "{err}");
 }
 
-async fn terminate_refuses_finished_and_unknown_workflows(store: Arc<dyn Store>) {
+/// Terminate refuses finished and unknown workflows.
+pub async fn terminate_refuses_finished_and_unknown_workflows(store: Arc<dyn Store>) {
     let err = store.terminate("nope", "x", T0).await.unwrap_err();
     assert_eq!(
         err,

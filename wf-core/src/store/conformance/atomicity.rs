@@ -1,21 +1,16 @@
 //! Atomicity and isolation: a failed operation changes nothing, and many concurrent callers
 //! (folded into group commits by SQLite) each get their own, correct answer.
 
-use crate::harness::*;
-use std::sync::Arc;
-use wf_core::store::EventKind;
-use wf_core::store::Payload;
-use wf_core::store::{
+use super::fixtures::*;
+use crate::store::EventKind;
+use crate::store::Payload;
+use crate::store::{
     DeliverOutcome, IdConflictPolicy, ListFilter, RunStatus, Store, StoreError, UpdateState,
 };
+use std::sync::Arc;
 
-conformance!(
-    a_commit_that_fails_midway_changes_nothing,
-    a_start_that_fails_midway_changes_nothing,
-    concurrent_callers_each_get_their_own_result,
-);
-
-async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
+/// A commit that fails midway changes nothing.
+pub async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     run_task(&*store, T0, |_, c| {
         c.new_activities = vec![activity(1, Default::default())]
@@ -79,7 +74,8 @@ async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     assert_eq!(run.next_event_id, 4);
 }
 
-async fn a_start_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
+/// A start that fails midway changes nothing.
+pub async fn a_start_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     start(&*store, "wf-2", "run-2", T0).await;
     // Terminating run-2 would succeed, but the new run id is taken: the whole start fails.
@@ -95,7 +91,8 @@ async fn a_start_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     assert_eq!(store.read_history("run-2", 1).await.unwrap().len(), 1);
 }
 
-async fn concurrent_callers_each_get_their_own_result(store: Arc<dyn Store>) {
+/// Concurrent callers each get their own result.
+pub async fn concurrent_callers_each_get_their_own_result(store: Arc<dyn Store>) {
     let mut starts = Vec::new();
     for i in 0..64 {
         let store = Arc::clone(&store);

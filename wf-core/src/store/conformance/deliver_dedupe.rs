@@ -1,23 +1,14 @@
 //! Delivering messages: targets, readiness, and dedupe of signal ids and update ids.
 
-use crate::harness::*;
-use std::sync::Arc;
-use wf_core::store::UpdateOutcome;
-use wf_core::store::{
+use super::fixtures::*;
+use crate::store::UpdateOutcome;
+use crate::store::{
     DeliverOutcome, Message, RunClose, RunStatus, Store, StoreError, UpdateRecord, UpdateState,
 };
+use std::sync::Arc;
 
-conformance!(
-    deliver_to_an_unknown_workflow_or_run_is_not_found,
-    deliver_enqueues_and_makes_an_idle_run_ready,
-    a_signal_id_is_delivered_once,
-    a_duplicate_update_is_answered_with_its_current_record,
-    a_closed_run_refuses_new_messages_but_answers_duplicate_updates,
-    deliver_to_an_explicit_run_id_targets_that_run,
-    a_task_that_moves_an_update_through_several_states_records_the_last,
-);
-
-async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn Store>) {
+/// Deliver to an unknown workflow or run is not found.
+pub async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn Store>) {
     let err = store
         .deliver("nope", None, signal("s", None), T0)
         .await
@@ -46,7 +37,8 @@ async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn Store
     );
 }
 
-async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>) {
+/// Deliver enqueues and makes an idle run ready.
+pub async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     run_task(&*store, T0, |_, _| {}).await;
     assert!(store
@@ -83,7 +75,8 @@ async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>) {
     );
 }
 
-async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
+/// A signal id is delivered once.
+pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let first = store
         .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
@@ -142,7 +135,8 @@ async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
         .is_empty());
 }
 
-async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<dyn Store>) {
+/// A duplicate update is answered with its current record.
+pub async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, update("u-1", "rename"), T0)
@@ -205,7 +199,7 @@ async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<dyn S
 
 /// An update accepted and completed in one task (the usual case: a synchronous handler), next
 /// to one only accepted: each is recorded in its last state.
-async fn a_task_that_moves_an_update_through_several_states_records_the_last(
+pub async fn a_task_that_moves_an_update_through_several_states_records_the_last(
     store: Arc<dyn Store>,
 ) {
     start(&*store, "wf-1", "run-1", T0).await;
@@ -234,7 +228,10 @@ async fn a_task_that_moves_an_update_through_several_states_records_the_last(
     );
 }
 
-async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(store: Arc<dyn Store>) {
+/// A closed run refuses new messages but answers duplicate updates.
+pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
+    store: Arc<dyn Store>,
+) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
         .deliver("wf-1", None, update("u-1", "rename"), T0)
@@ -281,7 +278,8 @@ async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(store: 
     }
 }
 
-async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store>) {
+/// Deliver to an explicit run id targets that run.
+pub async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store.terminate("wf-1", "replaced", T0 + 1).await.unwrap();
     start(&*store, "wf-1", "run-2", T0 + 2).await;

@@ -1,0 +1,394 @@
+//! A store is a [`Backend`] — transactions over its tables — and the rules: every store that
+//! implements [`Backend`] is a [`Store`], through the one impl here, whose methods each run
+//! one rule (or one primitive) in one transaction.
+
+use super::records::{
+    ActivityTask, DeliverOutcome, RunRecord, ScheduleRow, StartOutcome, StartRequest, TaskCommit,
+    WorkflowTask,
+};
+use super::rules::tx::{ActivityTable, RunTable, ScheduleTable, Tx, UpdateTable};
+use super::rules::{
+    activities, commit, deliver, leases, reads, schedules, start, terminate, timers,
+};
+use super::{Store, StoreFuture};
+use crate::data::activity::{ActivityFailure, ActivityResolution};
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::{ListFilter, TaskFailure};
+use crate::data::update::UpdateRecord;
+use crate::error::StoreError;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use Durability::{Durable, Soft};
+
+/// A rule running in a transaction: the future an operation passed to [`Backend::write`] or
+/// [`Backend::read`] returns for the transaction it is given.
+pub type TxFuture<'t, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 't>>;
+
+/// Whether a write must reach the disk before its caller is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Durable before the caller is answered (an fsync, for a file).
+    Durable,
+    /// Survives a process crash; an OS crash or power loss may lose it, which only reverts to
+    /// a state the engine redoes (leases, heartbeats, retry bookkeeping, internal steps).
+    Soft,
+}
+
+/// An operation a store call runs in one transaction: a rule with its arguments, given the
+/// transaction. Any closure of that shape is one.
+///
+/// Why a closure returning a boxed future rather than an `AsyncFnOnce(&mut Tx)`: a backend
+/// whose transaction is asynchronous (PostgreSQL) awaits the rule inside the `Send` future that
+/// every [`Store`] method returns, so the rule's future must be `Send`, and stable Rust cannot
+/// require that of an async closure's future (its type cannot be named in a bound). The box is
+/// one small allocation per call, beside the request's own.
+pub trait TxOp<X, T>: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Send + 'static {}
+
+impl<X, T, F> TxOp<X, T> for F where F: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Send + 'static
+{}
+
+/// What a store call answers: a value that can be sent to the caller's thread.
+pub trait Answer: Send + 'static {}
+
+impl<T: Send + 'static> Answer for T {}
+
+/// What a store must provide for the generic [`Store`] impl: transactions over its tables.
+///
+/// `write` runs `op` in a transaction that commits if `op` succeeds and is rolled back if it
+/// fails (a failed call leaves the store as it was); `read` runs it on a consistent snapshot.
+/// A call is queued or done when the method is called, not when its future is first polled:
+/// dropping the future does not withdraw it.
+///
+/// ```
+/// use wf_core::store::{Backend, MemoryStore, SqliteStore};
+/// fn is_backend<B: Backend>() {}
+/// is_backend::<MemoryStore>();
+/// is_backend::<SqliteStore>();
+/// ```
+pub trait Backend: Send + Sync + 'static {
+    /// One transaction on the tables.
+    type Tx: Tx;
+
+    /// Runs `op` in a write transaction, answered once it is committed (and, if `how` says so,
+    /// durable).
+    fn write<T: Answer>(&self, how: Durability, op: impl TxOp<Self::Tx, T>) -> StoreFuture<'_, T>;
+
+    /// Runs `op` in a read transaction (it must not write).
+    fn read<T: Answer>(&self, op: impl TxOp<Self::Tx, T>) -> StoreFuture<'_, T>;
+}
+
+/// Runs a rule whose primitives never wait (SQLite, memory) to its end: it is ready on its
+/// first poll. One that is not is a bug of the store, reported as such rather than a panic.
+pub(crate) fn run_ready<T>(rule: TxFuture<'_, T>) -> Result<T, StoreError> {
+    let mut rule = rule;
+    match rule.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result,
+        Poll::Pending => Err(StoreError::bug(
+            "a store rule waited on a primitive of a store whose primitives never wait",
+        )),
+    }
+}
+
+impl<B: Backend> Store for B {
+    fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
+        self.write(Durable, move |tx| Box::pin(start::start_run(tx, req)))
+    }
+
+    fn start_run_with_task(
+        &self,
+        req: StartRequest,
+        first: TaskCommit,
+    ) -> StoreFuture<'_, (StartOutcome, Option<Result<RunRecord, StoreError>>)> {
+        self.write(Durable, move |tx| {
+            Box::pin(start::start_run_with_task(tx, req, first))
+        })
+    }
+
+    fn deliver(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        message: Message,
+        now_ms: i64,
+    ) -> StoreFuture<'_, DeliverOutcome> {
+        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
+        self.write(Durable, move |tx| {
+            Box::pin(deliver::deliver(tx, workflow_id, run_id, message, now_ms))
+        })
+    }
+
+    fn poll_workflow_tasks(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        let worker_id = worker_id.to_owned();
+        self.write(Soft, move |tx| {
+            Box::pin(leases::poll_workflow_tasks(
+                tx, worker_id, now_ms, lease_ms, max, None,
+            ))
+        })
+    }
+
+    fn lease_run(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+    ) -> StoreFuture<'_, Option<WorkflowTask>> {
+        let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
+        self.write(Soft, move |tx| {
+            Box::pin(leases::lease_run(tx, run_id, worker_id, now_ms, lease_ms))
+        })
+    }
+
+    fn poll_workflow_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        workflow_types: Vec<String>,
+        task_queues: Vec<String>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        let (worker_id, filters) = (worker_id.to_owned(), Some((workflow_types, task_queues)));
+        self.write(Soft, move |tx| {
+            Box::pin(leases::poll_workflow_tasks(
+                tx, worker_id, now_ms, lease_ms, max, filters,
+            ))
+        })
+    }
+
+    fn poll_activity_tasks_of(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+        names: Vec<String>,
+    ) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let worker_id = worker_id.to_owned();
+        self.write(Soft, move |tx| {
+            Box::pin(activities::poll_activity_tasks(
+                tx,
+                worker_id,
+                now_ms,
+                max,
+                Some(names),
+            ))
+        })
+    }
+
+    fn commit_workflow_task(&self, commit: TaskCommit) -> StoreFuture<'_, RunRecord> {
+        let durability = if commit.sync { Durable } else { Soft };
+        let committed = self.write(durability, move |tx| Box::pin(commit::commit(tx, commit)));
+        // The spent commit is dropped here, on the caller's thread (see `rules::commit`).
+        Box::pin(async move { committed.await.map(|(record, _spent)| record) })
+    }
+
+    fn fail_workflow_task(
+        &self,
+        run_id: &str,
+        worker_id: &str,
+        failure: TaskFailure,
+    ) -> StoreFuture<'_, ()> {
+        let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
+        self.write(Soft, move |tx| {
+            Box::pin(leases::fail_workflow_task(tx, run_id, worker_id, failure))
+        })
+    }
+
+    fn release_workflow_task(&self, run_id: &str, worker_id: &str) -> StoreFuture<'_, ()> {
+        let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
+        self.write(Soft, move |tx| {
+            Box::pin(leases::release_workflow_task(tx, run_id, worker_id))
+        })
+    }
+
+    fn poll_activity_tasks(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let worker_id = worker_id.to_owned();
+        self.write(Soft, move |tx| {
+            Box::pin(activities::poll_activity_tasks(
+                tx, worker_id, now_ms, max, None,
+            ))
+        })
+    }
+
+    fn heartbeat_activity(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        details: Option<Payload>,
+        now_ms: i64,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_owned();
+        self.write(Soft, move |tx| {
+            Box::pin(activities::heartbeat_activity(
+                tx, run_id, seq, attempt, details, now_ms,
+            ))
+        })
+    }
+
+    fn resolve_activity(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        resolution: ActivityResolution,
+        now_ms: i64,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_owned();
+        self.write(Durable, move |tx| {
+            Box::pin(activities::resolve_activity(
+                tx, run_id, seq, attempt, resolution, now_ms,
+            ))
+        })
+    }
+
+    fn retry_activity(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        visible_at_ms: i64,
+        failure: ActivityFailure,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_owned();
+        self.write(Durable, move |tx| {
+            Box::pin(activities::retry_activity(
+                tx,
+                run_id,
+                seq,
+                attempt,
+                visible_at_ms,
+                failure,
+            ))
+        })
+    }
+
+    fn release_activity(&self, run_id: &str, seq: u32, attempt: u32) -> StoreFuture<'_, ()> {
+        let run_id = run_id.to_owned();
+        self.write(Durable, move |tx| {
+            Box::pin(activities::release_activity(tx, run_id, seq, attempt))
+        })
+    }
+
+    fn expired_activities(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ActivityTask>> {
+        self.read(move |tx| Box::pin(tx.expired_activities(now_ms, max)))
+    }
+
+    fn fire_due_timers(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<(String, u32)>> {
+        self.write(Soft, move |tx| {
+            Box::pin(timers::fire_due_timers(tx, now_ms, max))
+        })
+    }
+
+    fn next_wakeup(&self, now_ms: i64) -> StoreFuture<'_, Option<i64>> {
+        self.read(move |tx| Box::pin(tx.next_wakeup(now_ms)))
+    }
+
+    fn get_run(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> StoreFuture<'_, Option<RunRecord>> {
+        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
+        self.read(move |tx| Box::pin(reads::get_run(tx, workflow_id, run_id)))
+    }
+
+    fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
+        let run_id = run_id.to_owned();
+        self.read(move |tx| Box::pin(reads::read_history(tx, run_id, from_event_id)))
+    }
+
+    fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>> {
+        self.read(move |tx| Box::pin(async move { tx.list_runs(&filter).await }))
+    }
+
+    fn get_update(
+        &self,
+        workflow_id: &str,
+        update_id: &str,
+    ) -> StoreFuture<'_, Option<UpdateRecord>> {
+        let (workflow_id, update_id) = (workflow_id.to_owned(), update_id.to_owned());
+        self.read(move |tx| Box::pin(reads::get_update(tx, workflow_id, update_id)))
+    }
+
+    fn pending_updates(&self, run_id: &str) -> StoreFuture<'_, Vec<UpdateRecord>> {
+        let run_id = run_id.to_owned();
+        self.read(move |tx| Box::pin(async move { tx.pending_updates(&run_id).await }))
+    }
+
+    fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let run_id = run_id.to_owned();
+        self.read(move |tx| Box::pin(async move { tx.run_activities(&run_id).await }))
+    }
+
+    fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()> {
+        self.write(Durable, move |tx| {
+            Box::pin(schedules::create_schedule(tx, row))
+        })
+    }
+
+    fn update_schedule(
+        &self,
+        schedule_id: &str,
+        expected_version: u64,
+        data: Payload,
+        next_check_ms: Option<i64>,
+    ) -> StoreFuture<'_, bool> {
+        let id = schedule_id.to_owned();
+        self.write(Durable, move |tx| {
+            Box::pin(schedules::update_schedule(
+                tx,
+                id,
+                expected_version,
+                data,
+                next_check_ms,
+            ))
+        })
+    }
+
+    fn get_schedule(&self, schedule_id: &str) -> StoreFuture<'_, Option<ScheduleRow>> {
+        let id = schedule_id.to_owned();
+        self.read(move |tx| Box::pin(async move { tx.get_schedule(&id).await }))
+    }
+
+    fn list_schedules(&self) -> StoreFuture<'_, Vec<ScheduleRow>> {
+        self.read(move |tx| Box::pin(tx.list_schedules()))
+    }
+
+    fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'_, bool> {
+        let id = schedule_id.to_owned();
+        self.write(Durable, move |tx| {
+            Box::pin(async move { tx.delete_schedule(&id).await })
+        })
+    }
+
+    fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>> {
+        self.read(move |tx| Box::pin(tx.due_schedules(now_ms, max)))
+    }
+
+    fn terminate(
+        &self,
+        workflow_id: &str,
+        reason: &str,
+        now_ms: i64,
+    ) -> StoreFuture<'_, RunRecord> {
+        let (workflow_id, reason) = (workflow_id.to_owned(), reason.to_owned());
+        self.write(Durable, move |tx| {
+            Box::pin(terminate::terminate(tx, workflow_id, reason, now_ms))
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! The `runs` table of the memory store, with its index of runs by workflow id.
+
+use super::tables::{taken, MemoryTx, Result, RunEntry};
+use crate::data::run::{ListFilter, RunStatus, TaskFailure};
+use crate::store::records::RunRecord;
+use crate::store::rules::tx::{RunChange, RunLease, RunRow, RunTable, TaskQuery};
+
+impl MemoryTx {
+    fn latest_run_id(&self, workflow_id: &str) -> Option<&String> {
+        let keys = (workflow_id.to_string(), 0)..=(workflow_id.to_string(), u64::MAX);
+        self.by_workflow.range(keys).next_back().map(|(_, id)| id)
+    }
+
+    /// Whether nobody holds the run's lease at `now_ms`.
+    fn lease_free(entry: &RunEntry, now_ms: i64) -> bool {
+        entry.row.lease_owner.is_none() || entry.row.lease_until.is_some_and(|t| t <= now_ms)
+    }
+}
+
+impl RunTable for MemoryTx {
+    async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
+        Ok(self.runs.get(&run_id.to_string()).map(|e| e.row.clone()))
+    }
+
+    async fn latest_run(&mut self, workflow_id: &str) -> Result<Option<RunRow>> {
+        let Some(id) = self.latest_run_id(workflow_id) else {
+            return Ok(None);
+        };
+        Ok(self.runs.get(id).map(|e| e.row.clone()))
+    }
+
+    async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
+        if self.runs.contains_key(&run.run_id) {
+            let why = format!(
+                "run id {} already exists; run ids must be fresh",
+                run.run_id
+            );
+            return Err(taken(why));
+        }
+        let seq = self.next_seq();
+        let row = RunRow {
+            record: run.clone(),
+            lease_owner: None,
+            lease_until: None,
+        };
+        let ready_at = Some(run.created_ms);
+        self.runs
+            .insert(run.run_id.clone(), RunEntry { row, seq, ready_at });
+        let key = (run.workflow_id.clone(), seq);
+        self.by_workflow.insert(key, run.run_id.clone());
+        Ok(())
+    }
+
+    async fn update_run(&mut self, change: &RunChange<'_>) -> Result<()> {
+        self.runs.update(&change.run_id.to_string(), |e| {
+            let record = &mut e.row.record;
+            record.next_event_id = change.next_event_id;
+            record.history_bytes += change.added_bytes;
+            if let Some(summary) = change.summary {
+                record.summary = summary.clone();
+                record.task_failure = None;
+            }
+            if let Some(close) = &change.close {
+                record.status = close.status;
+                record.closed_ms = Some(close.closed_ms);
+                if let Some(result) = close.result {
+                    record.result = Some(result.clone());
+                }
+                if let Some(failure) = close.failure {
+                    record.failure = Some(failure.to_string());
+                }
+            }
+            e.row.lease_owner = None;
+            e.row.lease_until = None;
+            e.ready_at = change.ready_at;
+            true
+        });
+        Ok(())
+    }
+
+    async fn set_ready(&mut self, run_id: &str, at_ms: i64) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            e.ready_at = Some(e.ready_at.map_or(at_ms, |t| t.min(at_ms)));
+            true
+        });
+        Ok(())
+    }
+
+    async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
+        self.runs.update(&lease.run_id.to_string(), |e| {
+            e.row.lease_owner = Some(lease.owner.to_string());
+            e.row.lease_until = Some(lease.until_ms);
+            true
+        });
+        Ok(())
+    }
+
+    async fn lease_if_free(&mut self, lease: &RunLease<'_>, now_ms: i64) -> Result<bool> {
+        Ok(self.runs.update(&lease.run_id.to_string(), |e| {
+            if e.row.record.status != RunStatus::Running || !Self::lease_free(e, now_ms) {
+                return false;
+            }
+            e.row.lease_owner = Some(lease.owner.to_string());
+            e.row.lease_until = Some(lease.until_ms);
+            true
+        }))
+    }
+
+    async fn release_lease(&mut self, run_id: &str, owner: &str) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            if e.row.lease_owner.as_deref() != Some(owner) {
+                return false;
+            }
+            e.row.lease_owner = None;
+            e.row.lease_until = None;
+            e.ready_at = Some(e.ready_at.unwrap_or(0));
+            true
+        });
+        Ok(())
+    }
+
+    async fn record_task_failure(&mut self, run_id: &str, failure: &TaskFailure) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            e.row.record.task_failure = Some(failure.clone());
+            e.row.lease_owner = None;
+            e.row.lease_until = None;
+            e.ready_at = Some(failure.retry_at_ms);
+            true
+        });
+        Ok(())
+    }
+
+    async fn ready_runs(&mut self, query: &TaskQuery<'_>) -> Result<Vec<String>> {
+        let now = query.now_ms;
+        let mut ready: Vec<(i64, u64, &String)> = self
+            .runs
+            .values()
+            .filter(|e| e.row.record.status == RunStatus::Running && Self::lease_free(e, now))
+            .filter(|e| {
+                query
+                    .names
+                    .is_none_or(|t| t.contains(&e.row.record.workflow_type))
+            })
+            .filter(|e| {
+                query
+                    .queues
+                    .is_none_or(|q| q.contains(&e.row.record.task_queue))
+            })
+            .filter_map(|e| match e.ready_at {
+                Some(at) if at <= now => Some((at, e.seq, &e.row.record.run_id)),
+                _ => None,
+            })
+            .collect();
+        ready.sort();
+        Ok(ready
+            .into_iter()
+            .take(query.max)
+            .map(|(_, _, id)| id.clone())
+            .collect())
+    }
+
+    async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
+        let latest = |r: &RunRecord| self.latest_run_id(&r.workflow_id) == Some(&r.run_id);
+        let mut runs: Vec<&RunEntry> = self
+            .runs
+            .values()
+            .filter(|e| !filter.latest_only || latest(&e.row.record))
+            .filter(|e| {
+                filter
+                    .workflow_type
+                    .as_ref()
+                    .is_none_or(|t| *t == e.row.record.workflow_type)
+            })
+            .filter(|e| filter.status.is_none_or(|s| s == e.row.record.status))
+            .collect();
+        runs.sort_by_key(|e| std::cmp::Reverse(e.seq));
+        let limit = if filter.limit == 0 {
+            usize::MAX
+        } else {
+            filter.limit
+        };
+        Ok(runs
+            .into_iter()
+            .take(limit)
+            .map(|e| e.row.record.clone())
+            .collect())
+    }
+}

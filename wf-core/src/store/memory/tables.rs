@@ -1,0 +1,160 @@
+//! The memory store's tables, what a transaction does with all of them (keep, undo,
+//! savepoints), and the wake-up query that spans them.
+
+use super::undo::{Journal, UndoMap};
+use crate::data::message::Message;
+use crate::data::run::RunStatus;
+use crate::data::update::UpdateRecord;
+use crate::error::{BackendErrorKind, StoreError};
+use crate::store::records::{ActivityTask, ScheduleRow};
+use crate::store::rules::tx::{RunRow, Tx};
+
+/// Every table of the memory store: the [`Tx`] of [`MemoryStore`](super::MemoryStore).
+/// Reached only through the store's lock.
+#[derive(Default)]
+pub struct MemoryTx {
+    /// Runs by id.
+    pub(super) runs: UndoMap<String, RunEntry>,
+    /// Run ids by (workflow id, creation order): the last is the latest run.
+    pub(super) by_workflow: UndoMap<(String, u64), String>,
+    /// Encoded events by (run id, first event id of the row).
+    pub(super) events: UndoMap<(String, u64), Vec<u8>>,
+    /// Inbox messages by (run id, arrival order).
+    pub(super) inbox: UndoMap<(String, u64), Message>,
+    /// Updates by (chain id, update id), with their first-write order.
+    pub(super) updates: UndoMap<(String, String), (u64, UpdateRecord)>,
+    /// Signal dedupe ids by (chain id, signal id).
+    pub(super) signal_ids: UndoMap<(String, String), ()>,
+    /// Pending activities by (run id, seq).
+    pub(super) activities: UndoMap<(String, u32), ActivityRow>,
+    /// Fire time of each pending timer by (run id, seq) ...
+    pub(super) timers: UndoMap<(String, u32), i64>,
+    /// ... and the same timers by (fire time, run id, seq): the order in which they fire.
+    pub(super) due_timers: UndoMap<(i64, String, u32), ()>,
+    /// Schedules by id.
+    pub(super) schedules: UndoMap<String, ScheduleRow>,
+    /// The last number given to a run, an inbox message, an update. Not undone: a failed call
+    /// may leave a gap, which orders nothing differently.
+    pub(super) last_seq: u64,
+    /// The marks of the open savepoint.
+    savepoint: Option<Vec<usize>>,
+}
+
+/// A run's row with its queue state.
+#[derive(Clone)]
+pub(super) struct RunEntry {
+    pub(super) row: RunRow,
+    /// Creation order, across all runs.
+    pub(super) seq: u64,
+    /// When its workflow task is ready.
+    pub(super) ready_at: Option<i64>,
+}
+
+/// A pending activity: the task as returned to callers, plus its queue state.
+#[derive(Clone)]
+pub(super) struct ActivityRow {
+    pub(super) task: ActivityTask,
+    pub(super) visible_at: i64,
+    pub(super) lease_owner: Option<String>,
+}
+
+/// The result of a primitive.
+pub(super) type Result<T> = std::result::Result<T, StoreError>;
+
+/// A duplicate key, as a SQL constraint reports it.
+pub(super) fn taken(what: String) -> StoreError {
+    StoreError::backend(BackendErrorKind::Invalid, what)
+}
+
+impl MemoryTx {
+    /// The next number of a sequence shared by runs, messages and updates (each only needs to
+    /// grow).
+    pub(super) fn next_seq(&mut self) -> u64 {
+        self.last_seq += 1;
+        self.last_seq
+    }
+
+    fn journals(&mut self) -> [&mut dyn Journal; 10] {
+        [
+            &mut self.runs,
+            &mut self.by_workflow,
+            &mut self.events,
+            &mut self.inbox,
+            &mut self.updates,
+            &mut self.signal_ids,
+            &mut self.activities,
+            &mut self.timers,
+            &mut self.due_timers,
+            &mut self.schedules,
+        ]
+    }
+
+    fn marks(&mut self) -> Vec<usize> {
+        self.journals().iter().map(|j| j.mark()).collect()
+    }
+
+    fn undo_to(&mut self, marks: &[usize]) {
+        for (journal, mark) in self.journals().into_iter().zip(marks) {
+            journal.undo_to(*mark);
+        }
+    }
+
+    /// Ends a transaction that succeeded: its changes stay.
+    pub(super) fn keep(&mut self) {
+        self.savepoint = None;
+        for journal in self.journals() {
+            journal.forget();
+        }
+    }
+
+    /// Ends a transaction that failed: every change it made is undone.
+    pub(super) fn undo(&mut self) {
+        self.savepoint = None;
+        for journal in self.journals() {
+            journal.undo_to(0);
+        }
+    }
+}
+
+impl Tx for MemoryTx {
+    async fn next_wakeup(&mut self, now_ms: i64) -> Result<Option<i64>> {
+        let mut times: Vec<i64> = self.due_timers.range(..).map(|(k, _)| k.0).collect();
+        let running = self
+            .runs
+            .values()
+            .filter(|r| r.row.record.status == RunStatus::Running);
+        for run in running {
+            times.extend(run.ready_at);
+            times.extend(run.row.lease_until);
+        }
+        for row in self.activities.values() {
+            if row.lease_owner.is_none() {
+                times.push(row.visible_at);
+            } else {
+                times.extend(row.task.lease_until_ms);
+            }
+            times.extend(row.task.schedule_deadline_ms());
+        }
+        times.extend(self.schedules.values().filter_map(|r| r.next_check_ms));
+        Ok(times.into_iter().filter(|t| *t > now_ms).min())
+    }
+
+    async fn savepoint(&mut self) -> Result<()> {
+        self.savepoint = Some(self.marks());
+        Ok(())
+    }
+
+    async fn rollback_to_savepoint(&mut self) -> Result<()> {
+        let marks = self
+            .savepoint
+            .clone()
+            .ok_or_else(|| StoreError::bug("no savepoint is open"))?;
+        self.undo_to(&marks);
+        Ok(())
+    }
+
+    async fn release_savepoint(&mut self) -> Result<()> {
+        self.savepoint = None;
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! Activity attempts: leasing visible ones (with their deadlines per
+//! [`activity_lease`]), heartbeats (per [`heartbeat_lease`]), retries, resolutions into the
+//! run's inbox, releases; a stale attempt changes nothing.
+
+use super::tx::{Attempt, Heartbeat, Retry, TaskQuery, Tx};
+use crate::data::activity::{activity_lease, heartbeat_lease, ActivityFailure, ActivityResolution};
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::error::StoreError;
+use crate::store::records::ActivityTask;
+
+/// [`Store::poll_activity_tasks_of`](crate::store::Store::poll_activity_tasks_of), and
+/// [`poll_activity_tasks`](crate::store::Store::poll_activity_tasks) without names.
+pub(crate) async fn poll_activity_tasks<X: Tx>(
+    tx: &mut X,
+    worker_id: String,
+    now_ms: i64,
+    max: usize,
+    names: Option<Vec<String>>,
+) -> Result<Vec<ActivityTask>, StoreError> {
+    let query = TaskQuery {
+        now_ms,
+        max,
+        names: names.as_deref(),
+        queues: None,
+    };
+    let due = tx.visible_activities(&query).await?;
+    let mut leased = Vec::with_capacity(due.len());
+    for mut task in due {
+        let (deadline, lease) = activity_lease(&task.options, task.scheduled_ms, now_ms);
+        task.started_ms = Some(now_ms);
+        task.attempt_deadline_ms = Some(deadline);
+        task.lease_until_ms = Some(lease);
+        tx.lease_activity(&task, &worker_id).await?;
+        leased.push(task);
+    }
+    Ok(leased)
+}
+
+/// [`Store::heartbeat_activity`](crate::store::Store::heartbeat_activity): only a leased
+/// current attempt whose lease has not expired.
+pub(crate) async fn heartbeat_activity<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+    seq: u32,
+    attempt: u32,
+    details: Option<Payload>,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let attempt = Attempt {
+        run_id: &run_id,
+        seq,
+        attempt,
+    };
+    let Some(current) = tx.lease_state(&attempt).await? else {
+        return Ok(false);
+    };
+    let (Some(deadline), Some(lease), Some(_owner)) = (
+        current.attempt_deadline_ms,
+        current.lease_until_ms,
+        current.lease_owner,
+    ) else {
+        return Ok(false);
+    };
+    if lease <= now_ms {
+        return Ok(false);
+    }
+    let beat = Heartbeat {
+        attempt,
+        details: details.as_ref(),
+        lease_until_ms: heartbeat_lease(&current.options, deadline, now_ms),
+    };
+    tx.heartbeat_activity(&beat).await?;
+    Ok(true)
+}
+
+/// [`Store::resolve_activity`](crate::store::Store::resolve_activity).
+pub(crate) async fn resolve_activity<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+    seq: u32,
+    attempt: u32,
+    resolution: ActivityResolution,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    let current = Attempt {
+        run_id: &run_id,
+        seq,
+        attempt,
+    };
+    if !tx.delete_attempt(&current).await? {
+        return Ok(false);
+    }
+    let message = Message::ActivityResolved { seq, resolution };
+    tx.push_inbox(&run_id, message).await?;
+    tx.set_ready(&run_id, now_ms).await?;
+    Ok(true)
+}
+
+/// [`Store::retry_activity`](crate::store::Store::retry_activity).
+pub(crate) async fn retry_activity<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+    seq: u32,
+    attempt: u32,
+    visible_at_ms: i64,
+    failure: ActivityFailure,
+) -> Result<bool, StoreError> {
+    let retry = Retry {
+        attempt: Attempt {
+            run_id: &run_id,
+            seq,
+            attempt,
+        },
+        visible_at_ms,
+        failure: &failure,
+    };
+    tx.retry_activity(&retry).await
+}
+
+/// [`Store::release_activity`](crate::store::Store::release_activity): visible again at once
+/// (its visible time was due when it was leased).
+pub(crate) async fn release_activity<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+    seq: u32,
+    attempt: u32,
+) -> Result<(), StoreError> {
+    let attempt = Attempt {
+        run_id: &run_id,
+        seq,
+        attempt,
+    };
+    tx.release_activity(&attempt).await
+}

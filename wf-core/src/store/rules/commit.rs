@@ -1,0 +1,264 @@
+//! Committing a workflow task: the checks (lease owner, or a free run and an empty inbox for a
+//! lease-free commit; `expected_next_event_id`; `NewMessages` for a close over unconsumed
+//! messages), then its writes — the events as one row, the consumed inbox, activities, timers,
+//! updates, the run's row in one change, a close or a continue-as-new — and its effects on
+//! other runs (child starts, deliveries, terminations, notifications).
+
+use super::deliver::{deliver_to, notify_run};
+use super::encode_failed;
+use super::leases::{check_task_owner, check_unleased};
+use super::start::create_run;
+use super::terminate::{clear_closed_run, terminate_run};
+use super::tx::{Attempt, NewActivity, RunChange, RunClosing, Tx, UpdateRow};
+use crate::data::activity::activity_lease;
+use crate::data::codec::encode_event_into;
+use crate::data::message::Message;
+use crate::data::payload::Payload;
+use crate::data::run::{ChildOutcome, RunStatus};
+use crate::error::StoreError;
+use crate::store::records::{NewRun, RunClose, RunRecord, TaskCommit};
+use std::collections::HashSet;
+
+/// [`Store::commit_workflow_task`](crate::store::Store::commit_workflow_task). Returns the
+/// committed run and the spent commit, so that the caller frees the commit's events and
+/// messages on its own thread: freeing another thread's memory makes glibc's allocator lock
+/// that thread's arena, and a store thread would contend with the workflow worker on every
+/// commit of a busy engine.
+pub(crate) async fn commit<X: Tx>(
+    tx: &mut X,
+    mut c: TaskCommit,
+) -> Result<(RunRecord, TaskCommit), StoreError> {
+    let run_id = c.run_id.as_str();
+    let now = c.now_ms;
+    let row = tx
+        .load_run(run_id)
+        .await?
+        .ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
+    if c.without_lease {
+        check_unleased(&row, now)?;
+        if tx.inbox_has_after(run_id, None).await? {
+            return Err(StoreError::NewMessages {
+                run_id: run_id.to_string(),
+            });
+        }
+    } else {
+        check_task_owner(&row, &c.worker_id)?;
+    }
+    let run = row.record;
+    if run.next_event_id != c.expected_next_event_id {
+        return Err(StoreError::conflict(
+            run_id,
+            format!(
+                "the workflow task expected next event id {}, but the history is at {}",
+                c.expected_next_event_id, run.next_event_id
+            ),
+        ));
+    }
+    // (A lease-free commit found the inbox empty above.)
+    if c.close.is_some()
+        && !c.without_lease
+        && tx.inbox_has_after(run_id, c.consumed_through).await?
+    {
+        return Err(StoreError::NewMessages {
+            run_id: run_id.to_string(),
+        });
+    }
+
+    // The task's events as one record: one row insert, and no per-event key repeated.
+    let mut chunk = Vec::new();
+    for (time_ms, kind) in &c.events {
+        encode_event_into(&mut chunk, *time_ms, kind).map_err(encode_failed)?;
+    }
+    let next_event_id = run.next_event_id + c.events.len() as u64;
+    let added_bytes = chunk.len() as u64;
+    if !chunk.is_empty() {
+        tx.insert_events(run_id, run.next_event_id, &chunk).await?;
+    }
+    if let Some(through) = c.consumed_through {
+        tx.consume_inbox(run_id, through).await?;
+    }
+    for task in &c.new_activities {
+        let lease = c.lease_activities_to.as_deref().map(|owner| {
+            let (attempt_deadline, lease_until) = activity_lease(&task.options, now, now);
+            (owner, attempt_deadline, lease_until)
+        });
+        let activity = NewActivity {
+            run_id,
+            workflow_id: &run.workflow_id,
+            task,
+            scheduled_ms: now,
+            lease,
+        };
+        tx.insert_activity(&activity).await?;
+    }
+    for (seq, fire_at) in &c.new_timers {
+        tx.insert_timer(run_id, *seq, *fire_at).await?;
+    }
+    for (seq, attempt) in &c.resolve_activities {
+        let current = Attempt {
+            run_id,
+            seq: *seq,
+            attempt: *attempt,
+        };
+        if !tx.delete_attempt(&current).await? {
+            return Err(StoreError::conflict(
+                run_id,
+                format!("activity #{seq} attempt {attempt} is no longer pending"),
+            ));
+        }
+    }
+    for seq in &c.cancel_activities {
+        tx.delete_activity(run_id, *seq).await?;
+    }
+    for seq in &c.cancel_timers {
+        tx.delete_timer(run_id, *seq).await?;
+    }
+    // Each update once, in its last state: an update accepted and completed in one task would
+    // otherwise enter and leave the pending index within the transaction (one more page).
+    let mut written = HashSet::new();
+    for (update_id, name, state) in c.updates.iter().rev() {
+        if written.insert(update_id.as_str()) {
+            let row = UpdateRow {
+                chain_id: &run.chain_id,
+                run_id,
+                update_id,
+                name,
+                state,
+            };
+            tx.put_update(&row).await?;
+        }
+    }
+
+    // The run's row in one change, closed at once if the task closes it.
+    let close = c.close.take();
+    let closing = close.as_ref().map(|close| closing_of(close, now));
+    // Ready again if messages wait (a closing task found none after those it consumed).
+    let ready_at =
+        if closing.is_none() && !c.without_lease && tx.inbox_has_after(run_id, None).await? {
+            Some(now)
+        } else {
+            None
+        };
+    tx.update_run(&RunChange {
+        run_id,
+        next_event_id,
+        added_bytes,
+        summary: Some(&c.summary),
+        ready_at,
+        close: closing.clone(),
+    })
+    .await?;
+
+    // The committed row, as just written (no read back).
+    let mut record = RunRecord {
+        next_event_id,
+        history_bytes: run.history_bytes + added_bytes,
+        task_failure: None,
+        summary: std::mem::take(&mut c.summary),
+        ..run
+    };
+    if let Some(closing) = closing {
+        record.status = closing.status;
+        record.closed_ms = Some(closing.closed_ms);
+        record.result = closing.result.cloned();
+        record.failure = closing.failure.map(str::to_string);
+        clear_closed_run(tx, run_id).await?;
+    }
+    if let Some(RunClose::ContinuedAsNew(new)) = close {
+        if new.workflow_id != record.workflow_id {
+            return Err(StoreError::conflict(
+                run_id,
+                format!(
+                    "continue-as-new must keep workflow id {:?}, got {:?}",
+                    record.workflow_id, new.workflow_id
+                ),
+            ));
+        }
+        let new = NewRun {
+            continued_from: Some(run_id.to_string()),
+            ..new
+        };
+        create_run(tx, &new, &record.chain_id, now).await?;
+    }
+    let effects = SideEffects {
+        start_children: std::mem::take(&mut c.start_children),
+        deliver: std::mem::take(&mut c.deliver),
+        terminate: std::mem::take(&mut c.terminate),
+        notify: std::mem::take(&mut c.notify),
+    };
+    apply_side_effects(tx, run_id, effects, now).await?;
+    Ok((record, c))
+}
+
+/// The closing part of the run's change for a task that closes it.
+fn closing_of(close: &RunClose, now_ms: i64) -> RunClosing<'_> {
+    let (status, result, failure): (_, Option<&Payload>, _) = match close {
+        RunClose::Completed(result) => (RunStatus::Completed, Some(result), None),
+        RunClose::Failed(message) => (RunStatus::Failed, None, Some(message.as_str())),
+        RunClose::Cancelled(message) => (RunStatus::Cancelled, None, Some(message.as_str())),
+        RunClose::ContinuedAsNew(_) => (RunStatus::ContinuedAsNew, None, None),
+    };
+    RunClosing {
+        status,
+        closed_ms: now_ms,
+        result,
+        failure,
+    }
+}
+
+/// What a workflow task does to other runs, in its own transaction.
+struct SideEffects {
+    start_children: Vec<(u32, NewRun)>,
+    deliver: Vec<(String, Message)>,
+    terminate: Vec<(String, String)>,
+    notify: Vec<(String, Message)>,
+}
+
+/// Child starts (a child whose workflow id is running is not started: the parent is told),
+/// outgoing messages (missing or closed targets are skipped), parent close policies, a child's
+/// result for its parent.
+async fn apply_side_effects<X: Tx>(
+    tx: &mut X,
+    run_id: &str,
+    fx: SideEffects,
+    now: i64,
+) -> Result<(), StoreError> {
+    for (seq, child) in fx.start_children {
+        let running = tx
+            .latest_run(&child.workflow_id)
+            .await?
+            .filter(|r| r.record.status == RunStatus::Running);
+        if let Some(existing) = running {
+            let outcome = ChildOutcome::StartFailed(format!(
+                "workflow {:?} is already running (run {})",
+                child.workflow_id, existing.record.run_id
+            ));
+            tx.push_inbox(run_id, Message::ChildClosed { seq, outcome })
+                .await?;
+            tx.set_ready(run_id, now).await?;
+        } else {
+            create_run(tx, &child, &child.run_id, now).await?;
+        }
+    }
+    for (workflow_id, message) in fx.deliver {
+        if let Some(target) = tx.latest_run(&workflow_id).await? {
+            match deliver_to(tx, &target.record, message, now).await {
+                Ok(_) | Err(StoreError::RunFinished { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    for (workflow_id, reason) in fx.terminate {
+        let target = tx
+            .latest_run(&workflow_id)
+            .await?
+            .filter(|r| r.record.status == RunStatus::Running);
+        if let Some(target) = target {
+            terminate_run(tx, &target.record, &reason, now).await?;
+        }
+    }
+    for (target, message) in fx.notify {
+        notify_run(tx, &target, message, now).await?;
+    }
+    Ok(())
+}

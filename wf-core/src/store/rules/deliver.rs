@@ -1,0 +1,111 @@
+//! Delivering a message to a run: the dedupe of signal ids and update ids (per continue-as-new
+//! chain), the closed-run check, the inbox, the ready mark.
+
+use super::tx::{RunRow, Tx, UpdateRow};
+use crate::data::message::Message;
+use crate::data::run::RunStatus;
+use crate::data::update::UpdateState;
+use crate::error::StoreError;
+use crate::store::records::{DeliverOutcome, RunRecord};
+
+/// [`Store::deliver`](crate::store::Store::deliver).
+pub(crate) async fn deliver<X: Tx>(
+    tx: &mut X,
+    workflow_id: String,
+    run_id: Option<String>,
+    message: Message,
+    now_ms: i64,
+) -> Result<DeliverOutcome, StoreError> {
+    let run = find_run(tx, &workflow_id, run_id.as_deref())
+        .await?
+        .ok_or(StoreError::NotFound {
+            workflow_id,
+            run_id,
+        })?;
+    deliver_to(tx, &run.record, message, now_ms).await
+}
+
+/// The run `run_id` of `workflow_id`, or its latest run.
+pub(crate) async fn find_run<X: Tx>(
+    tx: &mut X,
+    workflow_id: &str,
+    run_id: Option<&str>,
+) -> Result<Option<RunRow>, StoreError> {
+    match run_id {
+        Some(id) => Ok(tx
+            .load_run(id)
+            .await?
+            .filter(|r| r.record.workflow_id == workflow_id)),
+        None => tx.latest_run(workflow_id).await,
+    }
+}
+
+/// Delivers a message to a run: a known update id is answered with its record (even by a
+/// closed run); a closed run refuses; a known signal id is dropped; else the message goes to
+/// the inbox (an update also to the chain's updates, as `Requested`) and the run is ready.
+pub(crate) async fn deliver_to<X: Tx>(
+    tx: &mut X,
+    run: &RunRecord,
+    message: Message,
+    now_ms: i64,
+) -> Result<DeliverOutcome, StoreError> {
+    if let Message::Update { update_id, .. } = &message {
+        if let Some(existing) = tx.get_update(&run.chain_id, update_id).await? {
+            return Ok(DeliverOutcome::DuplicateUpdate(existing));
+        }
+    }
+    if run.status != RunStatus::Running {
+        return Err(StoreError::RunFinished {
+            workflow_id: run.workflow_id.clone(),
+            run_id: run.run_id.clone(),
+            status: run.status,
+        });
+    }
+    if let Message::Signal {
+        signal_id: Some(id),
+        ..
+    } = &message
+    {
+        if !tx.insert_signal_id(&run.chain_id, id).await? {
+            return Ok(DeliverOutcome::DuplicateSignal {
+                run_id: run.run_id.clone(),
+            });
+        }
+    }
+    if let Message::Update {
+        update_id, name, ..
+    } = &message
+    {
+        let row = UpdateRow {
+            chain_id: &run.chain_id,
+            run_id: &run.run_id,
+            update_id,
+            name,
+            state: &UpdateState::Requested,
+        };
+        tx.put_update(&row).await?;
+    }
+    tx.push_inbox(&run.run_id, message).await?;
+    tx.set_ready(&run.run_id, now_ms).await?;
+    Ok(DeliverOutcome::Enqueued {
+        run_id: run.run_id.clone(),
+    })
+}
+
+/// Puts a message in a running run's inbox and makes it ready; false if the run is closed or
+/// unknown (a child's result for a parent that is gone).
+pub(crate) async fn notify_run<X: Tx>(
+    tx: &mut X,
+    run_id: &str,
+    message: Message,
+    now_ms: i64,
+) -> Result<bool, StoreError> {
+    match tx.load_run(run_id).await? {
+        Some(run) if run.record.status == RunStatus::Running => {
+            tx.push_inbox(run_id, message).await?;
+            tx.set_ready(run_id, now_ms).await?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}

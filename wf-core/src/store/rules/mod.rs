@@ -1,0 +1,33 @@
+//! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
+//! and commit checks, what a commit or a termination does to other runs, activity attempts,
+//! timers. Each rule is an `async fn` generic over [`Tx`], the table primitives a store
+//! provides (one statement of SQL, or one map operation, each); the generic
+//! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
+//! [`Backend`](crate::store::Backend).
+//!
+//! A rule decides; a primitive only reads or writes. A rule does its checks in the order that
+//! reads the least, and a failing rule leaves nothing behind: its transaction is rolled back.
+//!
+//! May import: `crate::data`, `crate::error`, the store's records and this folder.
+
+pub(crate) mod activities;
+pub(crate) mod commit;
+pub(crate) mod deliver;
+pub(crate) mod leases;
+pub(crate) mod reads;
+pub(crate) mod schedules;
+pub(crate) mod start;
+pub(crate) mod terminate;
+pub(crate) mod timers;
+pub(crate) mod tx;
+
+use crate::data::payload::PayloadError;
+use crate::error::{BackendErrorKind, StoreError};
+
+/// A history event that does not encode: the caller's data is invalid, nothing is written.
+pub(crate) fn encode_failed(e: PayloadError) -> StoreError {
+    StoreError::backend(
+        BackendErrorKind::Invalid,
+        format!("could not encode a history event: {e}"),
+    )
+}

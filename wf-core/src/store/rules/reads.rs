@@ -1,0 +1,49 @@
+//! What callers read: runs, histories (decoded here, once, from the stored rows), updates.
+
+use super::deliver::find_run;
+use super::tx::Tx;
+use crate::data::codec::decode_events;
+use crate::data::history::HistoryEvent;
+use crate::data::update::UpdateRecord;
+use crate::error::StoreError;
+use crate::store::records::RunRecord;
+
+/// [`Store::get_run`](crate::store::Store::get_run).
+pub(crate) async fn get_run<X: Tx>(
+    tx: &mut X,
+    workflow_id: String,
+    run_id: Option<String>,
+) -> Result<Option<RunRecord>, StoreError> {
+    let run = find_run(tx, &workflow_id, run_id.as_deref()).await?;
+    Ok(run.map(|r| r.record))
+}
+
+/// [`Store::read_history`](crate::store::Store::read_history): a row may hold several events,
+/// so the first row read may start before `from_event_id`.
+pub(crate) async fn read_history<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+    from_event_id: u64,
+) -> Result<Vec<HistoryEvent>, StoreError> {
+    let rows = tx.event_rows(&run_id, from_event_id).await?;
+    let mut events = Vec::new();
+    for (first_event_id, data) in rows {
+        let decoded = decode_events(first_event_id, &data)
+            .map_err(|e| StoreError::corrupt(format!("run {run_id}: {e}")))?;
+        events.extend(decoded.into_iter().filter(|e| e.event_id >= from_event_id));
+    }
+    Ok(events)
+}
+
+/// [`Store::get_update`](crate::store::Store::get_update): updates are kept per chain, found
+/// through the latest run.
+pub(crate) async fn get_update<X: Tx>(
+    tx: &mut X,
+    workflow_id: String,
+    update_id: String,
+) -> Result<Option<UpdateRecord>, StoreError> {
+    match tx.latest_run(&workflow_id).await? {
+        Some(run) => tx.get_update(&run.record.chain_id, &update_id).await,
+        None => Ok(None),
+    }
+}

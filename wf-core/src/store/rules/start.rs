@@ -1,0 +1,136 @@
+//! Starting a run: the id-conflict policy (`Fail`, `UseExisting`, `TerminateExisting`), the
+//! run's row and first event, its start messages, and the first workflow task committed in the
+//! same transaction.
+
+use super::commit::commit;
+use super::deliver::deliver_to;
+use super::encode_failed;
+use super::terminate::terminate_run;
+use super::tx::{RunChange, Tx};
+use crate::data::codec::encode_event;
+use crate::data::message::Message;
+use crate::data::run::{IdConflictPolicy, RunStatus};
+use crate::error::StoreError;
+use crate::store::records::{NewRun, RunRecord, StartOutcome, StartRequest, TaskCommit};
+
+/// [`Store::start_run`](crate::store::Store::start_run).
+pub(crate) async fn start_run<X: Tx>(
+    tx: &mut X,
+    req: StartRequest,
+) -> Result<StartOutcome, StoreError> {
+    start(tx, req).await.map(|(outcome, _)| outcome)
+}
+
+/// [`Store::start_run_with_task`](crate::store::Store::start_run_with_task): the start, then
+/// the first task in a nested savepoint, so that a failed task leaves the start standing.
+pub(crate) async fn start_run_with_task<X: Tx>(
+    tx: &mut X,
+    req: StartRequest,
+    first: TaskCommit,
+) -> Result<(StartOutcome, Option<Result<RunRecord, StoreError>>), StoreError> {
+    let (outcome, created) = start(tx, req).await?;
+    let Some(mut created) = created else {
+        return Ok((outcome, None));
+    };
+    // A first task of the new run (lease-free, at event 2, no start messages in its inbox)
+    // that records nothing needs none of the general commit's checks: all it does is clear the
+    // ready mark and set the summary, one row update (the hot path of a start whose workflow
+    // waits at once).
+    let trivial = first.records_nothing()
+        && first.without_lease
+        && first.run_id == created.run_id
+        && first.expected_next_event_id == created.next_event_id
+        && outcome.messages.is_empty();
+    if trivial {
+        tx.update_run(&RunChange {
+            run_id: &created.run_id,
+            next_event_id: created.next_event_id,
+            added_bytes: 0,
+            summary: Some(&first.summary),
+            ready_at: None,
+            close: None,
+        })
+        .await?;
+        created.summary = first.summary;
+        return Ok((outcome, Some(Ok(created))));
+    }
+    tx.savepoint().await?;
+    let first = commit(tx, first).await.map(|(record, _spent)| record);
+    if first.is_err() {
+        tx.rollback_to_savepoint().await?;
+    }
+    tx.release_savepoint().await?;
+    Ok((outcome, Some(first)))
+}
+
+/// Starts a run per its id-conflict policy; also returns the created run's record.
+async fn start<X: Tx>(
+    tx: &mut X,
+    req: StartRequest,
+) -> Result<(StartOutcome, Option<RunRecord>), StoreError> {
+    let StartRequest {
+        run,
+        policy,
+        messages,
+        now_ms,
+    } = req;
+    let running = tx
+        .latest_run(&run.workflow_id)
+        .await?
+        .filter(|r| r.record.status == RunStatus::Running);
+    if let Some(existing) = running {
+        let existing = existing.record;
+        match policy {
+            IdConflictPolicy::Fail => {
+                return Err(StoreError::AlreadyStarted {
+                    workflow_id: run.workflow_id,
+                    run_id: existing.run_id,
+                })
+            }
+            IdConflictPolicy::UseExisting => {
+                let outcome = deliver_all(tx, &existing, messages, now_ms, false).await?;
+                return Ok((outcome, None));
+            }
+            IdConflictPolicy::TerminateExisting => {
+                terminate_run(tx, &existing, "terminated by a new start", now_ms).await?;
+            }
+        }
+    }
+    let created = create_run(tx, &run, &run.run_id, now_ms).await?;
+    let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;
+    Ok((outcome, Some(created)))
+}
+
+/// Delivers a start's messages to the run it addresses, in order.
+async fn deliver_all<X: Tx>(
+    tx: &mut X,
+    run: &RunRecord,
+    messages: Vec<Message>,
+    now_ms: i64,
+    started: bool,
+) -> Result<StartOutcome, StoreError> {
+    let mut outcomes = Vec::with_capacity(messages.len());
+    for m in messages {
+        outcomes.push(deliver_to(tx, run, m, now_ms).await?);
+    }
+    Ok(StartOutcome {
+        run_id: run.run_id.clone(),
+        started,
+        messages: outcomes,
+    })
+}
+
+/// Creates a run of chain `chain_id` with its `WorkflowStarted` event, ready at `now_ms`;
+/// returns its record.
+pub(crate) async fn create_run<X: Tx>(
+    tx: &mut X,
+    new: &NewRun,
+    chain_id: &str,
+    now_ms: i64,
+) -> Result<RunRecord, StoreError> {
+    let data = encode_event(now_ms, &new.started_event()).map_err(encode_failed)?;
+    let record = new.created_record(chain_id, data.len() as u64, now_ms);
+    tx.insert_run(&record).await?;
+    tx.insert_events(&new.run_id, 1, &data).await?;
+    Ok(record)
+}

@@ -1,0 +1,21 @@
+//! Durable timers: firing the due ones into their runs' inboxes.
+
+use super::tx::Tx;
+use crate::data::message::Message;
+use crate::error::StoreError;
+
+/// [`Store::fire_due_timers`](crate::store::Store::fire_due_timers).
+pub(crate) async fn fire_due_timers<X: Tx>(
+    tx: &mut X,
+    now_ms: i64,
+    max: usize,
+) -> Result<Vec<(String, u32)>, StoreError> {
+    let due = tx.due_timers(now_ms, max).await?;
+    for (run_id, seq) in &due {
+        tx.delete_timer(run_id, *seq).await?;
+        tx.push_inbox(run_id, Message::TimerFired { seq: *seq })
+            .await?;
+        tx.set_ready(run_id, now_ms).await?;
+    }
+    Ok(due)
+}

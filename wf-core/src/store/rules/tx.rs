@@ -1,0 +1,522 @@
+//! The table primitives every store provides and the rules are written against: each one is a
+//! single statement of a SQL store, or a single operation on one map of the memory store.
+//!
+//! A primitive checks nothing the rules check: it reads or writes exactly what it says, inside
+//! the transaction the store opened for the rule (see [`Backend`](crate::store::Backend)).
+//! Where a primitive can fail on the data itself, it fails as a SQL constraint would (a
+//! duplicate key is a [`StoreError::Backend`]), and the rule's transaction is rolled back.
+//!
+//! The primitives are `async` so that a store whose transaction is asynchronous (PostgreSQL)
+//! implements the same traits. An implementation whose primitives never wait writes them as
+//! plain `async fn`s with no `.await` inside: their futures are ready on the first poll.
+//!
+//! The traits are split by table so that an implementation can keep one file per table; [`Tx`]
+//! gathers them.
+
+use crate::data::activity::{ActivityFailure, ActivityOptions};
+use crate::data::message::{InboxMessage, Message};
+use crate::data::payload::Payload;
+use crate::data::run::{ListFilter, RunStatus, TaskFailure};
+use crate::data::update::{UpdateRecord, UpdateState};
+use crate::error::StoreError;
+use crate::store::records::{ActivityTask, NewActivityTask, RunRecord, ScheduleRow};
+use std::future::Future;
+
+/// A run's row: its record and its workflow task lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// The run as callers see it.
+    pub record: RunRecord,
+    /// The worker holding the workflow task lease, if any (it may have expired).
+    pub lease_owner: Option<String>,
+    /// When that lease expires.
+    pub lease_until: Option<i64>,
+}
+
+/// The one change a workflow task commit, or a termination, makes to its run's row. It always
+/// clears the workflow task lease.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunChange<'a> {
+    /// The run.
+    pub run_id: &'a str,
+    /// The run's new `next_event_id`.
+    pub next_event_id: u64,
+    /// Bytes added to `history_bytes`.
+    pub added_bytes: u64,
+    /// A commit's new summary; a commit also clears the task failure. `None` (a termination)
+    /// keeps both.
+    pub summary: Option<&'a Payload>,
+    /// When the run's next workflow task is ready (`None`: not ready).
+    pub ready_at: Option<i64>,
+    /// How the run closes, if it does.
+    pub close: Option<RunClosing<'a>>,
+}
+
+/// The closing part of a [`RunChange`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunClosing<'a> {
+    /// The final status.
+    pub status: RunStatus,
+    /// Close time.
+    pub closed_ms: i64,
+    /// The result of a completed run (`None` keeps the stored one).
+    pub result: Option<&'a Payload>,
+    /// The failure message of a failed, cancelled or terminated run (`None` keeps the stored
+    /// one).
+    pub failure: Option<&'a str>,
+}
+
+/// A workflow task lease to give.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLease<'a> {
+    /// The run.
+    pub run_id: &'a str,
+    /// The worker taking it.
+    pub owner: &'a str,
+    /// When it expires.
+    pub until_ms: i64,
+}
+
+/// What a poll for work asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskQuery<'a> {
+    /// Due at this time.
+    pub now_ms: i64,
+    /// At most this many.
+    pub max: usize,
+    /// Only these workflow types (runs) or activity names (activities); `None`: any.
+    pub names: Option<&'a [String]>,
+    /// Only these task queues (runs); `None`: any.
+    pub queues: Option<&'a [String]>,
+}
+
+/// An update record to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateRow<'a> {
+    /// The continue-as-new chain it belongs to.
+    pub chain_id: &'a str,
+    /// The run it is delivered to (kept from the first write).
+    pub run_id: &'a str,
+    /// The update id.
+    pub update_id: &'a str,
+    /// Its wire name.
+    pub name: &'a str,
+    /// Where it stands.
+    pub state: &'a UpdateState,
+}
+
+/// An activity to insert: attempt 1, scheduled and visible at `scheduled_ms`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewActivity<'a> {
+    /// The run that scheduled it.
+    pub run_id: &'a str,
+    /// That run's workflow id.
+    pub workflow_id: &'a str,
+    /// What to run.
+    pub task: &'a NewActivityTask,
+    /// Schedule time.
+    pub scheduled_ms: i64,
+    /// Leased at once, its attempt started at `scheduled_ms`: (owner, attempt deadline, lease
+    /// expiry).
+    pub lease: Option<(&'a str, i64, i64)>,
+}
+
+/// One attempt of an activity: a call about an attempt that is no longer current changes
+/// nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Attempt<'a> {
+    /// The run that scheduled the activity.
+    pub run_id: &'a str,
+    /// The activity's seq.
+    pub seq: u32,
+    /// The attempt, from 1.
+    pub attempt: u32,
+}
+
+/// What a heartbeat needs to know of an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeaseState {
+    /// The activity's options.
+    pub options: ActivityOptions,
+    /// The attempt's start-to-close deadline, if it is leased.
+    pub attempt_deadline_ms: Option<i64>,
+    /// When its lease expires, if it is leased.
+    pub lease_until_ms: Option<i64>,
+    /// Who holds the lease.
+    pub lease_owner: Option<String>,
+}
+
+/// A heartbeat to record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heartbeat<'a> {
+    /// The attempt.
+    pub attempt: Attempt<'a>,
+    /// Its details, if it sent any (else the last ones are kept).
+    pub details: Option<&'a Payload>,
+    /// The lease's new expiry.
+    pub lease_until_ms: i64,
+}
+
+/// The next attempt of an activity to schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retry<'a> {
+    /// The attempt that failed.
+    pub attempt: Attempt<'a>,
+    /// When the next attempt becomes visible.
+    pub visible_at_ms: i64,
+    /// Why the attempt failed.
+    pub failure: &'a ActivityFailure,
+}
+
+/// The `runs` table.
+pub trait RunTable {
+    /// The run `run_id`.
+    fn load_run(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Option<RunRow>, StoreError>> + Send;
+
+    /// The latest run (last created) of `workflow_id`.
+    fn latest_run(
+        &mut self,
+        workflow_id: &str,
+    ) -> impl Future<Output = Result<Option<RunRow>, StoreError>> + Send;
+
+    /// Inserts the row of a run as just created (running, at event 2, an empty summary),
+    /// ready at its creation time. A taken run id is a `Backend` error.
+    fn insert_run(
+        &mut self,
+        run: &RunRecord,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Applies a [`RunChange`].
+    fn update_run(
+        &mut self,
+        change: &RunChange<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Makes the run's workflow task ready at `at_ms`, unless it is ready earlier already.
+    fn set_ready(
+        &mut self,
+        run_id: &str,
+        at_ms: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Gives the workflow task lease.
+    fn set_lease(
+        &mut self,
+        lease: &RunLease<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Gives the lease if the run is running and its lease is free or expired at `now_ms`;
+    /// whether it did.
+    fn lease_if_free(
+        &mut self,
+        lease: &RunLease<'_>,
+        now_ms: i64,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Clears the lease if `owner` holds it, and makes the run ready at once.
+    fn release_lease(
+        &mut self,
+        run_id: &str,
+        owner: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Records a failed workflow task, clears the lease and makes the run ready at the
+    /// failure's retry time.
+    fn record_task_failure(
+        &mut self,
+        run_id: &str,
+        failure: &TaskFailure,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Ids of running runs ready at the query's time whose lease is free or expired, oldest
+    /// ready first (then oldest created), of the query's workflow types and task queues.
+    fn ready_runs(
+        &mut self,
+        query: &TaskQuery<'_>,
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Runs matching the filter, newest first.
+    fn list_runs(
+        &mut self,
+        filter: &ListFilter,
+    ) -> impl Future<Output = Result<Vec<RunRecord>, StoreError>> + Send;
+}
+
+/// The `events` table: a row holds one or more consecutive encoded events (one commit's), keyed
+/// by the first one's id.
+pub trait EventTable {
+    /// Stores consecutive encoded events, the first with id `first_id`, as one row.
+    fn insert_events(
+        &mut self,
+        run_id: &str,
+        first_id: u64,
+        data: &[u8],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The rows of a run from the one holding event `from_id` on, in order: (first event id,
+    /// encoded events).
+    fn event_rows(
+        &mut self,
+        run_id: &str,
+        from_id: u64,
+    ) -> impl Future<Output = Result<Vec<(u64, Vec<u8>)>, StoreError>> + Send;
+
+    /// The row whose first event is `event_id`, if any.
+    fn event_row(
+        &mut self,
+        run_id: &str,
+        event_id: u64,
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, StoreError>> + Send;
+}
+
+/// The `inbox` table: messages waiting for a run's next workflow task, by a global arrival
+/// sequence number.
+pub trait InboxTable {
+    /// Appends a message to the run's inbox.
+    fn push_inbox(
+        &mut self,
+        run_id: &str,
+        message: Message,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The run's inbox, in arrival order.
+    fn inbox(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<InboxMessage>, StoreError>> + Send;
+
+    /// Whether the run's inbox holds a message after sequence number `after` (any message when
+    /// `None`).
+    fn inbox_has_after(
+        &mut self,
+        run_id: &str,
+        after: Option<u64>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes the run's messages up to sequence number `through`.
+    fn consume_inbox(
+        &mut self,
+        run_id: &str,
+        through: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the run's whole inbox.
+    fn delete_inbox(&mut self, run_id: &str)
+        -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// The `updates` and `signal_ids` tables: update records and signal dedupe ids, per
+/// continue-as-new chain.
+pub trait UpdateTable {
+    /// Records a signal id in the chain; false if it was there already.
+    fn insert_signal_id(
+        &mut self,
+        chain_id: &str,
+        signal_id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// The update `id` of the chain.
+    fn get_update(
+        &mut self,
+        chain_id: &str,
+        id: &str,
+    ) -> impl Future<Output = Result<Option<UpdateRecord>, StoreError>> + Send;
+
+    /// Inserts an update, or sets the name and state of the chain's update with that id (whose
+    /// run stays the one it was first written for). An update keeps its place in
+    /// [`pending_updates`](Self::pending_updates) from its first write.
+    fn put_update(
+        &mut self,
+        row: &UpdateRow<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Marks every update of the run that is not final `Abandoned`.
+    fn abandon_updates(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The run's updates that are not final, in the order of their first write.
+    fn pending_updates(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<UpdateRecord>, StoreError>> + Send;
+}
+
+/// The `activities` table: pending activities by (run id, seq), with their current attempt.
+pub trait ActivityTable {
+    /// Inserts an activity; a (run id, seq) already pending is a `Backend` error.
+    fn insert_activity(
+        &mut self,
+        activity: &NewActivity<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the activity if this attempt is current; whether it did.
+    fn delete_attempt(
+        &mut self,
+        attempt: &Attempt<'_>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes an activity whatever its attempt (none is fine).
+    fn delete_activity(
+        &mut self,
+        run_id: &str,
+        seq: u32,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes every activity of the run.
+    fn delete_activities(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The lease state of an attempt, if it is current.
+    fn lease_state(
+        &mut self,
+        attempt: &Attempt<'_>,
+    ) -> impl Future<Output = Result<Option<LeaseState>, StoreError>> + Send;
+
+    /// Leases the task's current attempt to `owner`, with the task's `started_ms`,
+    /// `attempt_deadline_ms` and `lease_until_ms`.
+    fn lease_activity(
+        &mut self,
+        task: &ActivityTask,
+        owner: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Records a heartbeat of the attempt if it is current.
+    fn heartbeat_activity(
+        &mut self,
+        beat: &Heartbeat<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// If the attempt is current: the next attempt, visible at the retry's time, lease
+    /// cleared, heartbeat details kept, failure recorded. Whether it was current.
+    fn retry_activity(
+        &mut self,
+        retry: &Retry<'_>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Clears the lease of the attempt if it is current (its visible time is unchanged).
+    fn release_activity(
+        &mut self,
+        attempt: &Attempt<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Unleased activities visible at the query's time and not past their schedule-to-close
+    /// deadline, with the query's names; by visible time, then run id and seq.
+    fn visible_activities(
+        &mut self,
+        query: &TaskQuery<'_>,
+    ) -> impl Future<Output = Result<Vec<ActivityTask>, StoreError>> + Send;
+
+    /// At most `max` activities whose lease expired or whose schedule-to-close deadline passed
+    /// at `now_ms`, by run id and seq.
+    fn expired_activities(
+        &mut self,
+        now_ms: i64,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<ActivityTask>, StoreError>> + Send;
+
+    /// The run's activities, by seq.
+    fn run_activities(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<ActivityTask>, StoreError>> + Send;
+}
+
+/// The `timers` table.
+pub trait TimerTable {
+    /// Inserts a timer; a (run id, seq) already pending is a `Backend` error.
+    fn insert_timer(
+        &mut self,
+        run_id: &str,
+        seq: u32,
+        fire_at_ms: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes a timer (none is fine).
+    fn delete_timer(
+        &mut self,
+        run_id: &str,
+        seq: u32,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes every timer of the run.
+    fn delete_timers(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// At most `max` timers due at `now_ms`, by fire time, then run id and seq.
+    fn due_timers(
+        &mut self,
+        now_ms: i64,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<(String, u32)>, StoreError>> + Send;
+}
+
+/// The `schedules` table.
+pub trait ScheduleTable {
+    /// Inserts a schedule at version 1; false if the id is taken.
+    fn insert_schedule(
+        &mut self,
+        row: &ScheduleRow,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Replaces the schedule's data and next check and increments its version, if its version
+    /// is still `row.version`; whether it did.
+    fn update_schedule(
+        &mut self,
+        row: &ScheduleRow,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// One schedule.
+    fn get_schedule(
+        &mut self,
+        schedule_id: &str,
+    ) -> impl Future<Output = Result<Option<ScheduleRow>, StoreError>> + Send;
+
+    /// Every schedule, by id.
+    fn list_schedules(
+        &mut self,
+    ) -> impl Future<Output = Result<Vec<ScheduleRow>, StoreError>> + Send;
+
+    /// Deletes a schedule; whether it existed.
+    fn delete_schedule(
+        &mut self,
+        schedule_id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// At most `max` schedules whose next check is due at `now_ms`, soonest first.
+    fn due_schedules(
+        &mut self,
+        now_ms: i64,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<ScheduleRow>, StoreError>> + Send;
+}
+
+/// One transaction on a store's tables: every table's primitives, plus what spans tables.
+pub trait Tx:
+    RunTable + EventTable + InboxTable + UpdateTable + ActivityTable + TimerTable + ScheduleTable + Send
+{
+    /// The earliest time after `now_ms` at which something becomes due: a timer, a running
+    /// run's ready time or lease expiry, an activity's visible time (unleased) or lease expiry
+    /// (leased) or schedule-to-close deadline, a schedule's next check.
+    fn next_wakeup(
+        &mut self,
+        now_ms: i64,
+    ) -> impl Future<Output = Result<Option<i64>, StoreError>> + Send;
+
+    /// Opens a nested savepoint (one level) inside the rule's transaction.
+    fn savepoint(&mut self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Undoes every change since [`savepoint`](Self::savepoint); the savepoint stays open.
+    fn rollback_to_savepoint(&mut self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Closes the savepoint, keeping its changes as part of the enclosing transaction.
+    fn release_savepoint(&mut self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
