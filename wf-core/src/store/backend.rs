@@ -62,6 +62,10 @@ impl<T: Send + 'static> Answer for T {}
 /// A call is queued or done when the method is called, not when its future is first polled:
 /// dropping the future does not withdraw it.
 ///
+/// A store whose transactions are asynchronous (PostgreSQL) opens one and awaits
+/// `op(&mut tx)` inside the future it returns; a store whose primitives never wait (SQLite on
+/// its writer thread, memory under its lock) runs `op` to its end with one poll.
+///
 /// ```
 /// use wf_core::store::{Backend, MemoryStore, SqliteStore};
 /// fn is_backend<B: Backend>() {}
