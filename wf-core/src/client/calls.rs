@@ -1,14 +1,16 @@
 //! The calls a handle makes, as values: `.await` sends them, builder methods set their
 //! options first (`h.pause().signal_id("cmd-1").await`, `h.change_goal(g).update_id("u").await`).
 
-use super::transport::CallFuture;
+use super::transport::{CallFuture, SignalRequest, UpdateRequest};
 use super::types::UpdateStage;
 use super::Client;
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::WfError;
 use serde::de::DeserializeOwned;
-use std::future::IntoFuture;
+use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// A pending signal: `.await` sends it; [`signal_id`](Self::signal_id) makes retries apply once.
 #[must_use = "a signal is sent only when awaited"]
@@ -30,13 +32,18 @@ impl SignalCall<'_> {
 
 impl<'a> IntoFuture for SignalCall<'a> {
     type Output = Result<(), WfError>;
-    type IntoFuture = CallFuture<'a, ()>;
+    type IntoFuture = CallOutcome<'a, (), ()>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            self.client
-                .signal_raw(self.workflow_id, self.name, self.args?, self.signal_id)
-                .await
-        })
+        let request = |args| SignalRequest {
+            workflow_id: self.workflow_id,
+            name: self.name,
+            args,
+            signal_id: self.signal_id,
+        };
+        match self.args {
+            Ok(args) => CallOutcome::new(self.client.transport().signal(request(args)), Ok),
+            Err(e) => CallOutcome::failed(e.into()),
+        }
     }
 }
 
@@ -52,15 +59,18 @@ pub struct QueryCall<'a, R> {
 
 impl<'a, R: DeserializeOwned + 'a> IntoFuture for QueryCall<'a, R> {
     type Output = Result<R, WfError>;
-    type IntoFuture = CallFuture<'a, R>;
+    type IntoFuture = CallOutcome<'a, Payload, R>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            Ok(self
-                .client
-                .query_raw(self.workflow_id, self.name, self.args?)
-                .await?
-                .decode()?)
-        })
+        match self.args {
+            Ok(args) => {
+                let call = self
+                    .client
+                    .transport()
+                    .query(self.workflow_id, self.name, args);
+                CallOutcome::new(call, |value| Ok(value.decode()?))
+            }
+            Err(e) => CallOutcome::failed(e.into()),
+        }
     }
 }
 
@@ -106,21 +116,59 @@ impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
 
 impl<'a, R: DeserializeOwned + 'a> IntoFuture for UpdateCall<'a, R> {
     type Output = Result<R, WfError>;
-    type IntoFuture = CallFuture<'a, R>;
+    type IntoFuture = CallOutcome<'a, (String, Payload), R>;
     fn into_future(self) -> Self::IntoFuture {
-        Box::pin(async move {
-            let (_, value) = self
-                .client
-                .update_raw(
-                    self.workflow_id,
-                    self.name,
-                    self.args?,
-                    self.update_id,
-                    UpdateStage::Completed,
-                )
-                .await?;
-            Ok(value.decode()?)
-        })
+        let request = |args| UpdateRequest {
+            workflow_id: self.workflow_id,
+            name: self.name,
+            args,
+            update_id: self.update_id,
+            stage: UpdateStage::Completed,
+        };
+        match self.args {
+            Ok(args) => {
+                let call = self.client.transport().update(request(args));
+                CallOutcome::new(call, |(_, value)| Ok(value.decode()?))
+            }
+            Err(e) => CallOutcome::failed(e.into()),
+        }
+    }
+}
+
+/// The future of an awaited call: the transport's own future, its answer decoded on the way
+/// out (no allocation beyond the transport's), or the error found before sending.
+#[must_use = "futures do nothing unless polled"]
+pub struct CallOutcome<'a, T, R> {
+    call: Result<CallFuture<'a, T>, Option<WfError>>,
+    finish: fn(T) -> Result<R, WfError>,
+}
+
+impl<'a, T, R> CallOutcome<'a, T, R> {
+    fn new(call: CallFuture<'a, T>, finish: fn(T) -> Result<R, WfError>) -> Self {
+        CallOutcome {
+            call: Ok(call),
+            finish,
+        }
+    }
+
+    fn failed(error: WfError) -> Self {
+        CallOutcome {
+            call: Err(Some(error)),
+            finish: |_| unreachable!("a failed call has nothing to finish"),
+        }
+    }
+}
+
+impl<T, R> Future for CallOutcome<'_, T, R> {
+    type Output = Result<R, WfError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let finish = self.finish;
+        match &mut self.call {
+            Ok(call) => call.as_mut().poll(cx).map(|r| r.and_then(finish)),
+            Err(error) => Poll::Ready(Err(error
+                .take()
+                .expect("a call's future is not polled after it completed"))),
+        }
     }
 }
 

@@ -13,7 +13,7 @@ mod schedules;
 mod transport;
 mod types;
 
-pub use calls::{QueryCall, SignalCall, UpdateCall, UpdateHandle};
+pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
 pub use handle::WorkflowHandle;
 #[doc(hidden)]
 pub use handle::{query_call, signal_call, update_call};
