@@ -20,7 +20,7 @@
 //!   runs each method's rule in one transaction.
 //! - `memory/` and `sqlite/`: the two stores, primitives only.
 //! - `conformance/` (feature `conformance`): the suite every store must pass, and the macro
-//!   [`store_conformance_tests!`](crate::store_conformance_tests) that runs it.
+//!   `wf_core::store_conformance_tests!` that runs it.
 //!
 //! May import: `data`, `error`. Knows events and rows, not workflows.
 
