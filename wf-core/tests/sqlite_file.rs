@@ -23,7 +23,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -77,7 +77,8 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     // Make the file look like one written by a v1 engine: no schedules, no task queues.
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.execute_batch(
-        "DROP TABLE schedules; ALTER TABLE runs DROP COLUMN task_queue; PRAGMA user_version = 1;",
+        "DROP TABLE schedules; DROP TABLE engines; ALTER TABLE runs DROP COLUMN task_queue; \
+         PRAGMA user_version = 1;",
     )
     .unwrap();
     drop(conn);
@@ -95,7 +96,7 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
 }
 
 /// A new database file with run `run-1` of `wf-1` started at `T0` and signal `a` waiting for it.
@@ -134,6 +135,7 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
         )
         .unwrap();
     }
+    conn.execute_batch("DROP TABLE engines").unwrap();
     conn.pragma_update(None, "user_version", 3).unwrap();
     drop(conn);
 

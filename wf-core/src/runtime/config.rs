@@ -18,6 +18,9 @@ pub(crate) struct Config {
     /// Whether a quiet worker polls a little before parking its thread (see
     /// `EngineBuilder::poll_when_quiet` and `spin.rs`).
     pub poll_when_quiet: bool,
+    /// How long the store keeps this engine's leases after its last sign of life (see
+    /// `EngineBuilder::liveness_lease`).
+    pub liveness_lease: Duration,
 }
 
 impl Default for Config {
@@ -32,6 +35,7 @@ impl Default for Config {
             build_id: None,
             task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
             poll_when_quiet: true,
+            liveness_lease: Duration::from_secs(3),
         }
     }
 }

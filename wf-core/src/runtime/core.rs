@@ -4,6 +4,7 @@
 use super::activity_worker::ActivitySlots;
 use super::clock::Clock;
 use super::config::Config;
+use super::liveness::Liveness;
 use super::registry::Registry;
 use super::wakeups::Wakeups;
 use super::worker::WorkerHandle;
@@ -22,6 +23,8 @@ pub(crate) struct Core {
     /// How the client and the activity worker reach the workflow worker in memory.
     pub worker: WorkerHandle,
     pub activities: ActivitySlots,
+    /// This engine's liveness lease in the store.
+    pub liveness: Liveness,
 }
 
 impl Core {

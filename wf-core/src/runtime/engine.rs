@@ -5,6 +5,7 @@ use super::activity_worker::{self, ActivitySlots};
 use super::clock::{Clock, SystemClock, TestClock};
 use super::config::Config;
 use super::core::Core;
+use super::liveness::{self, Liveness};
 use super::local::LocalTransport;
 use super::registry::Registry;
 use super::time_keeper;
@@ -144,6 +145,16 @@ impl EngineBuilder {
         self
     }
 
+    /// How long the store keeps this engine's leases after its last sign of life (default
+    /// 3 s; it renews every third of that). When the process dies, its workflow tasks and
+    /// running activity attempts are taken over by other engines once this runs out, whatever
+    /// the activities' own timeouts. Shorter recovers sooner; too short mistakes a stall for a
+    /// death (work may then run twice, as activities may anyway).
+    pub fn liveness_lease(mut self, lease: Duration) -> Self {
+        self.config.liveness_lease = lease;
+        self
+    }
+
     /// Whether the engine's threads poll briefly instead of parking when the engine is quiet
     /// (default `true`): the workflow worker waits up to 1 ms for its commit's answer and
     /// 200 µs for the next message or query, and the SQLite store this engine opens looks for
@@ -196,6 +207,7 @@ impl EngineBuilder {
             worker_id: uuid::Uuid::new_v4().to_string(),
             wake: Wakeups::new(),
             worker,
+            liveness: Liveness::default(),
         });
         let mut engine = Engine {
             core: core.clone(),
@@ -203,6 +215,7 @@ impl EngineBuilder {
             tasks: Vec::new(),
         };
         if core.config.run_workers {
+            liveness::register(&core).await?;
             engine.thread = Some(worker::spawn(core.clone(), inbox)?);
             engine
                 .tasks
@@ -260,6 +273,7 @@ impl Engine {
         }
         if let Some(thread) = self.thread.take() {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            liveness::remove(&self.core).await;
         }
         // Closing a SQLite store folds its WAL into the database file, which can take a while:
         // if this is the last reference, drop it on a blocking thread, not this runtime's.

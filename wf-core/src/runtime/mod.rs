@@ -11,6 +11,7 @@ mod clock;
 mod config;
 mod core;
 mod engine;
+mod liveness;
 mod local;
 mod registry;
 mod scheduler;

@@ -4,6 +4,7 @@
 
 use super::activity_worker::expire_due;
 use super::core::Core;
+use super::liveness::{self, Liveness};
 use super::scheduler;
 use std::sync::Arc;
 
@@ -15,6 +16,8 @@ pub(crate) async fn run(core: Arc<Core>) {
             break;
         }
         let now = core.now_ms();
+        // First, so that this engine never sees its own leases as lost.
+        liveness::renew_if_due(&core, now).await;
         match core.store.fire_due_timers(now, 1024).await {
             Ok(fired) if !fired.is_empty() => core.wake.workflow.notify_one(),
             Ok(_) => {}
@@ -32,6 +35,8 @@ pub(crate) async fn run(core: Arc<Core>) {
                 None
             }
         };
+        let renewal = Liveness::next_renewal_ms(&core);
+        let next = Some(next.map_or(renewal, |t| t.min(renewal)));
         let clock = core.clock.clone();
         let sleep = async move {
             match next {

@@ -3,12 +3,12 @@
 //! one rule (or one primitive) in one transaction.
 
 use super::records::{
-    ActivityTask, DeliverOutcome, RunRecord, ScheduleRow, StartOutcome, StartRequest, TaskCommit,
-    WorkflowTask,
+    ActivityTask, DeliverOutcome, EngineRecord, RunRecord, ScheduleRow, StartOutcome, StartRequest,
+    TaskCommit, WorkflowTask,
 };
-use super::rules::tx::{ActivityTable, RunTable, ScheduleTable, Tx, UpdateTable};
+use super::rules::tx::{ActivityTable, EngineTable, RunTable, ScheduleTable, Tx, UpdateTable};
 use super::rules::{
-    activities, commit, deliver, leases, reads, schedules, start, terminate, timers,
+    activities, commit, deliver, engines, leases, reads, schedules, start, terminate, timers,
 };
 use super::{Store, StoreFuture};
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -382,6 +382,30 @@ impl<B: Backend> Store for B {
 
     fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>> {
         self.read(move |tx| Box::pin(tx.due_schedules(now_ms, max)))
+    }
+
+    fn register_engine(&self, engine: EngineRecord) -> StoreFuture<'_, ()> {
+        self.write(Soft, move |tx| {
+            Box::pin(async move { tx.put_engine(&engine).await })
+        })
+    }
+
+    fn renew_engine(&self, engine_id: &str, lease_until_ms: i64) -> StoreFuture<'_, bool> {
+        let engine_id = engine_id.to_owned();
+        self.write(Soft, move |tx| {
+            Box::pin(async move { tx.renew_engine(&engine_id, lease_until_ms).await })
+        })
+    }
+
+    fn remove_engine(&self, engine_id: &str) -> StoreFuture<'_, ()> {
+        let engine_id = engine_id.to_owned();
+        self.write(Soft, move |tx| {
+            Box::pin(async move { tx.delete_engine(&engine_id).await })
+        })
+    }
+
+    fn live_engines(&self, now_ms: i64) -> StoreFuture<'_, Vec<EngineRecord>> {
+        self.read(move |tx| Box::pin(engines::live_engines(tx, now_ms)))
     }
 
     fn terminate(

@@ -54,9 +54,9 @@ pub use backend::{Answer, Backend, Durability, TxFuture, TxOp};
 pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
 pub use rules::tx::{
-    ActivityTable, Attempt, EventTable, Heartbeat, InboxTable, LeaseState, NewActivity, Retry,
-    RunChange, RunClosing, RunLease, RunRow, RunTable, ScheduleTable, TaskQuery, TimerTable, Tx,
-    UpdateRow, UpdateTable,
+    ActivityTable, Attempt, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
+    NewActivity, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable, ScheduleTable,
+    TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
@@ -280,6 +280,20 @@ pub trait Store: Send + Sync + 'static {
 
     /// Schedules whose next check is due (`next_check_ms <= now`), at most `max`.
     fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>>;
+
+    /// Registers an engine (or replaces its row): its liveness lease runs until
+    /// `engine.lease_until_ms`.
+    fn register_engine(&self, engine: EngineRecord) -> StoreFuture<'_, ()>;
+
+    /// Extends an engine's liveness lease; false if the engine is not registered (it must
+    /// register again).
+    fn renew_engine(&self, engine_id: &str, lease_until_ms: i64) -> StoreFuture<'_, bool>;
+
+    /// Removes an engine (a clean shutdown; its leases were released).
+    fn remove_engine(&self, engine_id: &str) -> StoreFuture<'_, ()>;
+
+    /// The engines whose liveness lease has not expired at `now_ms`, by id.
+    fn live_engines(&self, now_ms: i64) -> StoreFuture<'_, Vec<EngineRecord>>;
 
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. In the same transaction, a

@@ -312,3 +312,22 @@ impl ActivityTask {
             .map(|d| self.scheduled_ms.saturating_add(duration_ms(d)))
     }
 }
+
+/// An engine known to the store: one process's workers, alive while it renews its liveness
+/// lease. A lease (of a workflow task or an activity attempt) held by an engine whose liveness
+/// lease expired is free at once, whatever its own expiry: a crashed process delays its work by
+/// seconds, not by its activities' timeouts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineRecord {
+    /// The engine's id (its lease owner name).
+    pub engine_id: String,
+    /// Where other processes poke it when work for it is committed (a unix socket path), if
+    /// it listens.
+    pub wake_address: Option<String>,
+    /// The task queue its workflow worker serves.
+    pub task_queue: String,
+    /// When it started (engine-clock ms).
+    pub started_ms: i64,
+    /// When its liveness lease expires unless renewed (engine-clock ms).
+    pub lease_until_ms: i64,
+}

@@ -32,6 +32,20 @@ pub(crate) async fn expire_due(core: &Arc<Core>, now: i64) {
             }
             continue;
         }
+        if task.lease_until_ms.is_some_and(|l| l > now) {
+            // Its lease has not run out: its engine's liveness lease did (a crashed process).
+            let failure = ActivityFailure {
+                kind: "worker_lost".into(),
+                message: format!(
+                    "the engine running attempt {} stopped renewing its liveness lease (it \
+                     crashed or stalled)",
+                    task.attempt
+                ),
+                non_retryable: false,
+            };
+            finish(core, &task, Err((failure, None))).await;
+            continue;
+        }
         let kind = if task.attempt_deadline_ms.is_some_and(|d| d <= now) {
             TimeoutKind::StartToClose
         } else {

@@ -26,6 +26,7 @@ pub mod atomicity;
 pub mod continue_as_new;
 pub mod deliver_dedupe;
 pub mod large_payloads;
+pub mod liveness;
 pub mod persistence;
 pub mod start;
 pub mod terminate;
@@ -51,6 +52,7 @@ mod tests {
             ("continue_as_new", include_str!("continue_as_new.rs")),
             ("deliver_dedupe", include_str!("deliver_dedupe.rs")),
             ("large_payloads", include_str!("large_payloads.rs")),
+            ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),
             ("start", include_str!("start.rs")),
             ("terminate", include_str!("terminate.rs")),

@@ -167,8 +167,9 @@ impl ActivityTable for MemoryTx {
 
     async fn expired_activities(&mut self, now_ms: i64, max: usize) -> Result<Vec<ActivityTask>> {
         let expired = self.activities.values().filter(|row| {
+            let owner = row.lease_owner.as_deref();
             let lease_expired =
-                row.lease_owner.is_some() && row.task.lease_until_ms.is_some_and(|t| t <= now_ms);
+                owner.is_some() && self.lease_free(owner, row.task.lease_until_ms, now_ms, None);
             let past_deadline = row.task.schedule_deadline_ms().is_some_and(|d| d <= now_ms);
             lease_expired || past_deadline
         });

@@ -12,8 +12,9 @@ impl MemoryTx {
     }
 
     /// Whether nobody holds the run's lease at `now_ms`.
-    fn lease_free(entry: &RunEntry, now_ms: i64) -> bool {
-        entry.row.lease_owner.is_none() || entry.row.lease_until.is_some_and(|t| t <= now_ms)
+    fn run_lease_free(&self, entry: &RunEntry, now_ms: i64, me: &str) -> bool {
+        let owner = entry.row.lease_owner.as_deref();
+        self.lease_free(owner, entry.row.lease_until, now_ms, Some(me))
     }
 }
 
@@ -96,8 +97,12 @@ impl RunTable for MemoryTx {
     }
 
     async fn lease_if_free(&mut self, lease: &RunLease<'_>, now_ms: i64) -> Result<bool> {
+        let free = self
+            .runs
+            .get(&lease.run_id.to_string())
+            .is_some_and(|e| self.run_lease_free(e, now_ms, lease.owner));
         Ok(self.runs.update(&lease.run_id.to_string(), |e| {
-            if e.row.record.status != RunStatus::Running || !Self::lease_free(e, now_ms) {
+            if e.row.record.status != RunStatus::Running || !free {
                 return false;
             }
             e.row.lease_owner = Some(lease.owner.to_string());
@@ -135,7 +140,10 @@ impl RunTable for MemoryTx {
         let mut ready: Vec<(i64, u64, &String)> = self
             .runs
             .values()
-            .filter(|e| e.row.record.status == RunStatus::Running && Self::lease_free(e, now))
+            .filter(|e| {
+                e.row.record.status == RunStatus::Running
+                    && self.run_lease_free(e, now, query.poller)
+            })
             .filter(|e| {
                 query
                     .names

@@ -6,7 +6,7 @@ use crate::data::message::Message;
 use crate::data::run::RunStatus;
 use crate::data::update::UpdateRecord;
 use crate::error::{BackendErrorKind, StoreError};
-use crate::store::records::{ActivityTask, ScheduleRow};
+use crate::store::records::{ActivityTask, EngineRecord, ScheduleRow};
 use crate::store::rules::tx::{RunRow, Tx};
 
 /// Every table of the memory store: the [`Tx`] of [`MemoryStore`](super::MemoryStore).
@@ -33,6 +33,8 @@ pub struct MemoryTx {
     pub(super) due_timers: UndoMap<(i64, String, u32), ()>,
     /// Schedules by id.
     pub(super) schedules: UndoMap<String, ScheduleRow>,
+    /// Engines by id.
+    pub(super) engines: UndoMap<String, EngineRecord>,
     /// The last number given to a run, an inbox message, an update. Not undone: a failed call
     /// may leave a gap, which orders nothing differently.
     pub(super) last_seq: u64,
@@ -67,6 +69,27 @@ pub(super) fn taken(what: String) -> StoreError {
 }
 
 impl MemoryTx {
+    /// Whether a lease held by `owner` until `until` is free at `now_ms`: it expired, or its
+    /// owner is a registered engine whose liveness lease expired.
+    /// `me` is the engine asking, whose own leases never count as lost (it is alive).
+    pub(super) fn lease_free(
+        &self,
+        owner: Option<&str>,
+        until: Option<i64>,
+        now_ms: i64,
+        me: Option<&str>,
+    ) -> bool {
+        let Some(owner) = owner else {
+            return true;
+        };
+        until.is_some_and(|t| t <= now_ms)
+            || (me != Some(owner)
+                && self
+                    .engines
+                    .get(&owner.to_string())
+                    .is_some_and(|e| e.lease_until_ms <= now_ms))
+    }
+
     /// The next number of a sequence shared by runs, messages and updates (each only needs to
     /// grow).
     pub(super) fn next_seq(&mut self) -> u64 {
@@ -74,7 +97,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 10] {
+    fn journals(&mut self) -> [&mut dyn Journal; 11] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -86,6 +109,7 @@ impl MemoryTx {
             &mut self.timers,
             &mut self.due_timers,
             &mut self.schedules,
+            &mut self.engines,
         ]
     }
 
@@ -136,6 +160,7 @@ impl Tx for MemoryTx {
             times.extend(row.task.schedule_deadline_ms());
         }
         times.extend(self.schedules.values().filter_map(|r| r.next_check_ms));
+        times.extend(self.engines.values().map(|e| e.lease_until_ms));
         Ok(times.into_iter().filter(|t| *t > now_ms).min())
     }
 

@@ -23,6 +23,7 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
         max,
         names: names.as_deref(),
         queues: None,
+        poller: &worker_id,
     };
     let due = tx.visible_activities(&query).await?;
     let mut leased = Vec::with_capacity(due.len());

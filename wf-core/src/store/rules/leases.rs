@@ -25,6 +25,7 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
         max,
         names,
         queues,
+        poller: &worker_id,
     };
     let ids = tx.ready_runs(&query).await?;
     let mut tasks = Vec::with_capacity(ids.len());

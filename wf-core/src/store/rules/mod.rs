@@ -13,6 +13,7 @@
 pub(crate) mod activities;
 pub(crate) mod commit;
 pub(crate) mod deliver;
+pub(crate) mod engines;
 pub(crate) mod leases;
 pub(crate) mod reads;
 pub(crate) mod schedules;

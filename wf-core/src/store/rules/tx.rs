@@ -19,7 +19,7 @@ use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, RunStatus, TaskFailure};
 use crate::data::update::{UpdateRecord, UpdateState};
 use crate::error::StoreError;
-use crate::store::records::{ActivityTask, NewActivityTask, RunRecord, ScheduleRow};
+use crate::store::records::{ActivityTask, EngineRecord, NewActivityTask, RunRecord, ScheduleRow};
 use std::future::Future;
 
 /// A run's row: its record and its workflow task lease.
@@ -88,6 +88,9 @@ pub struct TaskQuery<'a> {
     pub names: Option<&'a [String]>,
     /// Only these task queues (runs); `None`: any.
     pub queues: Option<&'a [String]>,
+    /// The engine polling: its own leases never count as lost to an expired liveness lease
+    /// (it is alive: it is polling).
+    pub poller: &'a str,
 }
 
 /// An update record to write.
@@ -499,13 +502,51 @@ pub trait ScheduleTable {
     ) -> impl Future<Output = Result<Vec<ScheduleRow>, StoreError>> + Send;
 }
 
+/// The `engines` table: the engines working on the store, with their liveness leases.
+pub trait EngineTable {
+    /// Inserts the engine, or replaces the row of the same id.
+    fn put_engine(
+        &mut self,
+        engine: &EngineRecord,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Sets the engine's liveness lease expiry; false if the engine is not registered.
+    fn renew_engine(
+        &mut self,
+        engine_id: &str,
+        lease_until_ms: i64,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes the engine's row (none is fine).
+    fn delete_engine(
+        &mut self,
+        engine_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Every registered engine, alive or not, by id.
+    fn engines(&mut self) -> impl Future<Output = Result<Vec<EngineRecord>, StoreError>> + Send;
+}
+
 /// One transaction on a store's tables: every table's primitives, plus what spans tables.
+///
+/// A lease held by a registered engine whose liveness lease expired counts as expired
+/// (`ready_runs`, `lease_if_free`, `expired_activities`); a lease held by an owner that is not
+/// registered (a test, an older engine) lasts until its own expiry.
 pub trait Tx:
-    RunTable + EventTable + InboxTable + UpdateTable + ActivityTable + TimerTable + ScheduleTable + Send
+    RunTable
+    + EventTable
+    + InboxTable
+    + UpdateTable
+    + ActivityTable
+    + TimerTable
+    + ScheduleTable
+    + EngineTable
+    + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running
     /// run's ready time or lease expiry, an activity's visible time (unleased) or lease expiry
-    /// (leased) or schedule-to-close deadline, a schedule's next check.
+    /// (leased) or schedule-to-close deadline, a schedule's next check, an engine's liveness
+    /// lease expiry.
     fn next_wakeup(
         &mut self,
         now_ms: i64,

@@ -206,7 +206,9 @@ impl ActivityTable for SqliteTx {
             "SELECT ",
             activity_columns!(),
             " FROM activities \
-             WHERE (lease_owner IS NOT NULL AND lease_until <= ?1) OR schedule_deadline <= ?1 \
+             WHERE (lease_owner IS NOT NULL AND (lease_until <= ?1 \
+             OR lease_owner IN (SELECT engine_id FROM engines WHERE lease_until <= ?1))) \
+             OR schedule_deadline <= ?1 \
              ORDER BY run_id, seq LIMIT ?2"
         );
         self.activities(sql, params![now_ms, max as i64])

@@ -36,6 +36,7 @@
 //! `crate::data`, `crate::error`, the store's records and rules.
 
 mod activities;
+mod engines;
 mod events;
 mod inbox;
 mod options;

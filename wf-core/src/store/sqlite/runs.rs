@@ -108,7 +108,9 @@ impl RunTable for SqliteTx {
             .conn
             .prepare_cached(
                 "UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1 \
-                 AND status = 'running' AND (lease_owner IS NULL OR lease_until <= ?4)",
+                 AND status = 'running' AND (lease_owner IS NULL OR lease_until <= ?4 \
+                 OR lease_owner IN (SELECT engine_id FROM engines \
+                 WHERE lease_until <= ?4 AND engine_id != ?2))",
             )
             .and_then(|mut s| s.execute(params![lease.run_id, lease.owner, lease.until_ms, now_ms]))
             .map_err(db("lease a run"))?;
@@ -143,15 +145,20 @@ impl RunTable for SqliteTx {
         self.conn
             .prepare_cached(
                 "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= ?1 \
-                 AND (lease_owner IS NULL OR lease_until <= ?1) \
+                 AND (lease_owner IS NULL OR lease_until <= ?1 \
+                 OR lease_owner IN (SELECT engine_id FROM engines \
+                 WHERE lease_until <= ?1 AND engine_id != ?5)) \
                  AND (?3 IS NULL OR workflow_type IN (SELECT value FROM json_each(?3))) \
                  AND (?4 IS NULL OR task_queue IN (SELECT value FROM json_each(?4))) \
                  ORDER BY ready_at, seq LIMIT ?2",
             )
             .and_then(|mut s| {
                 let max = query.max as i64;
-                s.query_map(params![query.now_ms, max, types, queues], |r| r.get(0))?
-                    .collect()
+                s.query_map(
+                    params![query.now_ms, max, types, queues, query.poller],
+                    |r| r.get(0),
+                )?
+                .collect()
             })
             .map_err(db("find ready workflow tasks"))
     }

@@ -6,7 +6,18 @@ use rusqlite::Connection;
 
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4];
+pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+
+/// v5: the engines working on the file, with their liveness leases.
+const SCHEMA_V5: &str = "
+CREATE TABLE engines (
+    engine_id     TEXT PRIMARY KEY,
+    wake_address  TEXT,
+    task_queue    TEXT NOT NULL,
+    started_ms    INTEGER NOT NULL,
+    lease_until   INTEGER NOT NULL
+) WITHOUT ROWID;
+";
 
 /// v4: a row of `events` may hold several consecutive events (one commit's, each encoded as
 /// before), keyed by the first one's id. Rows written before are single-event rows, which

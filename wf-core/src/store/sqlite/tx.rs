@@ -35,6 +35,8 @@ impl Tx for SqliteTx {
                         WHERE schedule_deadline > ?1
                     UNION ALL SELECT MIN(next_check_ms) FROM schedules
                         WHERE next_check_ms > ?1
+                    UNION ALL SELECT MIN(lease_until) FROM engines
+                        WHERE lease_until > ?1
                 )",
             )
             .and_then(|mut s| s.query_row([now_ms], |r| r.get(0)))

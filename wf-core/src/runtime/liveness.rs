@@ -1,0 +1,74 @@
+//! The engine's liveness lease: an engine that runs workers registers in the store and renews
+//! its registration while it lives, so that a crashed process's leases (workflow tasks and
+//! activity attempts, whatever their own timeouts) are free within seconds. The time keeper
+//! renews it, before anything else on each of its passes, so that an engine never sees its
+//! own leases as lost.
+
+use super::core::Core;
+use crate::data::activity::duration_ms;
+use crate::error::WfError;
+use crate::store::EngineRecord;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+/// When this engine last renewed its liveness lease (engine-clock ms).
+#[derive(Default)]
+pub(crate) struct Liveness {
+    renewed_ms: AtomicI64,
+}
+
+impl Liveness {
+    /// The lease's length, in milliseconds.
+    fn lease_ms(core: &Core) -> i64 {
+        duration_ms(core.config.liveness_lease).max(3)
+    }
+
+    /// When the next renewal is due (a third of the lease after the last: two may be missed).
+    pub fn next_renewal_ms(core: &Core) -> i64 {
+        let renewed = core.liveness.renewed_ms.load(Ordering::Relaxed);
+        renewed.saturating_add(Self::lease_ms(core) / 3)
+    }
+}
+
+fn record(core: &Core, now_ms: i64) -> EngineRecord {
+    EngineRecord {
+        engine_id: core.worker_id.clone(),
+        wake_address: None,
+        task_queue: core.config.task_queue.clone(),
+        started_ms: now_ms,
+        lease_until_ms: now_ms.saturating_add(Liveness::lease_ms(core)),
+    }
+}
+
+/// Registers the engine in the store (when it starts its workers).
+pub(crate) async fn register(core: &Arc<Core>) -> Result<(), WfError> {
+    let now = core.now_ms();
+    core.store.register_engine(record(core, now)).await?;
+    core.liveness.renewed_ms.store(now, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Renews the engine's liveness lease if a renewal is due at `now_ms` (registering again if
+/// the store lost the row).
+pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
+    if now_ms < Liveness::next_renewal_ms(core) {
+        return;
+    }
+    let until = now_ms.saturating_add(Liveness::lease_ms(core));
+    let renewed = match core.store.renew_engine(&core.worker_id, until).await {
+        Ok(true) => Ok(()),
+        Ok(false) => core.store.register_engine(record(core, now_ms)).await,
+        Err(e) => Err(e),
+    };
+    match renewed {
+        Ok(()) => core.liveness.renewed_ms.store(now_ms, Ordering::Relaxed),
+        Err(e) => tracing::warn!(error = %e, "renewing the engine's liveness lease failed"),
+    }
+}
+
+/// Removes the engine from the store (a clean shutdown: its leases were released).
+pub(crate) async fn remove(core: &Arc<Core>) {
+    if let Err(e) = core.store.remove_engine(&core.worker_id).await {
+        tracing::warn!(error = %e, "removing the engine from the store failed");
+    }
+}
