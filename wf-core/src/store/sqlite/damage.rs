@@ -90,7 +90,7 @@ impl Health {
         }
         let message = if b.message() == d.error {
             format!(
-                "{}: {} (found at {}); wf has stopped writing to it; {}",
+                "{}: {} (first found at {}); wf has stopped writing to it; {}",
                 self.damaged_prefix(),
                 d.error,
                 d.at,

@@ -127,16 +127,17 @@ pub(super) fn inspect(opening: Opening<'_>, state: FileState) -> Result<Identity
     Ok(identity)
 }
 
-/// What the database on `conn` holds (inside a transaction, for one consistent view).
+/// What the database on `conn` holds (inside a transaction, for one consistent view). Reads
+/// the whole schema, so that a file whose schema is damaged fails here, on open.
 pub(super) fn classify(conn: &Connection) -> rusqlite::Result<Identity> {
     let application_id: i32 = conn.query_row("PRAGMA application_id", [], |r| r.get(0))?;
     let user_version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let shape = shape(conn)?;
     if application_id == APPLICATION_ID {
         return Ok(Identity::Wf {
             version: user_version,
         });
     }
-    let shape = shape(conn)?;
     if application_id == 0 {
         if shape.is_empty() && user_version == 0 {
             return Ok(Identity::Empty);

@@ -159,7 +159,7 @@ impl<'a> Opening<'a> {
                     FileState::Exists
                 })
             }
-            Err(e) if e.kind() == ErrorKind::NotFound => {
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 let parent = match path.parent() {
                     Some(p) if !p.as_os_str().is_empty() => p,
                     _ => Path::new("."),

@@ -325,11 +325,21 @@ fn reads(tx: &mut SqliteTx, queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request>>>>,
         // A read transaction gives the request one consistent snapshot across its statements.
         let failure = match tx.conn.execute_batch("BEGIN") {
             Ok(()) => {
-                run_one(tx, request.as_mut(), health);
-                tx.conn
+                let ok = run_one(tx, request.as_mut(), health);
+                let end = tx
+                    .conn
                     .execute_batch("COMMIT")
                     .map_err(db("end a read transaction"))
-                    .err()
+                    .err();
+                // A read that failed answers its own error, which says more than the end of
+                // its transaction (SQLite repeats a corruption there).
+                match end {
+                    Some(e) if !ok => {
+                        health.note(&e);
+                        None
+                    }
+                    end => end,
+                }
             }
             Err(e) => Some(db("begin a read transaction")(e)),
         };
