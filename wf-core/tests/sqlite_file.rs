@@ -537,7 +537,10 @@ fn a_file_wf_may_not_read_and_write_is_refused_untouched() {
             )),
             "{message}"
         );
-        assert!(message.contains("permission denied"), "{message}");
+        assert!(
+            message.to_lowercase().contains("permission denied"),
+            "{message}"
+        );
         assert_eq!(siblings(db.path()), Vec::<&str>::new());
     }
     std::fs::set_permissions(db.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -820,4 +823,36 @@ fn a_damaged_schema_fails_the_open_and_says_how_to_recover() {
         message.contains(&format!("sqlite3 \"{path}\" .recover")),
         "{message}"
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_wf_may_not_write_in_gets_an_error_that_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("wf-read-only-folder-{}", std::process::id()));
+    let _ = std::fs::create_dir(&dir);
+    let path = dir.join("wf.db");
+    drop(SqliteStore::open(&path).unwrap());
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let probe = dir.join("probe");
+    let root = std::fs::write(&probe, b"").is_ok();
+    if !root {
+        // The database may be written, but its -wal file cannot be created beside it.
+        let before = std::fs::read(&path).unwrap();
+        let (kind, message) = open_error(&path);
+        assert!(
+            message.starts_with(&format!("opening \"{}\": ", path.display())),
+            "{message}"
+        );
+        assert!(message.contains("-wal"), "{message}");
+        assert!(!message.contains("SQLite: "), "{message}");
+        assert!(!kind_is_retryable(kind), "{message}");
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+    }
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn kind_is_retryable(kind: BackendErrorKind) -> bool {
+    wf_core::store::BackendError::new(kind, "").is_retryable()
 }

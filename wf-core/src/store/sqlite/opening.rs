@@ -76,7 +76,10 @@ impl<'a> Opening<'a> {
         let (kind, problem) = match e.sqlite_error_code() {
             Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => (
                 BackendErrorKind::Busy,
-                format!("another connection held a lock on it for longer than the busy timeout ({e}); try again"),
+                format!(
+                    "another connection held a lock on it for longer than the busy timeout \
+                     ({e}); try again"
+                ),
             ),
             Some(ErrorCode::DiskFull) => (
                 BackendErrorKind::Full,
@@ -110,7 +113,10 @@ impl<'a> Opening<'a> {
             ),
             Some(ErrorCode::DatabaseCorrupt) => (
                 BackendErrorKind::Corrupt,
-                format!("the database is damaged ({e}); {}", how_to_recover(self.path)),
+                format!(
+                    "the database is damaged ({e}); {}",
+                    how_to_recover(self.path)
+                ),
             ),
             _ => (BackendErrorKind::Bug, format!("SQLite failed: {e}")),
         };
@@ -123,7 +129,8 @@ impl<'a> Opening<'a> {
     }
 
     /// What is wrong with the path, if the file system can tell before SQLite is asked; else
-    /// whether a file is there. Opens nothing for writing and changes nothing.
+    /// whether a file is there. Changes nothing: an existing file is opened for reading and
+    /// writing only to learn whether wf may, and closed at once.
     pub(super) fn check_path(&self) -> Result<FileState, StoreError> {
         use BackendErrorKind::{Invalid, Io};
         let path = self.path;
