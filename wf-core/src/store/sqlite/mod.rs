@@ -26,19 +26,32 @@
 //! # Schema
 //!
 //! Created on open and migrated by `PRAGMA user_version`: `MIGRATIONS` lists one SQL script per
-//! version, and a newer engine appends a script instead of editing one.
+//! version, and a newer engine appends a script instead of editing one. Every wf file carries
+//! wf's `PRAGMA application_id`; before writing anything, the store checks that the file is
+//! new, wf's, or exactly wf's schema from before the mark, and refuses anything else untouched.
+//!
+//! # Damage
+//!
+//! The first error that says the file is damaged (SQLite's `CORRUPT` or `NOTADB`, or a row
+//! that does not decode) stops every write for good, and every later error says so and how to
+//! recover.
 //!
 //! # Files
 //!
-//! `options.rs` (how a store is set up), `schema.rs` (the migrations), `writer.rs` (the
-//! writer and reader threads), `rows.rs` (row and blob codecs, SQLite errors), `tx.rs` (the
+//! `options.rs` (how a store is set up), `opening.rs` (path checks and open errors in user
+//! terms), `identity.rs` (whose file it is: the mark and the look before any write),
+//! `schema.rs` (the migrations), `writer.rs` (the writer and reader threads), `damage.rs` (the
+//! failed state after damage), `rows.rs` (row and blob codecs, SQLite errors), `tx.rs` (the
 //! transaction the rules see) and one file per table with its primitives. May import:
 //! `crate::data`, `crate::error`, the store's records and rules.
 
 mod activities;
+mod damage;
 mod engines;
 mod events;
+mod identity;
 mod inbox;
+mod opening;
 mod options;
 mod rows;
 mod runs;
@@ -55,14 +68,16 @@ pub use tx::SqliteTx;
 use super::backend::{run_ready, Answer, Backend, Durability, TxOp};
 use super::StoreFuture;
 use crate::error::{BackendErrorKind, StoreError};
-use rows::{db, sqlite_error};
+use damage::Health;
+use identity::inspect;
+use opening::Opening;
 use rusqlite::{Connection, OpenFlags};
-use schema::migrate;
+use schema::{migrate, plan};
 use std::path::Path;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use writer::{reader_loop, submit, writer_loop, Request};
+use writer::{reader_loop, submit, writer_loop, Request, WriterSettings};
 
 /// The SQLite [`Store`](super::Store): one file, WAL, group commit. Several processes may share the file.
 ///
@@ -89,46 +104,62 @@ impl SqliteStore {
         SqliteStore::open_with(path, SqliteOptions::default())
     }
 
-    /// Opens (or creates) the database file at `path`: sets WAL and the sync level, creates or
-    /// migrates the schema, and starts the writer and reader threads.
+    /// Opens (or creates) the database file at `path`: checks that the file is wf's (or new)
+    /// before writing anything to it, sets WAL and the sync level, creates or migrates the
+    /// schema, and starts the writer and reader threads.
+    ///
+    /// Refused, with an error that names the file and says what is wrong, and the file left as
+    /// it was: another application's database (anything that is neither empty, nor marked
+    /// as wf's, nor exactly wf's schema from before wf marked its files), a schema newer than
+    /// this wf knows, a path that is empty, a directory, in a missing folder, or not readable
+    /// and writable.
     pub fn open_with(
         path: impl AsRef<Path>,
         options: SqliteOptions,
     ) -> Result<SqliteStore, StoreError> {
         let path = path.as_ref();
-        let mut writer = open_connection(path, &options)?;
+        let opening = Opening::new(path);
+        // Whose file it is, before anything is written (WAL mode writes the header).
+        let state = opening.check_path()?;
+        plan(inspect(opening, state)?, opening)?;
+
+        let mut writer = open_connection(opening, &options)?;
         let mode: String = writer
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-            .map_err(db("set journal_mode=WAL"))?;
+            .map_err(|e| opening.sqlite_doing("switching it to WAL journal mode", e))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StoreError::backend(
+            return Err(opening.fail(
                 BackendErrorKind::Invalid,
                 format!(
-                "{}: SQLite refused WAL journal mode (got {mode}); is the file on a network share?",
-                path.display()
-            ),
+                    "SQLite would not put it in WAL journal mode (it stayed in {mode} mode); \
+                     wf needs WAL, which works only on a local file system"
+                ),
             ));
         }
-        migrate(&mut writer)?;
+        migrate(&mut writer, opening)?;
         writer
             .pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)
-            .map_err(db("set wal_autocheckpoint"))?;
+            .map_err(|e| opening.sqlite_doing("setting it up", e))?;
 
         let mut readers = Vec::new();
         for _ in 0..options.readers.max(1) {
-            let conn = open_connection(path, &options)?;
+            let conn = open_connection(opening, &options)?;
             conn.pragma_update(None, "query_only", true)
-                .map_err(db("set query_only"))?;
+                .map_err(|e| opening.sqlite_doing("setting up a reader", e))?;
             readers.push(conn);
         }
 
+        let health = Arc::new(Health::new(path));
         let (write_tx, write_rx) = mpsc::channel::<Box<dyn Request>>();
-        let max_batch = options.max_batch.max(1);
-        let full = options.synchronous_full;
-        let poll = options.poll_when_quiet;
+        let settings = WriterSettings {
+            max_batch: options.max_batch.max(1),
+            full: options.synchronous_full,
+            poll_when_quiet: options.poll_when_quiet,
+        };
         let writer = SqliteTx { conn: writer };
-        let writer = spawn("wf-sqlite-writer", move || {
-            writer_loop(writer, write_rx, max_batch, full, poll)
+        let writer_health = Arc::clone(&health);
+        let writer = spawn(opening, "wf-sqlite-writer", move || {
+            writer_loop(writer, write_rx, settings, writer_health)
         })?;
         let (read_tx, read_rx) = mpsc::channel::<Box<dyn Request>>();
         let read_rx = Arc::new(Mutex::new(read_rx));
@@ -136,8 +167,9 @@ impl SqliteStore {
             .into_iter()
             .map(|conn| {
                 let rx = Arc::clone(&read_rx);
-                spawn("wf-sqlite-reader", move || {
-                    reader_loop(SqliteTx { conn }, rx)
+                let health = Arc::clone(&health);
+                spawn(opening, "wf-sqlite-reader", move || {
+                    reader_loop(SqliteTx { conn }, rx, health)
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -169,34 +201,50 @@ impl Drop for SqliteStore {
     }
 }
 
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>, StoreError> {
+fn spawn(
+    opening: Opening<'_>,
+    name: &str,
+    f: impl FnOnce() + Send + 'static,
+) -> Result<JoinHandle<()>, StoreError> {
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(f)
         .map_err(|e| {
-            StoreError::backend(
+            opening.fail(
                 BackendErrorKind::Io,
-                format!("could not start thread {name}: {e}"),
+                format!("could not start the thread {name} ({e})"),
             )
         })
 }
 
-fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection, StoreError> {
+/// A connection to the file. A path is a path, never a `file:` URI: what the path checks
+/// looked at is what SQLite opens.
+fn open_connection(
+    opening: Opening<'_>,
+    options: &SqliteOptions,
+) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX
-        | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags)
-        .map_err(|e| sqlite_error(&format!("could not open {}", path.display()), e))?;
-    conn.busy_timeout(options.busy_timeout)
-        .map_err(db("set busy_timeout"))?;
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(opening.path, flags).map_err(|e| opening.sqlite(e))?;
+    // SQLite opens a file it may not write read-only, without a word.
+    if conn
+        .is_readonly(rusqlite::DatabaseName::Main)
+        .unwrap_or(false)
+    {
+        return Err(opening.fail(
+            BackendErrorKind::Invalid,
+            "it is read-only; wf needs to write to it",
+        ));
+    }
     let sync = if options.synchronous_full {
         "FULL"
     } else {
         "NORMAL"
     };
-    conn.pragma_update(None, "synchronous", sync)
-        .map_err(db("set synchronous"))?;
+    conn.busy_timeout(options.busy_timeout)
+        .and_then(|()| conn.pragma_update(None, "synchronous", sync))
+        .map_err(|e| opening.sqlite_doing("setting up a connection", e))?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }

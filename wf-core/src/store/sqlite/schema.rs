@@ -1,6 +1,8 @@
-//! The SQLite schema: one script per `user_version`, applied on open.
+//! The SQLite schema: one script per `user_version`, applied on open to a file that is wf's
+//! (see `identity.rs`), which it marks as wf's.
 
-use super::rows::{db, sqlite_error};
+use super::identity::{classify, Identity, APPLICATION_ID};
+use super::opening::Opening;
 use crate::error::{BackendErrorKind, StoreError};
 use rusqlite::Connection;
 
@@ -129,33 +131,65 @@ CREATE TABLE signal_ids (
 ) WITHOUT ROWID;
 ";
 
-/// Brings the schema to the last version of [`MIGRATIONS`], in one transaction.
-pub(super) fn migrate(conn: &mut Connection) -> Result<(), StoreError> {
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(db("begin the schema migration"))?;
-    let version: i64 = tx
-        .query_row("PRAGMA user_version", [], |r| r.get(0))
-        .map_err(db("read user_version"))?;
+/// What opening a file does to its schema.
+pub(super) struct Plan {
+    /// The schema version to migrate from (0: create the tables).
+    pub(super) version: i64,
+    /// Whether the file carries wf's mark already.
+    pub(super) marked: bool,
+}
+
+/// What to do with a database that holds `identity`, or why wf refuses it.
+pub(super) fn plan(identity: Identity, opening: Opening<'_>) -> Result<Plan, StoreError> {
+    let (version, marked) = match identity {
+        Identity::Foreign(foreign) => return Err(foreign.refusal(opening)),
+        Identity::Empty => (0, false),
+        Identity::Wf { version } => (version, true),
+        Identity::Unmarked { version } => (version, false),
+    };
     let latest = MIGRATIONS.len() as i64;
     if version > latest {
-        return Err(StoreError::backend(
+        return Err(opening.fail(
             BackendErrorKind::Invalid,
             format!(
-            "the database has schema version {version}, newer than the {latest} this wf knows; \
-             upgrade wf to open it"
-        ),
+                "it has wf schema version {version}, newer than the {latest} this wf knows; \
+                 upgrade wf to open it"
+            ),
         ));
     }
-    for (i, script) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    Ok(Plan { version, marked })
+}
+
+/// Makes the database wf's at the last version of [`MIGRATIONS`], in one transaction: judges
+/// what it holds under the write lock (a foreign file is refused untouched), creates or
+/// migrates the schema and marks the file with wf's `application_id`.
+pub(super) fn migrate(conn: &mut Connection, opening: Opening<'_>) -> Result<(), StoreError> {
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(|e| opening.sqlite_doing("locking it to check its schema", e))?;
+    let identity = classify(&tx).map_err(|e| opening.sqlite_doing("reading its schema", e))?;
+    let Plan { version, marked } = plan(identity, opening)?;
+    let latest = MIGRATIONS.len() as i64;
+    for (i, script) in MIGRATIONS.iter().enumerate().skip(version.max(0) as usize) {
+        let doing = if i == 0 {
+            "creating wf's tables".to_string()
+        } else {
+            format!("migrating its schema from version {i} to {}", i + 1)
+        };
         tx.execute_batch(script)
-            .map_err(|e| sqlite_error(&format!("schema migration to v{}", i + 1), e))?;
+            .map_err(|e| opening.sqlite_doing(&doing, e))?;
     }
+    let writing = "writing its schema version";
     if version < latest {
         tx.pragma_update(None, "user_version", latest)
-            .map_err(db("write user_version"))?;
+            .map_err(|e| opening.sqlite_doing(writing, e))?;
     }
-    tx.commit().map_err(db("commit the schema migration"))
+    if !marked {
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(|e| opening.sqlite_doing(writing, e))?;
+    }
+    tx.commit()
+        .map_err(|e| opening.sqlite_doing("committing its schema", e))
 }
 
 #[cfg(test)]
@@ -165,11 +199,16 @@ mod tests {
     #[test]
     fn migrating_twice_is_a_no_op() {
         let mut conn = Connection::open_in_memory().expect("open an in-memory database");
-        migrate(&mut conn).unwrap();
-        migrate(&mut conn).unwrap();
+        let opening = Opening::new(std::path::Path::new(":memory:"));
+        migrate(&mut conn, opening).unwrap();
+        migrate(&mut conn, opening).unwrap();
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .unwrap();
         assert_eq!(version, MIGRATIONS.len() as i64);
+        let mark: i32 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mark, APPLICATION_ID);
     }
 }

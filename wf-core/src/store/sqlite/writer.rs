@@ -1,8 +1,10 @@
 //! The store's threads. One writer thread owns the write connection and folds the requests
 //! that arrive together into one transaction (group commit): each request in its own
 //! `SAVEPOINT`, one `COMMIT` (one fsync) for all, and each caller answered only after it. A
-//! small pool of reader threads runs reads, each in its own read transaction.
+//! small pool of reader threads runs reads, each in its own read transaction. Both keep the
+//! store's [`Health`]: after the first sign of a damaged file, writes are refused untouched.
 
+use super::damage::Health;
 use super::rows::db;
 use super::tx::SqliteTx;
 use crate::error::{BackendErrorKind, StoreError};
@@ -17,8 +19,11 @@ use tokio::sync::oneshot;
 pub(super) trait Request: Send {
     /// Runs the work; true if it succeeded (its changes are to be kept).
     fn run(&mut self, tx: &mut SqliteTx) -> bool;
-    /// Sends the caller its result, or `failure` if the transaction around it failed.
-    fn answer(self: Box<Self>, failure: Option<StoreError>);
+    /// The work's own error, once it ran and failed.
+    fn failure(&self) -> Option<&StoreError>;
+    /// Sends the caller its result, or `failure` if the transaction around it failed; an
+    /// error of its own is told as `health` explains it.
+    fn answer(self: Box<Self>, failure: Option<StoreError>, health: &Health);
     /// Whether the change must reach the disk before the caller is answered. Soft changes
     /// (leases, heartbeats, retry bookkeeping) survive a process crash without an fsync, and
     /// losing one to an OS crash only reverts to a state the engine redoes.
@@ -55,10 +60,14 @@ where
         self.durable
     }
 
-    fn answer(self: Box<Self>, failure: Option<StoreError>) {
+    fn failure(&self) -> Option<&StoreError> {
+        self.outcome.as_ref()?.as_ref().err()
+    }
+
+    fn answer(self: Box<Self>, failure: Option<StoreError>, health: &Health) {
         let result = match (failure, self.outcome) {
             (Some(e), _) => Err(e),
-            (None, Some(outcome)) => outcome,
+            (None, Some(outcome)) => outcome.map_err(|e| health.explain(e)),
             (None, None) => Err(StoreError::bug("a store request was never run")),
         };
         // The caller may have given up waiting (its future dropped); that is fine.
@@ -93,14 +102,50 @@ pub(super) fn submit<T: Send + 'static>(
 /// How long the writer looks for the next request after a batch of one before it blocks.
 const SOLO_BATCH_SPIN: std::time::Duration = std::time::Duration::from_micros(200);
 
+/// How the writer thread works.
+pub(super) struct WriterSettings {
+    /// Most requests in one transaction.
+    pub(super) max_batch: usize,
+    /// Whether the connection runs `synchronous=FULL` (so soft batches can lower it).
+    pub(super) full: bool,
+    /// Whether to look for the next request for a while after a lone one.
+    pub(super) poll_when_quiet: bool,
+}
+
 /// The writer thread: group commits until the queue closes.
 pub(super) fn writer_loop(
     mut tx: SqliteTx,
     queue: mpsc::Receiver<Box<dyn Request>>,
-    max_batch: usize,
-    full: bool,
-    poll_when_quiet: bool,
+    settings: WriterSettings,
+    health: Arc<Health>,
 ) {
+    writer_batches(&mut tx, queue, settings, &health);
+    leave_damage_alone(&tx.conn, &health);
+}
+
+/// Closing the last connection to a WAL database copies the WAL into the database file: not
+/// into a damaged one. Its last commits stay in the `-wal` file, where SQLite (and `.recover`)
+/// read them.
+fn leave_damage_alone(conn: &Connection, health: &Health) {
+    if health.damaged() {
+        let _ = conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        );
+    }
+}
+
+fn writer_batches(
+    tx: &mut SqliteTx,
+    queue: mpsc::Receiver<Box<dyn Request>>,
+    settings: WriterSettings,
+    health: &Health,
+) {
+    let WriterSettings {
+        max_batch,
+        full,
+        poll_when_quiet,
+    } = settings;
     let mut solo = false;
     loop {
         // After a batch of one request (a quiet engine), look for the next request for a
@@ -131,13 +176,24 @@ pub(super) fn writer_loop(
                 Err(_) => break,
             }
         }
+        if let Some(refusal) = health.refusal() {
+            // Damaged: nothing more goes into the file, not even a BEGIN.
+            solo = false;
+            for request in batch {
+                request.answer(Some(refusal.clone()), health);
+            }
+            continue;
+        }
         // A batch of soft changes only commits without an fsync (WAL + NORMAL: never corrupt,
         // durable at the next synced commit). Any durable request makes the batch synced.
         let soft = full && batch.iter().all(|r| !r.durable());
         if soft {
             let _ = tx.conn.execute_batch("PRAGMA synchronous = NORMAL");
         }
-        let failure = run_batch(&mut tx, &mut batch).err();
+        let failure = run_batch(tx, &mut batch, health).err().map(|e| {
+            health.note(&e);
+            health.explain(e)
+        });
         if soft {
             let _ = tx.conn.execute_batch("PRAGMA synchronous = FULL");
         }
@@ -146,20 +202,35 @@ pub(super) fn writer_loop(
         }
         solo = poll_when_quiet && batch.len() == 1;
         for request in batch {
-            request.answer(failure.clone());
+            request.answer(failure.clone(), health);
         }
     }
 }
 
+/// Runs one request; if it failed, its error may tell of a damaged file (checked only then).
+fn run_one(tx: &mut SqliteTx, request: &mut dyn Request, health: &Health) -> bool {
+    let ok = request.run(tx);
+    if !ok {
+        if let Some(e) = request.failure() {
+            health.note(e);
+        }
+    }
+    ok
+}
+
 /// Runs a batch in one transaction, each request in its own savepoint (a batch of one needs
 /// none); commits once.
-fn run_batch(tx: &mut SqliteTx, batch: &mut [Box<dyn Request>]) -> Result<(), StoreError> {
+fn run_batch(
+    tx: &mut SqliteTx,
+    batch: &mut [Box<dyn Request>],
+    health: &Health,
+) -> Result<(), StoreError> {
     tx.conn
         .execute_batch("BEGIN IMMEDIATE")
         .map_err(db("begin a write transaction"))?;
     // A request alone needs no savepoint: if it fails, the transaction is rolled back whole.
     if let [request] = batch {
-        let ok = request.run(tx);
+        let ok = run_one(tx, request.as_mut(), health);
         let conn = &tx.conn;
         if conn.is_autocommit() {
             // SQLite already rolled back (disk full, I/O error): a failed request answers its
@@ -183,7 +254,7 @@ fn run_batch(tx: &mut SqliteTx, batch: &mut [Box<dyn Request>]) -> Result<(), St
     }
     let result = batch
         .iter_mut()
-        .try_for_each(|request| run_in_savepoint(tx, request.as_mut()));
+        .try_for_each(|request| run_in_savepoint(tx, request.as_mut(), health));
     let conn = &tx.conn;
     let result = result.and_then(|()| conn.execute_batch("COMMIT").map_err(db("commit")));
     if result.is_err() && !conn.is_autocommit() {
@@ -206,9 +277,20 @@ pub(super) fn exec_cached(
         .map_err(db(what))
 }
 
-fn run_in_savepoint(tx: &mut SqliteTx, request: &mut dyn Request) -> Result<(), StoreError> {
+fn run_in_savepoint(
+    tx: &mut SqliteTx,
+    request: &mut dyn Request,
+    health: &Health,
+) -> Result<(), StoreError> {
     exec_cached(&tx.conn, "SAVEPOINT request", "open a savepoint")?;
-    let ok = request.run(tx);
+    let ok = run_one(tx, request, health);
+    if !ok && health.damaged() {
+        // The file is damaged: the whole batch is rolled back, nothing of it is written.
+        return Err(match request.failure() {
+            Some(e @ StoreError::Backend(_)) => e.clone(),
+            _ => health.refusal().expect("a damaged store refuses writes"),
+        });
+    }
     let exec = |sql: &'static str, what: &'static str| exec_cached(&tx.conn, sql, what);
     if tx.conn.is_autocommit() {
         // SQLite rolled the whole transaction back (disk full, I/O error): the batch is lost.
@@ -224,7 +306,16 @@ fn run_in_savepoint(tx: &mut SqliteTx, request: &mut dyn Request) -> Result<(), 
 }
 
 /// A reader thread: each request in its own read transaction, until the queue closes.
-pub(super) fn reader_loop(mut tx: SqliteTx, queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request>>>>) {
+pub(super) fn reader_loop(
+    mut tx: SqliteTx,
+    queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request>>>>,
+    health: Arc<Health>,
+) {
+    reads(&mut tx, queue, &health);
+    leave_damage_alone(&tx.conn, &health);
+}
+
+fn reads(tx: &mut SqliteTx, queue: Arc<Mutex<mpsc::Receiver<Box<dyn Request>>>>, health: &Health) {
     loop {
         let next = match queue.lock() {
             Ok(queue) => queue.recv(),
@@ -234,18 +325,32 @@ pub(super) fn reader_loop(mut tx: SqliteTx, queue: Arc<Mutex<mpsc::Receiver<Box<
         // A read transaction gives the request one consistent snapshot across its statements.
         let failure = match tx.conn.execute_batch("BEGIN") {
             Ok(()) => {
-                request.run(&mut tx);
-                tx.conn
+                let ok = run_one(tx, request.as_mut(), health);
+                let end = tx
+                    .conn
                     .execute_batch("COMMIT")
                     .map_err(db("end a read transaction"))
-                    .err()
+                    .err();
+                // A read that failed answers its own error, which says more than the end of
+                // its transaction (SQLite repeats a corruption there).
+                match end {
+                    Some(e) if !ok => {
+                        health.note(&e);
+                        None
+                    }
+                    end => end,
+                }
             }
             Err(e) => Some(db("begin a read transaction")(e)),
         };
         if !tx.conn.is_autocommit() {
             let _ = tx.conn.execute_batch("ROLLBACK");
         }
-        request.answer(failure);
+        let failure = failure.map(|e| {
+            health.note(&e);
+            health.explain(e)
+        });
+        request.answer(failure, health);
     }
 }
 
@@ -254,11 +359,20 @@ mod tests {
     //! The group-commit machinery, driven directly (the store's behaviour is covered by the
     //! conformance suite in `store::conformance`).
 
+    use super::super::opening::Opening;
     use super::super::schema::migrate;
     use super::*;
     use rusqlite::Connection;
 
     type Answer = oneshot::Receiver<Result<(), StoreError>>;
+
+    fn opening() -> Opening<'static> {
+        Opening::new(std::path::Path::new("test.db"))
+    }
+
+    fn health() -> Arc<Health> {
+        Arc::new(Health::new(std::path::Path::new("test.db")))
+    }
 
     /// A migrated database file in the temp directory; removed by [`TempFile`]'s drop.
     struct TempFile(std::path::PathBuf);
@@ -270,7 +384,7 @@ mod tests {
             let file = TempFile(path);
             file.remove();
             let mut conn = Connection::open(&file.0).expect("open a test database");
-            migrate(&mut conn).expect("create the schema");
+            migrate(&mut conn, opening()).expect("create the schema");
             (file, conn)
         }
 
@@ -295,7 +409,7 @@ mod tests {
 
     fn database() -> SqliteTx {
         let mut conn = Connection::open_in_memory().expect("open an in-memory database");
-        migrate(&mut conn).expect("create the schema");
+        migrate(&mut conn, opening()).expect("create the schema");
         SqliteTx { conn }
     }
 
@@ -344,7 +458,12 @@ mod tests {
             sender.send(r).unwrap();
         }
         drop(sender);
-        writer_loop(SqliteTx { conn }, queue, max_batch, false, true);
+        let settings = WriterSettings {
+            max_batch,
+            full: false,
+            poll_when_quiet: true,
+        };
+        writer_loop(SqliteTx { conn }, queue, settings, health());
     }
 
     #[test]
@@ -368,9 +487,10 @@ mod tests {
         });
         let (c, mut c_answer) = insert("c");
         let mut batch = vec![a, failing, panicking, c];
-        assert_eq!(run_batch(&mut tx, &mut batch), Ok(()));
+        let health = health();
+        assert_eq!(run_batch(&mut tx, &mut batch, &health), Ok(()));
         for r in batch {
-            r.answer(None);
+            r.answer(None, &health);
         }
         assert_eq!(answered(&mut a_answer), Ok(()));
         assert!(matches!(
