@@ -8,7 +8,7 @@
 //!
 //! | module | what lives there |
 //! |---|---|
-//! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options |
+//! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
 //! | [`error`] | the errors of every layer |
 //! | [`activity`] | activity definitions, registry and context |
 //! | `workflow` | the workflow side: definition, context, one file per command kind, executor |
