@@ -171,9 +171,11 @@ impl<C: WorkflowDefinition> ChildCall<C> {
         self
     }
 
-    /// The child's workflow id and task queue against their limits.
+    /// The child's workflow id, type and task queue against their limits (its type is not
+    /// necessarily registered here, where registration would have checked it).
     fn check_names(&self) -> Result<(), ChildError> {
         Ident::WorkflowId.check(&self.workflow_id)?;
+        Ident::WorkflowType.check(C::NAME)?;
         if let Some(queue) = &self.task_queue {
             Ident::TaskQueue.check(queue)?;
         }
