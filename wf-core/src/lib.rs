@@ -8,7 +8,7 @@
 //!
 //! | module | what lives there |
 //! |---|---|
-//! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options |
+//! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
 //! | [`error`] | the errors of every layer |
 //! | [`activity`] | activity definitions, registry and context |
 //! | `workflow` | the workflow side: definition, context, one file per command kind, executor |
@@ -41,6 +41,7 @@ pub use client::{
 };
 pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
 pub use data::history::{EventKind, HistoryEvent};
+pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 pub use data::run::{
     ChildOutcome, IdConflictPolicy, ListFilter, ParentClosePolicy, ParentInfo, RunStatus,
@@ -48,13 +49,13 @@ pub use data::run::{
 };
 pub use data::update::UpdateOutcome;
 pub use error::{
-    ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalWaitError,
-    StoreError, UpdateError, WaitTimeout, WfError, WorkflowError,
+    ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalExternalError,
+    SignalWaitError, StoreError, UpdateError, WaitTimeout, WfError, WorkflowError,
 };
 pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
 pub use schedule::{
     CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
-    SchedulePolicies, ScheduleSpec, ScheduledAction,
+    SchedulePolicies, ScheduleSpec, ScheduledAction, ACTION_ID_SUFFIX_BYTES,
 };
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;

@@ -70,6 +70,7 @@ pub use wf_core::{
     HistoryEvent,
     IdConflictPolicy,
     IntervalSpec,
+    LimitError,
     ListFilter,
     MemoryStore,
     OverlapPolicy,
@@ -93,6 +94,7 @@ pub use wf_core::{
     ScheduledAction,
     Schedules,
     SignalCall,
+    SignalExternalError,
     SignalWaitError,
     Sleep,
     SqliteOptions,
@@ -118,7 +120,11 @@ pub use wf_core::{
     WorkflowDefinition,
     WorkflowError,
     WorkflowHandle,
+    ACTION_ID_SUFFIX_BYTES,
+    MAX_ID_BYTES,
+    MAX_NAME_BYTES,
     MAX_PAYLOAD_BYTES,
+    MAX_REASON_BYTES,
 };
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
 

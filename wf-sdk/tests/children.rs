@@ -344,18 +344,28 @@ async fn a_terminated_parent_closes_its_children_whatever_its_summary_size(backe
         (d.status == RunStatus::Running).then_some(())
     })
     .await;
-    // Signals no handler takes are listed in the run's summary; 40 names of 60 KB take it
-    // past the 2 MiB payload limit, where encoding it used to fail and store an empty
-    // summary: the termination below then knew of no child to close.
-    for i in 0..40 {
-        let name = format!("{i:02}{}", "x".repeat(60_000));
-        client
-            .signal_raw("big-parent", &name, Payload::encode(&()).unwrap(), None)
-            .await
-            .unwrap();
+    // Signals no handler takes are listed in the run's summary; 2,150 names at the name limit
+    // take it past the 2 MiB payload limit, where encoding it used to fail and store an empty
+    // summary: the termination below then knew of no child to close. Sent all at once, they
+    // are recorded by a few workflow tasks, not 2,150 (each of which would store the summary).
+    const SIGNALS: usize = 2_150;
+    let names: Vec<String> = (0..SIGNALS)
+        .map(|i| format!("{i:04}{}", "x".repeat(wf_sdk::MAX_NAME_BYTES - 4)))
+        .collect();
+    assert!(names.iter().map(String::len).sum::<usize>() > wf_sdk::MAX_PAYLOAD_BYTES);
+    let mut sent = tokio::task::JoinSet::new();
+    for name in names {
+        let client = client.clone();
+        sent.spawn(async move {
+            let unit = Payload::encode(&()).unwrap();
+            client.signal_raw("big-parent", &name, unit, None).await
+        });
+    }
+    while let Some(signal) = sent.join_next().await {
+        signal.unwrap().unwrap();
     }
     let d = parent.describe().await.unwrap();
-    assert_eq!(d.buffered_signals.len(), 40);
+    assert_eq!(d.buffered_signals.len(), SIGNALS);
     parent.terminate("done with it").await.unwrap();
     assert_eq!(
         child.describe().await.unwrap().status,

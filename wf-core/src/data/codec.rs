@@ -3,7 +3,7 @@
 //! engine still decodes histories written by an older one.
 
 use super::history::{EventKind, HistoryEvent};
-use super::payload::PayloadError;
+use super::payload::{read_value, PayloadError};
 
 /// The history encoding written by this version of the engine.
 pub const HISTORY_FORMAT_VERSION: u8 = 1;
@@ -41,14 +41,19 @@ pub fn decode_event(event_id: u64, bytes: &[u8]) -> Result<HistoryEvent, Payload
 pub fn decode_events(first_event_id: u64, bytes: &[u8]) -> Result<Vec<HistoryEvent>, PayloadError> {
     let mut rest = bytes;
     let mut events = Vec::new();
+    let mut event_id = first_event_id;
     loop {
-        events.push(decode_next(
-            first_event_id + events.len() as u64,
-            &mut rest,
-        )?);
+        events.push(decode_next(event_id, &mut rest)?);
         if rest.is_empty() {
             return Ok(events);
         }
+        // Only a damaged record (or a damaged first id) holds events past the last id.
+        event_id = event_id
+            .checked_add(1)
+            .ok_or_else(|| PayloadError::Decode {
+                what: format!("history event after {event_id}"),
+                message: "the record holds more events than event ids remain".into(),
+            })?;
     }
 }
 
@@ -62,7 +67,7 @@ fn decode_next(event_id: u64, rest: &mut &[u8]) -> Result<HistoryEvent, PayloadE
         Some((&1, body)) => {
             *rest = body;
             let (time_ms, kind): (i64, EventKind) =
-                rmp_serde::from_read(&mut *rest).map_err(|e| error(e.to_string()))?;
+                read_value(rest).map_err(|e| error(e.to_string()))?;
             Ok(HistoryEvent {
                 event_id,
                 time_ms,
@@ -138,6 +143,15 @@ mod tests {
         assert_eq!(decode_event(10, &bytes).unwrap(), expected[0]);
         // A record cut short is an error, not a shorter history.
         assert!(decode_events(10, &bytes[..bytes.len() - 1]).is_err());
+    }
+
+    #[test]
+    fn a_record_past_the_last_event_id_is_an_error_not_an_overflow() {
+        let mut bytes = encode_event(1, &EventKind::TimerFired { seq: 1 }).unwrap();
+        bytes.extend(encode_event(2, &EventKind::TimerFired { seq: 2 }).unwrap());
+        assert_eq!(decode_events(u64::MAX - 1, &bytes).unwrap().len(), 2);
+        let err = decode_events(u64::MAX, &bytes).unwrap_err();
+        assert!(err.to_string().contains("event id"), "{err}");
     }
 
     #[test]

@@ -202,7 +202,7 @@ impl Message {
 
     /// Decodes [`to_bytes`](Self::to_bytes).
     pub fn from_bytes(bytes: &[u8]) -> Result<Message, PayloadError> {
-        rmp_serde::from_slice(bytes).map_err(|e| PayloadError::Decode {
+        super::payload::from_slice(bytes).map_err(|e| PayloadError::Decode {
             what: "an inbox message".into(),
             message: e.to_string(),
         })

@@ -8,6 +8,11 @@ use std::fmt;
 /// reference in the workflow's arguments.
 pub const MAX_PAYLOAD_BYTES: usize = 2 * 1024 * 1024;
 
+/// How deep decoding follows nested arrays and maps (serde_json's default recursion limit);
+/// deeper input is a decode error. rmp-serde's own default (1,024) let a 3 KB payload of
+/// nested maps overflow a 2 MiB thread stack while skipping an unknown field of a struct.
+pub const MAX_DECODE_DEPTH: usize = 128;
+
 /// A value encoded as MessagePack, as it travels between clients, workers and the store.
 #[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -106,21 +111,38 @@ impl Payload {
     }
 
     /// A human-readable rendering of the value (JSON-like), for history listings and logs.
+    /// Bounded for any bytes: containers nested more than 32 deep render as `[…]`, bytes that
+    /// are not MessagePack as `<N undecodable bytes>`.
     pub fn display(&self) -> String {
-        let mut cursor = self.0.as_slice();
-        match rmpv::decode::read_value(&mut cursor) {
-            Ok(v) => v.to_string(),
-            Err(_) => format!("<{} undecodable bytes>", self.0.len()),
-        }
+        super::render::render(&self.0)
+            .unwrap_or_else(|| format!("<{} undecodable bytes>", self.0.len()))
     }
 }
 
-/// Decodes raw MessagePack bytes as a `T`.
+/// Decodes raw MessagePack bytes as a `T` (nested at most [`MAX_DECODE_DEPTH`] deep).
 pub fn decode_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, PayloadError> {
-    rmp_serde::from_slice(bytes).map_err(|e| PayloadError::Decode {
+    from_slice(bytes).map_err(|e| PayloadError::Decode {
         what: std::any::type_name::<T>().to_string(),
         message: e.to_string(),
     })
+}
+
+/// `rmp_serde::from_slice`, nested at most [`MAX_DECODE_DEPTH`] deep: every decoder of bytes
+/// from outside (clients, disk) goes through here or [`read_value`].
+pub(crate) fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, rmp_serde::decode::Error> {
+    let mut de = rmp_serde::Deserializer::from_read_ref(bytes);
+    de.set_max_depth(MAX_DECODE_DEPTH);
+    T::deserialize(&mut de)
+}
+
+/// Decodes the value at the start of `rest` and moves `rest` past it, nested at most
+/// [`MAX_DECODE_DEPTH`] deep.
+pub(crate) fn read_value<T: DeserializeOwned>(
+    rest: &mut &[u8],
+) -> Result<T, rmp_serde::decode::Error> {
+    let mut de = rmp_serde::Deserializer::new(rest);
+    de.set_max_depth(MAX_DECODE_DEPTH);
+    T::deserialize(&mut de)
 }
 
 impl fmt::Debug for Payload {
@@ -203,5 +225,41 @@ mod tests {
     fn display_renders_values() {
         let p = Payload::encode(&("x", 1)).unwrap();
         assert_eq!(p.display(), "[\"x\", 1]");
+    }
+
+    #[test]
+    fn deeply_nested_unknown_fields_are_a_decode_error_not_a_stack_overflow() {
+        // Found by fuzz_payload_decode_on_deep_nesting: a struct skipping an unknown field
+        // {"x": {"x": ...}} 1,000 deep (3 KB) overflowed a test thread's stack inside rmp-serde.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Order {
+            id: Option<String>,
+        }
+        let mut bytes = [0x81, 0xa1, b'x'].repeat(1_000);
+        bytes.push(0xc0);
+        let err = Payload::from_bytes(bytes)
+            .unwrap()
+            .decode::<Order>()
+            .unwrap_err();
+        assert!(err.to_string().contains("depth"), "{err}");
+        // Nesting within the limit decodes.
+        let nested: Vec<Vec<Vec<u8>>> = vec![vec![vec![1]]];
+        let p = Payload::encode(&nested).unwrap();
+        assert_eq!(p.decode::<Vec<Vec<Vec<u8>>>>().unwrap(), nested);
+    }
+
+    #[test]
+    fn display_of_deeply_nested_arrays_does_not_overflow_the_stack() {
+        // Found by fuzz_payload_display_on_deep_nesting: 1,000 nested one-element arrays (1 KB)
+        // overflowed a test thread's stack in rmpv's recursive reader.
+        let mut bytes = vec![0x91; 1_000];
+        bytes.push(0xc0);
+        let shown = Payload::from_bytes(bytes).unwrap().display();
+        assert!(shown.contains("[…]") && shown.len() < 100, "{shown}");
+        assert_eq!(
+            Payload::from_bytes(vec![0x91; 1_000]).unwrap().display(),
+            "<1000 undecodable bytes>"
+        );
     }
 }

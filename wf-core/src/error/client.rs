@@ -3,6 +3,7 @@
 //! `NonDeterminism`, `PayloadError`) and the failures underneath (the store, the engine).
 
 use super::store::StoreError;
+use crate::data::limits::LimitError;
 use crate::data::payload::PayloadError;
 use crate::data::run::RunStatus;
 
@@ -71,7 +72,8 @@ pub enum WfError {
     /// The run ended as cancelled.
     #[error("workflow cancelled: {0}")]
     Cancelled(String),
-    /// An argument is invalid (empty workflow id, a bad schedule spec...).
+    /// An argument is invalid (an id or a name out of its limits, a bad schedule spec...); the
+    /// message names the argument and what is wrong with it.
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
     /// The engine's configuration is invalid (two workflow types with one name, a handler
@@ -107,6 +109,12 @@ impl WfError {
             WfError::Conflict(_) | WfError::Interrupted(_) | WfError::Timeout(_) => true,
             _ => false,
         }
+    }
+}
+
+impl From<LimitError> for WfError {
+    fn from(e: LimitError) -> Self {
+        WfError::InvalidArgument(e.to_string())
     }
 }
 

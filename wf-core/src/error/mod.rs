@@ -15,4 +15,6 @@ pub use activity::{ActivityCallError, ActivityError};
 pub use client::WfError;
 pub use store::{BackendError, BackendErrorKind, StoreError};
 pub use update::{Rejection, UpdateError};
-pub use workflow::{Cancelled, ChildError, SignalWaitError, WaitTimeout, WorkflowError};
+pub use workflow::{
+    Cancelled, ChildError, SignalExternalError, SignalWaitError, WaitTimeout, WorkflowError,
+};

@@ -2,6 +2,7 @@
 //! waits, children) fail with.
 
 use super::activity::ActivityCallError;
+use crate::data::limits::LimitError;
 use crate::data::payload::{Payload, PayloadError};
 use std::time::SystemTime;
 
@@ -21,6 +22,9 @@ pub enum WorkflowError {
     /// A child run failed.
     #[error(transparent)]
     Child(#[from] ChildError),
+    /// `ctx.signal_external` refused its arguments.
+    #[error(transparent)]
+    SignalExternal(#[from] SignalExternalError),
     /// A bounded `wait_for_signal` timed out.
     #[error(transparent)]
     WaitTimeout(#[from] WaitTimeout),
@@ -116,4 +120,33 @@ pub enum ChildError {
     /// The input could not be encoded or the result decoded.
     #[error(transparent)]
     Payload(#[from] PayloadError),
+    /// The child's workflow id or task queue is out of its limits (`wf_core::data::limits`);
+    /// no child was started.
+    #[error("child not started: {0}")]
+    InvalidArgument(String),
+}
+
+impl From<LimitError> for ChildError {
+    fn from(e: LimitError) -> Self {
+        ChildError::InvalidArgument(e.to_string())
+    }
+}
+
+/// Why [`signal_external`](crate::WorkflowContext::signal_external) sent nothing.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SignalExternalError {
+    /// The arguments could not be encoded, or are too large.
+    #[error(transparent)]
+    Payload(#[from] PayloadError),
+    /// The target workflow id or the signal name is out of its limits
+    /// (`wf_core::data::limits`).
+    #[error("signal not sent: {0}")]
+    InvalidArgument(String),
+}
+
+impl From<LimitError> for SignalExternalError {
+    fn from(e: LimitError) -> Self {
+        SignalExternalError::InvalidArgument(e.to_string())
+    }
 }

@@ -13,10 +13,11 @@ use super::wakeups::Wakeups;
 use super::worker::{self, WorkerHandle};
 use crate::activity::ActivityGroup;
 use crate::client::Client;
+use crate::data::limits::Ident;
 use crate::error::{StoreError, WfError};
 use crate::replay::Definition;
 use crate::store::{MemoryStore, SqliteOptions, SqliteStore, Store};
-use crate::workflow::WorkflowDefinition;
+use crate::workflow::{Role, WorkflowDefinition};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,7 +70,13 @@ impl EngineBuilder {
     }
 
     /// Registers a workflow type: this engine runs it and its client checks messages for it.
+    /// A type or handler name out of the limits (`wf_core::data::limits`) makes
+    /// [`build`](Self::build) fail.
     pub fn workflow<W: WorkflowDefinition>(mut self) -> Self {
+        if let Err(e) = check_names::<W>() {
+            self.errors.push(e);
+            return self;
+        }
         match Definition::<W>::new() {
             Ok(def) => {
                 self.registry.workflows.insert(W::NAME, Arc::new(def));
@@ -173,11 +180,14 @@ impl EngineBuilder {
         self
     }
 
-    /// Opens the store and starts the workers. Must be called inside a tokio runtime.
+    /// Opens the store and starts the workers. Must be called inside a tokio runtime. Fails
+    /// with `InvalidConfig` if a registration was refused, or an activity name, the task queue
+    /// or the build id is out of its limits.
     pub async fn build(self) -> Result<Engine, WfError> {
         if let Some(e) = self.errors.first() {
             return Err(WfError::InvalidConfig(e.clone()));
         }
+        self.check_config().map_err(WfError::InvalidConfig)?;
         let store: Arc<dyn Store> = match self.store {
             StoreChoice::Sqlite(path, options) => {
                 let options = SqliteOptions {
@@ -226,6 +236,46 @@ impl EngineBuilder {
         }
         Ok(engine)
     }
+}
+
+impl EngineBuilder {
+    /// The names registered and configured by other means than `workflow::<W>()`, against
+    /// their limits.
+    fn check_config(&self) -> Result<(), String> {
+        let mut activities: Vec<&str> = self.registry.activities.names().collect();
+        activities.sort_unstable();
+        for name in activities {
+            Ident::ActivityName
+                .check(name)
+                .map_err(|e| format!("an activity: {e}"))?;
+        }
+        Ident::TaskQueue
+            .check(&self.config.task_queue)
+            .map_err(|e| e.to_string())?;
+        if let Some(id) = &self.config.build_id {
+            Ident::BuildId.check(id).map_err(|e| e.to_string())?;
+        }
+        Ok(())
+    }
+}
+
+/// The names of workflow type `W` and of its handlers, against their limits.
+fn check_names<W: WorkflowDefinition>() -> Result<(), String> {
+    let rust_type = std::any::type_name::<W>();
+    Ident::WorkflowType
+        .check(W::NAME)
+        .map_err(|e| format!("workflow type {rust_type}: {e}"))?;
+    for handler in W::handlers() {
+        let ident = match handler.kind.role() {
+            Role::Signal => Ident::SignalName,
+            Role::Query => Ident::QueryName,
+            Role::Update => Ident::UpdateName,
+        };
+        ident
+            .check(handler.name)
+            .map_err(|e| format!("workflow type {}: {e}", W::NAME))?;
+    }
+    Ok(())
 }
 
 /// A running wf engine: a store plus in-process workers. Get a [`Client`] with

@@ -10,5 +10,6 @@ pub(crate) mod state;
 
 pub use policy::{
     OverlapPolicy, ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduledAction,
+    ACTION_ID_SUFFIX_BYTES,
 };
 pub use spec::{format_utc, CalendarSpec, IntervalSpec, ScheduleSpec, MAX_INTERVAL_MS};

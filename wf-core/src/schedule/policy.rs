@@ -42,6 +42,12 @@ impl Default for SchedulePolicies {
     }
 }
 
+/// Bytes the engine may append to a schedule's workflow id prefix: `-` and the fire time in
+/// UTC (`-2026-01-01T09:30:00Z`, 21 bytes until the year 9999; 32 covers any time an `i64` of
+/// milliseconds holds). A prefix may be at most
+/// [`MAX_ID_BYTES`](crate::data::limits::MAX_ID_BYTES) less this.
+pub const ACTION_ID_SUFFIX_BYTES: usize = 32;
+
 /// What a schedule starts: a workflow of a given type with a fixed input. Each action's
 /// workflow id is `<prefix>-<fire time in UTC>`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

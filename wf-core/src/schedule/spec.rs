@@ -211,6 +211,18 @@ pub fn format_utc(ms: i64) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn every_fire_time_fits_the_suffix_a_schedule_reserves() {
+        for ms in [i64::MIN, -1, 0, 1_767_225_600_000, i64::MAX] {
+            let suffix = format!("-{}", format_utc(ms));
+            assert!(
+                suffix.len() <= super::super::ACTION_ID_SUFFIX_BYTES,
+                "{suffix}"
+            );
+        }
+        assert_eq!(format_utc(1_767_225_600_000).len() + 1, 21);
+    }
+
     const T0: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z, a Thursday
 
     #[test]

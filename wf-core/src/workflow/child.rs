@@ -9,6 +9,7 @@ use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::definition::WorkflowDefinition;
 use crate::data::history::EventKind;
+use crate::data::limits::Ident;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::run::{ChildOutcome, ParentClosePolicy};
 use crate::error::ChildError;
@@ -123,7 +124,9 @@ impl<W: 'static> WorkflowContext<W> {
     /// Starts a child workflow run of type `C` with workflow id `workflow_id` (started
     /// atomically with this task's commit) and resolves to its result. When this run closes
     /// first, the child is terminated (change with
-    /// [`.parent_close_policy(..)`](ChildCall::parent_close_policy)).
+    /// [`.parent_close_policy(..)`](ChildCall::parent_close_policy)). A workflow id or task
+    /// queue out of the limits (`wf_core::data::limits`) starts nothing: the call fails with
+    /// [`ChildError::InvalidArgument`].
     pub fn child<C: WorkflowDefinition>(
         &self,
         workflow_id: impl Into<String>,
@@ -167,6 +170,17 @@ impl<C: WorkflowDefinition> ChildCall<C> {
         self.policy = policy;
         self
     }
+
+    /// The child's workflow id, type and task queue against their limits (its type is not
+    /// necessarily registered here, where registration would have checked it).
+    fn check_names(&self) -> Result<(), ChildError> {
+        Ident::WorkflowId.check(&self.workflow_id)?;
+        Ident::WorkflowType.check(C::NAME)?;
+        if let Some(queue) = &self.task_queue {
+            Ident::TaskQueue.check(queue)?;
+        }
+        Ok(())
+    }
 }
 
 impl<C: WorkflowDefinition> Future for ChildCall<C> {
@@ -179,6 +193,10 @@ impl<C: WorkflowDefinition> Future for ChildCall<C> {
                     Ok(p) => p.clone(),
                     Err(e) => return Poll::Ready(Err(ChildError::Payload(e.clone()))),
                 };
+                // A bad id or queue starts nothing and issues no command, on replay alike.
+                if let Err(e) = self.check_names() {
+                    return Poll::Ready(Err(e));
+                }
                 let (id, policy, queue) = (
                     self.workflow_id.clone(),
                     self.policy,

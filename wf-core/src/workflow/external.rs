@@ -4,8 +4,10 @@
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use crate::data::history::EventKind;
-use crate::data::payload::{Payload, PayloadError};
+use crate::data::limits::Ident;
+use crate::data::payload::Payload;
 use crate::data::run::ParentInfo;
+use crate::error::SignalExternalError;
 use serde::Serialize;
 
 impl Commands {
@@ -25,13 +27,17 @@ impl Commands {
 impl<W: 'static> WorkflowContext<W> {
     /// Sends a signal (arguments as a tuple, e.g. `&(42,)`) to another workflow, such as a
     /// child or the parent ([`parent`](Self::parent)). It is delivered atomically with this
-    /// task's commit, exactly once; a missing or finished target drops it.
+    /// task's commit, exactly once; a missing or finished target drops it. An id or a name out
+    /// of the limits (`wf_core::data::limits`), or arguments that do not encode, send nothing
+    /// and return the error (`?` turns it into a [`WorkflowError`](crate::WorkflowError)).
     pub fn signal_external<A: Serialize>(
         &self,
         workflow_id: &str,
         name: &str,
         args: &A,
-    ) -> Result<(), PayloadError> {
+    ) -> Result<(), SignalExternalError> {
+        Ident::WorkflowId.check(workflow_id)?;
+        Ident::SignalName.check(name)?;
         let args = Payload::encode(args)?;
         self.core
             .borrow_mut()

@@ -1,13 +1,17 @@
 //! Cancelling and terminating runs, and the schedule operations (carried out by the engine's
-//! scheduler).
+//! scheduler, once their ids, names and notes passed their limits).
 
 use super::LocalTransport;
+use crate::client::{NewSchedule, ScheduleChange};
+use crate::data::limits::{check_reason, Ident};
 use crate::data::message::Message;
 use crate::error::WfError;
 use crate::runtime::scheduler::Scheduler;
+use crate::schedule::ACTION_ID_SUFFIX_BYTES;
 
 impl LocalTransport {
     pub(super) async fn cancel(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        check_reason("cancellation reason", reason)?;
         let core = &self.core;
         let message = Message::CancelRequested {
             reason: reason.to_string(),
@@ -20,6 +24,7 @@ impl LocalTransport {
     }
 
     pub(super) async fn terminate(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        check_reason("termination reason", reason)?;
         let core = &self.core;
         // The store tells the parent and applies the children's close policies in the same
         // transaction.
@@ -29,6 +34,35 @@ impl LocalTransport {
         core.wake.waiters.publish(workflow_id);
         core.wake.workflow.notify_one();
         Ok(())
+    }
+
+    /// Creates a schedule. Its actions' workflow ids are the prefix and a fire time, so the
+    /// prefix leaves room for the time under the id limit.
+    pub(super) async fn create_schedule(
+        &self,
+        schedule_id: &str,
+        schedule: NewSchedule,
+    ) -> Result<(), WfError> {
+        Ident::ScheduleId.check(schedule_id)?;
+        let action = &schedule.action;
+        Ident::WorkflowType.check(&action.workflow_type)?;
+        Ident::WorkflowId.check_prefix(&action.workflow_id_prefix, ACTION_ID_SUFFIX_BYTES)?;
+        if let Some(queue) = &action.task_queue {
+            Ident::TaskQueue.check(queue)?;
+        }
+        self.scheduler().create(schedule_id, schedule).await
+    }
+
+    /// Pauses, unpauses or triggers a schedule.
+    pub(super) async fn change_schedule(
+        &self,
+        schedule_id: &str,
+        change: ScheduleChange,
+    ) -> Result<(), WfError> {
+        if let ScheduleChange::Pause(note) | ScheduleChange::Unpause(note) = &change {
+            check_reason("schedule note", note)?;
+        }
+        self.scheduler().change(schedule_id, change).await
     }
 
     pub(super) fn scheduler(&self) -> Scheduler<'_> {

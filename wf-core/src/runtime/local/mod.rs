@@ -19,6 +19,7 @@ use crate::client::{
     Started, Transport, UpdateRequest, UpdateStage,
 };
 use crate::data::history::HistoryEvent;
+use crate::data::limits::Ident;
 use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 use crate::data::run::{ListFilter, RunStatus};
@@ -119,6 +120,24 @@ impl LocalTransport {
     }
 }
 
+/// Checks a signal's name and signal id against their limits (`data::limits`).
+fn check_signal(name: &str, signal_id: Option<&str>) -> Result<(), WfError> {
+    Ident::SignalName.check(name)?;
+    if let Some(id) = signal_id {
+        Ident::SignalId.check(id)?;
+    }
+    Ok(())
+}
+
+/// Checks an update's name and update id against their limits (`data::limits`).
+fn check_update(name: &str, update_id: Option<&str>) -> Result<(), WfError> {
+    Ident::UpdateName.check(name)?;
+    if let Some(id) = update_id {
+        Ident::UpdateId.check(id)?;
+    }
+    Ok(())
+}
+
 /// Refuses payloads over the limit (a `Payload` built by hand may skip `Payload::encode`).
 fn check_size(what: &str, payload: &Payload) -> Result<(), WfError> {
     if payload.len() > MAX_PAYLOAD_BYTES {
@@ -195,7 +214,7 @@ impl Transport for LocalTransport {
         schedule_id: &'a str,
         schedule: NewSchedule,
     ) -> CallFuture<'a, ()> {
-        Box::pin(async move { self.scheduler().create(schedule_id, schedule).await })
+        Box::pin(self.create_schedule(schedule_id, schedule))
     }
 
     fn describe_schedule<'a>(
@@ -214,7 +233,7 @@ impl Transport for LocalTransport {
         schedule_id: &'a str,
         change: ScheduleChange,
     ) -> CallFuture<'a, ()> {
-        Box::pin(async move { self.scheduler().change(schedule_id, change).await })
+        Box::pin(self.change_schedule(schedule_id, change))
     }
 
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {

@@ -3,6 +3,7 @@
 //! rebuilt from its history on a blocking thread.
 
 use super::{check_size, LocalTransport};
+use crate::data::limits::Ident;
 use crate::data::payload::Payload;
 use crate::error::WfError;
 use crate::replay::replay;
@@ -17,6 +18,7 @@ impl LocalTransport {
         name: &str,
         args: Payload,
     ) -> Result<Payload, WfError> {
+        Ident::QueryName.check(name)?;
         if let Some(answer) = self.query_hot(workflow_id, name, &args).await {
             return answer;
         }

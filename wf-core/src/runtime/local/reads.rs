@@ -3,6 +3,7 @@
 use super::LocalTransport;
 use crate::client::{Description, PendingActivity, PendingUpdate, RunInfo};
 use crate::data::history::HistoryEvent;
+use crate::data::limits::Ident;
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, RunStatus, RunSummary};
 use crate::data::update::UpdateState;
@@ -58,6 +59,10 @@ impl LocalTransport {
         workflow_id: &str,
         run_id: Option<&str>,
     ) -> Result<Vec<HistoryEvent>, WfError> {
+        // Run ids are the engine's (UUIDs), so one out of the limits names no run, ever.
+        if let Some(run_id) = run_id {
+            Ident::RunId.check(run_id)?;
+        }
         let store = &self.core.store;
         let run = store
             .get_run(workflow_id, run_id)

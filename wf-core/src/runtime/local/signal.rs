@@ -3,7 +3,7 @@
 //! comes once that commit is durable. With one, or for a run elsewhere, it goes through the
 //! store's inbox and dedupe.
 
-use super::{check_size, LocalTransport};
+use super::{check_signal, check_size, LocalTransport};
 use crate::client::SignalRequest;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -20,6 +20,7 @@ impl LocalTransport {
             args,
             signal_id,
         } = request;
+        check_signal(name, signal_id.as_deref())?;
         // A run held in this engine's cache needs no store read to check the message.
         if let Some((run_id, def)) = self.hot_run(workflow_id) {
             check_size("signal", &args)?;

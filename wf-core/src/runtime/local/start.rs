@@ -3,8 +3,9 @@
 //! run is held in memory from the start. Other starts (with messages, on another task queue,
 //! on a client-only engine) go through the store.
 
-use super::{check_size, LocalTransport};
+use super::{check_signal, check_size, check_update, LocalTransport};
 use crate::client::{StartRequest, Started};
+use crate::data::limits::Ident;
 use crate::data::message::Message;
 use crate::error::WfError;
 use crate::runtime::worker::Direct;
@@ -20,10 +21,12 @@ impl LocalTransport {
             options,
             messages,
         } = request;
-        if workflow_id.is_empty() {
-            return Err(WfError::InvalidArgument(
-                "the workflow id must not be empty".into(),
-            ));
+        // The ids and names a start creates are checked before anything else: a run, its
+        // messages and their dedupe records are keyed by them.
+        Ident::WorkflowId.check(&workflow_id)?;
+        Ident::WorkflowType.check(&workflow_type)?;
+        if let Some(queue) = &options.task_queue {
+            Ident::TaskQueue.check(queue)?;
         }
         let core = &self.core;
         let def = core.registry.definition(&workflow_type)?;
@@ -31,11 +34,21 @@ impl LocalTransport {
         def.check_input(&input)?;
         for m in &messages {
             match m {
-                Message::Signal { name, args, .. } => {
+                Message::Signal {
+                    name,
+                    args,
+                    signal_id,
+                } => {
+                    check_signal(name, signal_id.as_deref())?;
                     check_size("signal", args)?;
                     def.check_message(Role::Signal, name, args)?;
                 }
-                Message::Update { name, args, .. } => {
+                Message::Update {
+                    update_id,
+                    name,
+                    args,
+                } => {
+                    check_update(name, Some(update_id))?;
                     check_size("update", args)?;
                     def.check_message(Role::Update, name, args)?;
                 }

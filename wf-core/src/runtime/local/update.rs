@@ -3,7 +3,7 @@
 //! records the outcome (a rejected one records nothing). Otherwise it goes through the store's
 //! inbox and dedupe, and the caller waits for its record to reach the stage asked for.
 
-use super::{check_size, LocalTransport};
+use super::{check_size, check_update, LocalTransport};
 use crate::client::{UpdateRequest, UpdateStage};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -42,6 +42,7 @@ impl LocalTransport {
             update_id,
             stage,
         } = request;
+        check_update(name, update_id.as_deref())?;
         let direct = update_id.is_none() && stage == UpdateStage::Completed;
         let update_id = update_id.unwrap_or_else(crate::data::ids::new_id);
         // A run held in this engine's cache takes the update at once, without a store read.
