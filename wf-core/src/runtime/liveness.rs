@@ -8,13 +8,17 @@ use super::core::Core;
 use crate::data::activity::duration_ms;
 use crate::error::WfError;
 use crate::store::EngineRecord;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
-/// When this engine last renewed its liveness lease (engine-clock ms).
+/// When this engine last renewed its liveness lease (engine-clock ms), and whether other
+/// engines were live then.
 #[derive(Default)]
 pub(crate) struct Liveness {
     renewed_ms: AtomicI64,
+    /// Other engines share the store: a message for a run cached here may reach its inbox
+    /// from them, so a cached query looks there first (see `local/query.rs`).
+    others: AtomicBool,
 }
 
 impl Liveness {
@@ -28,6 +32,20 @@ impl Liveness {
         let renewed = core.liveness.renewed_ms.load(Ordering::Relaxed);
         renewed.saturating_add(Self::lease_ms(core) / 3)
     }
+
+    /// Whether other live engines were registered at the last registration or renewal.
+    pub fn others_live(&self) -> bool {
+        self.others.load(Ordering::Relaxed)
+    }
+}
+
+/// Counts the live engines other than this one (any, if the store cannot tell).
+async fn count_others(core: &Core, now_ms: i64) {
+    let others = match core.store.live_engines(now_ms).await {
+        Ok(engines) => engines.iter().any(|e| e.engine_id != core.worker_id),
+        Err(_) => true,
+    };
+    core.liveness.others.store(others, Ordering::Relaxed);
 }
 
 fn record(core: &Core, now_ms: i64) -> EngineRecord {
@@ -45,6 +63,7 @@ pub(crate) async fn register(core: &Arc<Core>) -> Result<(), WfError> {
     let now = core.now_ms();
     core.store.register_engine(record(core, now)).await?;
     core.liveness.renewed_ms.store(now, Ordering::Relaxed);
+    count_others(core, now).await;
     Ok(())
 }
 
@@ -64,6 +83,7 @@ pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
         Ok(()) => core.liveness.renewed_ms.store(now_ms, Ordering::Relaxed),
         Err(e) => tracing::warn!(error = %e, "renewing the engine's liveness lease failed"),
     }
+    count_others(core, now_ms).await;
 }
 
 /// Removes the engine from the store (a clean shutdown: its leases were released).

@@ -2,7 +2,7 @@
 //! activity tasks and schedules.
 
 use crate::data::activity::{duration_ms, ActivityFailure, ActivityOptions};
-use crate::data::history::EventKind;
+use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, ParentInfo, RunStatus, TaskFailure};
@@ -147,6 +147,17 @@ pub struct WorkflowTask {
     pub run: RunRecord,
     /// Its inbox, in arrival order.
     pub messages: Vec<InboxMessage>,
+}
+
+/// What a query reads of a run besides its cached state: the messages waiting in its inbox
+/// (not yet applied by a workflow task) and, if asked for, its history — both from one
+/// snapshot, so that a message is in exactly one of them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PendingMessages {
+    /// The inbox, in arrival order.
+    pub inbox: Vec<InboxMessage>,
+    /// The history from the event id asked for (empty when none was asked for).
+    pub history: Vec<HistoryEvent>,
 }
 
 /// An activity to schedule.

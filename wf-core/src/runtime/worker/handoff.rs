@@ -2,6 +2,7 @@
 //! start) straight to the workflow worker, so that one commit records it instead of an inbox
 //! write followed by a task. What cannot run here goes back to the store path.
 
+use super::marks::InboxMarks;
 use super::{Mode, Worker};
 use crate::data::activity::ActivityResolution;
 use crate::data::codec::encode_event;
@@ -84,6 +85,8 @@ pub(crate) struct WorkerHandle {
     queries: mpsc::UnboundedSender<QueryRequest>,
     direct: mpsc::UnboundedSender<Direct>,
     hot: Mutex<HashMap<String, (String, String)>>,
+    /// Signals this engine put in inboxes (see `marks.rs`).
+    pub marks: InboxMarks,
 }
 
 /// The receiving ends of a [`WorkerHandle`], for the worker thread.
@@ -101,6 +104,7 @@ impl WorkerHandle {
             queries,
             direct,
             hot: Mutex::new(HashMap::new()),
+            marks: InboxMarks::default(),
         };
         let inbox = WorkerInbox {
             queries: query_rx,
@@ -301,6 +305,9 @@ impl Worker {
                     reply,
                     ..
                 } => {
+                    // A signal acknowledged from the inbox: queries here must look there.
+                    let delivery = matches!(message, Message::Signal { .. })
+                        .then(|| core.worker.marks.deliver(&workflow_id));
                     let answer = match core
                         .store
                         .deliver(&workflow_id, Some(&run_id), message, now)
@@ -309,6 +316,7 @@ impl Worker {
                         Ok(_) => DirectReply::Fallback,
                         Err(e) => DirectReply::Failed(e.into()),
                     };
+                    drop(delivery);
                     let _ = reply.send(answer);
                 }
                 Direct::Start { request, reply } => self.start_plainly(request, reply).await,

@@ -5,10 +5,12 @@
 //! so the store can fold their commits into one transaction (group commit). This file holds
 //! the thread and its three loops (leasing tasks, taking messages handed over in memory,
 //! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
-//! workflow task, `commit.rs` what a task commits and what happens once it is committed.
+//! workflow task, `commit.rs` what a task commits and what happens once it is committed,
+//! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss.
 
 mod commit;
 mod handoff;
+mod marks;
 mod task;
 
 pub(crate) use handoff::{
