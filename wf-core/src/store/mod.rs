@@ -242,8 +242,9 @@ pub trait Store: Send + Sync + 'static {
     /// The messages waiting in run `run_id`'s inbox (delivered, not yet applied by a workflow
     /// task), in arrival order, and, when `history_from` is given, the run's history events
     /// from that event id — read together on one snapshot, so that a message a task applied
-    /// meanwhile is in the history or in the inbox, never in both or neither. An unknown run
-    /// has neither. Queries use it to see acknowledged signals before their task runs.
+    /// meanwhile is in the history or in the inbox, never in both or neither; with the run's
+    /// `next_event_id` on that snapshot. An unknown run has none of them. Queries use it to
+    /// see acknowledged signals before their task runs.
     fn pending_messages(
         &self,
         run_id: &str,

@@ -158,6 +158,9 @@ pub struct PendingMessages {
     pub inbox: Vec<InboxMessage>,
     /// The history from the event id asked for (empty when none was asked for).
     pub history: Vec<HistoryEvent>,
+    /// The run's `next_event_id` (`None`: no such run): a copy of the run at another
+    /// position is stale.
+    pub next_event_id: Option<u64>,
 }
 
 /// An activity to schedule.

@@ -76,37 +76,43 @@ impl LocalTransport {
         let core = &self.core;
         let marks = &core.worker.marks;
         let marked = marks.check(workflow_id);
+        let mut at = None;
         if marked.is_some() || core.liveness.others_live() {
             match core.store.pending_messages(run_id, None).await {
                 Ok(pending) if pending.inbox.iter().any(|m| is_signal(&m.message)) => {
                     return Cached::Behind
                 }
-                Ok(_) => {
+                Ok(pending) => {
                     if let Some(seen) = marked {
                         marks.clear_if_settled(workflow_id, seen);
                     }
+                    // Another engine may have run the run since this one cached it.
+                    at = pending.next_event_id;
                 }
                 Err(e) => return Cached::Answer(Err(e.into())),
             }
         }
-        match self.ask_worker(run_id, name, args).await {
+        match self.ask_worker(run_id, name, args, at).await {
             Some(answer) => Cached::Answer(answer),
             None => Cached::Absent,
         }
     }
 
-    /// The worker's answer from its cache; `None` if it does not hold the run (or is gone).
+    /// The worker's answer from its cache; `None` if it does not hold the run (at history
+    /// position `at`, if given), or is gone.
     async fn ask_worker(
         &self,
         run_id: &str,
         name: &str,
         args: &Payload,
+        at: Option<u64>,
     ) -> Option<Result<Payload, WfError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let request = QueryRequest {
             run_id: run_id.to_string(),
             name: name.to_string(),
             args: args.clone(),
+            at,
             reply,
         };
         if !self.core.worker.query(request) {

@@ -61,7 +61,10 @@ pub(crate) struct QueryRequest {
     pub run_id: String,
     pub name: String,
     pub args: Payload,
-    /// `None` when the run is not cached: the caller replays it.
+    /// Answer only from a copy at this history position (`None`: any): a copy at another is
+    /// stale or ahead of what the caller read.
+    pub at: Option<u64>,
+    /// `None` when the run is not cached (or not at `at`): the caller replays it.
     pub reply: oneshot::Sender<Option<Result<Payload, WfError>>>,
 }
 

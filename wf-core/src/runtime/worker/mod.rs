@@ -152,6 +152,7 @@ impl Worker {
                     .cache
                     .borrow()
                     .get(&q.run_id)
+                    .filter(|live| q.at.is_none_or(|at| live.record.next_event_id == at))
                     .map(|live| live.instance.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
                 if me.core.config.poll_when_quiet {

@@ -313,6 +313,7 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
     assert!(pending.inbox.is_empty(), "{pending:?}");
     assert_eq!(pending.history, store.read_history("run-1", 1).await.unwrap());
     assert_eq!(pending.history.len(), 1, "a new run has its start event");
+    assert_eq!(pending.next_event_id, Some(2));
 
     for message in [
         signal("a", Some("s-1")),
@@ -355,7 +356,9 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
     assert_eq!(inbox, vec![signal("b", None)]);
     assert_eq!(pending.history.len(), 1, "events from id 2: the task's one event");
     assert_eq!(pending.history[0].event_id, 2);
+    assert_eq!(pending.next_event_id, Some(3));
 
     let unknown = store.pending_messages("nope", Some(1)).await.unwrap();
     assert!(unknown.inbox.is_empty() && unknown.history.is_empty());
+    assert_eq!(unknown.next_event_id, None);
 }

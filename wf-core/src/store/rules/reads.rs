@@ -36,18 +36,23 @@ pub(crate) async fn read_history<X: Tx>(
 }
 
 /// [`Store::pending_messages`](crate::store::Store::pending_messages): the inbox, then the
-/// history if asked for, in the caller's one read transaction.
+/// history if asked for, and the run's position, in the caller's one read transaction.
 pub(crate) async fn pending_messages<X: Tx>(
     tx: &mut X,
     run_id: String,
     history_from: Option<u64>,
 ) -> Result<PendingMessages, StoreError> {
+    let next_event_id = tx.load_run(&run_id).await?.map(|r| r.record.next_event_id);
     let inbox = tx.inbox(&run_id).await?;
     let history = match history_from {
         Some(from) => read_history(tx, run_id, from).await?,
         None => Vec::new(),
     };
-    Ok(PendingMessages { inbox, history })
+    Ok(PendingMessages {
+        inbox,
+        history,
+        next_event_id,
+    })
 }
 
 /// [`Store::get_update`](crate::store::Store::get_update): updates are kept per chain, found
