@@ -86,6 +86,31 @@ async fn a_signal_with_an_id_to_a_hot_run_is_seen_by_the_next_query(backend: Bac
     engine.shutdown().await;
 }
 
+/// (a) Signal-with-start on a running run held in memory delivers through the inbox: the
+/// next query sees the signal.
+async fn a_signal_with_start_to_a_hot_run_is_seen_by_the_next_query(backend: Backend) {
+    let engine = builder(backend, "ryw-with-start")
+        .workflow::<Counter>()
+        .build()
+        .await
+        .unwrap();
+    let h = started(&engine, "with-start").await;
+    for i in 1..=ROUNDS {
+        let signal = if i % 2 == 0 {
+            h.add(1).signal_id(format!("s-{i}"))
+        } else {
+            h.add(1)
+        };
+        h.signal_with_start((), signal, IdConflictPolicy::UseExisting)
+            .await
+            .unwrap();
+        assert_eq!(h.total().await.unwrap(), i, "round {i}");
+    }
+    h.close().await.unwrap();
+    assert_eq!(h.result().await.unwrap(), ROUNDS);
+    engine.shutdown().await;
+}
+
 /// (b) A signal from a client-only engine: the client-only engine's own query (a replay)
 /// sees it, with and without a signal id.
 async fn a_signal_from_a_client_only_engine_is_seen_by_its_next_query(backend: Backend) {
@@ -256,6 +281,7 @@ async fn a_run_no_worker_runs_answers_with_its_pending_signals(backend: Backend)
 
 both!(
     a_signal_with_an_id_to_a_hot_run_is_seen_by_the_next_query,
+    a_signal_with_start_to_a_hot_run_is_seen_by_the_next_query,
     a_signal_from_a_client_only_engine_is_seen_by_its_next_query,
     signals_through_either_of_two_engines_are_seen_by_both,
     a_signal_to_an_evicted_run_is_seen_by_the_next_query,
