@@ -11,8 +11,9 @@
 //! Workloads (kept exactly as defined so results compare with Temporal, Restate and DBOS):
 //! (a) N workflows each waiting for a signal: start all, signal all, await all; workflows/s.
 //! (b) 200 sequential updates (validator + handler) on one workflow; p50/p99 latency.
-//! (c) 200 sequential queries on one workflow, cached; and on an evicted run whose history
-//!     has 1,000 events (answered by replay).
+//! (c) 200 sequential queries on one workflow, cached; each right after a signal with an id
+//!     (read your writes); and on an evicted run whose history has 1,000 events (answered by
+//!     replay).
 //! (d) one workflow running 100 sequential no-op activities; total time.
 //! (e) replay of a 100,000-event history; events/s.
 //! (f) 100,000 workflows waiting on a signal: peak RSS and store size; then signal all.
@@ -405,6 +406,24 @@ async fn bench_c(b: &mut Bench) -> Result<(), WfError> {
     );
     b.record("c_p50_us", us(p50));
     b.record("c_p99_us", us(p99));
+
+    // Read your writes: a signal with an id is acknowledged once in the run's inbox; the
+    // query right after it must see it, before the task that applies it may have run.
+    let mut lat = Vec::with_capacity(200);
+    for i in 0..200u64 {
+        h.bump().signal_id(format!("c-{i}")).await?;
+        let t = Instant::now();
+        let v = h.value().await?;
+        lat.push(t.elapsed());
+        assert_eq!(v, i + 2);
+    }
+    lat.sort();
+    let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+    b.row(
+        "(c) a query right after a signal with an id, cached run",
+        format!("p50 {:.1} us  p99 {:.1} us", us(p50), us(p99)),
+    );
+    b.record("c_after_signal_id_p50_us", us(p50));
 
     // A run with a 1,000-event history, then evicted (cache of one: another run takes it).
     let big = client.start::<Counter>("c-big", ()).await?;

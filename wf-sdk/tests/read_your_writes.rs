@@ -45,6 +45,12 @@ impl Counter {
         let _ = ctx.activity(Tools::add_one, n).await;
     }
 
+    /// Fails every task that applies it (until fixed code is deployed).
+    #[signal]
+    fn explode(&mut self) {
+        panic!("explode refuses to apply");
+    }
+
     #[signal]
     fn close(&mut self) {
         self.closed = true;
@@ -279,6 +285,32 @@ async fn a_run_no_worker_runs_answers_with_its_pending_signals(backend: Backend)
     engine.shutdown().await;
 }
 
+/// A signal whose handler panics fails every task that applies it: a query behind it neither
+/// hangs nor fails, it answers with the state before it (what the run's history says until
+/// the code is fixed), before and after the failure is recorded.
+async fn a_query_behind_a_failing_signal_answers_without_it(backend: Backend) {
+    let engine = builder(backend, "ryw-failing")
+        .workflow::<Counter>()
+        .build()
+        .await
+        .unwrap();
+    let h = started(&engine, "failing").await;
+    h.add(1).signal_id("s-1").await.unwrap();
+    eventually("the first signal recorded", || async {
+        let history = h.history().await.unwrap();
+        (count(&history, |k| matches!(k, EventKind::SignalReceived { .. })) == 1).then_some(())
+    })
+    .await;
+    h.explode().signal_id("s-2").await.unwrap();
+    assert_eq!(h.total().await.unwrap(), 1);
+    eventually("the task failure recorded", || async {
+        h.describe().await.unwrap().task_failure
+    })
+    .await;
+    assert_eq!(h.total().await.unwrap(), 1);
+    engine.shutdown().await;
+}
+
 both!(
     a_signal_with_an_id_to_a_hot_run_is_seen_by_the_next_query,
     a_signal_with_start_to_a_hot_run_is_seen_by_the_next_query,
@@ -288,4 +320,5 @@ both!(
     a_fresh_engine_sees_its_signal_to_a_run_it_never_held,
     a_signal_id_sent_twice_is_applied_once,
     a_run_no_worker_runs_answers_with_its_pending_signals,
+    a_query_behind_a_failing_signal_answers_without_it,
 );

@@ -15,13 +15,19 @@ use crate::runtime::spin::answer_soon;
 use crate::runtime::worker::QueryRequest;
 use crate::workflow::Role;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// How long a query on a run cached here waits for this engine's worker to apply the signals
+/// this engine put in the run's inbox, before it rebuilds the run instead.
+const TASK_WAIT: Duration = Duration::from_millis(20);
 
 /// What this engine's cache can say about a query.
 enum Cached {
     /// Its answer.
     Answer(Result<Payload, WfError>),
-    /// Signals wait in the run's inbox: the cache has not seen them.
-    Behind,
+    /// Signals wait in the run's inbox: the cache has not seen them. `ours`: this engine
+    /// put some there (its worker was woken to apply them).
+    Behind { ours: bool },
     /// The run is not in the cache.
     Absent,
 }
@@ -39,9 +45,9 @@ impl LocalTransport {
             def.check_message(Role::Query, name, &args)?;
             match self.ask_cache(workflow_id, &run_id, name, &args).await {
                 Cached::Answer(answer) => return answer,
-                Cached::Behind => {
+                Cached::Behind { ours } => {
                     return self
-                        .rebuild(def, workflow_id.to_string(), run_id, name, args)
+                        .behind(def, workflow_id, run_id, ours, name, args)
                         .await
                 }
                 Cached::Absent => {}
@@ -53,13 +59,51 @@ impl LocalTransport {
         check_size("query", &args)?;
         def.check_message(Role::Query, name, &args)?;
         if core.config.run_workers {
-            if let Cached::Answer(answer) =
-                self.ask_cache(workflow_id, &run.run_id, name, &args).await
-            {
-                return answer;
+            match self.ask_cache(workflow_id, &run.run_id, name, &args).await {
+                Cached::Answer(answer) => return answer,
+                Cached::Behind { ours } => {
+                    return self
+                        .behind(def, workflow_id, run.run_id, ours, name, args)
+                        .await
+                }
+                Cached::Absent => {}
             }
         }
         self.rebuild(def, run.workflow_id, run.run_id, name, args)
+            .await
+    }
+
+    /// Answers a query on a run cached here whose inbox holds signals the cache has not seen.
+    /// If this engine put them there, its worker was woken to apply them, and its commit takes
+    /// well under a millisecond where a rebuild replays the whole history: wait for it (a
+    /// little, as a query must not hang on a stuck task), then answer from the cache. Else,
+    /// or if the worker does not get there, rebuild.
+    async fn behind(
+        &self,
+        def: Arc<dyn ErasedDefinition>,
+        workflow_id: &str,
+        run_id: String,
+        ours: bool,
+        name: &str,
+        args: Payload,
+    ) -> Result<Payload, WfError> {
+        let core = &self.core;
+        let deadline = tokio::time::Instant::now() + TASK_WAIT;
+        while ours {
+            let notify = core.wake.waiters.subscribe(workflow_id);
+            let committed = notify.notified();
+            tokio::pin!(committed);
+            committed.as_mut().enable();
+            match self.ask_cache(workflow_id, &run_id, name, &args).await {
+                Cached::Answer(answer) => return answer,
+                Cached::Behind { .. } => {}
+                Cached::Absent => break,
+            }
+            if tokio::time::timeout_at(deadline, committed).await.is_err() {
+                break;
+            }
+        }
+        self.rebuild(def, workflow_id.to_string(), run_id, name, args)
             .await
     }
 
@@ -80,7 +124,9 @@ impl LocalTransport {
         if marked.is_some() || core.liveness.others_live() {
             match core.store.pending_messages(run_id, None).await {
                 Ok(pending) if pending.inbox.iter().any(|m| is_signal(&m.message)) => {
-                    return Cached::Behind
+                    return Cached::Behind {
+                        ours: marked.is_some(),
+                    }
                 }
                 Ok(pending) => {
                     if let Some(seen) = marked {
