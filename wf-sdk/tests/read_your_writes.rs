@@ -255,7 +255,11 @@ async fn a_run_no_worker_runs_answers_with_its_pending_signals(backend: Backend)
         .build()
         .await
         .unwrap();
-    let h = engine.client().start::<Counter>("nowhere", ()).await.unwrap();
+    let h = engine
+        .client()
+        .start::<Counter>("nowhere", ())
+        .await
+        .unwrap();
     assert_eq!(h.total().await.unwrap(), 0);
     for i in 1..=ROUNDS {
         if i % 2 == 0 {
@@ -269,9 +273,17 @@ async fn a_run_no_worker_runs_answers_with_its_pending_signals(backend: Backend)
     h.add(5).signal_id("s-2").await.unwrap();
     assert_eq!(h.total().await.unwrap(), ROUNDS);
     let history = h.history().await.unwrap();
-    assert_eq!(kinds(&history), vec!["WorkflowStarted"], "queries wrote nothing");
+    assert_eq!(
+        kinds(&history),
+        vec!["WorkflowStarted"],
+        "queries wrote nothing"
+    );
     let d = h.describe().await.unwrap();
-    assert!(d.pending_activities.is_empty(), "{:?}", d.pending_activities);
+    assert!(
+        d.pending_activities.is_empty(),
+        "{:?}",
+        d.pending_activities
+    );
     // A worker arrives: it applies the same signals, once each.
     let worker = engines()
         .workflow::<Counter>()

@@ -89,18 +89,20 @@ impl LocalTransport {
     ) -> Result<Payload, WfError> {
         let core = &self.core;
         let deadline = tokio::time::Instant::now() + TASK_WAIT;
-        while ours {
-            let notify = core.wake.waiters.subscribe(workflow_id);
-            let committed = notify.notified();
-            tokio::pin!(committed);
-            committed.as_mut().enable();
-            match self.ask_cache(workflow_id, &run_id, name, &args).await {
-                Cached::Answer(answer) => return answer,
-                Cached::Behind { .. } => {}
-                Cached::Absent => break,
-            }
-            if tokio::time::timeout_at(deadline, committed).await.is_err() {
-                break;
+        if ours {
+            loop {
+                let notify = core.wake.waiters.subscribe(workflow_id);
+                let committed = notify.notified();
+                tokio::pin!(committed);
+                committed.as_mut().enable();
+                match self.ask_cache(workflow_id, &run_id, name, &args).await {
+                    Cached::Answer(answer) => return answer,
+                    Cached::Behind { .. } => {}
+                    Cached::Absent => break,
+                }
+                if tokio::time::timeout_at(deadline, committed).await.is_err() {
+                    break;
+                }
             }
         }
         self.rebuild(def, workflow_id.to_string(), run_id, name, args)
@@ -220,4 +222,3 @@ impl LocalTransport {
 fn is_signal(message: &Message) -> bool {
     matches!(message, Message::Signal { .. })
 }
-

@@ -389,7 +389,9 @@ impl Worker {
         drop(evicted);
         if !running {
             // The close consumed every signal delivered before it was sent.
-            core.worker.marks.clear_if_settled(&run.workflow_id, marks_seen);
+            core.worker
+                .marks
+                .clear_if_settled(&run.workflow_id, marks_seen);
         }
         // Answer only now: a caller that acts on the answer finds the cache and the map of
         // runs in memory as this commit left them.

@@ -80,15 +80,18 @@ impl InboxMarks {
     /// [`clear_if_settled`](Self::clear_if_settled) after reading its inbox (taken before
     /// the read); `None` when this engine put nothing in its inbox.
     pub fn check(&self, workflow_id: &str) -> Option<u64> {
-        self.with(|m| m.by_workflow.contains_key(workflow_id).then_some(m.finished))
+        self.with(|m| {
+            m.by_workflow
+                .contains_key(workflow_id)
+                .then_some(m.finished)
+        })
     }
 
     /// Removes the mark after a read of the inbox, begun when the counter stood at `seen`,
     /// found no signal waiting: unless a delivery is under way or finished after `seen`.
     pub fn clear_if_settled(&self, workflow_id: &str, seen: u64) {
         self.with(|m| {
-            if m
-                .by_workflow
+            if m.by_workflow
                 .get(workflow_id)
                 .is_some_and(|mark| mark.in_flight == 0 && mark.last <= seen)
             {

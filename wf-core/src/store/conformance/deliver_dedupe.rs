@@ -311,7 +311,10 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
     start(&*store, "wf-2", "run-2", T0).await;
     let pending = store.pending_messages("run-1", Some(1)).await.unwrap();
     assert!(pending.inbox.is_empty(), "{pending:?}");
-    assert_eq!(pending.history, store.read_history("run-1", 1).await.unwrap());
+    assert_eq!(
+        pending.history,
+        store.read_history("run-1", 1).await.unwrap()
+    );
     assert_eq!(pending.history.len(), 1, "a new run has its start event");
     assert_eq!(pending.next_event_id, Some(2));
 
@@ -354,7 +357,11 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
     let pending = store.pending_messages("run-1", Some(2)).await.unwrap();
     let inbox: Vec<Message> = pending.inbox.iter().map(|m| m.message.clone()).collect();
     assert_eq!(inbox, vec![signal("b", None)]);
-    assert_eq!(pending.history.len(), 1, "events from id 2: the task's one event");
+    assert_eq!(
+        pending.history.len(),
+        1,
+        "events from id 2: the task's one event"
+    );
     assert_eq!(pending.history[0].event_id, 2);
     assert_eq!(pending.next_event_id, Some(3));
 
