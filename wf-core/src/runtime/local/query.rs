@@ -43,14 +43,11 @@ impl LocalTransport {
         if let Some((run_id, def)) = self.hot_run(workflow_id) {
             check_size("query", &args)?;
             def.check_message(Role::Query, name, &args)?;
-            match self.ask_cache(workflow_id, &run_id, name, &args).await {
-                Cached::Answer(answer) => return answer,
-                Cached::Behind { ours } => {
-                    return self
-                        .behind(def, workflow_id, run_id, ours, name, args)
-                        .await
-                }
-                Cached::Absent => {}
+            if let Some(answer) = self
+                .answer_cached(&def, workflow_id, &run_id, name, &args)
+                .await
+            {
+                return answer;
             }
         }
         let core = &self.core;
@@ -59,18 +56,35 @@ impl LocalTransport {
         check_size("query", &args)?;
         def.check_message(Role::Query, name, &args)?;
         if core.config.run_workers {
-            match self.ask_cache(workflow_id, &run.run_id, name, &args).await {
-                Cached::Answer(answer) => return answer,
-                Cached::Behind { ours } => {
-                    return self
-                        .behind(def, workflow_id, run.run_id, ours, name, args)
-                        .await
-                }
-                Cached::Absent => {}
+            if let Some(answer) = self
+                .answer_cached(&def, workflow_id, &run.run_id, name, &args)
+                .await
+            {
+                return answer;
             }
         }
         self.rebuild(def, run.workflow_id, run.run_id, name, args)
             .await
+    }
+
+    /// The answer for a run this engine may hold in its cache (waiting for its worker, or
+    /// rebuilding it, if signals wait in its inbox); `None` if the cache does not hold it.
+    async fn answer_cached(
+        &self,
+        def: &Arc<dyn ErasedDefinition>,
+        workflow_id: &str,
+        run_id: &str,
+        name: &str,
+        args: &Payload,
+    ) -> Option<Result<Payload, WfError>> {
+        match self.ask_cache(workflow_id, run_id, name, args).await {
+            Cached::Answer(answer) => Some(answer),
+            Cached::Behind { ours } => Some(
+                self.behind(def.clone(), workflow_id, run_id, ours, name, args.clone())
+                    .await,
+            ),
+            Cached::Absent => None,
+        }
     }
 
     /// Answers a query on a run cached here whose inbox holds signals the cache has not seen.
@@ -82,7 +96,7 @@ impl LocalTransport {
         &self,
         def: Arc<dyn ErasedDefinition>,
         workflow_id: &str,
-        run_id: String,
+        run_id: &str,
         ours: bool,
         name: &str,
         args: Payload,
@@ -95,7 +109,7 @@ impl LocalTransport {
                 let committed = notify.notified();
                 tokio::pin!(committed);
                 committed.as_mut().enable();
-                match self.ask_cache(workflow_id, &run_id, name, &args).await {
+                match self.ask_cache(workflow_id, run_id, name, &args).await {
                     Cached::Answer(answer) => return answer,
                     Cached::Behind { .. } => {}
                     Cached::Absent => break,
@@ -105,7 +119,7 @@ impl LocalTransport {
                 }
             }
         }
-        self.rebuild(def, workflow_id.to_string(), run_id, name, args)
+        self.rebuild(def, workflow_id.to_string(), run_id.to_string(), name, args)
             .await
     }
 
