@@ -19,6 +19,8 @@
 //! - `backend.rs`: [`Backend`] (a store's transactions) and the one generic `Store` impl that
 //!   runs each method's rule in one transaction.
 //! - `memory/` and `sqlite/`: the two stores, primitives only.
+//! - `faults.rs` (feature `fault-injection`): a wrapper that injects I/O errors, full disks,
+//!   delays and crashes at a chosen commit into any store, for tests.
 //! - `conformance/` (feature `conformance`): the suite every store must pass, and the macro
 //!   `wf_core::store_conformance_tests!` that runs it.
 //!
@@ -27,6 +29,8 @@
 mod backend;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "fault-injection")]
+pub mod faults;
 pub mod memory;
 mod records;
 mod rules;
