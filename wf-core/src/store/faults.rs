@@ -68,6 +68,8 @@ pub enum Op {
     Schedule,
     /// `register_engine`, `renew_engine`, `remove_engine` (never counted as commits).
     Engine,
+    /// `close` (never counted as commits).
+    Close,
     /// Every read (never counted as commits).
     Read,
 }
@@ -83,7 +85,12 @@ impl Op {
     fn always_counted(self) -> bool {
         !matches!(
             self,
-            Op::LeaseWorkflowTask | Op::LeaseActivity | Op::FireTimers | Op::Engine | Op::Read
+            Op::LeaseWorkflowTask
+                | Op::LeaseActivity
+                | Op::FireTimers
+                | Op::Engine
+                | Op::Close
+                | Op::Read
         )
     }
 }
@@ -273,7 +280,7 @@ impl FaultStore {
             }
             let result = call().await;
             let crash = match &result {
-                Ok(v) if !op.always_counted() && op != Op::Engine && op != Op::Read => {
+                Ok(v) if matches!(op, Op::LeaseWorkflowTask | Op::LeaseActivity | Op::FireTimers) => {
                     if did_work(v) {
                         self.count()
                     } else {
@@ -632,6 +639,10 @@ impl Store for FaultStore {
 
     fn live_engines(&self, now_ms: i64) -> StoreFuture<'_, Vec<EngineRecord>> {
         self.plain(Op::Read, move || self.inner.live_engines(now_ms))
+    }
+
+    fn close(&self) -> StoreFuture<'_, ()> {
+        self.plain(Op::Close, move || self.inner.close())
     }
 
     fn terminate(

@@ -299,6 +299,14 @@ pub trait Store: Send + Sync + 'static {
     /// The engines whose liveness lease has not expired at `now_ms`, by id.
     fn live_engines(&self, now_ms: i64) -> StoreFuture<'_, Vec<EngineRecord>>;
 
+    /// Makes the store's files whole before its last handle goes: the SQLite store folds its
+    /// WAL into the database file, so that a cleanly closed database is one self-contained
+    /// file. An error says what was left undone (a full disk); nothing committed is lost by
+    /// it. The store stays usable. The default has nothing to do.
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. In the same transaction, a
     /// running parent gets `ChildClosed { outcome: Terminated }`, and the run's open children
