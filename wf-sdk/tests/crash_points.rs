@@ -410,7 +410,11 @@ struct Ending {
 /// Runs `scenario` to its end; with `crash`, the process dies at that commit and a fresh
 /// engine finishes. Returns the ending, the commits counted before any crash, and whether the
 /// crash happened. Checks that nothing acknowledged was lost and nothing recorded twice.
-async fn play(scenario: Scenario, backend: Backend, crash: Option<(u64, Crash)>) -> (Ending, u64, bool) {
+async fn play(
+    scenario: Scenario,
+    backend: Backend,
+    crash: Option<(u64, Crash)>,
+) -> (Ending, u64, bool) {
     let mut d = Driver::new(Db::new(backend), crash).await;
     let id = match scenario {
         Scenario::Agent => {
@@ -454,7 +458,10 @@ async fn play(scenario: Scenario, backend: Backend, crash: Option<(u64, Crash)>)
     let outcome = d.result(id).await;
     let histories = d.histories().await;
     check_once(&histories, &d.signals, &d.updates, scenario);
-    let mut runs: Vec<(String, usize)> = histories.iter().map(|(k, v)| (k.clone(), v.len())).collect();
+    let mut runs: Vec<(String, usize)> = histories
+        .iter()
+        .map(|(k, v)| (k.clone(), v.len()))
+        .collect();
     runs.sort();
     let commits = d.faults.commits();
     let crashed = d.faults.is_crashed();
@@ -498,18 +505,30 @@ fn check_once(
                     EventKind::ActivityCompleted { seq, .. } => ("activity completed", *seq),
                     EventKind::TimerFired { seq } => ("timer fired", *seq),
                     EventKind::ChildWorkflowClosed { seq, .. } => ("child closed", *seq),
-                    EventKind::WorkflowCompleted { .. } | EventKind::ContinuedAsNew { .. } | EventKind::WorkflowFailed { .. } => {
+                    EventKind::WorkflowCompleted { .. }
+                    | EventKind::ContinuedAsNew { .. }
+                    | EventKind::WorkflowFailed { .. } => {
                         closes += 1;
                         continue;
                     }
                     _ => continue,
                 };
-                assert!(seen.insert(key), "{scenario:?}: {workflow_id}: {key:?} recorded twice");
+                assert!(
+                    seen.insert(key),
+                    "{scenario:?}: {workflow_id}: {key:?} recorded twice"
+                );
             }
-            assert!(closes <= 1, "{scenario:?}: a run of {workflow_id} closed {closes} times");
+            assert!(
+                closes <= 1,
+                "{scenario:?}: a run of {workflow_id} closed {closes} times"
+            );
             closed_runs += closes;
         }
-        assert_eq!(closed_runs, runs.len(), "{scenario:?}: every run of {workflow_id} closed");
+        assert_eq!(
+            closed_runs,
+            runs.len(),
+            "{scenario:?}: every run of {workflow_id} closed"
+        );
     }
 }
 
@@ -530,9 +549,16 @@ async fn every_crash_point(backend: Backend, scenarios: &[Scenario]) -> usize {
                 let (covered, slots, expected) = (covered.clone(), slots.clone(), expected.clone());
                 all.spawn(async move {
                     let _slot = slots.acquire().await.expect("the semaphore stays open");
-                    let what = format!("{scenario:?} on {backend:?}, crash {how:?} at commit {k} of {k_max}");
-                    let played = tokio::time::timeout(Duration::from_secs(30), play(scenario, backend, Some((k, how))));
-                    let (ending, _, crashed) = played.await.unwrap_or_else(|_| panic!("{what}: did not finish within 30 s"));
+                    let what = format!(
+                        "{scenario:?} on {backend:?}, crash {how:?} at commit {k} of {k_max}"
+                    );
+                    let played = tokio::time::timeout(
+                        Duration::from_secs(30),
+                        play(scenario, backend, Some((k, how))),
+                    );
+                    let (ending, _, crashed) = played
+                        .await
+                        .unwrap_or_else(|_| panic!("{what}: did not finish within 30 s"));
                     assert_eq!(ending, *expected, "{what}");
                     if crashed {
                         covered.fetch_add(1, Ordering::SeqCst);
@@ -550,7 +576,10 @@ async fn every_crash_point(backend: Backend, scenarios: &[Scenario]) -> usize {
     println!("{backend:?}: {covered} crash points covered of {planned} planned ({scenarios:?})");
     // A crash point the replay never reached (a run whose commits fell out otherwise) is not
     // counted; nearly all must be.
-    assert!(covered * 10 >= planned * 9, "only {covered} of {planned} crash points reached");
+    assert!(
+        covered * 10 >= planned * 9,
+        "only {covered} of {planned} crash points reached"
+    );
     covered
 }
 

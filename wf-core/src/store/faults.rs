@@ -25,9 +25,9 @@
 
 use super::{
     ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, DeliverOutcome,
-    EngineRecord, HistoryEvent, ListFilter, Message, Payload, RunRecord, ScheduleRow,
-    StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure,
-    UpdateRecord, WorkflowTask,
+    EngineRecord, HistoryEvent, ListFilter, Message, Payload, RunRecord, ScheduleRow, StartOutcome,
+    StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord,
+    WorkflowTask,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -233,7 +233,11 @@ impl FaultStore {
     /// The fault that hits a call of `op`, if any.
     fn fault_for(&self, op: Op) -> Option<Fault> {
         let plan = self.plan();
-        let fault = plan.faults.iter().find(|(_, t)| t.hits(op)).map(|(f, _)| *f);
+        let fault = plan
+            .faults
+            .iter()
+            .find(|(_, t)| t.hits(op))
+            .map(|(f, _)| *f);
         if fault.is_some() {
             self.injected.fetch_add(1, Ordering::SeqCst);
         }
@@ -280,7 +284,12 @@ impl FaultStore {
             }
             let result = call().await;
             let crash = match &result {
-                Ok(v) if matches!(op, Op::LeaseWorkflowTask | Op::LeaseActivity | Op::FireTimers) => {
+                Ok(v)
+                    if matches!(
+                        op,
+                        Op::LeaseWorkflowTask | Op::LeaseActivity | Op::FireTimers
+                    ) =>
+                {
                     if did_work(v) {
                         self.count()
                     } else {
@@ -343,7 +352,9 @@ impl Store for FaultStore {
         req: StartRequest,
         first: TaskCommit,
     ) -> StoreFuture<'_, (StartOutcome, Option<Result<RunRecord, StoreError>>)> {
-        self.plain(Op::Start, move || self.inner.start_run_with_task(req, first))
+        self.plain(Op::Start, move || {
+            self.inner.start_run_with_task(req, first)
+        })
     }
 
     fn deliver(
@@ -557,7 +568,9 @@ impl Store for FaultStore {
 
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
         let run_id = run_id.to_owned();
-        self.plain(Op::Read, move || self.inner.read_history(&run_id, from_event_id))
+        self.plain(Op::Read, move || {
+            self.inner.read_history(&run_id, from_event_id)
+        })
     }
 
     fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>> {
@@ -614,7 +627,9 @@ impl Store for FaultStore {
 
     fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'_, bool> {
         let schedule_id = schedule_id.to_owned();
-        self.plain(Op::Schedule, move || self.inner.delete_schedule(&schedule_id))
+        self.plain(Op::Schedule, move || {
+            self.inner.delete_schedule(&schedule_id)
+        })
     }
 
     fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>> {

@@ -29,7 +29,13 @@ pub(crate) async fn finish(
             if task.options.retry.allows_retry(next, &failure) && within_deadline {
                 tracing::info!(attempt = attempts, error = %failure.message, delay_ms = delay, "activity attempt failed; retrying");
                 let retried = until_durable(core, "scheduling an activity retry", || {
-                    store.retry_activity(&task.run_id, task.seq, attempts, retry_at, failure.clone())
+                    store.retry_activity(
+                        &task.run_id,
+                        task.seq,
+                        attempts,
+                        retry_at,
+                        failure.clone(),
+                    )
                 })
                 .await;
                 match retried {
