@@ -71,6 +71,11 @@ impl Steps {
     }
 }
 
+#[derive(serde::Serialize, serde::Deserialize, Clone)]
+pub struct Goal {
+    goal: String,
+}
+
 #[derive(Default)]
 pub struct Agent {
     goal: String,
@@ -81,15 +86,15 @@ pub struct Agent {
 #[workflow(name = "crash_agent")]
 impl Agent {
     #[init]
-    fn new(goal: &String) -> Self {
+    fn new(input: &Goal) -> Self {
         Agent {
-            goal: goal.clone(),
+            goal: input.goal.clone(),
             ..Default::default()
         }
     }
 
     #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, _goal: String) -> Result<String, WorkflowError> {
+    async fn run(ctx: &mut WorkflowContext<Self>, _input: Goal) -> Result<String, WorkflowError> {
         let mut notes = Vec::new();
         for i in 1..=2 {
             ctx.wait_condition(|s| s.resumed && !s.paused).await;
@@ -418,7 +423,13 @@ async fn play(
     let mut d = Driver::new(Db::new(backend), crash).await;
     let id = match scenario {
         Scenario::Agent => {
-            d.start::<Agent>("agent", "ship".into()).await;
+            d.start::<Agent>(
+                "agent",
+                Goal {
+                    goal: "ship".into(),
+                },
+            )
+            .await;
             d.signal("agent", "pause", (), "pause-1").await;
             let args = Payload::encode(&("tests".to_string(),)).unwrap();
             let update = |c: Client| {

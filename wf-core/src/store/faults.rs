@@ -338,6 +338,8 @@ fn unacked(op: Op) -> StoreError {
     )
 }
 
+// A `fn(&T) -> bool` for `T = Vec<_>`, as `run` takes it: a slice would not fit.
+#[allow(clippy::ptr_arg)]
 fn non_empty<T>(v: &Vec<T>) -> bool {
     !v.is_empty()
 }
