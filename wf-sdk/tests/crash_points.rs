@@ -372,17 +372,17 @@ impl Driver {
     }
 
     /// Every run's history, by workflow id.
-    async fn histories(&self) -> HashMap<String, Vec<Vec<HistoryEvent>>> {
-        let c = &self.client;
-        let mut all: HashMap<String, Vec<Vec<HistoryEvent>>> = HashMap::new();
-        for run in c.list(ListFilter::default()).await.expect("list runs") {
-            let h = c
-                .run_history(&run.run_id, &run.workflow_id)
-                .await
-                .expect("read a history");
-            all.entry(run.workflow_id).or_default().push(h);
-        }
-        all
+    async fn histories(&mut self) -> HashMap<String, Vec<Vec<HistoryEvent>>> {
+        // The crash may come after the ending was answered (a commit that follows it).
+        self.call("read the histories", |c| async move {
+            let mut all: HashMap<String, Vec<Vec<HistoryEvent>>> = HashMap::new();
+            for run in c.list(ListFilter::default()).await? {
+                let h = c.run_history(&run.run_id, &run.workflow_id).await?;
+                all.entry(run.workflow_id).or_default().push(h);
+            }
+            Ok(all)
+        })
+        .await
     }
 }
 

@@ -222,6 +222,7 @@ async fn an_activity_result_survives_a_full_disk(backend: Backend) {
         )),
         1
     );
+    println!("{backend:?}: {} faults injected", faults.injected());
     drop((h, c));
     engine.shutdown().await;
 }
