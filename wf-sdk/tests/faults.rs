@@ -227,7 +227,36 @@ async fn an_activity_result_survives_a_full_disk(backend: Backend) {
     engine.shutdown().await;
 }
 
+/// Slow writes slow the callers down and change nothing else.
+async fn delayed_writes_only_slow_things_down(backend: Backend) {
+    let faults = FaultStore::new(store(backend, "faults-delay"));
+    let engine = engine(faults.clone(), Duration::from_secs(10)).await;
+    let c = engine.client();
+    let delay = Duration::from_millis(30);
+    faults.inject(Fault::Delay(delay), Target::Writes);
+    let h = c.start::<Tally>("slow", 2).await.unwrap();
+    let sent = Instant::now();
+    h.add(5).signal_id("slow-1").await.unwrap();
+    assert!(sent.elapsed() >= delay, "the signal's write was delayed");
+    h.add(6).signal_id("slow-2").await.unwrap();
+    assert_eq!(h.result().await.unwrap(), 11);
+    assert_eq!(
+        signal_ids(&h.history().await.unwrap()),
+        ["slow-1", "slow-2"]
+    );
+    assert!(
+        faults.injected() >= 3,
+        "{} writes delayed",
+        faults.injected()
+    );
+    faults.clear();
+    println!("{backend:?}: {} faults injected", faults.injected());
+    drop((h, c));
+    engine.shutdown().await;
+}
+
 both!(
+    delayed_writes_only_slow_things_down,
     injected_faults_reach_callers_as_retryable_store_errors,
     a_run_whose_commit_failed_goes_on_once_writes_succeed,
     an_activity_result_survives_a_full_disk,
