@@ -133,6 +133,13 @@ pub mod sync {
     pub use wf_core::sync::{Lock, Mutex, MutexGuard};
 }
 
+/// Test support (the `fault-injection` feature): a store wrapper that injects I/O errors,
+/// full disks, delays, and crashes at a chosen commit (see [`faults::FaultStore`]).
+#[cfg(feature = "fault-injection")]
+pub mod faults {
+    pub use wf_core::store::faults::{Crash, Fault, FaultStore, Op, Target, CRASHES};
+}
+
 /// What a store implementation needs (the `store` feature): the records a store keeps and
 /// the requests it takes, its errors, and the conformance suite a new store must pass.
 #[cfg(feature = "store")]

@@ -316,7 +316,22 @@ impl Engine {
     /// are released for another worker (not counted as failures). If no [`Client`] of this
     /// engine (nor a handle, which holds one) is left, the store closes too: a SQLite database
     /// is then one self-contained file.
-    pub async fn shutdown(mut self) {
+    ///
+    /// If the store cannot close cleanly (on a full disk SQLite cannot fold its WAL into the
+    /// database file), this logs a warning naming the file; [`close`](Self::close) returns
+    /// that error instead. Nothing committed is lost either way.
+    pub async fn shutdown(self) {
+        if let Err(e) = self.close().await {
+            tracing::warn!(error = %e, "the engine stopped, but its store did not close cleanly");
+        }
+    }
+
+    /// Stops the engine as [`shutdown`](Self::shutdown) does, and says whether its store
+    /// closed cleanly: `Err` (a retryable [`WfError::Store`]) when it could not, e.g. a SQLite
+    /// database on a full disk whose WAL could not be folded into the database file (the
+    /// `-wal` file keeps the last commits, and the next open folds them in). `Ok` too when a
+    /// client of this engine still holds the store open (it closes when the last one goes).
+    pub async fn close(mut self) -> Result<(), WfError> {
         self.core.wake.stop();
         for t in self.tasks.drain(..) {
             let _ = t.await;
@@ -325,11 +340,17 @@ impl Engine {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
             liveness::remove(&self.core).await;
         }
-        // Closing a SQLite store folds its WAL into the database file, which can take a while:
-        // if this is the last reference, drop it on a blocking thread, not this runtime's.
         let store = self.core.store.clone();
         drop(self);
+        let closed = if Arc::strong_count(&store) == 1 {
+            store.close().await
+        } else {
+            Ok(())
+        };
+        // Dropping the last reference to a SQLite store joins its threads (and SQLite's own
+        // close checks the WAL again): on a blocking thread, not this runtime's.
         let _ = tokio::task::spawn_blocking(move || drop(store)).await;
+        closed.map_err(WfError::Store)
     }
 }
 

@@ -82,6 +82,11 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Runs `op` in a read transaction (it must not write).
     fn read<T: Answer>(&self, op: impl TxOp<Self::Tx, T>) -> StoreFuture<'_, T>;
+
+    /// See [`Store::close`]; the default has nothing to do.
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Runs a rule whose primitives never wait (SQLite, memory) to its end: it is ready on its
@@ -97,6 +102,10 @@ pub(crate) fn run_ready<T>(rule: TxFuture<'_, T>) -> Result<T, StoreError> {
 }
 
 impl<B: Backend> Store for B {
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Backend::close(self)
+    }
+
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
         self.write(Durable, move |tx| Box::pin(start::start_run(tx, req)))
     }

@@ -19,6 +19,8 @@
 //! - `backend.rs`: [`Backend`] (a store's transactions) and the one generic `Store` impl that
 //!   runs each method's rule in one transaction.
 //! - `memory/` and `sqlite/`: the two stores, primitives only.
+//! - `faults.rs` (feature `fault-injection`): a wrapper that injects I/O errors, full disks,
+//!   delays and crashes at a chosen commit into any store, for tests.
 //! - `conformance/` (feature `conformance`): the suite every store must pass, and the macro
 //!   `wf_core::store_conformance_tests!` that runs it.
 //!
@@ -27,6 +29,8 @@
 mod backend;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "fault-injection")]
+pub mod faults;
 pub mod memory;
 mod records;
 mod rules;
@@ -306,6 +310,14 @@ pub trait Store: Send + Sync + 'static {
 
     /// The engines whose liveness lease has not expired at `now_ms`, by id.
     fn live_engines(&self, now_ms: i64) -> StoreFuture<'_, Vec<EngineRecord>>;
+
+    /// Makes the store's files whole before its last handle goes: the SQLite store folds its
+    /// WAL into the database file, so that a cleanly closed database is one self-contained
+    /// file. An error says what was left undone (a full disk); nothing committed is lost by
+    /// it. The store stays usable. The default has nothing to do.
+    fn close(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
 
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. In the same transaction, a

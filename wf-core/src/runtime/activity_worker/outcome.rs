@@ -4,6 +4,7 @@
 use crate::data::activity::{ActivityFailure, ActivityResolution, TimeoutKind};
 use crate::data::payload::Payload;
 use crate::runtime::core::Core;
+use crate::runtime::persist::until_durable;
 use crate::runtime::worker::Direct;
 use crate::store::ActivityTask;
 use std::sync::Arc;
@@ -27,10 +28,17 @@ pub(crate) async fn finish(
             let within_deadline = task.schedule_deadline_ms().is_none_or(|d| retry_at < d);
             if task.options.retry.allows_retry(next, &failure) && within_deadline {
                 tracing::info!(attempt = attempts, error = %failure.message, delay_ms = delay, "activity attempt failed; retrying");
-                match store
-                    .retry_activity(&task.run_id, task.seq, attempts, retry_at, failure)
-                    .await
-                {
+                let retried = until_durable(core, "scheduling an activity retry", || {
+                    store.retry_activity(
+                        &task.run_id,
+                        task.seq,
+                        attempts,
+                        retry_at,
+                        failure.clone(),
+                    )
+                })
+                .await;
+                match retried {
                     Ok(_) => {}
                     Err(e) => tracing::error!(error = %e, "scheduling an activity retry failed"),
                 }
@@ -64,10 +72,11 @@ pub(crate) async fn finish(
             return;
         }
     }
-    match store
-        .resolve_activity(&task.run_id, task.seq, attempts, resolution, now)
-        .await
-    {
+    let resolved = until_durable(core, "recording an activity result", || {
+        store.resolve_activity(&task.run_id, task.seq, attempts, resolution.clone(), now)
+    })
+    .await;
+    match resolved {
         Ok(true) => core.wake.workflow.notify_one(),
         Ok(false) => tracing::debug!("activity attempt was superseded; result dropped"),
         Err(e) => tracing::error!(error = %e, "recording an activity result failed"),

@@ -365,8 +365,10 @@ impl Worker {
                     }
                 }
                 drop(instance);
-                self.release_if_leased(&run.run_id, without_lease).await;
+                // Callers of the messages handed over first: they learn at once whether the
+                // store took them, while the release may wait for the store to recover.
                 self.fallback(direct).await;
+                self.release_if_leased(&run.run_id, without_lease).await;
                 return;
             }
         };

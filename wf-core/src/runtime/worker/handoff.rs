@@ -12,6 +12,7 @@ use crate::data::payload::Payload;
 use crate::data::update::UpdateState;
 use crate::error::WfError;
 use crate::replay::replay;
+use crate::runtime::persist::until_durable;
 use crate::store::{RunRecord, StartOutcome, StartRequest, WorkflowTask};
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -329,11 +330,12 @@ impl Worker {
                     attempt,
                     resolution,
                 } => {
-                    if let Err(e) = core
-                        .store
-                        .resolve_activity(&run_id, seq, attempt, resolution, now)
-                        .await
-                    {
+                    let resolved = until_durable(core, "recording an activity result", || {
+                        core.store
+                            .resolve_activity(&run_id, seq, attempt, resolution.clone(), now)
+                    })
+                    .await;
+                    if let Err(e) = resolved {
                         tracing::error!(run_id = %run_id, error = %e, "recording an activity result failed");
                     }
                 }

@@ -10,6 +10,7 @@ use crate::data::message::Message;
 use crate::data::run::TaskFailure;
 use crate::data::update::UpdateState;
 use crate::replay::{replay, Instance, TaskError, TaskMeta};
+use crate::runtime::persist::until_durable;
 use crate::store::{RunRecord, WorkflowTask};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -155,14 +156,24 @@ impl Worker {
         }
     }
 
-    /// Releases the run's workflow task lease, if the task held one.
+    /// Releases the run's workflow task lease, if the task held one. The release is a write:
+    /// when the store fails it (a full disk), the run is released in memory (this engine
+    /// forgets the task) and the release is retried until a write succeeds again, so the run
+    /// goes on then rather than when the lease expires.
     pub(super) async fn release_if_leased(&self, run_id: &str, without_lease: bool) {
-        if !without_lease {
-            let core = &self.core;
-            let _ = core
-                .store
-                .release_workflow_task(run_id, &core.worker_id)
-                .await;
+        if without_lease {
+            return;
+        }
+        let core = &self.core;
+        let released = until_durable(core, "releasing a workflow task lease", || {
+            core.store.release_workflow_task(run_id, &core.worker_id)
+        })
+        .await;
+        match released {
+            Ok(()) => core.wake.workflow.notify_one(),
+            Err(e) => {
+                tracing::warn!(run_id, error = %e, "releasing the workflow task lease failed")
+            }
         }
     }
 
@@ -185,6 +196,11 @@ impl Worker {
             .await
         {
             tracing::error!(run_id = %run.run_id, error = %e, "recording a workflow task failure failed");
+            // The run must not wait for its lease to expire: the task runs again (and fails
+            // again, recording it then) once the store takes writes.
+            if e.is_retryable() {
+                self.release_if_leased(&run.run_id, false).await;
+            }
         }
         core.wake.timer.notify_one();
         core.wake.waiters.publish(&run.workflow_id);

@@ -64,6 +64,11 @@ impl Health {
         }
     }
 
+    /// The database file.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Whether the store found its file damaged.
     pub(super) fn damaged(&self) -> bool {
         self.damage.get().is_some()

@@ -39,13 +39,14 @@
 //! # Files
 //!
 //! `options.rs` (how a store is set up), `opening.rs` (path checks and open errors in user
-//! terms), `identity.rs` (whose file it is: the mark and the look before any write),
+//! terms), `closing.rs` (the WAL folded in at close, or an error saying why not), `identity.rs` (whose file it is: the mark and the look before any write),
 //! `schema.rs` (the migrations), `writer.rs` (the writer and reader threads), `damage.rs` (the
 //! failed state after damage), `rows.rs` (row and blob codecs, SQLite errors), `tx.rs` (the
 //! transaction the rules see) and one file per table with its primitives. May import:
 //! `crate::data`, `crate::error`, the store's records and rules.
 
 mod activities;
+mod closing;
 mod damage;
 mod engines;
 mod events;
@@ -96,6 +97,7 @@ pub struct SqliteStore {
     reads: Option<mpsc::Sender<Box<dyn Request>>>,
     writer: Option<JoinHandle<()>>,
     readers: Vec<JoinHandle<()>>,
+    health: Arc<Health>,
 }
 
 impl SqliteStore {
@@ -178,6 +180,7 @@ impl SqliteStore {
             reads: Some(read_tx),
             writer: Some(writer),
             readers,
+            health,
         })
     }
 }
@@ -259,6 +262,28 @@ impl Backend for SqliteStore {
 
     fn read<T: Answer>(&self, op: impl TxOp<SqliteTx, T>) -> StoreFuture<'_, T> {
         submit(self.reads.as_ref(), false, move |tx| run_ready(op(tx)))
+    }
+
+    /// Folds the WAL into the database file (on a thread of its own: it copies up to the
+    /// whole WAL), or says why it could not.
+    fn close(&self) -> StoreFuture<'_, ()> {
+        let health = Arc::clone(&self.health);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("wf-sqlite-close".into())
+            .spawn(move || {
+                let _ = tx.send(closing::fold_wal(&health));
+            });
+        Box::pin(async move {
+            spawned.map_err(|e| {
+                StoreError::backend(
+                    BackendErrorKind::Io,
+                    format!("could not start a thread to fold the WAL at close ({e})"),
+                )
+            })?;
+            rx.await
+                .unwrap_or_else(|_| Err(StoreError::bug("folding the WAL at close panicked")))
+        })
     }
 }
 
