@@ -25,6 +25,8 @@ pub(crate) struct Core {
     pub activities: ActivitySlots,
     /// This engine's liveness lease in the store.
     pub liveness: Liveness,
+    /// Where other engines poke this one (see `peers.rs`), if it listens.
+    pub wake_address: Option<String>,
 }
 
 impl Core {

@@ -13,6 +13,7 @@ mod core;
 mod engine;
 mod liveness;
 mod local;
+mod peers;
 mod registry;
 mod scheduler;
 mod spin;
