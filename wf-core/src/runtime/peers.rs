@@ -158,11 +158,12 @@ pub(crate) fn stop_listening(core: &Core) {
 mod unix {
     use super::{decode, encode, Listener, MIN_REFRESH_GAP, RETRY, STOP_CHECK};
     use crate::runtime::core::Core;
-    use crate::runtime::wakeups::flag;
+    use crate::runtime::wakeups::{flag, PokeSink};
+    use crate::store::EngineRecord;
     use std::collections::HashSet;
     use std::io;
     use std::os::unix::net::{SocketAddr, UnixDatagram};
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
     use std::time::Instant;
 
     #[cfg(target_os = "linux")]
@@ -219,40 +220,42 @@ mod unix {
         owed: bool,
     }
 
-    /// The sending side: the peers, and what is owed to them.
-    struct Sender {
-        core: Arc<Core>,
-        socket: UnixDatagram,
+    /// The peers, and what is owed to them.
+    #[derive(Default)]
+    struct PeerList {
         peers: Vec<Peer>,
         /// Engines whose socket is gone though the store still lists them (crashed, lease not
         /// yet expired): not poked again until they leave the store's list.
         gone: HashSet<String>,
-        last_refresh: Option<Instant>,
     }
 
-    impl Sender {
-        /// Reads the live engines again; new ones are owed a catch-up poke.
-        async fn refresh(&mut self) {
-            self.last_refresh = Some(Instant::now());
-            let core = &self.core;
-            let live = match core.store.live_engines(core.now_ms()).await {
-                Ok(live) => live,
-                Err(e) => {
-                    tracing::warn!(error = %e, "listing the live engines for wake-ups failed");
-                    return;
-                }
-            };
-            self.gone
-                .retain(|id| live.iter().any(|e| &e.engine_id == id));
+    /// The sending side, shared by the peer task and the threads that send pokes themselves.
+    struct Link {
+        socket: UnixDatagram,
+        list: Mutex<PeerList>,
+    }
+
+    impl Link {
+        fn list(&self) -> std::sync::MutexGuard<'_, PeerList> {
+            self.list
+                .lock()
+                .expect("peer list lock is never poisoned: nothing panics under it")
+        }
+
+        /// Takes `live` (the store's live engines) as the peers; new ones are owed a catch-up
+        /// poke. Whether there are any.
+        fn replace(&self, live: Vec<EngineRecord>, me: &str) -> bool {
+            let mut list = self.list();
+            list.gone.retain(|id| live.iter().any(|e| &e.engine_id == id));
             let mut peers = Vec::with_capacity(live.len());
             for e in live {
-                if e.engine_id == core.worker_id || self.gone.contains(&e.engine_id) {
+                if e.engine_id == me || list.gone.contains(&e.engine_id) {
                     continue;
                 }
                 let Some(addr) = e.wake_address.as_deref().and_then(parse) else {
                     continue;
                 };
-                let known = self.peers.iter().find(|p| p.engine_id == e.engine_id);
+                let known = list.peers.iter().find(|p| p.engine_id == e.engine_id);
                 let owed = known.is_none_or(|p| p.owed);
                 peers.push(Peer {
                     engine_id: e.engine_id,
@@ -260,18 +263,23 @@ mod unix {
                     owed,
                 });
             }
-            self.peers = peers;
-            core.wake.outbox.set_active(!self.peers.is_empty());
+            list.peers = peers;
+            !list.peers.is_empty()
         }
 
-        /// Sends `bits` and `ids` to every peer (every flag to those owed one).
-        fn send(&mut self, bits: u8, ids: &[String]) {
+        /// Sends `bits` and `ids` to every peer (every flag to those owed one). Whether any
+        /// peer is left.
+        fn send(&self, bits: u8, ids: &[String]) -> bool {
+            let mut list = self.list();
+            if list.peers.is_empty() {
+                return false;
+            }
             let normal = (bits != 0).then(|| encode(bits, ids));
-            let catch_up = encode(flag::ALL & !flag::WAITERS, &[]);
+            let mut catch_up = None;
             let mut gone = Vec::new();
-            for peer in &mut self.peers {
+            for peer in &mut list.peers {
                 let poke = if peer.owed {
-                    &catch_up
+                    catch_up.get_or_insert_with(|| encode(flag::ALL & !flag::WAITERS, &[]))
                 } else if let Some(poke) = &normal {
                     poke
                 } else {
@@ -287,14 +295,44 @@ mod unix {
                 }
             }
             if !gone.is_empty() {
-                self.peers.retain(|p| !gone.contains(&p.engine_id));
-                self.gone.extend(gone);
-                self.core.wake.outbox.set_active(!self.peers.is_empty());
+                list.peers.retain(|p| !gone.contains(&p.engine_id));
+                list.gone.extend(gone);
             }
+            !list.peers.is_empty()
         }
 
         fn owes(&self) -> bool {
-            self.peers.iter().any(|p| p.owed)
+            self.list().peers.iter().any(|p| p.owed)
+        }
+    }
+
+    impl PokeSink for Link {
+        fn poke(&self, bits: u8, ids: &[String]) -> bool {
+            self.send(bits, ids)
+        }
+    }
+
+    /// The peer task's state.
+    struct Sender {
+        core: Arc<Core>,
+        link: Arc<Link>,
+        last_refresh: Option<Instant>,
+    }
+
+    impl Sender {
+        /// Reads the live engines again.
+        async fn refresh(&mut self) {
+            self.last_refresh = Some(Instant::now());
+            let core = &self.core;
+            match core.store.live_engines(core.now_ms()).await {
+                Ok(live) => {
+                    let any = self.link.replace(live, &core.worker_id);
+                    core.wake.outbox.set_active(any);
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "listing the live engines for wake-ups failed")
+                }
+            }
         }
     }
 
@@ -330,17 +368,21 @@ mod unix {
                 return tokio::spawn(async {});
             }
         };
-        let mut sender = Sender {
-            core,
+        let link = Arc::new(Link {
             socket: sender_socket,
-            peers: Vec::new(),
-            gone: HashSet::new(),
+            list: Mutex::default(),
+        });
+        let mut sender = Sender {
+            core: core.clone(),
+            link: link.clone(),
             last_refresh: None,
         };
         // Before the engine is handed to its user: what it commits from its first call on
         // reaches the peers, and they learn of it at once.
         sender.refresh().await;
-        sender.send(flag::PEERS, &[]);
+        link.send(flag::PEERS, &[]);
+        core.wake.outbox.set_sink(link);
+        // (The outbox holds the link, not the other way round: no cycle keeps them alive.)
         tokio::spawn(send_until_closed(sender))
     }
 
@@ -403,7 +445,7 @@ mod unix {
                 .last_refresh
                 .map_or_else(Instant::now, |t| t + renewal);
             let mut next = refresh_at.map_or(periodic, |t| t.min(periodic));
-            if sender.owes() {
+            if sender.link.owes() {
                 next = next.min(Instant::now() + RETRY);
             }
             tokio::select! {
@@ -423,7 +465,9 @@ mod unix {
                 sender.refresh().await;
             }
             let (bits, ids) = outbox.take();
-            sender.send(bits, &ids);
+            if !sender.link.send(bits, &ids) {
+                outbox.set_active(false);
+            }
             if outbox.is_closed() {
                 break;
             }

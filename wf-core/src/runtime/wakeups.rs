@@ -10,8 +10,9 @@
 //! peer the outbox costs one atomic load per wake-up.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 use tokio::sync::futures::Notified;
 use tokio::sync::{watch, Notify};
 
@@ -36,8 +37,18 @@ pub(crate) mod flag {
 /// At most this many workflow ids are named in one poke; past it the poke says `ALL_WAITERS`.
 pub(crate) const MAX_POKE_IDS: usize = 32;
 
+/// A mark made this long after the last poke sent from a marking thread is sent from that
+/// thread at once (a quiet engine: it saves the wake-up of the peer sender's task, tens of
+/// microseconds); closer marks are left to the task, which sends them together.
+const QUIET: Duration = Duration::from_micros(500);
+
+/// Where pokes go: the peers (see `peers.rs`).
+pub(crate) trait PokeSink: Send + Sync {
+    /// Sends one poke to every peer, never blocking; whether any peer is left.
+    fn poke(&self, bits: u8, ids: &[String]) -> bool;
+}
+
 /// What this engine has to tell its peers, gathered until the peer sender takes it.
-#[derive(Default)]
 pub(crate) struct Outbox {
     /// Whether any peer listens; until one does, marking costs one load.
     active: AtomicBool,
@@ -49,6 +60,30 @@ pub(crate) struct Outbox {
     closed: AtomicBool,
     /// Set when a peer announced itself: the peer sender reads the live engines again.
     refresh: AtomicBool,
+    /// Sends pokes from a marking thread (set once the peer sender runs).
+    sink: OnceLock<Arc<dyn PokeSink>>,
+    /// Whether a marking thread is sending.
+    flushing: AtomicBool,
+    /// When a marking thread last sent (ns after `epoch`).
+    last_inline_ns: AtomicU64,
+    epoch: Instant,
+}
+
+impl Default for Outbox {
+    fn default() -> Self {
+        Outbox {
+            active: AtomicBool::new(false),
+            flags: AtomicU8::new(0),
+            ids: Mutex::default(),
+            kick: Notify::new(),
+            closed: AtomicBool::new(false),
+            refresh: AtomicBool::new(false),
+            sink: OnceLock::new(),
+            flushing: AtomicBool::new(false),
+            last_inline_ns: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
 }
 
 impl Outbox {
@@ -82,14 +117,44 @@ impl Outbox {
         self.closed.load(Ordering::Acquire)
     }
 
+    /// Lets marking threads send pokes themselves through `sink` when the engine is quiet.
+    pub fn set_sink(&self, sink: Arc<dyn PokeSink>) {
+        let _ = self.sink.set(sink);
+    }
+
     /// Marks `bits` for the peers.
     pub fn mark(&self, bits: u8) {
         if !self.is_active() {
             return;
         }
-        if self.flags.fetch_or(bits, Ordering::AcqRel) & bits != bits {
+        // Bits already marked are on their way: whoever set them sends them or kicked the task.
+        if self.flags.fetch_or(bits, Ordering::AcqRel) & bits != bits && !self.send_here() {
             self.kick.notify_one();
         }
+    }
+
+    /// Sends what is marked from this thread if the engine is quiet and no other thread is
+    /// sending; false to leave it to the peer sender's task.
+    fn send_here(&self) -> bool {
+        let Some(sink) = self.sink.get() else {
+            return false;
+        };
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let last = self.last_inline_ns.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < QUIET.as_nanos() as u64 {
+            return false;
+        }
+        if self.flushing.swap(true, Ordering::Acquire) {
+            return false;
+        }
+        self.last_inline_ns.store(now.max(1), Ordering::Relaxed);
+        let (bits, ids) = self.take();
+        // (Whether peers are left is the peer task's to settle: it alone sets `active`.)
+        if bits != 0 {
+            sink.poke(bits, &ids);
+        }
+        self.flushing.store(false, Ordering::Release);
+        true
     }
 
     /// Marks workflow id `workflow_id`'s waiters for the peers.
@@ -115,10 +180,15 @@ impl Outbox {
         });
     }
 
-    /// Takes what was marked: the flags and the workflow ids named.
+    /// Takes what was marked: the flags and the workflow ids named. The flags first: an id
+    /// named after that comes with a new flag, which sends it (or sends nothing new).
     pub fn take(&self) -> (u8, Vec<String>) {
+        let mut bits = self.flags.swap(0, Ordering::AcqRel);
         let ids = std::mem::take(&mut *self.ids.lock().expect("outbox lock is never poisoned"));
-        (self.flags.swap(0, Ordering::AcqRel), ids)
+        if !ids.is_empty() {
+            bits |= flag::WAITERS;
+        }
+        (bits, ids)
     }
 }
 
