@@ -6,10 +6,10 @@
 //! - signal to handler: each signal carries the sender's wall-clock time and the handler
 //!   records how long it took to run; the run returns the delays once it has them all.
 
+use super::CounterClient;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use super::CounterClient;
 use wf_sdk::prelude::*;
 
 /// Wall-clock microseconds (both processes share the clock).
@@ -38,8 +38,12 @@ impl Stamps {
     }
 
     #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, expected: usize) -> Result<Vec<i64>, WorkflowError> {
-        ctx.wait_condition(move |s| s.delays_us.len() >= expected).await;
+    async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        expected: usize,
+    ) -> Result<Vec<i64>, WorkflowError> {
+        ctx.wait_condition(move |s| s.delays_us.len() >= expected)
+            .await;
         Ok(ctx.state(|s| s.delays_us.clone()))
     }
 
@@ -169,9 +173,21 @@ pub async fn bench_x(b: &mut super::Bench) -> Result<(), WfError> {
         "(x)   the same from a client-only engine, another process",
         p50_p99(&signals_there),
     );
-    b.record("x_update_p50_ms", super::ms(super::percentile(&updates_there, 0.5)));
-    b.record("x_update_p99_ms", super::ms(super::percentile(&updates_there, 0.99)));
-    b.record("x_signal_p50_ms", super::ms(super::percentile(&signals_there, 0.5)));
-    b.record("x_signal_p99_ms", super::ms(super::percentile(&signals_there, 0.99)));
+    b.record(
+        "x_update_p50_ms",
+        super::ms(super::percentile(&updates_there, 0.5)),
+    );
+    b.record(
+        "x_update_p99_ms",
+        super::ms(super::percentile(&updates_there, 0.99)),
+    );
+    b.record(
+        "x_signal_p50_ms",
+        super::ms(super::percentile(&signals_there, 0.5)),
+    );
+    b.record(
+        "x_signal_p99_ms",
+        super::ms(super::percentile(&signals_there, 0.99)),
+    );
     Ok(())
 }

@@ -131,7 +131,13 @@ async fn a_result_awaited_in_a_client_only_engine_returns_at_once(backend: Backe
     settle().await;
     within("the run's first task", async {
         // The query is answered once the worker holds the run.
-        while worker.client().handle::<Mailbox>("m").count().await.is_err() {
+        while worker
+            .client()
+            .handle::<Mailbox>("m")
+            .count()
+            .await
+            .is_err()
+        {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
     })
@@ -170,12 +176,7 @@ async fn an_activity_made_ready_by_one_engine_runs_on_another(backend: Backend) 
 /// and peers with addresses nobody can reach: the engines poke around them, unhindered.
 async fn dead_and_stuck_peers_never_block_a_sender(backend: Backend) {
     let shared = Shared::new(backend, "xp-dead");
-    let crashed = shared
-        .engine()
-        .client_only()
-        .build()
-        .await
-        .unwrap();
+    let crashed = shared.engine().client_only().build().await.unwrap();
     drop(crashed); // like a crash: its registration stays live for seconds
     let (worker, client) = worker_and_client(&shared).await;
     let store = shared.store();
@@ -238,10 +239,10 @@ async fn garbage_pokes_do_no_harm(backend: Backend) {
         Vec::new(),
         b"wf".to_vec(),
         b"wf\x01".to_vec(),
-        b"wf\x01\xff".to_vec(),             // every flag, PEERS included
-        b"wf\x01\x08\xff\xff".to_vec(),     // an id longer than the datagram
+        b"wf\x01\xff".to_vec(),                 // every flag, PEERS included
+        b"wf\x01\x08\xff\xff".to_vec(),         // an id longer than the datagram
         b"wf\x01\x08\x02\x00\xc3\x28".to_vec(), // invalid UTF-8
-        vec![0xff; 70_000],                 // longer than the receive buffer
+        vec![0xff; 70_000],                     // longer than the receive buffer
     ];
     let mut x: u32 = 12345;
     for len in 0..200 {

@@ -239,7 +239,7 @@ impl EngineBuilder {
             activities: ActivitySlots::new(config.max_activities),
             config,
             worker_id,
-            wake: Wakeups::new(),
+            wake: Arc::new(Wakeups::new()),
             worker,
             liveness: Liveness::default(),
             wake_address: listener.as_ref().map(|l| l.address.clone()),

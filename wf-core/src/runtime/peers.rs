@@ -45,7 +45,8 @@ const MIN_REFRESH_GAP: std::time::Duration = std::time::Duration::from_millis(10
 
 /// Encodes a poke.
 fn encode(bits: u8, ids: &[String]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(MAGIC.len() + 1 + ids.iter().map(|i| i.len() + 2).sum::<usize>());
+    let mut out =
+        Vec::with_capacity(MAGIC.len() + 1 + ids.iter().map(|i| i.len() + 2).sum::<usize>());
     out.extend_from_slice(&MAGIC);
     out.push(bits);
     let fits = ids.len() <= MAX_POKE_IDS
@@ -158,7 +159,7 @@ pub(crate) fn stop_listening(core: &Core) {
 mod unix {
     use super::{decode, encode, Listener, MIN_REFRESH_GAP, RETRY, STOP_CHECK};
     use crate::runtime::core::Core;
-    use crate::runtime::wakeups::{flag, PokeSink};
+    use crate::runtime::wakeups::{flag, PokeSink, Wakeups};
     use crate::store::EngineRecord;
     use std::collections::HashSet;
     use std::io;
@@ -246,7 +247,8 @@ mod unix {
         /// poke. Whether there are any.
         fn replace(&self, live: Vec<EngineRecord>, me: &str) -> bool {
             let mut list = self.list();
-            list.gone.retain(|id| live.iter().any(|e| &e.engine_id == id));
+            list.gone
+                .retain(|id| live.iter().any(|e| &e.engine_id == id));
             let mut peers = Vec::with_capacity(live.len());
             for e in live {
                 if e.engine_id == me || list.gone.contains(&e.engine_id) {
@@ -350,10 +352,10 @@ mod unix {
         listener: Option<Listener>,
     ) -> tokio::task::JoinHandle<()> {
         if let Some(listener) = listener {
-            let core = core.clone();
+            let wake = core.wake.clone();
             let spawned = std::thread::Builder::new()
                 .name("wf-wakeups".into())
-                .spawn(move || receive(&core, listener));
+                .spawn(move || receive(&wake, listener));
             if let Err(e) = spawned {
                 tracing::warn!(error = %e, "cannot listen for wake-ups: other engines' work is seen at the poll");
             }
@@ -388,7 +390,7 @@ mod unix {
 
     /// Receives pokes until the engine stops (its thread: a blocking receive wakes sooner
     /// than a poll of the runtime's reactor, and needs no I/O driver in the user's runtime).
-    fn receive(core: &Core, listener: Listener) {
+    fn receive(wake: &Wakeups, listener: Listener) {
         let Listener {
             socket,
             cleanup: _cleanup,
@@ -403,13 +405,13 @@ mod unix {
             return;
         }
         let mut buf = vec![0u8; 64 * 1024];
-        while !core.is_shutdown() {
+        while !wake.is_shutdown() {
             match socket.recv(&mut buf) {
                 Ok(n) => {
                     if let Some((bits, ids)) = decode(&buf[..n]) {
-                        core.wake.apply_poke(bits, &ids);
+                        wake.apply_poke(bits, &ids);
                         if bits & flag::PEERS != 0 {
-                            core.wake.outbox.request_refresh();
+                            wake.outbox.request_refresh();
                         }
                     }
                 }
