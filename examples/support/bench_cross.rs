@@ -157,37 +157,35 @@ pub async fn bench_x(b: &mut super::Bench) -> Result<(), WfError> {
     drop(child.stdin.take());
     let _ = child.wait().await;
 
-    b.row(
-        &format!("(x) {n} sequential updates, in one process"),
-        p50_p99(&updates_here),
-    );
-    b.row(
-        "(x)   the same from a client-only engine, another process",
-        p50_p99(&updates_there),
-    );
-    b.row(
-        &format!("(x) {n} signals, sender to handler, in one process"),
-        p50_p99(&signals_here),
-    );
-    b.row(
-        "(x)   the same from a client-only engine, another process",
-        p50_p99(&signals_there),
-    );
-    b.record(
-        "x_update_p50_ms",
-        super::ms(super::percentile(&updates_there, 0.5)),
-    );
-    b.record(
-        "x_update_p99_ms",
-        super::ms(super::percentile(&updates_there, 0.99)),
-    );
-    b.record(
-        "x_signal_p50_ms",
-        super::ms(super::percentile(&signals_there, 0.5)),
-    );
-    b.record(
-        "x_signal_p99_ms",
-        super::ms(super::percentile(&signals_there, 0.99)),
-    );
+    let there = "(x)   the same from a client-only engine, another process";
+    let measured = [
+        (
+            format!("(x) {n} sequential updates, in one process"),
+            &updates_here,
+            None,
+        ),
+        (
+            there.to_string(),
+            &updates_there,
+            Some(("x_update_p50_ms", "x_update_p99_ms")),
+        ),
+        (
+            format!("(x) {n} signals, sender to handler, in one process"),
+            &signals_here,
+            None,
+        ),
+        (
+            there.to_string(),
+            &signals_there,
+            Some(("x_signal_p50_ms", "x_signal_p99_ms")),
+        ),
+    ];
+    for (name, sorted, keys) in measured {
+        b.row(&name, p50_p99(sorted));
+        if let Some((p50, p99)) = keys {
+            b.record(p50, super::ms(super::percentile(sorted, 0.5)));
+            b.record(p99, super::ms(super::percentile(sorted, 0.99)));
+        }
+    }
     Ok(())
 }

@@ -7,7 +7,7 @@
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::Duration;
 use wf_core::store::{EngineRecord, Store};
@@ -385,19 +385,7 @@ fn cross_process_child() {
 }
 
 fn spawn_child(path: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "cross_process_child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("WF_XP_DB", path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    spawn_test_child("cross_process_child", "WF_XP_DB", path)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
