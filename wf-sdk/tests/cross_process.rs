@@ -3,6 +3,9 @@
 //! failure detector, not a timing assertion). Engines on one SQLite file behave as separate
 //! processes; engines sharing one in-memory store are separate "processes" too; and one test
 //! runs the worker in a real child process.
+//!
+//! Unix only: elsewhere engines have no wake-up socket and poll (every 50 ms by default).
+#![cfg(unix)]
 
 mod common;
 use common::*;
