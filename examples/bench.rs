@@ -6,6 +6,7 @@
 //! cargo run --release --example bench -- --quick      # smaller sizes, well under a minute
 //! cargo run --release --example bench -- --only a,b   # some workloads
 //! cargo run --release --example bench -- --memory     # the in-memory store, for comparison
+//! cargo run --release --example bench -- --only b --cross-process  # (b) and (x)
 //! ```
 //!
 //! Workloads (kept exactly as defined so results compare with Temporal, Restate and DBOS):
@@ -19,10 +20,16 @@
 //! (f) 100,000 workflows waiting on a signal: peak RSS and store size; then signal all.
 //! (g) 100,000 signals to 100 workflows from 1,000 concurrent senders (and, for comparison, 64);
 //!     signals/s.
+//! (x) messages between processes: update round trips and signal-to-handler delays from a
+//!     client-only engine in this process to a worker in a child process on the same SQLite
+//!     file, next to the same in one process (`--cross-process`, or `--only x`; SQLite only).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
+
+#[path = "support/bench_cross.rs"]
+mod cross;
 
 // ---------------------------------------------------------------------------------------------
 // Workflows
@@ -126,6 +133,9 @@ impl Noop {
 struct Args {
     quick: bool,
     memory: bool,
+    cross_process: bool,
+    /// Set in the child process of (x): the file it works on.
+    cross_process_child: Option<PathBuf>,
     only: Option<Vec<String>>,
 }
 
@@ -133,6 +143,8 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         quick: false,
         memory: false,
+        cross_process: false,
+        cross_process_child: None,
         only: None,
     };
     let mut it = std::env::args().skip(1);
@@ -140,12 +152,20 @@ fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--quick" => args.quick = true,
             "--memory" => args.memory = true,
+            "--cross-process" => args.cross_process = true,
+            "--cross-process-child" => {
+                let path = it.next().ok_or("--cross-process-child needs a file")?;
+                args.cross_process_child = Some(path.into());
+            }
             "--only" => {
                 let list = it.next().ok_or("--only needs a list, e.g. --only a,b")?;
                 args.only = Some(list.split(',').map(|s| s.trim().to_string()).collect());
             }
             "--help" | "-h" => {
-                return Err("usage: bench [--quick] [--memory] [--only a,b,c,d,e,f,g]".into());
+                return Err(
+                    "usage: bench [--quick] [--memory] [--cross-process] [--only a,b,c,d,e,f,g,x]"
+                        .into(),
+                );
             }
             other => return Err(format!("unknown argument {other:?}; try --help")),
         }
@@ -709,6 +729,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    if let Some(path) = args.cross_process_child {
+        return Ok(rt.block_on(cross::child(path))?);
+    }
     rt.block_on(async move {
         let dir = std::env::temp_dir().join(format!("wf-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
@@ -733,7 +756,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ) -> std::pin::Pin<
             Box<dyn std::future::Future<Output = Result<(), WfError>> + 'a>,
         >;
-        let steps: [(&str, Step); 7] = [
+        let steps: [(&str, Step); 8] = [
             ("a", |b| Box::pin(bench_a(b))),
             ("b", |b| Box::pin(bench_b(b))),
             ("c", |b| Box::pin(bench_c(b))),
@@ -741,9 +764,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ("e", |b| Box::pin(bench_e(b))),
             ("g", |b| Box::pin(bench_g(b))),
             ("f", |b| Box::pin(bench_f_alone(b))),
+            ("x", |b| Box::pin(cross::bench_x(b))),
         ];
         for (name, step) in steps {
-            if b.wants(name) {
+            let run = match name {
+                // Between processes means a file.
+                "x" => !b.args.memory && (b.wants("x") || b.args.cross_process),
+                _ => b.wants(name),
+            };
+            if run {
                 step(&mut b).await?;
             }
         }

@@ -121,14 +121,20 @@ async fn a_signal_with_start_to_a_hot_run_is_seen_by_the_next_query(backend: Bac
 /// sees it, with and without a signal id.
 async fn a_signal_from_a_client_only_engine_is_seen_by_its_next_query(backend: Backend) {
     let engines = shared_store(backend, "ryw-client");
-    let worker = engines().workflow::<Counter>().build().await.unwrap();
+    let worker = engines()
+        .liveness_lease(Duration::from_millis(300))
+        .workflow::<Counter>()
+        .build()
+        .await
+        .unwrap();
     let client_only = engines()
         .client_only()
         .workflow::<Counter>()
         .build()
         .await
         .unwrap();
-    started(&worker, "remote").await;
+    let here = started(&worker, "remote").await;
+    tokio::time::sleep(Duration::from_millis(400)).await;
     let h = client_only.client().handle::<Counter>("remote");
     for i in 1..=ROUNDS {
         if i % 2 == 0 {
@@ -137,6 +143,7 @@ async fn a_signal_from_a_client_only_engine_is_seen_by_its_next_query(backend: B
             h.add(1).await.unwrap();
         }
         assert_eq!(h.total().await.unwrap(), i, "round {i}");
+        assert_eq!(here.total().await.unwrap(), i, "round {i}: holder");
     }
     h.close().await.unwrap();
     assert_eq!(h.result().await.unwrap(), ROUNDS);

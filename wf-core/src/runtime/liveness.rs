@@ -1,8 +1,9 @@
-//! The engine's liveness lease: an engine that runs workers registers in the store and renews
-//! its registration while it lives, so that a crashed process's leases (workflow tasks and
-//! activity attempts, whatever their own timeouts) are free within seconds. The time keeper
-//! renews it, before anything else on each of its passes, so that an engine never sees its
-//! own leases as lost.
+//! The engine's liveness lease: every engine registers in the store and renews its
+//! registration while it lives, so that a crashed process's leases (workflow tasks and
+//! activity attempts, whatever their own timeouts) are free within seconds, and so that its
+//! peers know where to poke it (`peers.rs`). In an engine with workers the time keeper renews
+//! it, before anything else on each of its passes, so that an engine never sees its own leases
+//! as lost; a client-only engine (which holds no lease) renews it from [`keep_alive`].
 
 use super::core::Core;
 use crate::data::activity::duration_ms;
@@ -51,7 +52,7 @@ async fn count_others(core: &Core, now_ms: i64) {
 fn record(core: &Core, now_ms: i64) -> EngineRecord {
     EngineRecord {
         engine_id: core.worker_id.clone(),
-        wake_address: None,
+        wake_address: core.wake_address.clone(),
         task_queue: core.config.task_queue.clone(),
         started_ms: now_ms,
         lease_until_ms: now_ms.saturating_add(Liveness::lease_ms(core)),
@@ -84,6 +85,25 @@ pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
         Err(e) => tracing::warn!(error = %e, "renewing the engine's liveness lease failed"),
     }
     count_others(core, now_ms).await;
+}
+
+/// Renews the liveness lease of an engine without a time keeper (a client-only one) until
+/// shutdown.
+pub(crate) async fn keep_alive(core: Arc<Core>) {
+    let mut shutdown = core.wake.shutdown.subscribe();
+    loop {
+        if core.is_shutdown() {
+            break;
+        }
+        renew_if_due(&core, core.now_ms()).await;
+        // After a failed renewal the next one is already due: try again shortly, not at once.
+        let next = Liveness::next_renewal_ms(&core).max(core.now_ms().saturating_add(100));
+        let clock = core.clock.clone();
+        tokio::select! {
+            () = clock.sleep_until(next) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
 }
 
 /// Removes the engine from the store (a clean shutdown: its leases were released).

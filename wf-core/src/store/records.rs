@@ -335,8 +335,10 @@ impl ActivityTask {
 pub struct EngineRecord {
     /// The engine's id (its lease owner name).
     pub engine_id: String,
-    /// Where other processes poke it when work for it is committed (a unix socket path), if
-    /// it listens.
+    /// Where other engines poke it when work or an outcome for it is committed, if it
+    /// listens: `unix-abstract:NAME` (a unix datagram socket in Linux's abstract namespace) or
+    /// `unix:PATH` (a socket file). Client-only engines register too (they hold no lease).
+    /// Engines skip an address they cannot parse or reach.
     pub wake_address: Option<String>,
     /// The task queue its workflow worker serves.
     pub task_queue: String,

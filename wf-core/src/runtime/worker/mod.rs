@@ -197,7 +197,7 @@ impl Worker {
                                 async move {
                                     me.process(task, Vec::new(), Mode::Leased).await;
                                     me.in_flight.set(me.in_flight.get() - 1);
-                                    me.core.wake.workflow.notify_one();
+                                    me.core.wake.workflow.notify_local();
                                 }
                                 .instrument(span),
                             );
