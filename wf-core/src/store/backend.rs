@@ -34,6 +34,9 @@ pub enum Durability {
     Durable,
     /// Survives a process crash; an OS crash or power loss may lose it, which only reverts to
     /// a state the engine redoes (leases, heartbeats, retry bookkeeping, internal steps).
+    /// A backend makes a soft write durable no later than the next durable write that
+    /// follows it (as a write-ahead log does), which the rules rely on: an update's delivery
+    /// is soft because its caller is answered only after a durable commit.
     Soft,
 }
 
@@ -128,7 +131,16 @@ impl<B: Backend> Store for B {
         now_ms: i64,
     ) -> StoreFuture<'_, DeliverOutcome> {
         let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
-        self.write(Durable, move |tx| {
+        // An update's caller is answered only once a workflow task has recorded its
+        // acceptance, rejection or outcome, in a synced commit; a synced commit makes every
+        // earlier write durable too (a write-ahead log reaches the disk in order), so the
+        // delivery need not wait for the disk itself. A crash before then loses an update
+        // nobody was answered about, and its caller's retry (same id) delivers it again.
+        let durability = match message {
+            Message::Update { .. } => Soft,
+            _ => Durable,
+        };
+        self.write(durability, move |tx| {
             Box::pin(deliver::deliver(tx, workflow_id, run_id, message, now_ms))
         })
     }
