@@ -35,6 +35,10 @@ fn unit_args(p: &Payload) -> Result<(), PayloadError> {
     p.decode::<()>()
 }
 
+fn no_arg(index: usize, _: &Payload) -> Result<(), PayloadError> {
+    Err(no_such_param(index))
+}
+
 impl WorkflowDefinition for Agent {
     const NAME: &'static str = "agent";
     type Input = String;
@@ -62,6 +66,10 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "pause",
                 check_args: unit_args,
+                params: &[],
+                returns: "()",
+                check_arg: no_arg,
+                returns_with_names: |p| Ok(p.clone()),
                 kind: HandlerKind::SyncSignal(|s, p| {
                     p.decode::<()>()?;
                     s.paused = true;
@@ -72,6 +80,10 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "stop",
                 check_args: unit_args,
+                params: &[],
+                returns: "()",
+                check_arg: no_arg,
+                returns_with_names: |p| Ok(p.clone()),
                 kind: HandlerKind::SyncSignal(|s, p| {
                     p.decode::<()>()?;
                     s.stop = true;
@@ -82,6 +94,10 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "step",
                 check_args: unit_args,
+                params: &[],
+                returns: "u32",
+                check_arg: no_arg,
+                returns_with_names: |p| Ok(p.clone()),
                 kind: HandlerKind::Query(|s, p| {
                     p.decode::<()>()?;
                     Payload::encode(&s.step)
@@ -91,6 +107,16 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "change_goal",
                 check_args: |p| p.decode::<(String,)>().map(|_| ()),
+                params: &[Param {
+                    name: "goal",
+                    ty: "String",
+                }],
+                returns: "String",
+                check_arg: |i, p| match i {
+                    0 => p.decode::<String>().map(|_| ()),
+                    _ => no_arg(i, p),
+                },
+                returns_with_names: |p| Payload::encode_named(&p.decode::<String>()?),
                 kind: HandlerKind::AsyncUpdate {
                     handler: |ctx, p| {
                         let (goal,): (String,) = p.decode()?;

@@ -17,7 +17,7 @@ use crate::data::limits::Ident;
 use crate::error::{StoreError, WfError};
 use crate::replay::Definition;
 use crate::store::{MemoryStore, SqliteOptions, SqliteStore, Store};
-use crate::workflow::{Role, WorkflowDefinition};
+use crate::workflow::{Role, WorkflowDefinition, WorkflowType};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -305,6 +305,20 @@ impl Engine {
             config: Config::default(),
             errors: Vec::new(),
         }
+    }
+
+    /// The workflow types this engine runs, by name: their input and result types and their
+    /// handlers with parameter names and types (what `GET /{type}` of wf-http shows).
+    pub fn workflow_types(&self) -> Vec<WorkflowType> {
+        let mut types: Vec<WorkflowType> = self
+            .core
+            .registry
+            .workflows
+            .values()
+            .map(|d| d.shape())
+            .collect();
+        types.sort_by_key(|t| t.name);
+        types
     }
 
     /// A client of this engine (cheap to clone).
