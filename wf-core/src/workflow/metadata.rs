@@ -17,6 +17,7 @@ pub struct WorkflowType {
     /// Signals, queries and updates, in declaration order.
     pub handlers: Vec<HandlerInfo>,
     output_with_names: fn(&Payload) -> Result<Payload, PayloadError>,
+    check_input: fn(&Payload) -> Result<(), PayloadError>,
 }
 
 /// One handler of a [`WorkflowType`].
@@ -59,7 +60,13 @@ impl WorkflowType {
             output: W::output_type_name(),
             handlers,
             output_with_names: W::output_with_names,
+            check_input: |input| input.decode::<W::Input>().map(|_| ()),
         }
+    }
+
+    /// Checks that `input` decodes as the input of `run`.
+    pub fn check_input(&self, input: &Payload) -> Result<(), PayloadError> {
+        (self.check_input)(input)
     }
 
     /// Re-encodes an encoded result of `run` with struct fields by name.

@@ -1,0 +1,1 @@
+//! The remote client (to be written).

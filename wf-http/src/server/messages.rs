@@ -1,0 +1,327 @@
+//! The routes that write or ask a run: start, signal, update, query. JSON arguments are
+//! checked against the handler's parameters (a bad one is a 400 naming it); MessagePack
+//! arguments go to the engine as they are, which checks them itself.
+
+use super::body::{Codec, Failure};
+use super::Api;
+use crate::json;
+use crate::wire::{QueryBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde_json::Value;
+use std::time::Duration;
+use wf_core::data::ids::new_id;
+use wf_core::{
+    HandlerInfo, IdConflictPolicy, Payload, Role, StartOptions, UpdateStage, WfError, WorkflowType,
+};
+
+type Body = Result<Bytes, BytesRejection>;
+
+/// Path parameters, or a 400 in our error shape.
+pub(crate) fn path<T>(p: Result<Path<T>, PathRejection>) -> Result<T, Failure> {
+    p.map(|Path(t)| t)
+        .map_err(|e| Failure::invalid_args(format!("bad path: {e}"), None))
+}
+
+/// `POST /{type}/runs`.
+pub(crate) async fn start(
+    State(api): State<Api>,
+    p: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let ty = path(p)?;
+    let codec = Codec::of(&headers);
+    let wt = api
+        .named_type(&ty)?
+        .ok_or_else(|| Failure::not_found(format!("start a run of a named type, not {ty:?}")))?;
+    let (id, input, conflict, task_queue, messages) = match codec {
+        Codec::Json => {
+            let b: StartBody<Value> = codec.decode(body, None)?;
+            let input = json::to_payload(&b.input.unwrap_or(Value::Null))?;
+            check_input(wt, &input)?;
+            (b.id, input, b.conflict, b.task_queue, b.messages)
+        }
+        Codec::Msgpack => {
+            let b: StartBody<Payload> = codec.decode(body, None)?;
+            let input = match b.input {
+                Some(input) => input,
+                None => Payload::encode(&())?,
+            };
+            (b.id, input, b.conflict, b.task_queue, b.messages)
+        }
+    };
+    let options = StartOptions {
+        id_conflict: conflict_policy(conflict.as_deref())?,
+        task_queue,
+    };
+    let started = api
+        .client()
+        .transport()
+        .start(wf_core::client::StartRequest {
+            workflow_id: id.clone(),
+            workflow_type: wt.name.to_string(),
+            input,
+            options,
+            messages,
+        })
+        .await?;
+    let status = if started.started { 201 } else { 200 };
+    Ok(codec.reply(
+        status,
+        &StartedBody {
+            workflow_id: id,
+            run_id: started.run_id,
+            started: started.started,
+        },
+    ))
+}
+
+/// JSON input that does not decode as the type's input is a 400 before anything is stored.
+fn check_input(wt: &WorkflowType, input: &Payload) -> Result<(), Failure> {
+    wt.check_input(input)
+        .map_err(|e| Failure::invalid_args(format!("input ({}): {e}", wt.input), None))
+}
+
+fn conflict_policy(s: Option<&str>) -> Result<IdConflictPolicy, Failure> {
+    match s {
+        None | Some("fail") => Ok(IdConflictPolicy::Fail),
+        Some("use_existing") => Ok(IdConflictPolicy::UseExisting),
+        Some("terminate_existing") => Ok(IdConflictPolicy::TerminateExisting),
+        Some(other) => Err(Failure::invalid_args(
+            format!("conflict must be fail, use_existing or terminate_existing, not {other:?}"),
+            None,
+        )),
+    }
+}
+
+/// The handler `name` of `role`, or a 404 that lists the ones there are.
+fn handler<'t>(wt: &'t WorkflowType, name: &str, role: Role) -> Result<&'t HandlerInfo, Failure> {
+    wt.handler(name, role).ok_or_else(|| {
+        let names: Vec<&str> = wt
+            .handlers
+            .iter()
+            .filter(|h| h.role == role)
+            .map(|h| h.name)
+            .collect();
+        Failure::from(WfError::Unknown {
+            kind: role.as_str(),
+            name: name.to_string(),
+            hint: format!("; {} has {role}s: {}", wt.name, names.join(", ")),
+        })
+    })
+}
+
+/// JSON arguments as the handler's tuple, or a 400 naming the parameter.
+fn args(h: &HandlerInfo, args: Option<&Value>) -> Result<Payload, Failure> {
+    json::args_payload(h, args).map_err(|e| match e.too_large {
+        Some(too_large) => Failure::from(too_large),
+        None => Failure::invalid_args(e.message, e.param),
+    })
+}
+
+/// Encoded arguments, `()` when absent.
+fn raw_args(args: Option<Payload>) -> Result<Payload, Failure> {
+    match args {
+        Some(a) => Ok(a),
+        None => Ok(Payload::encode(&())?),
+    }
+}
+
+/// A value returned by a handler, as JSON with struct fields by name.
+fn value_json(h: &HandlerInfo, value: &Payload) -> Result<Value, Failure> {
+    let named = h.returns_with_names(value)?;
+    Ok(json::from_payload(&named)?)
+}
+
+/// `POST /{type}/runs/{id}/signal` -> 202 `{"status": "delivered" | "buffered"}`.
+pub(crate) async fn signal(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let codec = Codec::of(&headers);
+    let (name, payload, signal_id, known) = match codec {
+        Codec::Json => {
+            let b: SignalBody<Value> = codec.decode(body, None)?;
+            let wt = api.run_type(&ty, &id).await?;
+            let h = wt.handler(&b.name, Role::Signal);
+            let payload = match h {
+                Some(h) => args(h, b.args.as_ref())?,
+                // No handler: kept for `ctx.wait_for_signal` (positional arguments).
+                None => positional(b.args)?,
+            };
+            (b.name, payload, b.signal_id, Some(h.is_some()))
+        }
+        Codec::Msgpack => {
+            let b: SignalBody<Payload> = codec.decode(body, None)?;
+            let known = api
+                .named_type(&ty)?
+                .map(|wt| wt.handler(&b.name, Role::Signal).is_some());
+            (b.name, raw_args(b.args)?, b.signal_id, known)
+        }
+    };
+    api.client()
+        .signal_raw(&id, &name, payload, signal_id)
+        .await?;
+    // A signal with a handler is applied by it; one without waits in history for
+    // `ctx.wait_for_signal` (or a later version of the code).
+    let status = match known {
+        Some(true) => "delivered",
+        Some(false) => "buffered",
+        None => "recorded",
+    };
+    Ok(codec.reply(202, &serde_json::json!({ "status": status })))
+}
+
+fn positional(args: Option<Value>) -> Result<Payload, Failure> {
+    let tuple = match args {
+        None | Some(Value::Null) => return Ok(Payload::encode(&())?),
+        Some(Value::Array(a)) if a.is_empty() => return Ok(Payload::encode(&())?),
+        Some(a @ Value::Array(_)) => a,
+        Some(_) => {
+            return Err(Failure::invalid_args(
+                "a signal without a handler takes its arguments as an array".into(),
+                None,
+            ))
+        }
+    };
+    Ok(json::to_payload(&tuple)?)
+}
+
+/// `POST /{type}/runs/{id}/update` -> 200 `{"value", "update_id"}`.
+pub(crate) async fn update(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let codec = Codec::of(&headers);
+    let (name, payload, update_id, wait, timeout_ms, h) = match codec {
+        Codec::Json => {
+            let b: UpdateBody<Value> = codec.decode(body, None)?;
+            let wt = api.run_type(&ty, &id).await?;
+            let h = handler(wt, &b.name, Role::Update)?;
+            let payload = args(h, b.args.as_ref())?;
+            (b.name, payload, b.update_id, b.wait, b.timeout_ms, Some(h))
+        }
+        Codec::Msgpack => {
+            let b: UpdateBody<Payload> = codec.decode(body, None)?;
+            let payload = raw_args(b.args)?;
+            (b.name, payload, b.update_id, b.wait, b.timeout_ms, None)
+        }
+    };
+    let stage = match wait.as_deref() {
+        None | Some("completed") => UpdateStage::Completed,
+        Some("accepted") => UpdateStage::Accepted,
+        Some(other) => {
+            return Err(Failure::invalid_args(
+                format!("wait must be completed or accepted, not {other:?}"),
+                None,
+            ))
+        }
+    };
+    let client = api.client();
+    let (update_id, value) = match (stage, timeout_ms) {
+        (UpdateStage::Completed, Some(ms)) => {
+            // Accepted first, so that the update is on record when the wait runs out and the
+            // same update id asks for its outcome later.
+            let update_id = update_id.unwrap_or_else(new_id);
+            let (update_id, _) = client
+                .update_raw(&id, &name, payload, Some(update_id), UpdateStage::Accepted)
+                .await?;
+            let wait = client.wait_update(&id, &update_id, UpdateStage::Completed);
+            match tokio::time::timeout(Duration::from_millis(ms), wait).await {
+                Ok(value) => (update_id, Some(value?)),
+                Err(_) => return Err(timed_out(&update_id, ms)),
+            }
+        }
+        (stage, _) => {
+            let (update_id, value) = client
+                .update_raw(&id, &name, payload, update_id, stage)
+                .await?;
+            (
+                update_id,
+                (stage == UpdateStage::Completed).then_some(value),
+            )
+        }
+    };
+    match codec {
+        Codec::Json => {
+            let value = match (value, h) {
+                (Some(v), Some(h)) => Some(value_json(h, &v)?),
+                _ => None,
+            };
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value,
+                    update_id: Some(update_id),
+                },
+            ))
+        }
+        Codec::Msgpack => Ok(codec.reply(
+            200,
+            &ValueBody {
+                value,
+                update_id: Some(update_id),
+            },
+        )),
+    }
+}
+
+fn timed_out(update_id: &str, ms: u64) -> Failure {
+    let mut failure = Failure::from(WfError::Timeout(format!(
+        "update {update_id:?} did not complete within {ms} ms; it goes on: ask again with the same update_id"
+    )));
+    failure.set_update_id(update_id);
+    failure
+}
+
+/// `POST /{type}/runs/{id}/query` -> 200 `{"value"}`.
+pub(crate) async fn query(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let codec = Codec::of(&headers);
+    match codec {
+        Codec::Json => {
+            let b: QueryBody<Value> = codec.decode(body, None)?;
+            let wt = api.run_type(&ty, &id).await?;
+            let h = handler(wt, &b.name, Role::Query)?;
+            let payload = args(h, b.args.as_ref())?;
+            let value = api.client().query_raw(&id, &b.name, payload).await?;
+            let value = Some(value_json(h, &value)?);
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value,
+                    update_id: None,
+                },
+            ))
+        }
+        Codec::Msgpack => {
+            let b: QueryBody<Payload> = codec.decode(body, None)?;
+            let value = api
+                .client()
+                .query_raw(&id, &b.name, raw_args(b.args)?)
+                .await?;
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value: Some(value),
+                    update_id: None,
+                },
+            ))
+        }
+    }
+}
