@@ -21,10 +21,11 @@
 
 #![warn(missing_docs)]
 
+mod client;
 pub mod errors;
 pub mod json;
 mod server;
 pub mod wire;
 
-// client: next commit
+pub use client::{ConnectExt, Connecting, HttpTransport};
 pub use server::{router, serve, Api, ServeOptions, Server, ANY_TYPE};

@@ -9,6 +9,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::data::message::Message;
 use wf_core::{Description, PendingActivity, PendingUpdate, RunInfo, RunStatus, TaskFailure};
 
+/// The path segment that stands for "whatever type the run has" in place of `{type}`: the
+/// remote client, which knows workflow ids but not always types, addresses runs with it.
+pub const ANY_TYPE: &str = "_";
+
 /// The media type of MessagePack bodies.
 pub const MSGPACK: &str = "application/msgpack";
 
@@ -318,6 +322,96 @@ impl DescriptionBody<wf_core::Payload> {
             buffered_signals: self.buffered_signals,
             running_handlers: self.running_handlers,
             task_failure: self.task_failure,
+        }
+    }
+}
+
+/// `POST /_schedules/{id}`: a schedule to create.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewScheduleBody {
+    /// When it fires.
+    pub spec: wf_core::ScheduleSpec,
+    /// What it starts.
+    pub action: wf_core::ScheduleAction,
+    /// Overlap and catch-up.
+    pub policies: wf_core::SchedulePolicies,
+}
+
+/// `POST /_schedules/{id}/pause` and `.../unpause` (the body is optional).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NoteBody {
+    /// A note for operators.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `GET /_schedules/{id}`: a schedule described (times as ms since the Unix epoch).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScheduleBody {
+    /// The schedule id.
+    pub schedule_id: String,
+    /// When it fires.
+    pub spec: wf_core::ScheduleSpec,
+    /// What it starts.
+    pub action: wf_core::ScheduleAction,
+    /// Overlap and catch-up.
+    pub policies: wf_core::SchedulePolicies,
+    /// Whether it is paused.
+    pub paused: bool,
+    /// The note of the last pause or unpause.
+    pub note: String,
+    /// The next few fire times.
+    pub next_fires_ms: Vec<u64>,
+    /// The latest actions, oldest first.
+    pub recent_actions: Vec<wf_core::ScheduledAction>,
+    /// Workflow ids of its actions still running.
+    pub running: Vec<String>,
+    /// Actions waiting for the running one to end.
+    pub buffered: usize,
+    /// Actions skipped by the overlap policy.
+    pub skipped: u64,
+    /// Fire times dropped as older than the catch-up window.
+    pub missed_catchup: u64,
+    /// The last error starting an action.
+    pub last_error: Option<String>,
+}
+
+impl ScheduleBody {
+    /// The body of `d`.
+    pub fn of(d: &wf_core::ScheduleDescription) -> ScheduleBody {
+        ScheduleBody {
+            schedule_id: d.schedule_id.clone(),
+            spec: d.spec.clone(),
+            action: d.action.clone(),
+            policies: d.policies.clone(),
+            paused: d.paused,
+            note: d.note.clone(),
+            next_fires_ms: d.next_fires.iter().copied().map(to_ms).collect(),
+            recent_actions: d.recent_actions.clone(),
+            running: d.running.clone(),
+            buffered: d.buffered,
+            skipped: d.skipped,
+            missed_catchup: d.missed_catchup,
+            last_error: d.last_error.clone(),
+        }
+    }
+
+    /// The description this body carries.
+    pub fn into_description(self) -> wf_core::ScheduleDescription {
+        wf_core::ScheduleDescription {
+            schedule_id: self.schedule_id,
+            spec: self.spec,
+            action: self.action,
+            policies: self.policies,
+            paused: self.paused,
+            note: self.note,
+            next_fires: self.next_fires_ms.into_iter().map(from_ms).collect(),
+            recent_actions: self.recent_actions,
+            running: self.running,
+            buffered: self.buffered,
+            skipped: self.skipped,
+            missed_catchup: self.missed_catchup,
+            last_error: self.last_error,
         }
     }
 }

@@ -8,6 +8,7 @@
 mod body;
 mod messages;
 mod runs;
+mod schedules;
 mod serve;
 
 pub use serve::{serve, ServeOptions, Server};
@@ -19,9 +20,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use wf_core::{Client, Engine, WorkflowType};
 
-/// The path segment that stands for "whatever type the run has" in place of `{type}`: the
-/// remote client, which knows workflow ids but not always types, addresses runs with it.
-pub const ANY_TYPE: &str = "_";
+pub use crate::wire::ANY_TYPE;
 
 /// What the service serves: a client (an engine's, usually) and the workflow types whose
 /// handlers it describes and whose JSON arguments it checks. Cheap to clone.
@@ -110,6 +109,8 @@ impl From<&Engine> for Api {
 /// | `GET /{type}/runs/{id}/updates/{update_id}` | long poll for an update: `?wait=&wait_ms=` |
 /// | `POST /{type}/runs/{id}/query` | `{"name", "args"}` |
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
+/// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
+/// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
 ///
 /// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run
 /// routes. Bodies are JSON, or MessagePack with `Content-Type: application/msgpack` (payloads
@@ -132,6 +133,14 @@ pub fn router(api: impl Into<Api>) -> Router {
         .route("/{type}/runs/{id}/query", post(messages::query))
         .route("/{type}/runs/{id}/cancel", post(runs::cancel))
         .route("/{type}/runs/{id}/terminate", post(runs::terminate))
+        .route("/_schedules", get(schedules::list))
+        .route(
+            "/_schedules/{id}",
+            post(schedules::create)
+                .get(schedules::describe)
+                .delete(schedules::delete),
+        )
+        .route("/_schedules/{id}/{action}", post(schedules::change))
         .fallback(runs::no_route)
         .method_not_allowed_fallback(runs::wrong_method)
         .with_state(api)
