@@ -35,9 +35,15 @@ async fn the_agent_scenario_over_http() {
         goal: "ship".into(),
         step: 0,
     };
-    let h = client.start::<AgentRun>("agent-42", input.clone()).await.unwrap();
+    let h = client
+        .start::<AgentRun>("agent-42", input.clone())
+        .await
+        .unwrap();
     let again = client.start::<AgentRun>("agent-42", input.clone()).await;
-    assert!(matches!(again, Err(WfError::AlreadyStarted { .. })), "{again:?}");
+    assert!(
+        matches!(again, Err(WfError::AlreadyStarted { .. })),
+        "{again:?}"
+    );
 
     // Pause with a signal id, twice: applied once.
     h.pause().signal_id("cmd-1").await.unwrap();
@@ -45,7 +51,11 @@ async fn the_agent_scenario_over_http() {
     let paused = wait_status(&h, |s| s.paused).await;
     let held = paused.step;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(h.status().await.unwrap().step, held, "a paused agent takes no step");
+    assert_eq!(
+        h.status().await.unwrap().step,
+        held,
+        "a paused agent takes no step"
+    );
     let pauses = h
         .history()
         .await
@@ -56,22 +66,39 @@ async fn the_agent_scenario_over_http() {
     assert_eq!(pauses, 1);
 
     // Updates: value, idempotent retry, rejection (no event), handler error.
-    let old = h.change_goal("tests first".into()).update_id("u-1").await.unwrap();
+    let old = h
+        .change_goal("tests first".into())
+        .update_id("u-1")
+        .await
+        .unwrap();
     assert_eq!(old, "ship");
-    let retried = h.change_goal("ignored".into()).update_id("u-1").await.unwrap();
+    let retried = h
+        .change_goal("ignored".into())
+        .update_id("u-1")
+        .await
+        .unwrap();
     assert_eq!(retried, "ship");
     let before = h.history().await.unwrap().len();
     let rejected = h.change_goal("  ".into()).await;
-    assert!(matches!(&rejected, Err(WfError::Rejected(m)) if m.contains("must not be empty")), "{rejected:?}");
+    assert!(
+        matches!(&rejected, Err(WfError::Rejected(m)) if m.contains("must not be empty")),
+        "{rejected:?}"
+    );
     assert_eq!(h.history().await.unwrap().len(), before);
     let failed = h.set_step(5000).await;
-    assert!(matches!(&failed, Err(WfError::UpdateFailed(m)) if m.contains("too many")), "{failed:?}");
+    assert!(
+        matches!(&failed, Err(WfError::UpdateFailed(m)) if m.contains("too many")),
+        "{failed:?}"
+    );
     let accepted = h.change_goal("docs".into()).start().await.unwrap();
     assert_eq!(accepted.result().await.unwrap(), "tests first");
 
     // Two arguments, and the status struct round-trips exactly.
     h.note("remote".into(), 2).await.unwrap();
-    let s = wait_status(&h, |s| s.notes.iter().filter(|n| *n == "remote").count() == 2).await;
+    let s = wait_status(&h, |s| {
+        s.notes.iter().filter(|n| *n == "remote").count() == 2
+    })
+    .await;
     assert_eq!(s.goal, "docs");
     let local: Status = engine
         .client()
@@ -82,7 +109,10 @@ async fn the_agent_scenario_over_http() {
     assert_eq!(h.status().await.unwrap(), local);
 
     let d = h.describe().await.unwrap();
-    assert_eq!((d.workflow_type.as_str(), d.status), ("agent_run", RunStatus::Running));
+    assert_eq!(
+        (d.workflow_type.as_str(), d.status),
+        ("agent_run", RunStatus::Running)
+    );
     let listed = client.list(ListFilter::default()).await.unwrap();
     assert!(listed.iter().any(|r| r.workflow_id == "agent-42"));
 
@@ -100,11 +130,28 @@ async fn the_agent_scenario_over_http() {
     ));
 
     let late = h.pause().await;
-    assert!(matches!(late, Err(WfError::RunFinished { status: RunStatus::Completed, .. })), "{late:?}");
+    assert!(
+        matches!(
+            late,
+            Err(WfError::RunFinished {
+                status: RunStatus::Completed,
+                ..
+            })
+        ),
+        "{late:?}"
+    );
     let nobody = client.handle::<AgentRun>("nobody").describe().await;
-    assert!(matches!(nobody, Err(WfError::NotFound { .. })), "{nobody:?}");
-    let unknown = client.query_raw("agent-42", "nope", Payload::encode(&()).unwrap()).await;
-    assert!(matches!(unknown, Err(WfError::QueryError(_))), "{unknown:?}");
+    assert!(
+        matches!(nobody, Err(WfError::NotFound { .. })),
+        "{nobody:?}"
+    );
+    let unknown = client
+        .query_raw("agent-42", "nope", Payload::encode(&()).unwrap())
+        .await;
+    assert!(
+        matches!(unknown, Err(WfError::QueryError(_))),
+        "{unknown:?}"
+    );
     server.shutdown().await.unwrap();
 }
 
@@ -164,7 +211,10 @@ async fn connecting_checks_the_server_and_the_token() {
     let (_engine, server) = served(ServeOptions::default().token(TOKEN)).await;
     let url = format!("http://{}", server.local_addr());
     let wrong = Client::connect(url.clone()).token("nope").await;
-    assert!(matches!(&wrong, Err(e) if e.to_string().contains("401")), "{wrong:?}");
+    assert!(
+        matches!(&wrong, Err(e) if e.to_string().contains("401")),
+        "{wrong:?}"
+    );
     let none = Client::connect(url.clone()).await;
     assert!(none.is_err());
     let tls = Client::connect(url.replace("http", "https")).await;
