@@ -60,8 +60,8 @@ pub use schedule::{
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
-    encode_update_result, no_such_param, ActivityCall, AsyncUpdateFn, ChildCall, Handler,
-    HandlerInfo, HandlerKind, LocalBoxFuture, Param, Role, Sleep, SyncUpdateFn, TimedCondition,
-    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
+    encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, Handler, HandlerInfo,
+    HandlerKind, LocalBoxFuture, Param, Role, Sleep, SyncUpdateFn, TimedCondition, Unfinished,
+    Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
     WorkflowDefinition, WorkflowType,
 };

@@ -35,10 +35,6 @@ fn unit_args(p: &Payload) -> Result<(), PayloadError> {
     p.decode::<()>()
 }
 
-fn no_arg(index: usize, _: &Payload) -> Result<(), PayloadError> {
-    Err(no_such_param(index))
-}
-
 impl WorkflowDefinition for Agent {
     const NAME: &'static str = "agent";
     type Input = String;
@@ -68,8 +64,6 @@ impl WorkflowDefinition for Agent {
                 check_args: unit_args,
                 params: &[],
                 returns: "()",
-                check_arg: no_arg,
-                returns_with_names: |p| Ok(p.clone()),
                 kind: HandlerKind::SyncSignal(|s, p| {
                     p.decode::<()>()?;
                     s.paused = true;
@@ -82,8 +76,6 @@ impl WorkflowDefinition for Agent {
                 check_args: unit_args,
                 params: &[],
                 returns: "()",
-                check_arg: no_arg,
-                returns_with_names: |p| Ok(p.clone()),
                 kind: HandlerKind::SyncSignal(|s, p| {
                     p.decode::<()>()?;
                     s.stop = true;
@@ -96,8 +88,6 @@ impl WorkflowDefinition for Agent {
                 check_args: unit_args,
                 params: &[],
                 returns: "u32",
-                check_arg: no_arg,
-                returns_with_names: |p| Ok(p.clone()),
                 kind: HandlerKind::Query(|s, p| {
                     p.decode::<()>()?;
                     Payload::encode(&s.step)
@@ -112,11 +102,6 @@ impl WorkflowDefinition for Agent {
                     ty: "String",
                 }],
                 returns: "String",
-                check_arg: |i, p| match i {
-                    0 => p.decode::<String>().map(|_| ()),
-                    _ => no_arg(i, p),
-                },
-                returns_with_names: |p| Payload::encode_named(&p.decode::<String>()?),
                 kind: HandlerKind::AsyncUpdate {
                     handler: |ctx, p| {
                         let (goal,): (String,) = p.decode()?;

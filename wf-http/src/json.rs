@@ -101,18 +101,6 @@ pub fn args_payload(handler: &HandlerInfo, args: Option<&Value>) -> Result<Paylo
             too_large: None,
         });
     }
-    for (i, (value, p)) in values.iter().zip(params).enumerate() {
-        let bad = |message: String| ArgsError {
-            param: Some(p.name.to_string()),
-            message: format!("argument {:?} ({}): {message}", p.name, p.ty),
-            too_large: None,
-        };
-        let one = to_payload(value).map_err(|e| ArgsError {
-            too_large: too_large(&e),
-            ..bad(e.to_string())
-        })?;
-        handler.check_arg(i, &one).map_err(|e| bad(reason(&e)))?;
-    }
     if values.is_empty() {
         // A handler without parameters takes `()`, which MessagePack writes as nil.
         return Payload::encode(&()).map_err(|e| ArgsError {
@@ -121,19 +109,80 @@ pub fn args_payload(handler: &HandlerInfo, args: Option<&Value>) -> Result<Paylo
             too_large: None,
         });
     }
-    let tuple = Value::Array(values.into_iter().cloned().collect());
-    let payload = to_payload(&tuple).map_err(|e| ArgsError {
+    let mut elements = Vec::with_capacity(values.len());
+    for (value, p) in values.iter().zip(params) {
+        let bytes = rmp_serde::to_vec(value).map_err(|e| ArgsError {
+            param: Some(p.name.to_string()),
+            message: format!("argument {:?} ({}): {e}", p.name, p.ty),
+            too_large: None,
+        })?;
+        elements.push(bytes);
+    }
+    let payload = tuple(&elements, elements.len()).map_err(|e| ArgsError {
         param: None,
         message: e.to_string(),
         too_large: too_large(&e),
     })?;
-    // Each argument fits; the whole tuple must too (it is what the handler decodes).
-    handler.check_args(&payload).map_err(|e| ArgsError {
+    let Err(whole) = handler.check_args(&payload) else {
+        return Ok(payload);
+    };
+    // Which argument: decode growing prefixes of the tuple. While every argument given fits,
+    // decoding stops at the end of the bytes; the first prefix that fails otherwise ends with
+    // the bad argument.
+    for k in 1..=elements.len() {
+        let Ok(prefix) = tuple(&elements[..k], elements.len()) else {
+            break;
+        };
+        match handler.check_args(&prefix) {
+            Err(e) if !ran_out(&e) => {
+                let p = &params[k - 1];
+                return Err(ArgsError {
+                    param: Some(p.name.to_string()),
+                    message: format!("argument {:?} ({}): {}", p.name, p.ty, reason(&e)),
+                    too_large: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    Err(ArgsError {
         param: None,
-        message: reason(&e),
+        message: reason(&whole),
         too_large: None,
-    })?;
-    Ok(payload)
+    })
+}
+
+/// A MessagePack array of `len` elements holding the encoded `elements` (all of them, or the
+/// first few for a prefix).
+fn tuple(elements: &[Vec<u8>], len: usize) -> Result<Payload, PayloadError> {
+    let mut out = Vec::with_capacity(5 + elements.iter().map(Vec::len).sum::<usize>());
+    match u32::try_from(len) {
+        Ok(n) if n < 16 => out.push(0x90 | n as u8),
+        Ok(n) if n <= u16::MAX as u32 => {
+            out.push(0xdc);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        Ok(n) => {
+            out.push(0xdd);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        Err(_) => {
+            return Err(PayloadError::Encode {
+                what: "arguments".into(),
+                message: "too many".into(),
+            })
+        }
+    }
+    for e in elements {
+        out.extend_from_slice(e);
+    }
+    Payload::from_bytes(out)
+}
+
+/// Whether decoding failed only because the bytes ended.
+fn ran_out(e: &PayloadError) -> bool {
+    matches!(e, PayloadError::Decode { message, .. }
+        if message.contains("failed to fill whole buffer") || message.contains("end of file"))
 }
 
 fn too_large(e: &PayloadError) -> Option<PayloadError> {

@@ -290,10 +290,9 @@ fn handler(wf: &Workflow, m: &Method, p: &TokenStream) -> TokenStream {
     }
 }
 
-/// A handler's parameters and return type as written, and the check of one argument at a
-/// time (which parameter a bad call got wrong).
+/// A handler's parameters and return type as written (strings only: no code that names the
+/// user's types again, so a missing serde derive still gets exactly one error).
 fn handler_metadata(m: &Method, p: &TokenStream) -> TokenStream {
-    let [index, payload] = ["__index", "__payload"].map(local);
     let params = m.args.iter().enumerate().map(|(i, a)| {
         let name = match a.pat {
             syn::Pat::Ident(pat) => pat.ident.to_string(),
@@ -308,26 +307,9 @@ fn handler_metadata(m: &Method, p: &TokenStream) -> TokenStream {
         _ => None,
     };
     let returns = returned.map_or_else(|| "()".to_string(), ty::written);
-    let with_names = match returned {
-        Some(t) => quote!(#p::Payload::encode_named(&#payload.decode::<#t>()?)),
-        None => quote!(#p::Ok(#p::Clone::clone(#payload))),
-    };
-    let arms = m.args.iter().enumerate().map(|(i, a)| {
-        let ty = a.ty;
-        quote!(#i => #payload.decode::<#ty>().map(|_| ()),)
-    });
     quote! {
         params: &[#(#params),*],
         returns: #returns,
-        check_arg: |#index: usize, #payload: &#p::Payload| -> #p::Result<(), #p::PayloadError> {
-            match #index {
-                #(#arms)*
-                _ => #p::Err(#p::no_such_param(#index)),
-            }
-        },
-        returns_with_names: |#payload: &#p::Payload| -> #p::Result<#p::Payload, #p::PayloadError> {
-            #with_names
-        },
     }
 }
 

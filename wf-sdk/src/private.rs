@@ -14,13 +14,13 @@ pub use std::boxed::Box;
 pub use std::clone::Clone;
 pub use std::default::Default;
 pub use std::option::Option::{self, None, Some};
-pub use std::result::Result::{self, Err, Ok};
+pub use std::result::Result::{self, Ok};
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 pub use wf_core::client::{query_call, signal_call, update_call};
 pub use wf_core::{
-    encode_update_result, no_such_param, type_id_of_val, ActivityContext, ActivityError,
-    ActivityGroup, ActivityRegistry, BoxFuture, Handler, HandlerKind, LocalBoxFuture, Param,
-    Payload, PayloadError, QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError,
+    encode_update_result, type_id_of_val, ActivityContext, ActivityError, ActivityGroup,
+    ActivityRegistry, BoxFuture, Handler, HandlerKind, LocalBoxFuture, Param, Payload,
+    PayloadError, QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError,
     WorkflowContext, WorkflowDefinition, WorkflowError, WorkflowHandle,
 };

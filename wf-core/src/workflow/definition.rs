@@ -80,13 +80,6 @@ pub struct Handler<W> {
     pub params: &'static [Param],
     /// The type of the value a query or update returns, as written (`"()"` for signals).
     pub returns: &'static str,
-    /// Checks that one encoded argument (parameter `index`, encoded alone) decodes as that
-    /// parameter's type: which argument of a bad call is wrong, for a message that names it.
-    /// An index past the last parameter is a decode error.
-    pub check_arg: fn(usize, &Payload) -> Result<(), PayloadError>,
-    /// Re-encodes the encoded value a query or update returned with struct fields by name
-    /// (see [`Payload::encode_named`]); signals return the payload as it is.
-    pub returns_with_names: fn(&Payload) -> Result<Payload, PayloadError>,
 }
 
 /// One parameter of a handler, as written in the workflow's code.
@@ -182,14 +175,6 @@ impl<W> HandlerKind<W> {
             | HandlerKind::AsyncUpdate { validator, .. } => *validator,
             _ => None,
         }
-    }
-}
-
-/// The error of [`Handler::check_arg`] for an index past the handler's last parameter.
-pub fn no_such_param(index: usize) -> PayloadError {
-    PayloadError::Decode {
-        what: format!("argument {index}"),
-        message: "the handler has no parameter at this position".into(),
     }
 }
 

@@ -34,8 +34,6 @@ pub struct HandlerInfo {
     /// Whether an update has a validator.
     pub validated: bool,
     check_args: fn(&Payload) -> Result<(), PayloadError>,
-    check_arg: fn(usize, &Payload) -> Result<(), PayloadError>,
-    returns_with_names: fn(&Payload) -> Result<Payload, PayloadError>,
 }
 
 impl WorkflowType {
@@ -50,8 +48,6 @@ impl WorkflowType {
                 returns: h.returns,
                 validated: h.kind.validator().is_some(),
                 check_args: h.check_args,
-                check_arg: h.check_arg,
-                returns_with_names: h.returns_with_names,
             })
             .collect();
         WorkflowType {
@@ -86,15 +82,5 @@ impl HandlerInfo {
     /// Checks that `args` (the encoded argument tuple) decodes as this handler's parameters.
     pub fn check_args(&self, args: &Payload) -> Result<(), PayloadError> {
         (self.check_args)(args)
-    }
-
-    /// Checks that `arg`, one argument encoded alone, decodes as parameter `index`'s type.
-    pub fn check_arg(&self, index: usize, arg: &Payload) -> Result<(), PayloadError> {
-        (self.check_arg)(index, arg)
-    }
-
-    /// Re-encodes a value this query or update returned with struct fields by name.
-    pub fn returns_with_names(&self, value: &Payload) -> Result<Payload, PayloadError> {
-        (self.returns_with_names)(value)
     }
 }

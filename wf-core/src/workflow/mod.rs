@@ -29,8 +29,8 @@ pub use child::ChildCall;
 pub use condition::{TimedCondition, WaitCondition};
 pub use context::WorkflowContext;
 pub use definition::{
-    encode_update_result, no_such_param, AsyncUpdateFn, Handler, HandlerKind, LocalBoxFuture,
-    Param, Role, SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
+    encode_update_result, AsyncUpdateFn, Handler, HandlerKind, LocalBoxFuture, Param, Role,
+    SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
 };
 pub use metadata::{HandlerInfo, WorkflowType};
 pub use signal::{WaitForSignal, WaitForSignalUntil};

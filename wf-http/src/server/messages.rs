@@ -131,10 +131,10 @@ fn raw_args(args: Option<Payload>) -> Result<Payload, Failure> {
     }
 }
 
-/// A value returned by a handler, as JSON with struct fields by name.
-fn value_json(h: &HandlerInfo, value: &Payload) -> Result<Value, Failure> {
-    let named = h.returns_with_names(value)?;
-    Ok(json::from_payload(&named)?)
+/// A value returned by a handler, as JSON (structs as the handler encoded them: by position
+/// when it is Rust code's, arrays).
+fn value_json(value: &Payload) -> Result<Value, Failure> {
+    Ok(json::from_payload(value)?)
 }
 
 /// `POST /{type}/runs/{id}/signal` -> 202 `{"status": "delivered" | "buffered"}`.
@@ -203,30 +203,21 @@ pub(crate) async fn update(
 ) -> Result<Response, Failure> {
     let (ty, id) = path(p)?;
     let codec = Codec::of(&headers);
-    let (name, payload, update_id, wait, timeout_ms, h) = match codec {
+    let (name, payload, update_id, wait, timeout_ms) = match codec {
         Codec::Json => {
             let b: UpdateBody<Value> = codec.decode(body, None)?;
             let wt = api.run_type(&ty, &id).await?;
             let h = handler(wt, &b.name, Role::Update)?;
             let payload = args(h, b.args.as_ref())?;
-            (b.name, payload, b.update_id, b.wait, b.timeout_ms, Some(h))
+            (b.name, payload, b.update_id, b.wait, b.timeout_ms)
         }
         Codec::Msgpack => {
             let b: UpdateBody<Payload> = codec.decode(body, None)?;
             let payload = raw_args(b.args)?;
-            (b.name, payload, b.update_id, b.wait, b.timeout_ms, None)
+            (b.name, payload, b.update_id, b.wait, b.timeout_ms)
         }
     };
-    let stage = match wait.as_deref() {
-        None | Some("completed") => UpdateStage::Completed,
-        Some("accepted") => UpdateStage::Accepted,
-        Some(other) => {
-            return Err(Failure::invalid_args(
-                format!("wait must be completed or accepted, not {other:?}"),
-                None,
-            ))
-        }
-    };
+    let stage = stage(wait.as_deref())?;
     let client = api.client();
     let (update_id, value) = match (stage, timeout_ms) {
         (UpdateStage::Completed, Some(ms)) => {
@@ -254,10 +245,7 @@ pub(crate) async fn update(
     };
     match codec {
         Codec::Json => {
-            let value = match (value, h) {
-                (Some(v), Some(h)) => Some(value_json(h, &v)?),
-                _ => None,
-            };
+            let value = value.map(|v| value_json(&v)).transpose()?;
             Ok(codec.reply(
                 200,
                 &ValueBody {
@@ -272,6 +260,18 @@ pub(crate) async fn update(
                 value,
                 update_id: Some(update_id),
             },
+        )),
+    }
+}
+
+/// The stage an update call waits for: `completed` (the default) or `accepted`.
+pub(crate) fn stage(wait: Option<&str>) -> Result<UpdateStage, Failure> {
+    match wait {
+        None | Some("completed") => Ok(UpdateStage::Completed),
+        Some("accepted") => Ok(UpdateStage::Accepted),
+        Some(other) => Err(Failure::invalid_args(
+            format!("wait must be completed or accepted, not {other:?}"),
+            None,
         )),
     }
 }
@@ -300,7 +300,7 @@ pub(crate) async fn query(
             let h = handler(wt, &b.name, Role::Query)?;
             let payload = args(h, b.args.as_ref())?;
             let value = api.client().query_raw(&id, &b.name, payload).await?;
-            let value = Some(value_json(h, &value)?);
+            let value = Some(value_json(&value)?);
             Ok(codec.reply(
                 200,
                 &ValueBody {

@@ -2,7 +2,7 @@
 //! list, result and update long polls, cancel, terminate, `GET /{type}`, `GET /healthz`.
 
 use super::body::{Codec, Failure};
-use super::messages::path;
+use super::messages::{path, stage};
 use super::Api;
 use crate::json;
 use crate::wire::{
@@ -315,16 +315,7 @@ pub(crate) async fn wait_update(
     let (ty, id, update_id) = path(p)?;
     let q = query(q)?;
     api.named_type(&ty)?;
-    let stage = match q.wait.as_deref() {
-        None | Some("completed") => UpdateStage::Completed,
-        Some("accepted") => UpdateStage::Accepted,
-        Some(other) => {
-            return Err(Failure::invalid_args(
-                format!("wait must be completed or accepted, not {other:?}"),
-                None,
-            ))
-        }
-    };
+    let stage = stage(q.wait.as_deref())?;
     let codec = Codec::of(&headers);
     let wait = api.client().wait_update(&id, &update_id, stage);
     let Ok(value) = tokio::time::timeout(wait_of(&q), wait).await else {
@@ -355,13 +346,11 @@ pub(crate) async fn wait_update(
     }
 }
 
-fn reason(
-    codec: Codec,
-    body: Result<Bytes, BytesRejection>,
-    default: &str,
-) -> Result<String, Failure> {
-    let b: ReasonBody = codec.decode(body, Some(ReasonBody::default()))?;
-    Ok(b.reason.unwrap_or_else(|| default.to_string()))
+/// How a run is ended from outside.
+#[derive(Clone, Copy)]
+enum Ending {
+    Cancel,
+    Terminate,
 }
 
 /// `POST /{type}/runs/{id}/cancel` -> 202 `{"status": "cancel_requested"}`.
@@ -371,12 +360,7 @@ pub(crate) async fn cancel(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
-    let (ty, id) = path(p)?;
-    api.named_type(&ty)?;
-    let codec = Codec::of(&headers);
-    let reason = reason(codec, body, "cancelled over HTTP")?;
-    api.client().cancel(&id, &reason).await?;
-    Ok(codec.reply(202, &json!({ "status": "cancel_requested" })))
+    end(api, p, headers, body, Ending::Cancel).await
 }
 
 /// `POST /{type}/runs/{id}/terminate` -> 200 `{"status": "terminated"}`.
@@ -386,10 +370,32 @@ pub(crate) async fn terminate(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Failure> {
+    end(api, p, headers, body, Ending::Terminate).await
+}
+
+/// Cancels or terminates with the body's reason (the body is optional).
+async fn end(
+    api: Api,
+    p: RunPath,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    ending: Ending,
+) -> Result<Response, Failure> {
     let (ty, id) = path(p)?;
     api.named_type(&ty)?;
     let codec = Codec::of(&headers);
-    let reason = reason(codec, body, "terminated over HTTP")?;
-    api.client().terminate(&id, &reason).await?;
-    Ok(codec.reply(200, &json!({ "status": "terminated" })))
+    let b: ReasonBody = codec.decode(body, Some(ReasonBody::default()))?;
+    let client = api.client();
+    match ending {
+        Ending::Cancel => {
+            let reason = b.reason.as_deref().unwrap_or("cancelled over HTTP");
+            client.cancel(&id, reason).await?;
+            Ok(codec.reply(202, &json!({ "status": "cancel_requested" })))
+        }
+        Ending::Terminate => {
+            let reason = b.reason.as_deref().unwrap_or("terminated over HTTP");
+            client.terminate(&id, reason).await?;
+            Ok(codec.reply(200, &json!({ "status": "terminated" })))
+        }
+    }
 }
