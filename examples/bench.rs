@@ -6,22 +6,30 @@
 //! cargo run --release --example bench -- --quick      # smaller sizes, well under a minute
 //! cargo run --release --example bench -- --only a,b   # some workloads
 //! cargo run --release --example bench -- --memory     # the in-memory store, for comparison
+//! cargo run --release --example bench -- --only b --cross-process  # (b) and (x)
 //! ```
 //!
 //! Workloads (kept exactly as defined so results compare with Temporal, Restate and DBOS):
 //! (a) N workflows each waiting for a signal: start all, signal all, await all; workflows/s.
 //! (b) 200 sequential updates (validator + handler) on one workflow; p50/p99 latency.
-//! (c) 200 sequential queries on one workflow, cached; and on an evicted run whose history
-//!     has 1,000 events (answered by replay).
+//! (c) 200 sequential queries on one workflow, cached; each right after a signal with an id
+//!     (read your writes); and on an evicted run whose history has 1,000 events (answered by
+//!     replay).
 //! (d) one workflow running 100 sequential no-op activities; total time.
 //! (e) replay of a 100,000-event history; events/s.
 //! (f) 100,000 workflows waiting on a signal: peak RSS and store size; then signal all.
 //! (g) 100,000 signals to 100 workflows from 1,000 concurrent senders (and, for comparison, 64);
 //!     signals/s.
+//! (x) messages between processes: update round trips and signal-to-handler delays from a
+//!     client-only engine in this process to a worker in a child process on the same SQLite
+//!     file, next to the same in one process (`--cross-process`, or `--only x`; SQLite only).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
+
+#[path = "support/bench_cross.rs"]
+mod cross;
 
 // ---------------------------------------------------------------------------------------------
 // Workflows
@@ -125,6 +133,9 @@ impl Noop {
 struct Args {
     quick: bool,
     memory: bool,
+    cross_process: bool,
+    /// Set in the child process of (x): the file it works on.
+    cross_process_child: Option<PathBuf>,
     only: Option<Vec<String>>,
 }
 
@@ -132,6 +143,8 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         quick: false,
         memory: false,
+        cross_process: false,
+        cross_process_child: None,
         only: None,
     };
     let mut it = std::env::args().skip(1);
@@ -139,12 +152,20 @@ fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--quick" => args.quick = true,
             "--memory" => args.memory = true,
+            "--cross-process" => args.cross_process = true,
+            "--cross-process-child" => {
+                let path = it.next().ok_or("--cross-process-child needs a file")?;
+                args.cross_process_child = Some(path.into());
+            }
             "--only" => {
                 let list = it.next().ok_or("--only needs a list, e.g. --only a,b")?;
                 args.only = Some(list.split(',').map(|s| s.trim().to_string()).collect());
             }
             "--help" | "-h" => {
-                return Err("usage: bench [--quick] [--memory] [--only a,b,c,d,e,f,g]".into());
+                return Err(
+                    "usage: bench [--quick] [--memory] [--cross-process] [--only a,b,c,d,e,f,g,x]"
+                        .into(),
+                );
             }
             other => return Err(format!("unknown argument {other:?}; try --help")),
         }
@@ -405,6 +426,24 @@ async fn bench_c(b: &mut Bench) -> Result<(), WfError> {
     );
     b.record("c_p50_us", us(p50));
     b.record("c_p99_us", us(p99));
+
+    // Read your writes: a signal with an id is acknowledged once in the run's inbox; the
+    // query right after it must see it, before the task that applies it may have run.
+    let mut lat = Vec::with_capacity(200);
+    for i in 0..200u64 {
+        h.bump().signal_id(format!("c-{i}")).await?;
+        let t = Instant::now();
+        let v = h.value().await?;
+        lat.push(t.elapsed());
+        assert_eq!(v, i + 2);
+    }
+    lat.sort();
+    let (p50, p99) = (percentile(&lat, 0.5), percentile(&lat, 0.99));
+    b.row(
+        "(c) a query right after a signal with an id, cached run",
+        format!("p50 {:.1} us  p99 {:.1} us", us(p50), us(p99)),
+    );
+    b.record("c_after_signal_id_p50_us", us(p50));
 
     // A run with a 1,000-event history, then evicted (cache of one: another run takes it).
     let big = client.start::<Counter>("c-big", ()).await?;
@@ -690,6 +729,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    if let Some(path) = args.cross_process_child {
+        return Ok(rt.block_on(cross::child(path))?);
+    }
     rt.block_on(async move {
         let dir = std::env::temp_dir().join(format!("wf-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
@@ -714,7 +756,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ) -> std::pin::Pin<
             Box<dyn std::future::Future<Output = Result<(), WfError>> + 'a>,
         >;
-        let steps: [(&str, Step); 7] = [
+        let steps: [(&str, Step); 8] = [
             ("a", |b| Box::pin(bench_a(b))),
             ("b", |b| Box::pin(bench_b(b))),
             ("c", |b| Box::pin(bench_c(b))),
@@ -722,9 +764,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ("e", |b| Box::pin(bench_e(b))),
             ("g", |b| Box::pin(bench_g(b))),
             ("f", |b| Box::pin(bench_f_alone(b))),
+            ("x", |b| Box::pin(cross::bench_x(b))),
         ];
         for (name, step) in steps {
-            if b.wants(name) {
+            let run = match name {
+                // Between processes means a file.
+                "x" => !b.args.memory && (b.wants("x") || b.args.cross_process),
+                _ => b.wants(name),
+            };
+            if run {
                 step(&mut b).await?;
             }
         }

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 use wf_sdk::prelude::*;
 use wf_sdk::{EventKind, HistoryEvent, IdConflictPolicy, StartOptions};
@@ -126,19 +126,7 @@ fn crash_child() {
 }
 
 fn spawn_child(path: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "crash_child",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("WF_CRASH_DB", path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    spawn_test_child("crash_child", "WF_CRASH_DB", path)
 }
 
 fn kill(mut child: Child) {

@@ -19,12 +19,15 @@ pub(crate) struct Core {
     pub config: Config,
     /// This engine's identity as a lease owner.
     pub worker_id: String,
-    pub wake: Wakeups,
+    /// (Shared with the thread that receives peers' pokes, which must not keep the store open.)
+    pub wake: Arc<Wakeups>,
     /// How the client and the activity worker reach the workflow worker in memory.
     pub worker: WorkerHandle,
     pub activities: ActivitySlots,
     /// This engine's liveness lease in the store.
     pub liveness: Liveness,
+    /// Where other engines poke this one (see `peers.rs`), if it listens.
+    pub wake_address: Option<String>,
 }
 
 impl Core {

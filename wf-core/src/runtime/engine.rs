@@ -7,6 +7,7 @@ use super::config::Config;
 use super::core::Core;
 use super::liveness::{self, Liveness};
 use super::local::LocalTransport;
+use super::peers;
 use super::registry::Registry;
 use super::time_keeper;
 use super::wakeups::Wakeups;
@@ -41,8 +42,14 @@ pub struct EngineBuilder {
     registry: Registry,
     clock: Arc<dyn Clock>,
     config: Config,
+    /// Whether the user chose the poll interval (else it depends on the wake-up channel).
+    poll_set: bool,
     errors: Vec<String>,
 }
+
+/// The poll interval of an engine that cannot be poked by its peers (no wake-up socket) and
+/// whose user did not choose one: work committed by other engines is seen this late at most.
+const POLL_WITHOUT_WAKEUPS: Duration = Duration::from_millis(50);
 
 impl EngineBuilder {
     /// Uses the SQLite file at `path` (created if missing), durable on every commit.
@@ -130,10 +137,17 @@ impl EngineBuilder {
         self
     }
 
-    /// How often idle workers check the store for work made by other processes (default
-    /// 500 ms). Work from this process wakes them at once.
+    /// How often idle workers, and clients waiting on a result or an update, look at the store
+    /// for work or outcomes committed by other engines (default 500 ms). It is a safety net:
+    /// work from this engine wakes them at once, and so does work committed by another engine
+    /// on the same store (another process on the same host, or another engine of this one),
+    /// which pokes this one through its wake-up socket (a unix datagram socket registered in
+    /// the store). Where no socket can be had (not a unix system, or binding failed) and this
+    /// is not set, the engine polls every 50 ms instead. Engines that cannot reach each other's
+    /// sockets (other hosts, other network namespaces) see each other's work at the poll.
     pub fn poll_interval(mut self, every: Duration) -> Self {
         self.config.poll_interval = every;
+        self.poll_set = true;
         self
     }
 
@@ -174,7 +188,11 @@ impl EngineBuilder {
         self
     }
 
-    /// Runs no workers: the engine is only a client of the store (other processes work).
+    /// Runs no workers: the engine is only a client of the store (other engines, in this
+    /// process or others, do the work). It still registers in the store, holding no lease,
+    /// so that the engines that run its workflows poke it when an outcome it waits for (an
+    /// update's result, a workflow's result) is committed: its calls return at once rather
+    /// than at its next poll, and the messages it sends wake those engines at once too.
     pub fn client_only(mut self) -> Self {
         self.config.run_workers = false;
         self
@@ -208,24 +226,42 @@ impl EngineBuilder {
             StoreChoice::Custom(store) => store,
         };
         let (worker, inbox) = WorkerHandle::new();
+        let worker_id = uuid::Uuid::new_v4().to_string();
+        let listener = peers::bind(&worker_id);
+        let mut config = self.config;
+        if listener.is_none() && !self.poll_set {
+            config.poll_interval = config.poll_interval.min(POLL_WITHOUT_WAKEUPS);
+        }
         let core = Arc::new(Core {
             store,
             clock: self.clock,
             registry: self.registry,
-            activities: ActivitySlots::new(self.config.max_activities),
-            config: self.config,
-            worker_id: uuid::Uuid::new_v4().to_string(),
-            wake: Wakeups::new(),
+            activities: ActivitySlots::new(config.max_activities),
+            config,
+            worker_id,
+            wake: Arc::new(Wakeups::new()),
             worker,
             liveness: Liveness::default(),
+            wake_address: listener.as_ref().map(|l| l.address.clone()),
         });
         let mut engine = Engine {
             core: core.clone(),
             thread: None,
             tasks: Vec::new(),
+            peers: None,
         };
         if core.config.run_workers {
             liveness::register(&core).await?;
+        } else if let Err(e) = liveness::register(&core).await {
+            // A client holds no lease: unregistered, it only misses its peers' pokes.
+            tracing::warn!(error = %e, "registering the client-only engine failed: outcomes committed by other engines are seen at the poll");
+        }
+        engine.peers = Some(peers::start(core.clone(), listener).await);
+        if !core.config.run_workers {
+            engine
+                .tasks
+                .push(tokio::spawn(liveness::keep_alive(core.clone())));
+        } else {
             engine.thread = Some(worker::spawn(core.clone(), inbox)?);
             engine
                 .tasks
@@ -285,6 +321,8 @@ pub struct Engine {
     core: Arc<Core>,
     thread: Option<std::thread::JoinHandle<()>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    /// The task that pokes the peers and listens to them (`peers.rs`).
+    peers: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -303,6 +341,7 @@ impl Engine {
             registry: Registry::default(),
             clock: Arc::new(SystemClock),
             config: Config::default(),
+            poll_set: false,
             errors: Vec::new(),
         }
     }
@@ -352,8 +391,14 @@ impl Engine {
         }
         if let Some(thread) = self.thread.take() {
             let _ = tokio::task::spawn_blocking(move || thread.join()).await;
-            liveness::remove(&self.core).await;
         }
+        // After the last commits: their outcomes reach the peers.
+        self.core.wake.outbox.close();
+        if let Some(peers) = self.peers.take() {
+            let _ = peers.await;
+        }
+        peers::stop_listening(&self.core);
+        liveness::remove(&self.core).await;
         let store = self.core.store.clone();
         drop(self);
         let closed = if Arc::strong_count(&store) == 1 {
@@ -375,7 +420,8 @@ impl Drop for Engine {
             self.core.wake.mark_crashed();
         }
         self.core.wake.stop();
-        for t in &self.tasks {
+        peers::stop_listening(&self.core);
+        for t in self.tasks.iter().chain(&self.peers) {
             t.abort();
         }
         self.core.activities.abort_all();

@@ -1,20 +1,25 @@
-//! The engine's liveness lease: an engine that runs workers registers in the store and renews
-//! its registration while it lives, so that a crashed process's leases (workflow tasks and
-//! activity attempts, whatever their own timeouts) are free within seconds. The time keeper
-//! renews it, before anything else on each of its passes, so that an engine never sees its
-//! own leases as lost.
+//! The engine's liveness lease: every engine registers in the store and renews its
+//! registration while it lives, so that a crashed process's leases (workflow tasks and
+//! activity attempts, whatever their own timeouts) are free within seconds, and so that its
+//! peers know where to poke it (`peers.rs`). In an engine with workers the time keeper renews
+//! it, before anything else on each of its passes, so that an engine never sees its own leases
+//! as lost; a client-only engine (which holds no lease) renews it from [`keep_alive`].
 
 use super::core::Core;
 use crate::data::activity::duration_ms;
 use crate::error::WfError;
 use crate::store::EngineRecord;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 
-/// When this engine last renewed its liveness lease (engine-clock ms).
+/// When this engine last renewed its liveness lease (engine-clock ms), and whether other
+/// engines were live then.
 #[derive(Default)]
 pub(crate) struct Liveness {
     renewed_ms: AtomicI64,
+    /// Other engines share the store: a message for a run cached here may reach its inbox
+    /// from them, so a cached query looks there first (see `local/query.rs`).
+    others: AtomicBool,
 }
 
 impl Liveness {
@@ -28,12 +33,26 @@ impl Liveness {
         let renewed = core.liveness.renewed_ms.load(Ordering::Relaxed);
         renewed.saturating_add(Self::lease_ms(core) / 3)
     }
+
+    /// Whether other live engines were registered at the last registration or renewal.
+    pub fn others_live(&self) -> bool {
+        self.others.load(Ordering::Relaxed)
+    }
+}
+
+/// Counts the live engines other than this one (any, if the store cannot tell).
+async fn count_others(core: &Core, now_ms: i64) {
+    let others = match core.store.live_engines(now_ms).await {
+        Ok(engines) => engines.iter().any(|e| e.engine_id != core.worker_id),
+        Err(_) => true,
+    };
+    core.liveness.others.store(others, Ordering::Relaxed);
 }
 
 fn record(core: &Core, now_ms: i64) -> EngineRecord {
     EngineRecord {
         engine_id: core.worker_id.clone(),
-        wake_address: None,
+        wake_address: core.wake_address.clone(),
         task_queue: core.config.task_queue.clone(),
         started_ms: now_ms,
         lease_until_ms: now_ms.saturating_add(Liveness::lease_ms(core)),
@@ -45,6 +64,7 @@ pub(crate) async fn register(core: &Arc<Core>) -> Result<(), WfError> {
     let now = core.now_ms();
     core.store.register_engine(record(core, now)).await?;
     core.liveness.renewed_ms.store(now, Ordering::Relaxed);
+    count_others(core, now).await;
     Ok(())
 }
 
@@ -63,6 +83,26 @@ pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
     match renewed {
         Ok(()) => core.liveness.renewed_ms.store(now_ms, Ordering::Relaxed),
         Err(e) => tracing::warn!(error = %e, "renewing the engine's liveness lease failed"),
+    }
+    count_others(core, now_ms).await;
+}
+
+/// Renews the liveness lease of an engine without a time keeper (a client-only one) until
+/// shutdown.
+pub(crate) async fn keep_alive(core: Arc<Core>) {
+    let mut shutdown = core.wake.shutdown.subscribe();
+    loop {
+        if core.is_shutdown() {
+            break;
+        }
+        renew_if_due(&core, core.now_ms()).await;
+        // After a failed renewal the next one is already due: try again shortly, not at once.
+        let next = Liveness::next_renewal_ms(&core).max(core.now_ms().saturating_add(100));
+        let clock = core.clock.clone();
+        tokio::select! {
+            () = clock.sleep_until(next) => {}
+            _ = shutdown.changed() => {}
+        }
     }
 }
 

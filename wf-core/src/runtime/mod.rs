@@ -13,6 +13,7 @@ mod core;
 mod engine;
 mod liveness;
 mod local;
+mod peers;
 mod persist;
 mod registry;
 mod scheduler;

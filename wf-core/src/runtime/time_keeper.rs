@@ -26,8 +26,9 @@ pub(crate) async fn run(core: Arc<Core>) {
         expire_due(&core, now).await;
         scheduler::process_due(&core, now).await;
         // Runs and activities that were waiting for this moment (retry backoffs) are due.
-        core.wake.workflow.notify_one();
-        core.wake.activity.notify_one();
+        // (This engine's loops only: each peer has its own time keeper.)
+        core.wake.workflow.notify_local();
+        core.wake.activity.notify_local();
         let next = match core.store.next_wakeup(now).await {
             Ok(next) => next,
             Err(e) => {

@@ -3,8 +3,8 @@
 //! one rule (or one primitive) in one transaction.
 
 use super::records::{
-    ActivityTask, DeliverOutcome, EngineRecord, RunRecord, ScheduleRow, StartOutcome, StartRequest,
-    TaskCommit, WorkflowTask,
+    ActivityTask, DeliverOutcome, EngineRecord, PendingMessages, RunRecord, ScheduleRow,
+    StartOutcome, StartRequest, TaskCommit, WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, RunTable, ScheduleTable, Tx, UpdateTable};
 use super::rules::{
@@ -323,6 +323,15 @@ impl<B: Backend> Store for B {
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
         let run_id = run_id.to_owned();
         self.read(move |tx| Box::pin(reads::read_history(tx, run_id, from_event_id)))
+    }
+
+    fn pending_messages(
+        &self,
+        run_id: &str,
+        history_from: Option<u64>,
+    ) -> StoreFuture<'_, PendingMessages> {
+        let run_id = run_id.to_owned();
+        self.read(move |tx| Box::pin(reads::pending_messages(tx, run_id, history_from)))
     }
 
     fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>> {

@@ -25,9 +25,9 @@
 
 use super::{
     ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, DeliverOutcome,
-    EngineRecord, HistoryEvent, ListFilter, Message, Payload, RunRecord, ScheduleRow, StartOutcome,
-    StartRequest, Store, StoreError, StoreFuture, TaskCommit, TaskFailure, UpdateRecord,
-    WorkflowTask,
+    EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages, RunRecord,
+    ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
+    TaskFailure, UpdateRecord, WorkflowTask,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -572,6 +572,17 @@ impl Store for FaultStore {
         let run_id = run_id.to_owned();
         self.plain(Op::Read, move || {
             self.inner.read_history(&run_id, from_event_id)
+        })
+    }
+
+    fn pending_messages(
+        &self,
+        run_id: &str,
+        history_from: Option<u64>,
+    ) -> StoreFuture<'_, PendingMessages> {
+        let run_id = run_id.to_owned();
+        self.plain(Op::Read, move || {
+            self.inner.pending_messages(&run_id, history_from)
         })
     }
 

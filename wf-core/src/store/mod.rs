@@ -243,6 +243,18 @@ pub trait Store: Send + Sync + 'static {
     /// History events of a run with `event_id >= from_event_id`, in order.
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>>;
 
+    /// The messages waiting in run `run_id`'s inbox (delivered, not yet applied by a workflow
+    /// task), in arrival order, and, when `history_from` is given, the run's history events
+    /// from that event id — read together on one snapshot, so that a message a task applied
+    /// meanwhile is in the history or in the inbox, never in both or neither; with the run's
+    /// `next_event_id` on that snapshot. An unknown run has none of them. Queries use it to
+    /// see acknowledged signals before their task runs.
+    fn pending_messages(
+        &self,
+        run_id: &str,
+        history_from: Option<u64>,
+    ) -> StoreFuture<'_, PendingMessages>;
+
     /// Runs matching the filter, newest first.
     fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>>;
 

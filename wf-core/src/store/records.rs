@@ -2,7 +2,7 @@
 //! activity tasks and schedules.
 
 use crate::data::activity::{duration_ms, ActivityFailure, ActivityOptions};
-use crate::data::history::EventKind;
+use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, ParentInfo, RunStatus, TaskFailure};
@@ -147,6 +147,20 @@ pub struct WorkflowTask {
     pub run: RunRecord,
     /// Its inbox, in arrival order.
     pub messages: Vec<InboxMessage>,
+}
+
+/// What a query reads of a run besides its cached state: the messages waiting in its inbox
+/// (not yet applied by a workflow task) and, if asked for, its history — both from one
+/// snapshot, so that a message is in exactly one of them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PendingMessages {
+    /// The inbox, in arrival order.
+    pub inbox: Vec<InboxMessage>,
+    /// The history from the event id asked for (empty when none was asked for).
+    pub history: Vec<HistoryEvent>,
+    /// The run's `next_event_id` (`None`: no such run): a copy of the run at another
+    /// position is stale.
+    pub next_event_id: Option<u64>,
 }
 
 /// An activity to schedule.
@@ -321,8 +335,10 @@ impl ActivityTask {
 pub struct EngineRecord {
     /// The engine's id (its lease owner name).
     pub engine_id: String,
-    /// Where other processes poke it when work for it is committed (a unix socket path), if
-    /// it listens.
+    /// Where other engines poke it when work or an outcome for it is committed, if it
+    /// listens: `unix-abstract:NAME` (a unix datagram socket in Linux's abstract namespace) or
+    /// `unix:PATH` (a socket file). Client-only engines register too (they hold no lease).
+    /// Engines skip an address they cannot parse or reach.
     pub wake_address: Option<String>,
     /// The task queue its workflow worker serves.
     pub task_queue: String,

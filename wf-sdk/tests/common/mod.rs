@@ -95,6 +95,28 @@ macro_rules! both {
     };
 }
 
+/// Runs this test binary again as a child process that runs only the ignored test `test` (the
+/// child's entry point), with `var` set to `value` (the child returns at once without it).
+pub fn spawn_test_child(
+    test: &str,
+    var: &str,
+    value: impl AsRef<std::ffi::OsStr>,
+) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            test,
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(var, value)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Polls `f` until it returns `Some`, for at most 10 s of real time (a synchronization aid,
 /// not a timing assertion).
 pub async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T

@@ -24,7 +24,7 @@ impl HeartbeatSink for StoreHeartbeat {
                 .await
             {
                 Ok(current) => {
-                    core.wake.timer.notify_one();
+                    core.wake.timer.notify_local();
                     current
                 }
                 Err(e) => {

@@ -90,7 +90,7 @@ pub(crate) async fn run(core: Arc<Core>) {
                     got = tasks.len();
                     // Leases with explicit timeouts give the time keeper an earlier deadline.
                     if tasks.iter().any(has_timeouts) {
-                        core.wake.timer.notify_one();
+                        core.wake.timer.notify_local();
                     }
                     for task in tasks {
                         let Ok(permit) = permits.clone().acquire_owned().await else {
@@ -106,7 +106,7 @@ pub(crate) async fn run(core: Arc<Core>) {
                                 drop(permit);
                                 // Only a full pool may have left visible tasks behind.
                                 if was_full {
-                                    core.wake.activity.notify_one();
+                                    core.wake.activity.notify_local();
                                 }
                             }
                             .instrument(span),

@@ -17,7 +17,8 @@ fn ms_to_time(ms: i64) -> SystemTime {
 
 impl LocalTransport {
     /// Waits for a change of `notified`'s workflow id, the engine's shutdown, or a poll
-    /// interval (a change made by another process announces itself to nobody here).
+    /// interval. A change committed by another engine on the store wakes it too, through that
+    /// engine's poke (`peers.rs`); the poll is the safety net for a lost or impossible poke.
     pub(super) async fn wait(
         &self,
         notified: Pin<&mut tokio::sync::futures::Notified<'_>>,

@@ -1,7 +1,10 @@
 //! Signals. Without a signal id, a signal for a run this engine runs is handed to its
 //! workflow worker: one commit records it in history (no inbox write, no poll) and the answer
 //! comes once that commit is durable. With one, or for a run elsewhere, it goes through the
-//! store's inbox and dedupe.
+//! store's inbox and dedupe, and the answer comes once it is there. Either way a query sent
+//! after the answer sees the signal: one on a run cached here looks in the inbox when this
+//! engine put a signal there (the delivery marks the run) or another engine may have, and
+//! one answered by replay applies the inbox's signals (see `query.rs`).
 
 use super::{check_signal, check_size, LocalTransport};
 use crate::client::SignalRequest;
@@ -62,9 +65,15 @@ impl LocalTransport {
         // the workflow task.
         let core = &self.core;
         let message = Message::signal(name, args, signal_id);
+        // The run may be one this engine runs after all (a new run of the chain, say).
+        let delivery = core
+            .config
+            .run_workers
+            .then(|| core.worker.marks.deliver(workflow_id));
         core.store
             .deliver(workflow_id, None, message, core.now_ms())
             .await?;
+        drop(delivery);
         core.wake.workflow.notify_one();
         Ok(())
     }
@@ -94,9 +103,11 @@ impl LocalTransport {
             };
         }
         let message = Message::signal(name, args.clone(), signal_id.clone());
+        let delivery = core.worker.marks.deliver(workflow_id);
         core.store
             .deliver(workflow_id, Some(run_id), message, core.now_ms())
             .await?;
+        drop(delivery);
         core.wake.workflow.notify_one();
         Ok(())
     }

@@ -120,7 +120,16 @@ impl LocalTransport {
     ) -> Result<StartOutcome, WfError> {
         let core = &self.core;
         let workflow_id = request.run.workflow_id.clone();
-        let outcome = core.store.start_run(request).await?;
+        // Its signals may go to the inbox of a running run cached here: queries must look.
+        let carries_signals = request
+            .messages
+            .iter()
+            .any(|m| matches!(m, Message::Signal { .. }));
+        let delivery = (carries_signals && core.config.run_workers)
+            .then(|| core.worker.marks.deliver(&workflow_id));
+        let outcome = core.store.start_run(request).await;
+        drop(delivery);
+        let outcome = outcome?;
         if outcome.started {
             core.worker.forget(&workflow_id);
         }

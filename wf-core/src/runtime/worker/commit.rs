@@ -322,6 +322,7 @@ impl Worker {
             closes,
         } = plan;
         let mut start_reply = None;
+        let marks_seen = core.worker.marks.finished();
         let committed = match start {
             None => self.await_commit(store.commit_workflow_task(commit)).await,
             Some((request, reply)) => match self
@@ -388,6 +389,12 @@ impl Worker {
         );
         drop(evicted_ids);
         drop(evicted);
+        if !running {
+            // The close consumed every signal delivered before it was sent.
+            core.worker
+                .marks
+                .clear_if_settled(&run.workflow_id, marks_seen);
+        }
         // Answer only now: a caller that acts on the answer finds the cache and the map of
         // runs in memory as this commit left them.
         for d in direct {

@@ -2,6 +2,7 @@
 //! start) straight to the workflow worker, so that one commit records it instead of an inbox
 //! write followed by a task. What cannot run here goes back to the store path.
 
+use super::marks::InboxMarks;
 use super::{Mode, Worker};
 use crate::data::activity::ActivityResolution;
 use crate::data::codec::encode_event;
@@ -61,7 +62,10 @@ pub(crate) struct QueryRequest {
     pub run_id: String,
     pub name: String,
     pub args: Payload,
-    /// `None` when the run is not cached: the caller replays it.
+    /// Answer only from a copy at this history position (`None`: any): a copy at another is
+    /// stale or ahead of what the caller read.
+    pub at: Option<u64>,
+    /// `None` when the run is not cached (or not at `at`): the caller replays it.
     pub reply: oneshot::Sender<Option<Result<Payload, WfError>>>,
 }
 
@@ -85,6 +89,8 @@ pub(crate) struct WorkerHandle {
     queries: mpsc::UnboundedSender<QueryRequest>,
     direct: mpsc::UnboundedSender<Direct>,
     hot: Mutex<HashMap<String, (String, String)>>,
+    /// Signals this engine put in inboxes (see `marks.rs`).
+    pub marks: InboxMarks,
 }
 
 /// The receiving ends of a [`WorkerHandle`], for the worker thread.
@@ -102,6 +108,7 @@ impl WorkerHandle {
             queries,
             direct,
             hot: Mutex::new(HashMap::new()),
+            marks: InboxMarks::default(),
         };
         let inbox = WorkerInbox {
             queries: query_rx,
@@ -302,6 +309,9 @@ impl Worker {
                     reply,
                     ..
                 } => {
+                    // A signal acknowledged from the inbox: queries here must look there.
+                    let delivery = matches!(message, Message::Signal { .. })
+                        .then(|| core.worker.marks.deliver(&workflow_id));
                     let answer = match core
                         .store
                         .deliver(&workflow_id, Some(&run_id), message, now)
@@ -310,6 +320,7 @@ impl Worker {
                         Ok(_) => DirectReply::Fallback,
                         Err(e) => DirectReply::Failed(e.into()),
                     };
+                    drop(delivery);
                     let _ = reply.send(answer);
                 }
                 Direct::Start { request, reply } => self.start_plainly(request, reply).await,

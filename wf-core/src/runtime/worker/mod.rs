@@ -5,10 +5,12 @@
 //! so the store can fold their commits into one transaction (group commit). This file holds
 //! the thread and its three loops (leasing tasks, taking messages handed over in memory,
 //! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
-//! workflow task, `commit.rs` what a task commits and what happens once it is committed.
+//! workflow task, `commit.rs` what a task commits and what happens once it is committed,
+//! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss.
 
 mod commit;
 mod handoff;
+mod marks;
 mod task;
 
 pub(crate) use handoff::{
@@ -150,6 +152,7 @@ impl Worker {
                     .cache
                     .borrow()
                     .get(&q.run_id)
+                    .filter(|live| q.at.is_none_or(|at| live.record.next_event_id == at))
                     .map(|live| live.instance.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
                 if me.core.config.poll_when_quiet {
@@ -194,7 +197,7 @@ impl Worker {
                                 async move {
                                     me.process(task, Vec::new(), Mode::Leased).await;
                                     me.in_flight.set(me.in_flight.get() - 1);
-                                    me.core.wake.workflow.notify_one();
+                                    me.core.wake.workflow.notify_local();
                                 }
                                 .instrument(span),
                             );

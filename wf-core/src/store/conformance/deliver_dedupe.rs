@@ -303,3 +303,69 @@ pub async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store
         }
     );
 }
+
+/// Pending messages are a run's inbox, in arrival order, until a task applies them; read with
+/// the history on one snapshot.
+pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    start(&*store, "wf-2", "run-2", T0).await;
+    let pending = store.pending_messages("run-1", Some(1)).await.unwrap();
+    assert!(pending.inbox.is_empty(), "{pending:?}");
+    assert_eq!(
+        pending.history,
+        store.read_history("run-1", 1).await.unwrap()
+    );
+    assert_eq!(pending.history.len(), 1, "a new run has its start event");
+    assert_eq!(pending.next_event_id, Some(2));
+
+    for message in [
+        signal("a", Some("s-1")),
+        signal("b", None),
+        signal("a", Some("s-1")),
+    ] {
+        store.deliver("wf-1", None, message, T0 + 1).await.unwrap();
+    }
+    store
+        .deliver("wf-2", None, signal("other", None), T0 + 1)
+        .await
+        .unwrap();
+    let pending = store.pending_messages("run-1", None).await.unwrap();
+    let inbox: Vec<Message> = pending.inbox.iter().map(|m| m.message.clone()).collect();
+    assert_eq!(
+        inbox,
+        vec![signal("a", Some("s-1")), signal("b", None)],
+        "the inbox in arrival order, a duplicate signal id left out, another run's message too"
+    );
+    assert!(pending.inbox[0].seq < pending.inbox[1].seq);
+    assert!(pending.history.is_empty(), "no history asked for");
+
+    // A task applies the first message only: it leaves the inbox as it enters the history.
+    let task = store
+        .lease_run("run-1", "w", T0 + 2, 10_000)
+        .await
+        .unwrap()
+        .expect("run-1 is free");
+    let first = task
+        .messages
+        .iter()
+        .find(|m| m.message == signal("a", Some("s-1")))
+        .expect("the signal is in the task")
+        .seq;
+    let mut commit = commit_for(&task, "w", T0 + 2);
+    commit.consumed_through = Some(first);
+    store.commit_workflow_task(commit).await.unwrap();
+    let pending = store.pending_messages("run-1", Some(2)).await.unwrap();
+    let inbox: Vec<Message> = pending.inbox.iter().map(|m| m.message.clone()).collect();
+    assert_eq!(inbox, vec![signal("b", None)]);
+    assert_eq!(
+        pending.history.len(),
+        1,
+        "events from id 2: the task's one event"
+    );
+    assert_eq!(pending.history[0].event_id, 2);
+    assert_eq!(pending.next_event_id, Some(3));
+
+    let unknown = store.pending_messages("nope", Some(1)).await.unwrap();
+    assert!(unknown.inbox.is_empty() && unknown.history.is_empty());
+    assert_eq!(unknown.next_event_id, None);
+}

@@ -6,7 +6,7 @@ use crate::data::codec::decode_events;
 use crate::data::history::HistoryEvent;
 use crate::data::update::UpdateRecord;
 use crate::error::StoreError;
-use crate::store::records::RunRecord;
+use crate::store::records::{PendingMessages, RunRecord};
 
 /// [`Store::get_run`](crate::store::Store::get_run).
 pub(crate) async fn get_run<X: Tx>(
@@ -33,6 +33,26 @@ pub(crate) async fn read_history<X: Tx>(
         events.extend(decoded.into_iter().filter(|e| e.event_id >= from_event_id));
     }
     Ok(events)
+}
+
+/// [`Store::pending_messages`](crate::store::Store::pending_messages): the inbox, then the
+/// history if asked for, and the run's position, in the caller's one read transaction.
+pub(crate) async fn pending_messages<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+    history_from: Option<u64>,
+) -> Result<PendingMessages, StoreError> {
+    let next_event_id = tx.load_run(&run_id).await?.map(|r| r.record.next_event_id);
+    let inbox = tx.inbox(&run_id).await?;
+    let history = match history_from {
+        Some(from) => read_history(tx, run_id, from).await?,
+        None => Vec::new(),
+    };
+    Ok(PendingMessages {
+        inbox,
+        history,
+        next_event_id,
+    })
 }
 
 /// [`Store::get_update`](crate::store::Store::get_update): updates are kept per chain, found
