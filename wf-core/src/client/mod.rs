@@ -15,6 +15,7 @@ mod types;
 
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
 pub use handle::WorkflowHandle;
+pub(crate) use handle::update_timed_out;
 #[doc(hidden)]
 pub use handle::{query_call, signal_call, update_call};
 pub use schedules::{ScheduleHandle, Schedules};
@@ -22,7 +23,10 @@ pub use transport::{
     CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,
     UpdateRequest,
 };
-pub use types::{Description, PendingActivity, PendingUpdate, RunInfo, StartOptions, UpdateStage};
+pub use types::{
+    Description, PendingActivity, PendingUpdate, RunInfo, StartOptions, UpdateStage,
+    DEFAULT_UPDATE_TIMEOUT,
+};
 
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
@@ -166,6 +170,8 @@ impl Client {
     /// Sends an update by wire name with encoded arguments (a tuple) and waits for `stage`.
     /// Returns the update id and the handler's encoded value (for `Completed`) or an empty
     /// payload (for `Accepted`). With an `update_id`, a retry returns the first call's outcome.
+    /// Waits at most the transport's default update timeout (see
+    /// [`send_update`](Self::send_update) to set one).
     pub async fn update_raw(
         &self,
         workflow_id: &str,
@@ -181,8 +187,28 @@ impl Client {
                 args,
                 update_id,
                 stage,
+                timeout: None,
             })
             .await
+    }
+
+    /// Sends an update described in full (wire name, encoded arguments, update id, stage and
+    /// timeout). When the stage is not reached in time it fails with [`WfError::Timeout`],
+    /// whose message names the update id: the update stays queued, is applied when a worker
+    /// takes it, and a call with the same update id then returns its outcome.
+    ///
+    /// ```ignore
+    /// let (id, value) = client.send_update(UpdateRequest {
+    ///     workflow_id: "agent-42", name: "change_goal", args: Payload::encode(&("x",))?,
+    ///     update_id: Some("u-1".into()), stage: UpdateStage::Completed,
+    ///     timeout: Some(Duration::from_secs(5)),
+    /// }).await?;
+    /// ```
+    pub async fn send_update(
+        &self,
+        request: UpdateRequest<'_>,
+    ) -> Result<(String, Payload), WfError> {
+        self.transport.update(request).await
     }
 
     /// Waits until update `update_id` of `workflow_id` reaches `stage`.

@@ -11,6 +11,7 @@ use crate::error::WfError;
 use crate::schedule::{ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduleSpec};
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 /// The future of every [`Transport`] call.
 pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, WfError>> + Send + 'a>>;
@@ -66,6 +67,10 @@ pub struct UpdateRequest<'a> {
     pub update_id: Option<String>,
     /// What to wait for.
     pub stage: UpdateStage,
+    /// How long to wait for `stage` before giving up with [`WfError::Timeout`] (the update
+    /// stays queued and a retry with the same update id returns its outcome). `None`: the
+    /// transport's default ([`Transport::update_timeout`]).
+    pub timeout: Option<Duration>,
 }
 
 /// A schedule to create.
@@ -109,7 +114,17 @@ pub trait Transport: Send + Sync + 'static {
     ) -> CallFuture<'a, Payload>;
     /// Sends an update and waits for its stage; returns its id and value (see
     /// [`Client::update_raw`](crate::Client::update_raw)).
+    ///
+    /// When `stage` is not reached within the request's timeout (or
+    /// [`update_timeout`](Self::update_timeout)), it fails with [`WfError::Timeout`] naming the
+    /// update id, and the update stays queued.
     fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)>;
+    /// How long an update call waits when it sets no timeout of its own
+    /// ([`DEFAULT_UPDATE_TIMEOUT`](crate::client::DEFAULT_UPDATE_TIMEOUT) unless the transport
+    /// was configured otherwise, e.g. with `EngineBuilder::update_timeout`).
+    fn update_timeout(&self) -> Duration {
+        super::types::DEFAULT_UPDATE_TIMEOUT
+    }
     /// Waits until an update sent earlier reaches `stage`.
     fn wait_update<'a>(
         &'a self,

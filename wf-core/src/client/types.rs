@@ -3,7 +3,7 @@
 
 use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, RunStatus, TaskFailure};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Options of [`Client::start_with`](crate::Client::start_with).
 #[derive(Debug, Clone, Default)]
@@ -13,6 +13,11 @@ pub struct StartOptions {
     /// The task queue to run it on (default: the engine's, see `EngineBuilder::task_queue`).
     pub task_queue: Option<String>,
 }
+
+/// How long an update call waits for its stage when neither the call
+/// ([`UpdateCall::timeout`](crate::UpdateCall::timeout)) nor the engine
+/// (`EngineBuilder::update_timeout`) says otherwise: 30 s, as the seed's `update`.
+pub const DEFAULT_UPDATE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which stage an update call waits for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

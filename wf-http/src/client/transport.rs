@@ -260,7 +260,10 @@ impl Transport for HttpTransport {
                 args: Some(request.args),
                 update_id: request.update_id,
                 wait: Some(stage_str(request.stage).to_string()),
-                timeout_ms: None,
+                // None: the server's engine applies its own default.
+                timeout_ms: request
+                    .timeout
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
             };
             let path = run_path(request.workflow_id, "/update");
             let answer: ValueBody<Payload> = self.call(Method::POST, &path, Some(&body)).await?;

@@ -14,6 +14,7 @@ use axum::response::Response;
 use serde_json::Value;
 use std::time::Duration;
 use wf_core::data::ids::new_id;
+use wf_core::client::UpdateRequest;
 use wf_core::{
     HandlerInfo, IdConflictPolicy, Payload, Role, StartOptions, UpdateStage, WfError, WorkflowType,
 };
@@ -218,30 +219,35 @@ pub(crate) async fn update(
         }
     };
     let stage = stage(wait.as_deref())?;
-    let client = api.client();
-    let (update_id, value) = match (stage, timeout_ms) {
-        (UpdateStage::Completed, Some(ms)) => {
-            // Accepted first, so that the update is on record when the wait runs out and the
-            // same update id asks for its outcome later.
-            let update_id = update_id.unwrap_or_else(new_id);
-            let (update_id, _) = client
-                .update_raw(&id, &name, payload, Some(update_id), UpdateStage::Accepted)
-                .await?;
-            let wait = client.wait_update(&id, &update_id, UpdateStage::Completed);
-            match tokio::time::timeout(Duration::from_millis(ms), wait).await {
-                Ok(value) => (update_id, Some(value?)),
-                Err(_) => return Err(timed_out(&update_id, ms)),
+    // The engine waits at most `timeout_ms` (else its own default) and answers `Timeout` with
+    // the update still queued. With a timeout of its own the update gets its id here, so that
+    // the 504 names the id to ask again with.
+    let update_id = match timeout_ms {
+        Some(_) => Some(update_id.unwrap_or_else(new_id)),
+        None => update_id,
+    };
+    let known_id = update_id.clone();
+    let sent = api
+        .client()
+        .send_update(UpdateRequest {
+            workflow_id: &id,
+            name: &name,
+            args: payload,
+            update_id,
+            stage,
+            timeout: timeout_ms.map(Duration::from_millis),
+        })
+        .await;
+    let (update_id, value) = match sent {
+        Ok((update_id, value)) => (update_id, (stage == UpdateStage::Completed).then_some(value)),
+        Err(e @ WfError::Timeout(_)) => {
+            let mut failure = Failure::from(e);
+            if let Some(update_id) = &known_id {
+                failure.set_update_id(update_id);
             }
+            return Err(failure);
         }
-        (stage, _) => {
-            let (update_id, value) = client
-                .update_raw(&id, &name, payload, update_id, stage)
-                .await?;
-            (
-                update_id,
-                (stage == UpdateStage::Completed).then_some(value),
-            )
-        }
+        Err(e) => return Err(e.into()),
     };
     match codec {
         Codec::Json => {
@@ -274,14 +280,6 @@ pub(crate) fn stage(wait: Option<&str>) -> Result<UpdateStage, Failure> {
             None,
         )),
     }
-}
-
-fn timed_out(update_id: &str, ms: u64) -> Failure {
-    let mut failure = Failure::from(WfError::Timeout(format!(
-        "update {update_id:?} did not complete within {ms} ms; it goes on: ask again with the same update_id"
-    )));
-    failure.set_update_id(update_id);
-    failure
 }
 
 /// `POST /{type}/runs/{id}/query` -> 200 `{"value"}`.

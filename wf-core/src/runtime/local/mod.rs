@@ -172,6 +172,10 @@ impl Transport for LocalTransport {
         Box::pin(self.update(request))
     }
 
+    fn update_timeout(&self) -> std::time::Duration {
+        self.core.config.update_timeout
+    }
+
     fn wait_update<'a>(
         &'a self,
         workflow_id: &'a str,
