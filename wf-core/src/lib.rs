@@ -36,8 +36,8 @@ pub use activity::{
 };
 pub use client::{
     Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, ScheduleHandle,
-    Schedules, SignalCall, StartOptions, Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage,
-    WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions, Transport, UpdateCall,
+    UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
 pub use data::history::{EventKind, HistoryEvent};

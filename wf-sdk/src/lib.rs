@@ -98,6 +98,8 @@ pub use wf_core::{
     Schedules,
     SignalCall,
     SignalExternalError,
+    SignalRequest,
+    SignalStatus,
     SignalWaitError,
     Sleep,
     SqliteOptions,

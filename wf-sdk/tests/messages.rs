@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, UpdateStage};
+use wf_sdk::{EventKind, Payload, SignalRequest, SignalStatus, UpdateStage};
 
 #[derive(Default)]
 pub struct Desk {
@@ -58,7 +58,12 @@ fn is_completed(k: &EventKind) -> bool {
 /// applies it, and the same update id then returns its value; history holds it once.
 async fn update_times_out_then_a_retry_with_its_id_returns_the_value(backend: Backend) {
     let engines = shared_store(backend, "update-timeout");
-    let client_engine = engines().workflow::<Desk>().client_only().build().await.unwrap();
+    let client_engine = engines()
+        .workflow::<Desk>()
+        .client_only()
+        .build()
+        .await
+        .unwrap();
     let client = client_engine.client();
     let h = client.start::<Desk>("desk-1", ()).await.unwrap();
     let err = h
@@ -70,7 +75,10 @@ async fn update_times_out_then_a_retry_with_its_id_returns_the_value(backend: Ba
     let WfError::Timeout(message) = &err else {
         panic!("expected Timeout, got {err:?}");
     };
-    assert!(message.contains("\"u-1\"") && message.contains("stays queued"), "{message}");
+    assert!(
+        message.contains("\"u-1\"") && message.contains("stays queued"),
+        "{message}"
+    );
     assert!(err.is_retryable());
     // The update is queued in the store, not lost.
     let pending = h.describe().await.unwrap().pending_updates;
@@ -145,7 +153,98 @@ async fn engine_default_timeout_and_accepted_stage(backend: Backend) {
     assert_eq!(count(&history, is_accepted), 3, "{:?}", kinds(&history));
 }
 
+/// A signal with a `#[signal]` method is delivered; one without waits (buffered) for
+/// `wait_for_signal`. The status is the same from an engine that runs the workflow, a
+/// client-only engine that knows its type, and for `send_signal` by wire name.
+async fn signal_status_says_delivered_or_buffered(backend: Backend) {
+    let engines = shared_store(backend, "signal-status");
+    let engine = engines().workflow::<Desk>().build().await.unwrap();
+    let h = engine.client().start::<Desk>("desk-3", ()).await.unwrap();
+    assert_eq!(
+        h.ping().with_status().await.unwrap(),
+        SignalStatus::Delivered
+    );
+    assert_eq!(
+        h.signal("note", &"hi").with_status().await.unwrap(),
+        SignalStatus::Buffered
+    );
+    let raw = |name| SignalRequest {
+        workflow_id: "desk-3",
+        name,
+        args: Payload::encode(&()).unwrap(),
+        signal_id: Some(format!("id-{name}")),
+        handled: None,
+    };
+    let client = engine.client();
+    assert_eq!(
+        client.send_signal(raw("ping")).await.unwrap(),
+        SignalStatus::Delivered
+    );
+    assert_eq!(
+        client.send_signal(raw("other")).await.unwrap(),
+        SignalStatus::Buffered
+    );
+    let other = engines()
+        .workflow::<Desk>()
+        .client_only()
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(
+        other
+            .client()
+            .handle::<Desk>("desk-3")
+            .ping()
+            .signal_id("p2")
+            .with_status()
+            .await
+            .unwrap(),
+        SignalStatus::Delivered
+    );
+    assert_eq!(h.pings().await.unwrap(), 3);
+    let d = h.describe().await.unwrap();
+    assert_eq!(d.buffered_signals, vec!["note", "other"]);
+}
+
+/// Once cancellation is requested, the run refuses signals with `RunFinished` (through the
+/// worker in memory, with a signal id through the store, and from another engine), while
+/// updates still reach it.
+async fn signal_after_cancel_request_is_refused(backend: Backend) {
+    let engines = shared_store(backend, "signal-cancel");
+    let engine = engines().workflow::<Desk>().build().await.unwrap();
+    let client = engine.client();
+    let h = client.start::<Desk>("desk-4", ()).await.unwrap();
+    h.ping().await.unwrap();
+    client.cancel("desk-4", "stop").await.unwrap();
+    let refused = |r: Result<(), WfError>| {
+        assert!(matches!(r, Err(WfError::RunFinished { .. })), "{r:?}");
+    };
+    refused(h.ping().await);
+    refused(h.ping().signal_id("s-1").await);
+    let other = engines()
+        .workflow::<Desk>()
+        .client_only()
+        .build()
+        .await
+        .unwrap();
+    refused(other.client().handle::<Desk>("desk-4").ping().await);
+    refused(
+        other
+            .client()
+            .signal_raw("desk-4", "note", Payload::encode(&()).unwrap(), None)
+            .await,
+    );
+    // The run is still running (its code waits on its own condition): an update reaches it.
+    assert_eq!(h.set_goal("x".into()).await.unwrap(), "goal is x");
+    let history = h.history().await.unwrap();
+    let signals = count(&history, |k| matches!(k, EventKind::SignalReceived { .. }));
+    assert_eq!(signals, 1, "{:?}", kinds(&history));
+    assert_eq!(h.pings().await.unwrap(), 1);
+}
+
 both!(
     update_times_out_then_a_retry_with_its_id_returns_the_value,
     engine_default_timeout_and_accepted_stage,
+    signal_status_says_delivered_or_buffered,
+    signal_after_cancel_request_is_refused,
 );

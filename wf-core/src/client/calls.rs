@@ -2,7 +2,7 @@
 //! options first (`h.pause().signal_id("cmd-1").await`, `h.change_goal(g).update_id("u").await`).
 
 use super::transport::{CallFuture, SignalRequest, UpdateRequest};
-use super::types::UpdateStage;
+use super::types::{SignalStatus, UpdateStage};
 use super::Client;
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::WfError;
@@ -13,7 +13,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// A pending signal: `.await` sends it; [`signal_id`](Self::signal_id) makes retries apply once.
+/// A pending signal: `.await` sends it; [`signal_id`](Self::signal_id) makes retries apply
+/// once; [`with_status`](Self::with_status) also answers whether a handler takes it.
 #[must_use = "a signal is sent only when awaited"]
 pub struct SignalCall<'a> {
     pub(super) client: &'a Client,
@@ -21,6 +22,7 @@ pub struct SignalCall<'a> {
     pub(super) name: &'static str,
     pub(super) args: Result<Payload, PayloadError>,
     pub(super) signal_id: Option<String>,
+    pub(super) handled: Option<bool>,
 }
 
 impl SignalCall<'_> {
@@ -31,20 +33,41 @@ impl SignalCall<'_> {
     }
 }
 
-impl<'a> IntoFuture for SignalCall<'a> {
-    type Output = Result<(), WfError>;
-    type IntoFuture = CallOutcome<'a, (), ()>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a> SignalCall<'a> {
+    /// Sends the signal and answers whether a `#[signal]` handler takes it
+    /// ([`SignalStatus::Delivered`]) or the run buffers it for `ctx.wait_for_signal`
+    /// ([`SignalStatus::Buffered`]); a plain `.await` sends it the same way and answers `()`.
+    ///
+    /// ```ignore
+    /// assert_eq!(h.pause().with_status().await?, SignalStatus::Delivered);
+    /// ```
+    pub fn with_status(self) -> CallOutcome<'a, SignalStatus, SignalStatus> {
+        self.send(Ok)
+    }
+
+    fn send<R>(
+        self,
+        finish: fn(SignalStatus) -> Result<R, WfError>,
+    ) -> CallOutcome<'a, SignalStatus, R> {
         let request = |args| SignalRequest {
             workflow_id: self.workflow_id,
             name: self.name,
             args,
             signal_id: self.signal_id,
+            handled: self.handled,
         };
         match self.args {
-            Ok(args) => CallOutcome::new(self.client.transport().signal(request(args)), Ok),
+            Ok(args) => CallOutcome::new(self.client.transport().signal(request(args)), finish),
             Err(e) => CallOutcome::failed(e.into()),
         }
+    }
+}
+
+impl<'a> IntoFuture for SignalCall<'a> {
+    type Output = Result<(), WfError>;
+    type IntoFuture = CallOutcome<'a, SignalStatus, ()>;
+    fn into_future(self) -> Self::IntoFuture {
+        self.send(|_| Ok(()))
     }
 }
 

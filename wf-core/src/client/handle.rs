@@ -10,7 +10,7 @@ use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::run::IdConflictPolicy;
 use crate::error::WfError;
-use crate::workflow::WorkflowDefinition;
+use crate::workflow::{Role, WorkflowDefinition};
 use serde::de::DeserializeOwned;
 use std::marker::PhantomData;
 
@@ -155,13 +155,22 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     }
 
     /// A signal by name with one argument, for signals the workflow takes with
-    /// `ctx.wait_for_signal::<A>(name)` rather than a handler method.
+    /// `ctx.wait_for_signal::<A>(name)` rather than a handler method (it answers
+    /// [`SignalStatus::Buffered`](crate::client::SignalStatus), or `Delivered` if a `#[signal]`
+    /// method has that name after all).
     pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
-        signal_call(self, name, Payload::encode(&(arg,)))
+        let handled = W::handlers()
+            .iter()
+            .any(|h| h.name == name && h.kind.role() == Role::Signal);
+        SignalCall {
+            handled: Some(handled),
+            ..signal_call(self, name, Payload::encode(&(arg,)))
+        }
     }
 }
 
-/// The signal call a generated client method returns (not a public API).
+/// The signal call a generated client method (of a `#[signal]` handler) returns (not a
+/// public API).
 #[doc(hidden)]
 pub fn signal_call<'h, W>(
     handle: &'h WorkflowHandle<W>,
@@ -174,6 +183,8 @@ pub fn signal_call<'h, W>(
         name,
         args,
         signal_id: None,
+        // Generated methods exist for `#[signal]` handlers only.
+        handled: Some(true),
     }
 }
 

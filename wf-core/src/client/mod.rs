@@ -14,8 +14,8 @@ mod transport;
 mod types;
 
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
-pub use handle::WorkflowHandle;
 pub(crate) use handle::update_timed_out;
+pub use handle::WorkflowHandle;
 #[doc(hidden)]
 pub use handle::{query_call, signal_call, update_call};
 pub use schedules::{ScheduleHandle, Schedules};
@@ -24,7 +24,7 @@ pub use transport::{
     UpdateRequest,
 };
 pub use types::{
-    Description, PendingActivity, PendingUpdate, RunInfo, StartOptions, UpdateStage,
+    Description, PendingActivity, PendingUpdate, RunInfo, SignalStatus, StartOptions, UpdateStage,
     DEFAULT_UPDATE_TIMEOUT,
 };
 
@@ -139,7 +139,8 @@ impl Client {
     /// retry of the same signal is applied once. Returns once the signal is durable: on an
     /// engine that runs the workflow's type, once a workflow task recorded it in history
     /// (handled, or buffered when no handler has its name); otherwise once it is in the run's
-    /// inbox.
+    /// inbox. A run that is closed, or whose cancellation was requested, refuses it with
+    /// `RunFinished`. [`send_signal`](Self::send_signal) also says whether a handler took it.
     pub async fn signal_raw(
         &self,
         workflow_id: &str,
@@ -147,14 +148,24 @@ impl Client {
         args: Payload,
         signal_id: Option<String>,
     ) -> Result<(), WfError> {
-        self.transport
-            .signal(SignalRequest {
-                workflow_id,
-                name,
-                args,
-                signal_id,
-            })
-            .await
+        self.send_signal(SignalRequest {
+            workflow_id,
+            name,
+            args,
+            signal_id,
+            handled: None,
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Sends a signal described in full, as [`signal_raw`](Self::signal_raw) does, and answers
+    /// whether a `#[signal]` handler of the run's workflow type takes it
+    /// ([`SignalStatus::Delivered`]) or the run buffers it for `ctx.wait_for_signal`
+    /// ([`SignalStatus::Buffered`]); `Recorded` when neither this engine nor the request
+    /// (`handled`) knows the workflow type's handlers.
+    pub async fn send_signal(&self, request: SignalRequest<'_>) -> Result<SignalStatus, WfError> {
+        self.transport.signal(request).await
     }
 
     /// Runs a query by wire name with encoded arguments (a tuple); never writes history.

@@ -2,7 +2,7 @@
 //! implements it (with its in-memory fast paths); a remote transport (wf-http) carries the
 //! same calls to a server, so the typed handles work the same either way.
 
-use super::types::{Description, RunInfo, StartOptions, UpdateStage};
+use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -52,6 +52,10 @@ pub struct SignalRequest<'a> {
     pub args: Payload,
     /// Dedupe id: a signal sent again with it applies once.
     pub signal_id: Option<String>,
+    /// Whether the sender knows that the workflow type has a `#[signal]` handler of this name
+    /// (`None`: it does not know the type). A transport that knows the type better (the engine
+    /// it is registered with) decides itself.
+    pub handled: Option<bool>,
 }
 
 /// An update for the latest run of a workflow id.
@@ -104,7 +108,7 @@ pub trait Transport: Send + Sync + 'static {
     /// Starts a run (see [`Client::start_raw`](crate::Client::start_raw)).
     fn start(&self, request: StartRequest) -> CallFuture<'_, Started>;
     /// Sends a signal (see [`Client::signal_raw`](crate::Client::signal_raw)).
-    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()>;
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus>;
     /// Runs a query (see [`Client::query_raw`](crate::Client::query_raw)).
     fn query<'a>(
         &'a self,

@@ -515,6 +515,7 @@ proptest! {
             buffered_signals: summary.0,
             running_handlers: summary.1,
             open_children: summary.2,
+            cancel_requested: false,
         };
         for bytes in [
             Payload::encode(&kind).expect("events encode").into_bytes(),

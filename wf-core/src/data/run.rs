@@ -140,6 +140,10 @@ pub struct RunSummary {
     /// terminated from outside).
     #[serde(default)]
     pub open_children: Vec<(String, ParentClosePolicy)>,
+    /// Whether the run's cancellation was requested (and recorded in its history): it takes no
+    /// more signals.
+    #[serde(default)]
+    pub cancel_requested: bool,
 }
 
 impl RunSummary {
@@ -185,6 +189,7 @@ mod tests {
             buffered_signals: vec!["s".repeat(1024); 3 * 1024],
             running_handlers: Vec::new(),
             open_children: vec![("child-1".into(), ParentClosePolicy::Terminate)],
+            cancel_requested: true,
         };
         let stored = summary.encode();
         assert!(stored.len() > crate::data::payload::MAX_PAYLOAD_BYTES);

@@ -112,6 +112,8 @@ pub(crate) trait Instance {
     fn parent(&self) -> Option<ParentInfo>;
     /// Children still running, with their parent close policies.
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)>;
+    /// Whether the run's cancellation was requested (it takes no more signals).
+    fn cancel_requested(&self) -> bool;
 }
 
 /// The in-memory run of workflow type `W`.
@@ -347,6 +349,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 .map(|h| h.description.clone())
                 .collect(),
             open_children: core.open_children(),
+            cancel_requested: core.cancel_requested.is_some(),
         }
     }
 
@@ -494,6 +497,10 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
 
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {
         self.core.borrow().open_children()
+    }
+
+    fn cancel_requested(&self) -> bool {
+        self.core.borrow().cancel_requested.is_some()
     }
 }
 

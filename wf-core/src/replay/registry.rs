@@ -23,6 +23,8 @@ pub(crate) trait ErasedDefinition: Send + Sync {
     /// no handler is fine: it is kept and buffered (for `ctx.wait_for_signal`, or a later
     /// version of the code with a handler for it).
     fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError>;
+    /// Whether the type has a handler `name` of `role`.
+    fn has_handler(&self, role: Role, name: &str) -> bool;
     /// The type's public shape: input, output, handlers with their parameters.
     fn shape(&self) -> WorkflowType;
 }
@@ -149,6 +151,10 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
                 hint: self.table.names_of(role),
             }),
         }
+    }
+
+    fn has_handler(&self, role: Role, name: &str) -> bool {
+        self.table.handler(name, role).is_some()
     }
 
     fn shape(&self) -> WorkflowType {

@@ -17,8 +17,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::time::Duration;
 use wf_core::client::{
-    CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,
-    UpdateRequest,
+    CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started,
+    Transport, UpdateRequest,
 };
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, RunInfo, ScheduleDescription,
@@ -223,7 +223,7 @@ impl Transport for HttpTransport {
         })
     }
 
-    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()> {
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus> {
         Box::pin(async move {
             let body = SignalBody {
                 name: request.name.to_string(),
@@ -231,8 +231,14 @@ impl Transport for HttpTransport {
                 signal_id: request.signal_id,
             };
             let path = run_path(request.workflow_id, "/signal");
-            self.send(Method::POST, &path, Some(&body)).await?;
-            Ok(())
+            let answer: SignalStatusBody = self.call(Method::POST, &path, Some(&body)).await?;
+            // A server that does not know the type answers "recorded": what this side knows
+            // (a typed call) is better then.
+            Ok(match answer.status.as_str() {
+                "delivered" => SignalStatus::Delivered,
+                "buffered" => SignalStatus::Buffered,
+                _ => SignalStatus::from_handled(request.handled),
+            })
         })
     }
 
@@ -462,4 +468,10 @@ mod tests {
         }
         assert!(HttpTransport::new("http://x", Some("bad\ntoken")).is_err());
     }
+}
+
+/// The answer of the signal route.
+#[derive(serde::Deserialize)]
+struct SignalStatusBody {
+    status: String,
 }

@@ -13,8 +13,8 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::Value;
 use std::time::Duration;
+use wf_core::client::{SignalRequest, UpdateRequest};
 use wf_core::data::ids::new_id;
-use wf_core::client::UpdateRequest;
 use wf_core::{
     HandlerInfo, IdConflictPolicy, Payload, Role, StartOptions, UpdateStage, WfError, WorkflowType,
 };
@@ -147,37 +147,35 @@ pub(crate) async fn signal(
 ) -> Result<Response, Failure> {
     let (ty, id) = path(p)?;
     let codec = Codec::of(&headers);
-    let (name, payload, signal_id, known) = match codec {
+    let (name, payload, signal_id) = match codec {
         Codec::Json => {
             let b: SignalBody<Value> = codec.decode(body, None)?;
             let wt = api.run_type(&ty, &id).await?;
-            let h = wt.handler(&b.name, Role::Signal);
-            let payload = match h {
+            let payload = match wt.handler(&b.name, Role::Signal) {
                 Some(h) => args(h, b.args.as_ref())?,
                 // No handler: kept for `ctx.wait_for_signal` (positional arguments).
                 None => positional(b.args)?,
             };
-            (b.name, payload, b.signal_id, Some(h.is_some()))
+            (b.name, payload, b.signal_id)
         }
         Codec::Msgpack => {
             let b: SignalBody<Payload> = codec.decode(body, None)?;
-            let known = api
-                .named_type(&ty)?
-                .map(|wt| wt.handler(&b.name, Role::Signal).is_some());
-            (b.name, raw_args(b.args)?, b.signal_id, known)
+            (b.name, raw_args(b.args)?, b.signal_id)
         }
     };
-    api.client()
-        .signal_raw(&id, &name, payload, signal_id)
-        .await?;
-    // A signal with a handler is applied by it; one without waits in history for
+    // The engine says whether a handler takes it or it waits in history for
     // `ctx.wait_for_signal` (or a later version of the code).
-    let status = match known {
-        Some(true) => "delivered",
-        Some(false) => "buffered",
-        None => "recorded",
-    };
-    Ok(codec.reply(202, &serde_json::json!({ "status": status })))
+    let status = api
+        .client()
+        .send_signal(SignalRequest {
+            workflow_id: &id,
+            name: &name,
+            args: payload,
+            signal_id,
+            handled: None,
+        })
+        .await?;
+    Ok(codec.reply(202, &serde_json::json!({ "status": status.as_str() })))
 }
 
 fn positional(args: Option<Value>) -> Result<Payload, Failure> {
@@ -239,7 +237,10 @@ pub(crate) async fn update(
         })
         .await;
     let (update_id, value) = match sent {
-        Ok((update_id, value)) => (update_id, (stage == UpdateStage::Completed).then_some(value)),
+        Ok((update_id, value)) => (
+            update_id,
+            (stage == UpdateStage::Completed).then_some(value),
+        ),
         Err(e @ WfError::Timeout(_)) => {
             let mut failure = Failure::from(e);
             if let Some(update_id) = &known_id {

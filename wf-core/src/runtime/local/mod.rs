@@ -15,8 +15,8 @@ mod update;
 use super::core::Core;
 use super::worker::{Direct, DirectReply};
 use crate::client::{
-    CallFuture, Description, NewSchedule, RunInfo, ScheduleChange, SignalRequest, StartRequest,
-    Started, Transport, UpdateRequest, UpdateStage,
+    CallFuture, Description, NewSchedule, RunInfo, ScheduleChange, SignalRequest, SignalStatus,
+    StartRequest, Started, Transport, UpdateRequest, UpdateStage,
 };
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
@@ -155,7 +155,7 @@ impl Transport for LocalTransport {
         Box::pin(self.start(request))
     }
 
-    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()> {
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus> {
         Box::pin(self.signal(request))
     }
 
