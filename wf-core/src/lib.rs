@@ -61,7 +61,7 @@ pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
     encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, Handler, HandlerInfo,
-    HandlerKind, LocalBoxFuture, Param, Role, Sleep, SyncUpdateFn, TimedCondition, Unfinished,
+    HandlerKind, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition, Unfinished,
     Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
     WorkflowDefinition, WorkflowType,
 };

@@ -96,6 +96,7 @@ pub use wf_core::{
     ScheduleSpec,
     ScheduledAction,
     Schedules,
+    Signal,
     SignalCall,
     SignalExternalError,
     SignalRequest,

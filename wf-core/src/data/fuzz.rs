@@ -154,11 +154,17 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                 },
             )
             .boxed(),
-        (text(), payload(), proptest::option::of(text()))
-            .prop_map(|(name, args, signal_id)| EventKind::SignalReceived {
+        (
+            text(),
+            payload(),
+            proptest::option::of(text()),
+            proptest::option::of(any::<i64>())
+        )
+            .prop_map(|(name, args, signal_id, sent_at)| EventKind::SignalReceived {
                 name,
                 args,
                 signal_id,
+                sent_at,
             })
             .boxed(),
         (text(), text(), payload())

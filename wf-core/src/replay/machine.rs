@@ -15,7 +15,9 @@ use crate::data::update::{UpdateOutcome, UpdateState};
 use crate::error::{WfError, WorkflowError};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
-use crate::workflow::{HandlerKind, Role, Unfinished, WorkflowContext, WorkflowDefinition};
+use crate::workflow::{
+    HandlerKind, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition,
+};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -170,7 +172,12 @@ impl<W: WorkflowDefinition> RunMachine<W> {
     fn apply(&mut self, message: Message, replaying: bool) -> Option<EventKind> {
         let event = (!replaying).then(|| message.to_event());
         match message {
-            Message::Signal { name, args, .. } => self.apply_signal(name, args),
+            Message::Signal {
+                name,
+                args,
+                sent_at,
+                ..
+            } => self.apply_signal(name, args, sent_at),
             Message::Update {
                 update_id,
                 name,
@@ -192,10 +199,10 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         event
     }
 
-    fn apply_signal(&mut self, name: String, args: Payload) {
+    fn apply_signal(&mut self, name: String, args: Payload, sent_at: Option<i64>) {
         let def = self.def.clone();
         let Some(handler) = def.handler(&name, Role::Signal) else {
-            self.core.borrow_mut().buffer_signal(name, args);
+            self.core.borrow_mut().buffer_signal(Signal::new(name, args, sent_at));
             return;
         };
         match &handler.kind {
@@ -341,7 +348,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             buffered_signals: core
                 .buffered_signals
                 .iter()
-                .map(|(n, _)| n.clone())
+                .map(|s| s.name.clone())
                 .collect(),
             running_handlers: core
                 .live_handlers

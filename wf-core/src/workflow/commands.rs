@@ -11,6 +11,7 @@ use super::activity::ActivityState;
 use super::child::ChildState;
 use super::definition::Unfinished;
 use super::rng::Rng;
+use super::signal::Signal;
 use super::timer::TimerState;
 use crate::data::history::EventKind;
 use crate::data::payload::Payload;
@@ -66,7 +67,7 @@ pub(crate) struct Commands {
     /// Why cancellation was requested, once it was.
     pub cancel_requested: Option<String>,
     /// Signals with no handler, kept (name, args) until a handler for them exists.
-    pub buffered_signals: Vec<(String, Payload)>,
+    pub buffered_signals: Vec<Signal>,
     /// Nondeterminism found while applying inputs (a resolution nobody asked for).
     pub mismatch: Option<String>,
     /// On replay: positions (in the task's recorded commands) and names of patch markers.

@@ -33,5 +33,5 @@ pub use definition::{
     SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
 };
 pub use metadata::{HandlerInfo, WorkflowType};
-pub use signal::{WaitForSignal, WaitForSignalUntil};
+pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};
 pub use timer::Sleep;

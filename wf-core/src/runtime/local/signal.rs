@@ -87,7 +87,7 @@ impl LocalTransport {
         // Through the inbox: one group commit makes it durable; the sender does not wait for
         // the workflow task.
         let core = &self.core;
-        let message = Message::signal(name, args, signal_id);
+        let message = Message::signal(name, args, signal_id).sent_at(core.now_ms());
         // The run may be one this engine runs after all (a new run of the chain, say).
         let delivery = core
             .config
@@ -124,7 +124,7 @@ impl LocalTransport {
     ) -> Result<(), WfError> {
         let core = &self.core;
         if signal_id.is_none() && core.config.run_workers {
-            let message = Message::signal(name, args.clone(), None);
+            let message = Message::signal(name, args.clone(), None).sent_at(core.now_ms());
             return match self.hand_over_to(run_id, workflow_id, known, message).await {
                 Some(DirectReply::Recorded | DirectReply::Fallback) => Ok(()),
                 Some(DirectReply::Failed(e)) => Err(e),
@@ -135,7 +135,7 @@ impl LocalTransport {
                 )),
             };
         }
-        let message = Message::signal(name, args.clone(), signal_id.clone());
+        let message = Message::signal(name, args.clone(), signal_id.clone()).sent_at(core.now_ms());
         let delivery = core.worker.marks.deliver(workflow_id);
         core.store
             .deliver(workflow_id, Some(run_id), message, core.now_ms())
