@@ -50,7 +50,7 @@ pub use data::run::{
 pub use data::update::UpdateOutcome;
 pub use error::{
     ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalExternalError,
-    SignalWaitError, StoreError, UpdateError, WaitTimeout, WfError, WorkflowError,
+    SignalWaitError, StoreError, UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
 };
 pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
 pub use schedule::{
@@ -61,7 +61,7 @@ pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
     encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, Handler, HandlerInfo,
-    HandlerKind, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition, Unfinished,
-    Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
+    HandlerKind, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition,
+    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
     WorkflowDefinition, WorkflowType,
 };

@@ -121,6 +121,7 @@ pub use wf_core::{
     WaitCondition,
     WaitForSignal,
     WaitForSignalUntil,
+    WaitKind,
     WaitTimeout,
     WfError,
     WorkflowContext,

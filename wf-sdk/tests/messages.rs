@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, Payload, SignalRequest, SignalStatus, UpdateStage};
+use wf_sdk::{EventKind, Payload, SignalRequest, SignalStatus, UpdateStage, WaitKind, WaitTimeout};
 
 #[derive(Default)]
 pub struct Desk {
@@ -242,9 +242,99 @@ async fn signal_after_cancel_request_is_refused(backend: Backend) {
     assert_eq!(h.pings().await.unwrap(), 1);
 }
 
+#[derive(Default)]
+pub struct Listener;
+
+#[workflow(name = "listener")]
+impl Listener {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<String, WorkflowError> {
+        let note = ctx.wait_for_signal_raw("note").await?;
+        let text: String = note.arg()?;
+        let sent = note.sent_at.expect("a new signal records its send time");
+        let ms = sent
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis();
+        if ctx
+            .wait_condition(|_| false)
+            .timeout(Duration::from_secs(5))
+            .or_timeout()
+            .await
+            .is_ok()
+        {
+            return Err(WorkflowError::new("a false condition cannot hold"));
+        }
+        // Uncaught: fails the run with the code wait_timeout.
+        ctx.wait_for_signal::<u32>("never")
+            .timeout(Duration::from_secs(60))
+            .await?;
+        Ok(format!("{} {text} at {ms}", note.name))
+    }
+}
+
+/// `wait_for_signal_raw` returns the signal's name, arguments and send time (the sender's
+/// clock, recorded in `SignalReceived.sent_at`); a bounded wait that runs out reports its kind,
+/// call index and deadline, and a run that does not catch it fails with code `wait_timeout`.
+async fn signal_metadata_and_wait_timeout_details(backend: Backend) {
+    let clock = TestClock::starting_at(1_700_000_000_000);
+    let engine = builder(backend, "signal-meta")
+        .clock(clock.clone())
+        .workflow::<Listener>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine.client().start::<Listener>("l-1", ()).await.unwrap();
+    h.signal("note", &"hello".to_string()).await.unwrap();
+    let history = h.history().await.unwrap();
+    let sent_at = history.iter().find_map(|e| match &e.kind {
+        EventKind::SignalReceived { sent_at, .. } => *sent_at,
+        _ => None,
+    });
+    assert_eq!(sent_at, Some(1_700_000_000_000), "{:?}", kinds(&history));
+    // The condition's timer, then the signal wait's.
+    until_recorded(&h, "the condition's timer", |k| {
+        matches!(k, EventKind::TimerStarted { .. })
+    })
+    .await;
+    clock.advance(Duration::from_secs(5));
+    until_recorded(
+        &h,
+        "the signal wait's timer",
+        |k| matches!(k, EventKind::TimerStarted { seq, .. } if *seq > 1),
+    )
+    .await;
+    clock.advance(Duration::from_secs(60));
+    let err = h.result().await.unwrap_err();
+    let WfError::WorkflowFailed(message) = &err else {
+        panic!("expected WorkflowFailed, got {err:?}");
+    };
+    assert!(
+        message.starts_with("wait_timeout: signal wait #3 for \"never\""),
+        "{message}"
+    );
+}
+
+#[test]
+fn wait_timeout_carries_kind_index_and_deadline_and_its_code() {
+    let t = WaitTimeout {
+        kind: WaitKind::Condition,
+        name: String::new(),
+        call_index: 2,
+        deadline: std::time::UNIX_EPOCH,
+    };
+    assert_eq!(WorkflowError::from(t.clone()).code(), "wait_timeout");
+    assert!(
+        t.to_string().starts_with("wait_timeout: condition wait #2"),
+        "{t}"
+    );
+    assert_eq!(WorkflowError::new("x").code(), "failed");
+}
+
 both!(
     update_times_out_then_a_retry_with_its_id_returns_the_value,
     engine_default_timeout_and_accepted_stage,
     signal_status_says_delivered_or_buffered,
     signal_after_cancel_request_is_refused,
+    signal_metadata_and_wait_timeout_details,
 );

@@ -158,14 +158,16 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
             text(),
             payload(),
             proptest::option::of(text()),
-            proptest::option::of(any::<i64>())
+            proptest::option::of(any::<i64>()),
         )
-            .prop_map(|(name, args, signal_id, sent_at)| EventKind::SignalReceived {
-                name,
-                args,
-                signal_id,
-                sent_at,
-            })
+            .prop_map(
+                |(name, args, signal_id, sent_at)| EventKind::SignalReceived {
+                    name,
+                    args,
+                    signal_id,
+                    sent_at,
+                },
+            )
             .boxed(),
         (text(), text(), payload())
             .prop_map(|(update_id, name, args)| EventKind::UpdateAccepted {

@@ -15,9 +15,7 @@ use crate::data::update::{UpdateOutcome, UpdateState};
 use crate::error::{WfError, WorkflowError};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
-use crate::workflow::{
-    HandlerKind, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition,
-};
+use crate::workflow::{HandlerKind, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -202,7 +200,9 @@ impl<W: WorkflowDefinition> RunMachine<W> {
     fn apply_signal(&mut self, name: String, args: Payload, sent_at: Option<i64>) {
         let def = self.def.clone();
         let Some(handler) = def.handler(&name, Role::Signal) else {
-            self.core.borrow_mut().buffer_signal(Signal::new(name, args, sent_at));
+            self.core
+                .borrow_mut()
+                .buffer_signal(Signal::new(name, args, sent_at));
             return;
         };
         match &handler.kind {

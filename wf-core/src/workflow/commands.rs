@@ -51,6 +51,9 @@ pub(crate) struct Commands {
     pub activities: HashMap<u32, ActivityState>,
     pub timers: HashMap<u32, TimerState>,
     pub children: HashMap<u32, ChildState>,
+    /// Waits (`wait_for_signal`, `wait_condition`) the code made so far, for their
+    /// `WaitTimeout::call_index`.
+    pub waits: u32,
     /// Wakers of `wait_condition` futures, woken on every state change.
     conditions: Vec<Waker>,
     pub task_time_ms: i64,
@@ -87,6 +90,7 @@ impl Commands {
             activities: HashMap::new(),
             timers: HashMap::new(),
             children: HashMap::new(),
+            waits: 0,
             conditions: Vec::new(),
             task_time_ms: 0,
             rng: Rng::new(seed),

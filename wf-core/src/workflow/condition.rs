@@ -3,18 +3,25 @@
 
 use super::context::WorkflowContext;
 use super::timer::Sleep;
+use crate::error::{WaitKind, WaitTimeout};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, UNIX_EPOCH};
 
 impl<W: 'static> WorkflowContext<W> {
     /// Waits until `pred(state)` holds; re-checked after every state change. Add
     /// [`.timeout(d)`](WaitCondition::timeout) to get a `bool` instead of waiting forever.
     pub fn wait_condition<F: Fn(&W) -> bool>(&self, pred: F) -> WaitCondition<W, F> {
+        let index = {
+            let mut core = self.core.borrow_mut();
+            core.waits += 1;
+            core.waits
+        };
         WaitCondition {
             ctx: self.clone(),
             pred,
+            index,
         }
     }
 
@@ -35,15 +42,24 @@ impl<W: 'static> WorkflowContext<W> {
 pub struct WaitCondition<W, F> {
     ctx: WorkflowContext<W>,
     pred: F,
+    /// Its `WaitTimeout::call_index`.
+    index: u32,
 }
 
 impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
     /// Gives up after `duration` of engine time (a durable timer); resolves to whether the
     /// condition held.
     pub fn timeout(self, duration: Duration) -> TimedCondition<W, F> {
+        let deadline_ms = self
+            .ctx
+            .core
+            .borrow()
+            .task_time_ms
+            .saturating_add(duration.as_millis() as i64);
         TimedCondition {
             cond: self,
             duration,
+            deadline_ms,
             timer: None,
         }
     }
@@ -74,7 +90,30 @@ impl<W, F> Unpin for WaitCondition<W, F> {}
 pub struct TimedCondition<W: 'static, F: Fn(&W) -> bool> {
     cond: WaitCondition<W, F>,
     duration: Duration,
+    deadline_ms: i64,
     timer: Option<Sleep>,
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> TimedCondition<W, F> {
+    /// Fails with a [`WaitTimeout`] (kind [`WaitKind::Condition`], its call index and
+    /// deadline) instead of resolving to `false`; returned from `run` with `?`, it fails the
+    /// run with the error code `wait_timeout`.
+    ///
+    /// ```ignore
+    /// ctx.wait_condition(|s| s.approved).timeout(Duration::from_secs(3600)).or_timeout().await?;
+    /// ```
+    pub async fn or_timeout(self) -> Result<(), WaitTimeout> {
+        let (index, deadline_ms) = (self.cond.index, self.deadline_ms);
+        if self.await {
+            return Ok(());
+        }
+        Err(WaitTimeout {
+            kind: WaitKind::Condition,
+            name: String::new(),
+            call_index: index,
+            deadline: UNIX_EPOCH + Duration::from_millis(deadline_ms.max(0) as u64),
+        })
+    }
 }
 
 impl<W: 'static, F: Fn(&W) -> bool> Unpin for TimedCondition<W, F> {}

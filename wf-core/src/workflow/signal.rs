@@ -5,7 +5,7 @@ use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::timer::Sleep;
 use crate::data::payload::{Payload, PayloadError};
-use crate::error::{SignalWaitError, WaitTimeout};
+use crate::error::{SignalWaitError, WaitKind, WaitTimeout};
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 use std::future::Future;
@@ -91,10 +91,16 @@ impl<W: 'static> WorkflowContext<W> {
         name: &str,
         decode: fn(Signal) -> Result<T, PayloadError>,
     ) -> WaitForSignal<T> {
+        let index = {
+            let mut core = self.core.borrow_mut();
+            core.waits += 1;
+            core.waits
+        };
         WaitForSignal {
             core: self.core.clone(),
             name: name.to_string(),
             decode,
+            index,
         }
     }
 }
@@ -105,6 +111,8 @@ pub struct WaitForSignal<T> {
     core: Rc<RefCell<Commands>>,
     name: String,
     decode: fn(Signal) -> Result<T, PayloadError>,
+    /// Its `WaitTimeout::call_index`.
+    index: u32,
 }
 
 impl<T> Unpin for WaitForSignal<T> {}
@@ -182,6 +190,8 @@ impl<T> Future for WaitForSignalUntil<T> {
         // Built only when the wait actually times out (not on every poll).
         let timed_out = |w: &WaitForSignalUntil<T>| {
             Poll::Ready(Err(SignalWaitError::Timeout(WaitTimeout {
+                kind: WaitKind::Signal,
+                call_index: w.wait.index,
                 name: w.wait.name.clone(),
                 deadline: UNIX_EPOCH + Duration::from_millis(w.deadline_ms.max(0) as u64),
             })))
