@@ -206,40 +206,204 @@ async fn signal_status_says_delivered_or_buffered(backend: Backend) {
     assert_eq!(d.buffered_signals, vec!["note", "other"]);
 }
 
+/// Cleans up when cancelled: its wait looks at the cancellation, then it waits for a
+/// `finish_cleanup` update before ending as cancelled.
+#[derive(Default)]
+pub struct Cleanup {
+    pings: u32,
+    cleaned: bool,
+}
+
+#[workflow(name = "cleanup")]
+impl Cleanup {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        ctx.wait_condition(|_| ctx.cancel_requested()).await;
+        ctx.wait_condition(|s| s.cleaned).await;
+        Err(WorkflowError::Cancelled)
+    }
+
+    #[signal]
+    fn ping(&mut self) {
+        self.pings += 1;
+    }
+
+    #[query]
+    fn pings(&self) -> u32 {
+        self.pings
+    }
+
+    #[update]
+    fn finish_cleanup(&mut self) -> Result<u32, UpdateError> {
+        self.cleaned = true;
+        Ok(self.pings)
+    }
+}
+
 /// Once cancellation is requested, the run refuses signals with `RunFinished` (through the
 /// worker in memory, with a signal id through the store, and from another engine), while
-/// updates still reach it.
+/// updates still reach its cleanup.
 async fn signal_after_cancel_request_is_refused(backend: Backend) {
     let engines = shared_store(backend, "signal-cancel");
-    let engine = engines().workflow::<Desk>().build().await.unwrap();
+    let engine = engines().workflow::<Cleanup>().build().await.unwrap();
     let client = engine.client();
-    let h = client.start::<Desk>("desk-4", ()).await.unwrap();
+    let h = client.start::<Cleanup>("clean-1", ()).await.unwrap();
     h.ping().await.unwrap();
-    client.cancel("desk-4", "stop").await.unwrap();
+    client.cancel("clean-1", "stop").await.unwrap();
     let refused = |r: Result<(), WfError>| {
         assert!(matches!(r, Err(WfError::RunFinished { .. })), "{r:?}");
     };
     refused(h.ping().await);
     refused(h.ping().signal_id("s-1").await);
     let other = engines()
-        .workflow::<Desk>()
+        .workflow::<Cleanup>()
         .client_only()
         .build()
         .await
         .unwrap();
-    refused(other.client().handle::<Desk>("desk-4").ping().await);
+    refused(other.client().handle::<Cleanup>("clean-1").ping().await);
+    let args = Payload::encode(&()).unwrap();
     refused(
         other
             .client()
-            .signal_raw("desk-4", "note", Payload::encode(&()).unwrap(), None)
+            .signal_raw("clean-1", "note", args, None)
             .await,
     );
-    // The run is still running (its code waits on its own condition): an update reaches it.
-    assert_eq!(h.set_goal("x".into()).await.unwrap(), "goal is x");
+    // The run is still running its cleanup: an update reaches it, then it ends as cancelled.
+    assert_eq!(h.describe().await.unwrap().status, RunStatus::Running);
+    assert_eq!(h.finish_cleanup().await.unwrap(), 1);
+    let r = h.result().await;
+    assert!(matches!(r, Err(WfError::Cancelled(_))), "{r:?}");
     let history = h.history().await.unwrap();
     let signals = count(&history, |k| matches!(k, EventKind::SignalReceived { .. }));
     assert_eq!(signals, 1, "{:?}", kinds(&history));
-    assert_eq!(h.pings().await.unwrap(), 1);
+}
+
+/// A run blocked only on `wait_condition` (no timer, no activity) ends as cancelled when its
+/// cancellation is requested, as Temporal's `condition()` throws on cancellation; so does one
+/// blocked on `wait_for_signal` without a deadline.
+async fn cancel_interrupts_a_run_blocked_on_a_condition(backend: Backend) {
+    let engines = shared_store(backend, "cancel-condition");
+    let engine = engines()
+        .workflow::<Desk>()
+        .workflow::<Listener>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let desk = client.start::<Desk>("desk-c", ()).await.unwrap();
+    desk.ping().await.unwrap();
+    desk.cancel().await.unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(30), desk.result())
+        .await
+        .expect("the cancelled run ends");
+    assert!(matches!(r, Err(WfError::Cancelled(_))), "{r:?}");
+    let history = desk.history().await.unwrap();
+    assert_eq!(
+        kinds(&history)[history.len() - 3..],
+        [
+            "CancelRequested",
+            "WorkflowCancelled",
+            "WorkflowTaskCompleted"
+        ],
+        "{:?}",
+        kinds(&history)
+    );
+    // From another engine (through the inbox), on a run blocked on wait_for_signal.
+    let listener = client.start::<Listener>("listener-c", ()).await.unwrap();
+    let other = engines().client_only().build().await.unwrap();
+    other.client().cancel("listener-c", "stop").await.unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(30), listener.result())
+        .await
+        .expect("the cancelled run ends");
+    assert!(matches!(r, Err(WfError::Cancelled(_))), "{r:?}");
+    // Replay (a fresh engine, nothing cached) reaches the same end.
+    drop(engine);
+    let again = engines().workflow::<Desk>().build().await.unwrap();
+    let status = again
+        .client()
+        .handle::<Desk>("desk-c")
+        .describe()
+        .await
+        .unwrap();
+    assert_eq!(status.status, RunStatus::Cancelled);
+    assert_eq!(
+        again
+            .client()
+            .handle::<Desk>("desk-c")
+            .pings()
+            .await
+            .unwrap(),
+        1
+    );
+}
+
+/// Takes steps (an activity, then a timer) for ever, never looking at cancellation unless
+/// its input says so: then it cleans up with an activity first.
+#[derive(Default)]
+pub struct Stepper;
+
+#[workflow(name = "stepper")]
+impl Stepper {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, look: bool) -> Result<u32, WorkflowError> {
+        let mut n = 0;
+        loop {
+            if look && ctx.cancel_requested() {
+                let done = ctx.activity(Tools::add_one, n).await?;
+                ctx.sleep(Duration::from_millis(1)).await?;
+                return Err(WorkflowError::new(format!("cleaned up at {done}")));
+            }
+            n = ctx.activity(Tools::add_one, n).await?;
+            ctx.sleep(Duration::from_millis(10)).await?;
+        }
+    }
+}
+
+/// A cancellation request that reaches the run when nothing it waits on is pending (here: in
+/// its first task, before its code started; in the wild, in the task where its activity's
+/// result arrived) is received by the first activity or timer the code starts, so a loop that
+/// never looks at it still ends as cancelled; code that looks first cleans up normally.
+async fn cancel_reaches_the_next_command_when_nothing_was_pending(backend: Backend) {
+    let engines = shared_store(backend, "cancel-next");
+    let client_engine = engines()
+        .workflow::<Stepper>()
+        .client_only()
+        .build()
+        .await
+        .unwrap();
+    let client = client_engine.client();
+    let blind = client.start::<Stepper>("blind", false).await.unwrap();
+    let looking = client.start::<Stepper>("looking", true).await.unwrap();
+    client.cancel("blind", "stop").await.unwrap();
+    client.cancel("looking", "stop").await.unwrap();
+    let _worker = engines()
+        .workflow::<Stepper>()
+        .activities(tools())
+        .build()
+        .await
+        .unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(30), blind.result())
+        .await
+        .expect("the cancelled run ends");
+    assert!(matches!(r, Err(WfError::Cancelled(_))), "{r:?}");
+    let history = blind.history().await.unwrap();
+    assert_eq!(
+        count(&history, |k| matches!(
+            k,
+            EventKind::ActivityScheduled { .. }
+        )),
+        0,
+        "{:?}",
+        kinds(&history)
+    );
+    let r = tokio::time::timeout(Duration::from_secs(30), looking.result())
+        .await
+        .expect("the cleanup ends");
+    assert!(
+        matches!(&r, Err(WfError::WorkflowFailed(m)) if m == "cleaned up at 1"),
+        "{r:?}"
+    );
 }
 
 #[derive(Default)]
@@ -337,4 +501,6 @@ both!(
     signal_status_says_delivered_or_buffered,
     signal_after_cancel_request_is_refused,
     signal_metadata_and_wait_timeout_details,
+    cancel_interrupts_a_run_blocked_on_a_condition,
+    cancel_reaches_the_next_command_when_nothing_was_pending,
 );

@@ -342,6 +342,25 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         }));
     }
 
+    /// Ends the run as cancelled when its main method is blocked on a wait the cancellation
+    /// request interrupted (see `workflow/cancel.rs`): as if the wait had returned a
+    /// cancellation error and `?` had passed it up.
+    fn end_if_interrupted(&mut self) {
+        let reason = {
+            let core = self.core.borrow();
+            match &core.cancel_requested {
+                Some(reason) if core.close.is_none() && core.interrupted_main_waits > 0 => {
+                    reason.clone()
+                }
+                _ => return,
+            }
+        };
+        // Dropping it cancels what it still waited on (timers, for instance) first.
+        if self.executor.drop_main() {
+            self.core.borrow_mut().close_run(Close::Cancelled(reason));
+        }
+    }
+
     fn summary(&self) -> RunSummary {
         let core = self.core.borrow();
         RunSummary {
@@ -430,7 +449,10 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             let core = self.core.clone();
             let busy = self
                 .executor
-                .run_until_blocked(&|| core.borrow().close.is_some());
+                .run_until_blocked(&|| core.borrow().close.is_some(), &|main| {
+                    core.borrow_mut().polling_main = main
+                });
+            self.end_if_interrupted();
             (events, busy)
         }));
         let (mut events, busy) = result.map_err(|p| TaskError::Panic(panic_message(&*p)))?;

@@ -69,6 +69,17 @@ pub(crate) struct Commands {
     pub suggest_continue_as_new: bool,
     /// Why cancellation was requested, once it was.
     pub cancel_requested: Option<String>,
+    /// The main method has not received the cancellation request yet: the first activity,
+    /// timer or wait it starts gets it (see `cancel.rs`).
+    pub cancel_undelivered: bool,
+    /// The waits made before the cancellation request (their call indexes are at most this):
+    /// those still pending then are interrupted by it.
+    pub waits_before_cancel: u32,
+    /// Set by the executor while it polls the main method.
+    pub polling_main: bool,
+    /// Waits of the main method interrupted by the cancellation request and still alive: when
+    /// the main method is blocked with one, the run ends as cancelled.
+    pub interrupted_main_waits: u32,
     /// Signals with no handler, kept (name, args) until a handler for them exists.
     pub buffered_signals: Vec<Signal>,
     /// Nondeterminism found while applying inputs (a resolution nobody asked for).
@@ -102,6 +113,10 @@ impl Commands {
             history_len: 0,
             suggest_continue_as_new: false,
             cancel_requested: None,
+            cancel_undelivered: false,
+            waits_before_cancel: 0,
+            polling_main: false,
+            interrupted_main_waits: 0,
             buffered_signals: Vec::new(),
             mismatch: None,
             replay_patches: None,

@@ -1,6 +1,7 @@
 //! `ctx.wait_condition(pred)`: waits until a predicate over the state holds, re-checked after
 //! every state change, optionally bounded by a durable timer; and the waits built on it.
 
+use super::cancel::Interruption;
 use super::context::WorkflowContext;
 use super::timer::Sleep;
 use crate::error::{WaitKind, WaitTimeout};
@@ -12,6 +13,11 @@ use std::time::{Duration, UNIX_EPOCH};
 impl<W: 'static> WorkflowContext<W> {
     /// Waits until `pred(state)` holds; re-checked after every state change. Add
     /// [`.timeout(d)`](WaitCondition::timeout) to get a `bool` instead of waiting forever.
+    ///
+    /// In `run`, a wait pending when the run's cancellation is requested is interrupted: the
+    /// run ends as cancelled (as an uncaught cancellation error would end it), unless the
+    /// predicate then holds, e.g. because it looks at `ctx.cancel_requested()`, in which case
+    /// the wait resolves and the code can clean up. A timed wait resolves to `false` instead.
     pub fn wait_condition<F: Fn(&W) -> bool>(&self, pred: F) -> WaitCondition<W, F> {
         let index = {
             let mut core = self.core.borrow_mut();
@@ -22,6 +28,7 @@ impl<W: 'static> WorkflowContext<W> {
             ctx: self.clone(),
             pred,
             index,
+            interruption: Interruption::default(),
         }
     }
 
@@ -44,6 +51,18 @@ pub struct WaitCondition<W, F> {
     pred: F,
     /// Its `WaitTimeout::call_index`.
     index: u32,
+    /// Whether the run's cancellation interrupted it (see `cancel.rs`).
+    interruption: Interruption,
+}
+
+impl<W, F> Drop for WaitCondition<W, F> {
+    fn drop(&mut self) {
+        if self.interruption.happened() {
+            if let Ok(mut core) = self.ctx.core.try_borrow_mut() {
+                self.interruption.release(&mut core);
+            }
+        }
+    }
 }
 
 impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
@@ -75,12 +94,20 @@ impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
 
 impl<W: 'static, F: Fn(&W) -> bool> Future for WaitCondition<W, F> {
     type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.check(cx) {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if (self.pred)(&self.ctx.state.borrow()) {
+            return Poll::Ready(());
         }
+        let this = &mut *self;
+        let mut core = this.ctx.core.borrow_mut();
+        // In the main method, a cancellation request interrupts the wait: the run ends as
+        // cancelled once the main method is blocked on it (see `cancel.rs`).
+        if core.polling_main && (this.interruption.happened() || core.interrupts_wait(this.index)) {
+            this.interruption.record(&mut core);
+            return Poll::Pending;
+        }
+        core.wait_for_change(cx.waker());
+        Poll::Pending
     }
 }
 

@@ -1,6 +1,7 @@
 //! Signals without a handler method: they are buffered in arrival order, and
 //! `ctx.wait_for_signal(name)` takes the oldest one, with an optional durable deadline.
 
+use super::cancel::Interruption;
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::timer::Sleep;
@@ -73,7 +74,10 @@ impl<W: 'static> WorkflowContext<W> {
     /// single argument (signals carry an argument tuple: send `(value,)`). Signals that
     /// arrived earlier are buffered and taken oldest first, so none is missed. Bound the wait
     /// with [`.timeout(d)`](WaitForSignal::timeout) or [`.deadline(t)`](WaitForSignal::deadline).
-    /// [`wait_for_signal_raw`](Self::wait_for_signal_raw) gives the whole [`Signal`].
+    /// [`wait_for_signal_raw`](Self::wait_for_signal_raw) gives the whole [`Signal`]. In `run`,
+    /// a wait without a deadline that is pending when the run's cancellation is requested
+    /// ends the run as cancelled (see `wait_condition`); one with a deadline fails with
+    /// [`SignalWaitError::Cancelled`].
     pub fn wait_for_signal<T: DeserializeOwned>(&self, name: &str) -> WaitForSignal<T> {
         self.wait_signal(name, |s| s.arg::<T>())
     }
@@ -101,6 +105,7 @@ impl<W: 'static> WorkflowContext<W> {
             name: name.to_string(),
             decode,
             index,
+            interruption: Interruption::default(),
         }
     }
 }
@@ -113,9 +118,21 @@ pub struct WaitForSignal<T> {
     decode: fn(Signal) -> Result<T, PayloadError>,
     /// Its `WaitTimeout::call_index`.
     index: u32,
+    /// Whether the run's cancellation interrupted it (see `cancel.rs`).
+    interruption: Interruption,
 }
 
 impl<T> Unpin for WaitForSignal<T> {}
+
+impl<T> Drop for WaitForSignal<T> {
+    fn drop(&mut self) {
+        if self.interruption.happened() {
+            if let Ok(mut core) = self.core.try_borrow_mut() {
+                self.interruption.release(&mut core);
+            }
+        }
+    }
+}
 
 impl<T> WaitForSignal<T> {
     /// Gives up after `duration` of workflow time with [`SignalWaitError::Timeout`]. A zero
@@ -162,11 +179,18 @@ impl<T> WaitForSignal<T> {
 
 impl<T> Future for WaitForSignal<T> {
     type Output = Result<T, PayloadError>;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.take(cx) {
-            Some(r) => Poll::Ready(r),
-            None => Poll::Pending,
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(r) = self.take(cx) {
+            return Poll::Ready(r);
         }
+        // In the main method, a cancellation request interrupts the wait: the run ends as
+        // cancelled (see `cancel.rs`).
+        let this = &mut *self;
+        let mut core = this.core.borrow_mut();
+        if core.polling_main && (this.interruption.happened() || core.interrupts_wait(this.index)) {
+            this.interruption.record(&mut core);
+        }
+        Poll::Pending
     }
 }
 
