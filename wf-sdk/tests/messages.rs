@@ -153,6 +153,44 @@ async fn engine_default_timeout_and_accepted_stage(backend: Backend) {
     assert_eq!(count(&history, is_accepted), 3, "{:?}", kinds(&history));
 }
 
+/// `update_with_start` waits as long as the update call's timeout too, and the update it
+/// delivered with the start stays queued: the same call with its id returns the value later.
+async fn update_with_start_times_out_and_stays_queued(backend: Backend) {
+    let engines = shared_store(backend, "update-with-start-timeout");
+    let client_engine = engines()
+        .workflow::<Desk>()
+        .client_only()
+        .build()
+        .await
+        .unwrap();
+    let h = client_engine.client().handle::<Desk>("desk-5");
+    let call = || {
+        h.set_goal("launch".into())
+            .update_id("uws-1")
+            .timeout(Duration::from_millis(150))
+    };
+    let err = h
+        .update_with_start((), call(), IdConflictPolicy::UseExisting)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, WfError::Timeout(m) if m.contains("\"uws-1\"")),
+        "{err:?}"
+    );
+    let _worker = engines().workflow::<Desk>().build().await.unwrap();
+    let value = h
+        .update_with_start(
+            (),
+            call().timeout(Duration::from_secs(30)),
+            IdConflictPolicy::UseExisting,
+        )
+        .await
+        .unwrap();
+    assert_eq!(value, "goal is launch");
+    let history = h.history().await.unwrap();
+    assert_eq!(count(&history, is_accepted), 1, "{:?}", kinds(&history));
+}
+
 /// A signal with a `#[signal]` method is delivered; one without waits (buffered) for
 /// `wait_for_signal`. The status is the same from an engine that runs the workflow, a
 /// client-only engine that knows its type, and for `send_signal` by wire name.
@@ -498,6 +536,7 @@ fn wait_timeout_carries_kind_index_and_deadline_and_its_code() {
 both!(
     update_times_out_then_a_retry_with_its_id_returns_the_value,
     engine_default_timeout_and_accepted_stage,
+    update_with_start_times_out_and_stays_queued,
     signal_status_says_delivered_or_buffered,
     signal_after_cancel_request_is_refused,
     signal_metadata_and_wait_timeout_details,
