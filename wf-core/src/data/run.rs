@@ -156,6 +156,24 @@ impl RunSummary {
         )
     }
 
+    /// Whether a stored summary says the run's cancellation was requested, read without
+    /// building the rest (a summary may list thousands of buffered signals, and every signal
+    /// delivered through the store asks this).
+    pub fn cancel_requested_in(stored: &Payload) -> bool {
+        #[derive(Deserialize)]
+        struct Peek {
+            #[serde(default)]
+            _buffered_signals: serde::de::IgnoredAny,
+            #[serde(default)]
+            _running_handlers: serde::de::IgnoredAny,
+            #[serde(default)]
+            _open_children: serde::de::IgnoredAny,
+            #[serde(default)]
+            cancel_requested: bool,
+        }
+        !stored.is_empty() && stored.decode::<Peek>().is_ok_and(|p| p.cancel_requested)
+    }
+
     /// The summary of a stored run: one that does not decode (an engine bug, or a file
     /// damaged on disk) reads as empty, which names no children and no handlers.
     pub fn of(stored: &Payload) -> RunSummary {
@@ -192,6 +210,22 @@ mod tests {
             cancel_requested: true,
         };
         let stored = summary.encode();
+        assert!(RunSummary::cancel_requested_in(&stored));
+        let old = RunSummary {
+            cancel_requested: false,
+            ..summary.clone()
+        };
+        assert!(!RunSummary::cancel_requested_in(&old.encode()));
+        assert!(!RunSummary::cancel_requested_in(&Payload::default()));
+        // As older engines wrote it: three fields.
+        let three = (
+            vec!["s".to_string()],
+            Vec::<String>::new(),
+            Vec::<(String, ParentClosePolicy)>::new(),
+        );
+        let three = Payload::unchecked(rmp_serde::to_vec(&three).unwrap());
+        assert!(!RunSummary::cancel_requested_in(&three));
+        assert_eq!(RunSummary::of(&three).buffered_signals, ["s"]);
         assert!(stored.len() > crate::data::payload::MAX_PAYLOAD_BYTES);
         assert_eq!(RunSummary::of(&stored), summary);
     }

@@ -63,7 +63,7 @@ pub(crate) async fn deliver_to<X: Tx>(
     }
     // The seed's rule: a run whose cancellation was requested takes no more signals (it is
     // on its way out); updates still reach its handlers, and a dedupe hit above answers.
-    if matches!(message, Message::Signal { .. }) && RunSummary::of(&run.summary).cancel_requested {
+    if matches!(message, Message::Signal { .. }) && RunSummary::cancel_requested_in(&run.summary) {
         return Err(StoreError::RunFinished {
             workflow_id: run.workflow_id.clone(),
             run_id: run.run_id.clone(),
