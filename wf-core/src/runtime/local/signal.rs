@@ -39,12 +39,13 @@ impl LocalTransport {
             {
                 // That run closed meanwhile (a continue-as-new, say): the signal was not
                 // recorded; it is for the workflow id's latest run.
-                Err(WfError::RunFinished {
-                    status: RunStatus::Cancelled,
-                    ..
-                }) if !self.closed(workflow_id, &run_id).await? => {
-                    return Err(cancel_requested(workflow_id, &run_id))
-                }
+                // Still running: its cancellation was requested, and it refuses signals.
+                Err(
+                    e @ WfError::RunFinished {
+                        status: RunStatus::Cancelled,
+                        ..
+                    },
+                ) if !self.closed(workflow_id, &run_id).await? => return Err(e),
                 Err(WfError::RunFinished { .. }) => {
                     self.core.worker.forget_run(workflow_id, &run_id)
                 }
@@ -74,12 +75,12 @@ impl LocalTransport {
                 )
                 .await
             {
-                Err(WfError::RunFinished {
-                    status: RunStatus::Cancelled,
-                    ..
-                }) if !self.closed(workflow_id, &run.run_id).await? => {
-                    return Err(cancel_requested(workflow_id, &run.run_id))
-                }
+                Err(
+                    e @ WfError::RunFinished {
+                        status: RunStatus::Cancelled,
+                        ..
+                    },
+                ) if !self.closed(workflow_id, &run.run_id).await? => return Err(e),
                 Err(WfError::RunFinished { .. }) => {}
                 other => return other.map(|()| status),
             }
@@ -143,15 +144,5 @@ impl LocalTransport {
         drop(delivery);
         core.wake.workflow.notify_one();
         Ok(())
-    }
-}
-
-/// The refusal of a signal to a running run whose cancellation was requested (the seed's
-/// rule): `RunFinished`, as for a closed run, since the run is on its way out.
-fn cancel_requested(workflow_id: &str, run_id: &str) -> WfError {
-    WfError::RunFinished {
-        workflow_id: workflow_id.to_string(),
-        run_id: run_id.to_string(),
-        status: RunStatus::Cancelled,
     }
 }
