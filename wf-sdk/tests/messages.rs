@@ -43,6 +43,13 @@ impl Desk {
         self.goal = goal.clone();
         Ok(format!("goal is {goal}"))
     }
+
+    /// Answers once the run is told to finish.
+    #[update]
+    async fn when_done(ctx: &mut WorkflowContext<Self>) -> Result<u32, UpdateError> {
+        ctx.wait_condition(|s| s.done).await;
+        Ok(ctx.state(|s| s.pings))
+    }
 }
 
 fn is_accepted(k: &EventKind) -> bool {
@@ -151,6 +158,38 @@ async fn engine_default_timeout_and_accepted_stage(backend: Backend) {
     assert_eq!(c, "goal is c");
     let history = h.history().await.unwrap();
     assert_eq!(count(&history, is_accepted), 3, "{:?}", kinds(&history));
+}
+
+/// On an engine that runs the workflow, an update without an id is handed to the worker in
+/// memory; when its handler is still waiting at the deadline the caller gets `Timeout` naming
+/// the id the engine gave it, and that id later returns the value.
+async fn update_handed_over_in_memory_times_out_too(backend: Backend) {
+    let engine = builder(backend, "update-timeout-direct")
+        .workflow::<Desk>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine.client().start::<Desk>("desk-6", ()).await.unwrap();
+    let err = h
+        .when_done()
+        .timeout(Duration::from_millis(200))
+        .await
+        .unwrap_err();
+    let WfError::Timeout(message) = &err else {
+        panic!("expected Timeout, got {err:?}");
+    };
+    let id = message
+        .split("update id \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the message names the update id")
+        .to_string();
+    h.ping().await.unwrap();
+    h.finish().await.unwrap();
+    let value = h.when_done().update_id(id).await.unwrap();
+    assert_eq!(value, 1);
+    let history = h.history().await.unwrap();
+    assert_eq!(count(&history, is_accepted), 1, "{:?}", kinds(&history));
 }
 
 /// `update_with_start` waits as long as the update call's timeout too, and the update it
@@ -537,6 +576,7 @@ both!(
     update_times_out_then_a_retry_with_its_id_returns_the_value,
     engine_default_timeout_and_accepted_stage,
     update_with_start_times_out_and_stays_queued,
+    update_handed_over_in_memory_times_out_too,
     signal_status_says_delivered_or_buffered,
     signal_after_cancel_request_is_refused,
     signal_metadata_and_wait_timeout_details,
