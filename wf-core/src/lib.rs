@@ -36,8 +36,8 @@ pub use activity::{
 };
 pub use client::{
     Client, Description, PendingActivity, PendingUpdate, QueryCall, RunInfo, ScheduleHandle,
-    Schedules, SignalCall, StartOptions, Transport, UpdateCall, UpdateHandle, UpdateStage,
-    WorkflowHandle,
+    Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions, Transport, UpdateCall,
+    UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
 pub use data::history::{EventKind, HistoryEvent};
@@ -50,7 +50,7 @@ pub use data::run::{
 pub use data::update::UpdateOutcome;
 pub use error::{
     ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalExternalError,
-    SignalWaitError, StoreError, UpdateError, WaitTimeout, WfError, WorkflowError,
+    SignalWaitError, StoreError, UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
 };
 pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
 pub use schedule::{
@@ -60,7 +60,8 @@ pub use schedule::{
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
-    encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, Handler, HandlerKind,
-    LocalBoxFuture, Role, Sleep, SyncUpdateFn, TimedCondition, Unfinished, Validator,
-    WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext, WorkflowDefinition,
+    encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, Handler, HandlerInfo,
+    HandlerKind, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition,
+    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
+    WorkflowDefinition, WorkflowType,
 };

@@ -62,6 +62,8 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "pause",
                 check_args: unit_args,
+                params: &[],
+                returns: "()",
                 kind: HandlerKind::SyncSignal(|s, p| {
                     p.decode::<()>()?;
                     s.paused = true;
@@ -72,6 +74,8 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "stop",
                 check_args: unit_args,
+                params: &[],
+                returns: "()",
                 kind: HandlerKind::SyncSignal(|s, p| {
                     p.decode::<()>()?;
                     s.stop = true;
@@ -82,6 +86,8 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "step",
                 check_args: unit_args,
+                params: &[],
+                returns: "u32",
                 kind: HandlerKind::Query(|s, p| {
                     p.decode::<()>()?;
                     Payload::encode(&s.step)
@@ -91,6 +97,11 @@ impl WorkflowDefinition for Agent {
             Handler {
                 name: "change_goal",
                 check_args: |p| p.decode::<(String,)>().map(|_| ()),
+                params: &[Param {
+                    name: "goal",
+                    ty: "String",
+                }],
+                returns: "String",
                 kind: HandlerKind::AsyncUpdate {
                     handler: |ctx, p| {
                         let (goal,): (String,) = p.decode()?;

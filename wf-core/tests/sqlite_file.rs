@@ -225,6 +225,7 @@ fn received(name: &str) -> wf_core::store::EventKind {
         name: name.into(),
         args: payload(name),
         signal_id: None,
+        sent_at: None,
     }
 }
 

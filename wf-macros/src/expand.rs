@@ -95,6 +95,8 @@ fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
     let input_ty = run_input.map_or_else(|| quote!(()), |a| a.ty.to_token_stream());
     let output_ty = ty::result_ok(run_output).expect("checked: run returns Result<T, _>");
 
+    let input_name = run_input.map_or_else(|| "()".to_string(), |a| ty::written(a.ty));
+    let output_name = ty::written(output_ty);
     let (input_param, run_call) = match run_input {
         Some(_) => (
             quote!(#input),
@@ -145,6 +147,14 @@ fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
                     let #output: #p::Result<Self::Output, #p::WorkflowError> = #run_call;
                     #output
                 })
+            }
+
+            fn input_type_name() -> &'static str {
+                #input_name
+            }
+
+            fn output_type_name() -> &'static str {
+                #output_name
             }
 
             #[allow(clippy::vec_init_then_push)]
@@ -266,6 +276,7 @@ fn handler(wf: &Workflow, m: &Method, p: &TokenStream) -> TokenStream {
         }
         _ => unreachable!("only handlers have table entries"),
     };
+    let metadata = handler_metadata(m, p);
     quote! {
         #p::Handler {
             name: #name,
@@ -274,7 +285,31 @@ fn handler(wf: &Workflow, m: &Method, p: &TokenStream) -> TokenStream {
             },
             kind: #kind,
             unfinished: #unfinished,
+            #metadata
         }
+    }
+}
+
+/// A handler's parameters and return type as written (strings only: no code that names the
+/// user's types again, so a missing serde derive still gets exactly one error).
+fn handler_metadata(m: &Method, p: &TokenStream) -> TokenStream {
+    let params = m.args.iter().enumerate().map(|(i, a)| {
+        let name = match a.pat {
+            syn::Pat::Ident(pat) => pat.ident.to_string(),
+            _ => format!("arg{i}"),
+        };
+        let ty = ty::written(a.ty);
+        quote!(#p::Param { name: #name, ty: #ty })
+    });
+    let returned = match (&m.role, m.output) {
+        (Role::Update { .. }, Some(output)) => ty::result_ok(output),
+        (Role::Query { .. }, Some(output)) => Some(output),
+        _ => None,
+    };
+    let returns = returned.map_or_else(|| "()".to_string(), ty::written);
+    quote! {
+        params: &[#(#params),*],
+        returns: #returns,
     }
 }
 

@@ -6,6 +6,30 @@ use proc_macro2::{Group, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{GenericArgument, PathArguments, Type, TypePath};
 
+/// A type as its author wrote it, for metadata: `Vec<String>`, not `Vec < String >`.
+pub(crate) fn written(ty: &Type) -> String {
+    let tokens = ty.to_token_stream().to_string();
+    let chars: Vec<char> = tokens.chars().collect();
+    let word = |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || *c == '_');
+    let mut out = String::new();
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            // A space stays only between two words (`dyn Trait`, `'static str`).
+            ' ' if word(out.chars().last().as_ref()) && word(chars.get(i + 1)) => out.push(' '),
+            ' ' => {}
+            ',' | ';' => {
+                out.push(c);
+                let next = chars[i + 1..].iter().find(|c| **c != ' ');
+                if !matches!(next, Some(')' | '>' | ']') | None) {
+                    out.push(' ');
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 /// How a context parameter is borrowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Borrow {
@@ -130,6 +154,31 @@ fn respan(tokens: &mut TokenStream, span: proc_macro2::Span) {
             tt
         })
         .collect();
+}
+
+#[cfg(test)]
+mod written_tests {
+    use super::written;
+
+    #[test]
+    fn types_read_as_written() {
+        let cases = [
+            ("String", "String"),
+            ("Vec<String>", "Vec<String>"),
+            ("HashMap<String, Vec<u8>>", "HashMap<String, Vec<u8>>"),
+            ("(u32, String)", "(u32, String)"),
+            (
+                "std::collections::BTreeMap<u8, (u8,)>",
+                "std::collections::BTreeMap<u8, (u8,)>",
+            ),
+            ("[u8; 4]", "[u8; 4]"),
+            ("Option<&'static str>", "Option<&'static str>"),
+        ];
+        for (src, expected) in cases {
+            let ty: syn::Type = syn::parse_str(src).unwrap();
+            assert_eq!(written(&ty), expected, "{src}");
+        }
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,7 @@ pub use wf_core::{
     Engine,
     EngineBuilder,
     EventKind,
+    HandlerInfo,
     HistoryEvent,
     IdConflictPolicy,
     IntervalSpec,
@@ -74,6 +75,7 @@ pub use wf_core::{
     ListFilter,
     MemoryStore,
     OverlapPolicy,
+    Param,
     ParentClosePolicy,
     ParentInfo,
     // Payloads.
@@ -84,6 +86,7 @@ pub use wf_core::{
     QueryCall,
     Rejection,
     RetryPolicy,
+    Role,
     RunInfo,
     RunStatus,
     ScheduleAction,
@@ -93,8 +96,11 @@ pub use wf_core::{
     ScheduleSpec,
     ScheduledAction,
     Schedules,
+    Signal,
     SignalCall,
     SignalExternalError,
+    SignalRequest,
+    SignalStatus,
     SignalWaitError,
     Sleep,
     SqliteOptions,
@@ -110,17 +116,21 @@ pub use wf_core::{
     UpdateError,
     UpdateHandle,
     UpdateOutcome,
+    UpdateRequest,
     UpdateStage,
     WaitCondition,
     WaitForSignal,
     WaitForSignalUntil,
+    WaitKind,
     WaitTimeout,
     WfError,
     WorkflowContext,
     WorkflowDefinition,
     WorkflowError,
     WorkflowHandle,
+    WorkflowType,
     ACTION_ID_SUFFIX_BYTES,
+    DEFAULT_UPDATE_TIMEOUT,
     MAX_ID_BYTES,
     MAX_NAME_BYTES,
     MAX_PAYLOAD_BYTES,
@@ -147,6 +157,15 @@ pub mod store {
     pub use wf_core::store::*;
 }
 
+/// Serving workflows over HTTP, and driving them from another process (the `http` feature):
+/// see the wf-http crate. `Client::connect(url)` comes with the prelude.
+#[cfg(feature = "http")]
+pub mod http {
+    pub use wf_http::{
+        router, serve, Api, ConnectExt, Connecting, HttpTransport, ServeOptions, Server, ANY_TYPE,
+    };
+}
+
 /// Everything a workflow file needs: `use wf_sdk::prelude::*;`.
 pub mod prelude {
     pub use crate::{
@@ -156,6 +175,8 @@ pub mod prelude {
         WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
+    #[cfg(feature = "http")]
+    pub use wf_http::ConnectExt;
 }
 
 /// Items the macros' generated code refers to. Not a public API.

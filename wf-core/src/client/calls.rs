@@ -2,7 +2,7 @@
 //! options first (`h.pause().signal_id("cmd-1").await`, `h.change_goal(g).update_id("u").await`).
 
 use super::transport::{CallFuture, SignalRequest, UpdateRequest};
-use super::types::UpdateStage;
+use super::types::{SignalStatus, UpdateStage};
 use super::Client;
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::WfError;
@@ -11,8 +11,10 @@ use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
-/// A pending signal: `.await` sends it; [`signal_id`](Self::signal_id) makes retries apply once.
+/// A pending signal: `.await` sends it; [`signal_id`](Self::signal_id) makes retries apply
+/// once; [`with_status`](Self::with_status) also answers whether a handler takes it.
 #[must_use = "a signal is sent only when awaited"]
 pub struct SignalCall<'a> {
     pub(super) client: &'a Client,
@@ -20,6 +22,7 @@ pub struct SignalCall<'a> {
     pub(super) name: &'static str,
     pub(super) args: Result<Payload, PayloadError>,
     pub(super) signal_id: Option<String>,
+    pub(super) handled: Option<bool>,
 }
 
 impl SignalCall<'_> {
@@ -30,20 +33,41 @@ impl SignalCall<'_> {
     }
 }
 
-impl<'a> IntoFuture for SignalCall<'a> {
-    type Output = Result<(), WfError>;
-    type IntoFuture = CallOutcome<'a, (), ()>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a> SignalCall<'a> {
+    /// Sends the signal and answers whether a `#[signal]` handler takes it
+    /// ([`SignalStatus::Delivered`]) or the run buffers it for `ctx.wait_for_signal`
+    /// ([`SignalStatus::Buffered`]); a plain `.await` sends it the same way and answers `()`.
+    ///
+    /// ```ignore
+    /// assert_eq!(h.pause().with_status().await?, SignalStatus::Delivered);
+    /// ```
+    pub fn with_status(self) -> CallOutcome<'a, SignalStatus, SignalStatus> {
+        self.send(Ok)
+    }
+
+    fn send<R>(
+        self,
+        finish: fn(SignalStatus) -> Result<R, WfError>,
+    ) -> CallOutcome<'a, SignalStatus, R> {
         let request = |args| SignalRequest {
             workflow_id: self.workflow_id,
             name: self.name,
             args,
             signal_id: self.signal_id,
+            handled: self.handled,
         };
         match self.args {
-            Ok(args) => CallOutcome::new(self.client.transport().signal(request(args)), Ok),
+            Ok(args) => CallOutcome::new(self.client.transport().signal(request(args)), finish),
             Err(e) => CallOutcome::failed(e.into()),
         }
+    }
+}
+
+impl<'a> IntoFuture for SignalCall<'a> {
+    type Output = Result<(), WfError>;
+    type IntoFuture = CallOutcome<'a, SignalStatus, ()>;
+    fn into_future(self) -> Self::IntoFuture {
+        self.send(|_| Ok(()))
     }
 }
 
@@ -75,7 +99,8 @@ impl<'a, R: DeserializeOwned + 'a> IntoFuture for QueryCall<'a, R> {
 }
 
 /// A pending update: `.await` sends it and waits for its result; [`update_id`](Self::update_id)
-/// makes retries return the first outcome; [`start`](Self::start) returns once accepted.
+/// makes retries return the first outcome; [`timeout`](Self::timeout) bounds the wait;
+/// [`start`](Self::start) returns once accepted.
 #[must_use = "an update is sent only when awaited"]
 pub struct UpdateCall<'a, R> {
     pub(super) client: &'a Client,
@@ -83,6 +108,7 @@ pub struct UpdateCall<'a, R> {
     pub(super) name: &'static str,
     pub(super) args: Result<Payload, PayloadError>,
     pub(super) update_id: Option<String>,
+    pub(super) timeout: Option<Duration>,
     pub(super) _r: PhantomData<fn() -> R>,
 }
 
@@ -93,17 +119,37 @@ impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
         self
     }
 
-    /// Sends the update and returns once the validator accepted it (or with `Rejected`).
+    /// How long to wait for the outcome (or, with [`start`](Self::start), for the validator)
+    /// before failing with [`WfError::Timeout`]; default 30 s, or the engine's
+    /// `EngineBuilder::update_timeout`. The update is queued before the wait starts and stays
+    /// queued when it runs out: a worker applies it when it takes the run, and a call with the
+    /// same [`update_id`](Self::update_id) returns its outcome (the timeout's message names the
+    /// id when none was set).
+    ///
+    /// ```ignore
+    /// match h.change_goal(g).update_id("u-1").timeout(Duration::from_secs(2)).await {
+    ///     Err(WfError::Timeout(_)) => { /* later: the same call with "u-1" returns the value */ }
+    ///     other => { other?; }
+    /// }
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Sends the update and returns once the validator accepted it (or with `Rejected`, or
+    /// `Timeout` when no worker validated it within the call's timeout).
     pub async fn start(self) -> Result<UpdateHandle<R>, WfError> {
         let (update_id, _) = self
             .client
-            .update_raw(
-                self.workflow_id,
-                self.name,
-                self.args?,
-                self.update_id,
-                UpdateStage::Accepted,
-            )
+            .send_update(UpdateRequest {
+                workflow_id: self.workflow_id,
+                name: self.name,
+                args: self.args?,
+                update_id: self.update_id,
+                stage: UpdateStage::Accepted,
+                timeout: self.timeout,
+            })
             .await?;
         Ok(UpdateHandle {
             client: self.client.clone(),
@@ -124,6 +170,7 @@ impl<'a, R: DeserializeOwned + 'a> IntoFuture for UpdateCall<'a, R> {
             args,
             update_id: self.update_id,
             stage: UpdateStage::Completed,
+            timeout: self.timeout,
         };
         match self.args {
             Ok(args) => {

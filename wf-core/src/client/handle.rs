@@ -10,7 +10,7 @@ use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::run::IdConflictPolicy;
 use crate::error::WfError;
-use crate::workflow::WorkflowDefinition;
+use crate::workflow::{Role, WorkflowDefinition};
 use serde::de::DeserializeOwned;
 use std::marker::PhantomData;
 
@@ -117,7 +117,9 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
 
     /// Update-with-start: starts the run if needed and delivers the update atomically, then
     /// waits for the update's outcome (policies as in
-    /// [`signal_with_start`](Self::signal_with_start)).
+    /// [`signal_with_start`](Self::signal_with_start)), at most the update call's
+    /// [`timeout`](UpdateCall::timeout) (default: the transport's): then it fails with
+    /// [`WfError::Timeout`] and the update stays queued, as for any update.
     pub async fn update_with_start<R: DeserializeOwned>(
         &self,
         input: W::Input,
@@ -126,6 +128,9 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     ) -> Result<R, WfError> {
         let input = Payload::encode(&input)?;
         let update_id = update.update_id.unwrap_or_else(crate::data::ids::new_id);
+        let timeout = update
+            .timeout
+            .unwrap_or_else(|| self.client.transport().update_timeout());
         let message = Message::update(update_id.clone(), update.name, update.args?);
         let options = StartOptions {
             id_conflict: policy,
@@ -134,21 +139,38 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         self.client
             .start_with_messages(&self.workflow_id, W::NAME, input, options, vec![message])
             .await?;
-        let value = self
+        let wait = self
             .client
-            .wait_update(&self.workflow_id, &update_id, UpdateStage::Completed)
-            .await?;
-        Ok(value.decode()?)
+            .wait_update(&self.workflow_id, &update_id, UpdateStage::Completed);
+        match tokio::time::timeout(timeout, wait).await {
+            Ok(value) => Ok(value?.decode()?),
+            Err(_) => Err(update_timed_out(
+                &self.workflow_id,
+                update.name,
+                &update_id,
+                UpdateStage::Completed,
+                timeout,
+            )),
+        }
     }
 
     /// A signal by name with one argument, for signals the workflow takes with
-    /// `ctx.wait_for_signal::<A>(name)` rather than a handler method.
+    /// `ctx.wait_for_signal::<A>(name)` rather than a handler method (it answers
+    /// [`SignalStatus::Buffered`](crate::client::SignalStatus), or `Delivered` if a `#[signal]`
+    /// method has that name after all).
     pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
-        signal_call(self, name, Payload::encode(&(arg,)))
+        let handled = W::handlers()
+            .iter()
+            .any(|h| h.name == name && h.kind.role() == Role::Signal);
+        SignalCall {
+            handled: Some(handled),
+            ..signal_call(self, name, Payload::encode(&(arg,)))
+        }
     }
 }
 
-/// The signal call a generated client method returns (not a public API).
+/// The signal call a generated client method (of a `#[signal]` handler) returns (not a
+/// public API).
 #[doc(hidden)]
 pub fn signal_call<'h, W>(
     handle: &'h WorkflowHandle<W>,
@@ -161,6 +183,8 @@ pub fn signal_call<'h, W>(
         name,
         args,
         signal_id: None,
+        // Generated methods exist for `#[signal]` handlers only.
+        handled: Some(true),
     }
 }
 
@@ -193,6 +217,27 @@ pub fn update_call<'h, W, R: DeserializeOwned>(
         name,
         args,
         update_id: None,
+        timeout: None,
         _r: PhantomData,
     }
+}
+
+/// The error of an update whose wait for `stage` ran out after `waited`: it names the update id
+/// a retry must carry, and says the update stays queued.
+pub(crate) fn update_timed_out(
+    workflow_id: &str,
+    name: &str,
+    update_id: &str,
+    stage: UpdateStage,
+    waited: std::time::Duration,
+) -> WfError {
+    let stage = match stage {
+        UpdateStage::Accepted => "accepted",
+        UpdateStage::Completed => "completed",
+    };
+    WfError::Timeout(format!(
+        "update {name:?} (update id {update_id:?}) of workflow {workflow_id:?} was not {stage} \
+         within {waited:?}: it stays queued and is applied when a worker takes the run; send it \
+         again with update id {update_id:?} to get its outcome"
+    ))
 }

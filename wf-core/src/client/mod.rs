@@ -14,6 +14,7 @@ mod transport;
 mod types;
 
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
+pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;
 #[doc(hidden)]
 pub use handle::{query_call, signal_call, update_call};
@@ -22,7 +23,10 @@ pub use transport::{
     CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,
     UpdateRequest,
 };
-pub use types::{Description, PendingActivity, PendingUpdate, RunInfo, StartOptions, UpdateStage};
+pub use types::{
+    Description, PendingActivity, PendingUpdate, RunInfo, SignalStatus, StartOptions, UpdateStage,
+    DEFAULT_UPDATE_TIMEOUT,
+};
 
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
@@ -135,7 +139,8 @@ impl Client {
     /// retry of the same signal is applied once. Returns once the signal is durable: on an
     /// engine that runs the workflow's type, once a workflow task recorded it in history
     /// (handled, or buffered when no handler has its name); otherwise once it is in the run's
-    /// inbox.
+    /// inbox. A run that is closed, or whose cancellation was requested, refuses it with
+    /// `RunFinished`. [`send_signal`](Self::send_signal) also says whether a handler took it.
     pub async fn signal_raw(
         &self,
         workflow_id: &str,
@@ -143,14 +148,24 @@ impl Client {
         args: Payload,
         signal_id: Option<String>,
     ) -> Result<(), WfError> {
-        self.transport
-            .signal(SignalRequest {
-                workflow_id,
-                name,
-                args,
-                signal_id,
-            })
-            .await
+        self.send_signal(SignalRequest {
+            workflow_id,
+            name,
+            args,
+            signal_id,
+            handled: None,
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Sends a signal described in full, as [`signal_raw`](Self::signal_raw) does, and answers
+    /// whether a `#[signal]` handler of the run's workflow type takes it
+    /// ([`SignalStatus::Delivered`]) or the run buffers it for `ctx.wait_for_signal`
+    /// ([`SignalStatus::Buffered`]); `Recorded` when neither this engine nor the request
+    /// (`handled`) knows the workflow type's handlers.
+    pub async fn send_signal(&self, request: SignalRequest<'_>) -> Result<SignalStatus, WfError> {
+        self.transport.signal(request).await
     }
 
     /// Runs a query by wire name with encoded arguments (a tuple); never writes history.
@@ -166,6 +181,8 @@ impl Client {
     /// Sends an update by wire name with encoded arguments (a tuple) and waits for `stage`.
     /// Returns the update id and the handler's encoded value (for `Completed`) or an empty
     /// payload (for `Accepted`). With an `update_id`, a retry returns the first call's outcome.
+    /// Waits at most the transport's default update timeout (see
+    /// [`send_update`](Self::send_update) to set one).
     pub async fn update_raw(
         &self,
         workflow_id: &str,
@@ -181,8 +198,28 @@ impl Client {
                 args,
                 update_id,
                 stage,
+                timeout: None,
             })
             .await
+    }
+
+    /// Sends an update described in full (wire name, encoded arguments, update id, stage and
+    /// timeout). When the stage is not reached in time it fails with [`WfError::Timeout`],
+    /// whose message names the update id: the update stays queued, is applied when a worker
+    /// takes it, and a call with the same update id then returns its outcome.
+    ///
+    /// ```ignore
+    /// let (id, value) = client.send_update(UpdateRequest {
+    ///     workflow_id: "agent-42", name: "change_goal", args: Payload::encode(&("x",))?,
+    ///     update_id: Some("u-1".into()), stage: UpdateStage::Completed,
+    ///     timeout: Some(Duration::from_secs(5)),
+    /// }).await?;
+    /// ```
+    pub async fn send_update(
+        &self,
+        request: UpdateRequest<'_>,
+    ) -> Result<(String, Payload), WfError> {
+        self.transport.update(request).await
     }
 
     /// Waits until update `update_id` of `workflow_id` reaches `stage`.

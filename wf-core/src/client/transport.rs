@@ -2,7 +2,7 @@
 //! implements it (with its in-memory fast paths); a remote transport (wf-http) carries the
 //! same calls to a server, so the typed handles work the same either way.
 
-use super::types::{Description, RunInfo, StartOptions, UpdateStage};
+use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -11,6 +11,7 @@ use crate::error::WfError;
 use crate::schedule::{ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduleSpec};
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 /// The future of every [`Transport`] call.
 pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, WfError>> + Send + 'a>>;
@@ -51,6 +52,10 @@ pub struct SignalRequest<'a> {
     pub args: Payload,
     /// Dedupe id: a signal sent again with it applies once.
     pub signal_id: Option<String>,
+    /// Whether the sender knows that the workflow type has a `#[signal]` handler of this name
+    /// (`None`: it does not know the type). A transport that knows the type better (the engine
+    /// it is registered with) decides itself.
+    pub handled: Option<bool>,
 }
 
 /// An update for the latest run of a workflow id.
@@ -66,6 +71,10 @@ pub struct UpdateRequest<'a> {
     pub update_id: Option<String>,
     /// What to wait for.
     pub stage: UpdateStage,
+    /// How long to wait for `stage` before giving up with [`WfError::Timeout`] (the update
+    /// stays queued and a retry with the same update id returns its outcome). `None`: the
+    /// transport's default ([`Transport::update_timeout`]).
+    pub timeout: Option<Duration>,
 }
 
 /// A schedule to create.
@@ -99,7 +108,7 @@ pub trait Transport: Send + Sync + 'static {
     /// Starts a run (see [`Client::start_raw`](crate::Client::start_raw)).
     fn start(&self, request: StartRequest) -> CallFuture<'_, Started>;
     /// Sends a signal (see [`Client::signal_raw`](crate::Client::signal_raw)).
-    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()>;
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus>;
     /// Runs a query (see [`Client::query_raw`](crate::Client::query_raw)).
     fn query<'a>(
         &'a self,
@@ -109,7 +118,17 @@ pub trait Transport: Send + Sync + 'static {
     ) -> CallFuture<'a, Payload>;
     /// Sends an update and waits for its stage; returns its id and value (see
     /// [`Client::update_raw`](crate::Client::update_raw)).
+    ///
+    /// When `stage` is not reached within the request's timeout (or
+    /// [`update_timeout`](Self::update_timeout)), it fails with [`WfError::Timeout`] naming the
+    /// update id, and the update stays queued.
     fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)>;
+    /// How long an update call waits when it sets no timeout of its own
+    /// ([`DEFAULT_UPDATE_TIMEOUT`](crate::client::DEFAULT_UPDATE_TIMEOUT) unless the transport
+    /// was configured otherwise, e.g. with `EngineBuilder::update_timeout`).
+    fn update_timeout(&self) -> Duration {
+        super::types::DEFAULT_UPDATE_TIMEOUT
+    }
     /// Waits until an update sent earlier reaches `stage`.
     fn wait_update<'a>(
         &'a self,

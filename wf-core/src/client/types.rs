@@ -3,7 +3,7 @@
 
 use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, RunStatus, TaskFailure};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Options of [`Client::start_with`](crate::Client::start_with).
 #[derive(Debug, Clone, Default)]
@@ -12,6 +12,56 @@ pub struct StartOptions {
     pub id_conflict: IdConflictPolicy,
     /// The task queue to run it on (default: the engine's, see `EngineBuilder::task_queue`).
     pub task_queue: Option<String>,
+}
+
+/// How long an update call waits for its stage when neither the call
+/// ([`UpdateCall::timeout`](crate::UpdateCall::timeout)) nor the engine
+/// (`EngineBuilder::update_timeout`) says otherwise: 30 s, as the seed's `update`.
+pub const DEFAULT_UPDATE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a signal call reports once the signal is durable: whether a handler method of the
+/// run's workflow type takes it, or it waits in the run's history for `ctx.wait_for_signal`.
+///
+/// It is decided from the workflow type's handler table (the `#[signal]` methods), which the
+/// sender knows when the type is registered with its engine or the call is typed (a
+/// generated method, or [`WorkflowHandle::signal`](crate::WorkflowHandle::signal)):
+///
+/// ```ignore
+/// assert_eq!(h.pause().await?, SignalStatus::Delivered);          // a #[signal] method
+/// assert_eq!(h.signal("note", &"hi").await?, SignalStatus::Buffered); // for wait_for_signal
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SignalStatus {
+    /// A `#[signal]` handler of the run's workflow type takes it.
+    Delivered,
+    /// No handler method has its name: the run keeps it, oldest first, until
+    /// `ctx.wait_for_signal(name)` takes it (or a later version of the code has a handler).
+    Buffered,
+    /// Recorded for the run, by a sender that does not know the workflow type's handlers (an
+    /// untyped call from an engine the type is not registered with).
+    Recorded,
+}
+
+impl SignalStatus {
+    /// `"delivered"`, `"buffered"` or `"recorded"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignalStatus::Delivered => "delivered",
+            SignalStatus::Buffered => "buffered",
+            SignalStatus::Recorded => "recorded",
+        }
+    }
+
+    /// The status for a type that has (`Some(true)`), has not (`Some(false)`) or may have
+    /// (`None`) a handler with the signal's name.
+    pub fn from_handled(handled: Option<bool>) -> Self {
+        match handled {
+            Some(true) => SignalStatus::Delivered,
+            Some(false) => SignalStatus::Buffered,
+            None => SignalStatus::Recorded,
+        }
+    }
 }
 
 /// Which stage an update call waits for.

@@ -92,6 +92,7 @@ mod tests {
             name: "pause".into(),
             args: Payload::encode(&()).unwrap(),
             signal_id: Some("s1".into()),
+            sent_at: Some(1_700_000_000_000),
         };
         let bytes = encode_event(42, &kind).unwrap();
         assert_eq!(bytes[0], HISTORY_FORMAT_VERSION);
@@ -106,6 +107,38 @@ mod tests {
         );
     }
 
+    /// A `SignalReceived` written before `sent_at` was recorded still decodes (as `None`).
+    #[test]
+    fn a_signal_event_without_sent_at_decodes() {
+        #[derive(serde::Serialize)]
+        #[allow(dead_code)]
+        enum Old {
+            WorkflowStarted,
+            SignalReceived {
+                name: String,
+                args: Payload,
+                signal_id: Option<String>,
+            },
+        }
+        let old = Old::SignalReceived {
+            name: "pause".into(),
+            args: Payload::encode(&()).unwrap(),
+            signal_id: None,
+        };
+        let mut bytes = vec![HISTORY_FORMAT_VERSION];
+        rmp_serde::encode::write(&mut bytes, &(42i64, &old)).unwrap();
+        let e = decode_event(3, &bytes).unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::SignalReceived {
+                name: "pause".into(),
+                args: Payload::encode(&()).unwrap(),
+                signal_id: None,
+                sent_at: None,
+            }
+        );
+    }
+
     #[test]
     fn consecutive_events_decode_with_consecutive_ids() {
         let kinds = [
@@ -113,6 +146,7 @@ mod tests {
                 name: "a".into(),
                 args: Payload::encode(&("x", 1)).unwrap(),
                 signal_id: None,
+                sent_at: None,
             },
             EventKind::TimerStarted {
                 seq: 3,
@@ -122,6 +156,7 @@ mod tests {
                 name: "b".into(),
                 args: Payload::encode(&vec![7u8; 300]).unwrap(),
                 signal_id: Some("s".into()),
+                sent_at: Some(5),
             },
         ];
         let mut bytes = Vec::new();

@@ -154,12 +154,20 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                 },
             )
             .boxed(),
-        (text(), payload(), proptest::option::of(text()))
-            .prop_map(|(name, args, signal_id)| EventKind::SignalReceived {
-                name,
-                args,
-                signal_id,
-            })
+        (
+            text(),
+            payload(),
+            proptest::option::of(text()),
+            proptest::option::of(any::<i64>()),
+        )
+            .prop_map(
+                |(name, args, signal_id, sent_at)| EventKind::SignalReceived {
+                    name,
+                    args,
+                    signal_id,
+                    sent_at,
+                },
+            )
             .boxed(),
         (text(), text(), payload())
             .prop_map(|(update_id, name, args)| EventKind::UpdateAccepted {
@@ -515,6 +523,7 @@ proptest! {
             buffered_signals: summary.0,
             running_handlers: summary.1,
             open_children: summary.2,
+            cancel_requested: false,
         };
         for bytes in [
             Payload::encode(&kind).expect("events encode").into_bytes(),

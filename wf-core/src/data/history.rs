@@ -43,6 +43,10 @@ pub enum EventKind {
         args: Payload,
         /// Client-chosen id used for dedupe.
         signal_id: Option<String>,
+        /// When the sender sent it: ms since the epoch on the sending engine's clock (workflow
+        /// time for `signal_external`). `None` in histories written before it was recorded.
+        #[serde(default)]
+        sent_at: Option<i64>,
     },
     /// An update passed its validator and its handler started.
     UpdateAccepted {
@@ -282,6 +286,7 @@ impl EventKind {
                 name,
                 args,
                 signal_id,
+                ..
             } => match signal_id {
                 Some(id) => format!("{name}{} id={id}", args_display(args)),
                 None => format!("{name}{}", args_display(args)),

@@ -25,6 +25,10 @@ pub enum Message {
         args: Payload,
         /// Dedupe id.
         signal_id: Option<String>,
+        /// When the sender sent it (ms since the epoch, the sending engine's clock; workflow
+        /// time for `signal_external`). `None` in inboxes written before it was recorded.
+        #[serde(default)]
+        sent_at: Option<i64>,
     },
     /// An update, not yet validated; deduped by `update_id` per chain.
     Update {
@@ -71,13 +75,23 @@ pub struct InboxMessage {
 }
 
 impl Message {
-    /// A signal message.
+    /// A signal message (its send time unset: see [`sent_at`](Self::sent_at)).
     pub fn signal(name: impl Into<String>, args: Payload, signal_id: Option<String>) -> Message {
         Message::Signal {
             name: name.into(),
             args,
             signal_id,
+            sent_at: None,
         }
+    }
+
+    /// Stamps a signal whose send time is unset with `now_ms` (the sender's clock); other
+    /// messages are returned as they are.
+    pub fn sent_at(mut self, now_ms: i64) -> Message {
+        if let Message::Signal { sent_at, .. } = &mut self {
+            sent_at.get_or_insert(now_ms);
+        }
+        self
     }
 
     /// An update message.
@@ -97,10 +111,12 @@ impl Message {
                 name,
                 args,
                 signal_id,
+                sent_at,
             } => EventKind::SignalReceived {
                 name,
                 args,
                 signal_id,
+                sent_at,
             },
             Message::Update {
                 update_id,
@@ -145,10 +161,12 @@ impl Message {
                 name,
                 args,
                 signal_id,
+                sent_at,
             } => Message::Signal {
                 name,
                 args,
                 signal_id,
+                sent_at,
             },
             EventKind::UpdateAccepted {
                 update_id,
@@ -239,6 +257,7 @@ mod tests {
                 name: "s".into(),
                 args: p(),
                 signal_id: None,
+                sent_at: Some(7),
             },
             EventKind::TimerFired { seq: 1 },
             EventKind::CancelRequested { reason: "r".into() },

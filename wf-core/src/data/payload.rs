@@ -67,6 +67,16 @@ impl Payload {
         Ok(Payload(bytes))
     }
 
+    /// Encodes `value` with struct fields by name (maps) rather than by position (arrays):
+    /// for readers without the Rust types (JSON over HTTP). It decodes as the same `T`.
+    pub fn encode_named<T: Serialize + ?Sized>(value: &T) -> Result<Payload, PayloadError> {
+        let bytes = rmp_serde::to_vec_named(value).map_err(|e| PayloadError::Encode {
+            what: std::any::type_name::<T>().to_string(),
+            message: e.to_string(),
+        })?;
+        Payload::from_bytes(bytes)
+    }
+
     /// Decodes the payload as a `T`.
     pub fn decode<T: DeserializeOwned>(&self) -> Result<T, PayloadError> {
         decode_bytes(&self.0)

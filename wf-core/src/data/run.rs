@@ -140,6 +140,10 @@ pub struct RunSummary {
     /// terminated from outside).
     #[serde(default)]
     pub open_children: Vec<(String, ParentClosePolicy)>,
+    /// Whether the run's cancellation was requested (and recorded in its history): it takes no
+    /// more signals.
+    #[serde(default)]
+    pub cancel_requested: bool,
 }
 
 impl RunSummary {
@@ -150,6 +154,24 @@ impl RunSummary {
         Payload::unchecked(
             rmp_serde::to_vec(self).expect("strings, lists and unit enums always encode"),
         )
+    }
+
+    /// Whether a stored summary says the run's cancellation was requested, read without
+    /// building the rest (a summary may list thousands of buffered signals, and every signal
+    /// delivered through the store asks this).
+    pub fn cancel_requested_in(stored: &Payload) -> bool {
+        #[derive(Deserialize)]
+        struct Peek {
+            #[serde(default)]
+            _buffered_signals: serde::de::IgnoredAny,
+            #[serde(default)]
+            _running_handlers: serde::de::IgnoredAny,
+            #[serde(default)]
+            _open_children: serde::de::IgnoredAny,
+            #[serde(default)]
+            cancel_requested: bool,
+        }
+        !stored.is_empty() && stored.decode::<Peek>().is_ok_and(|p| p.cancel_requested)
     }
 
     /// The summary of a stored run: one that does not decode (an engine bug, or a file
@@ -185,8 +207,25 @@ mod tests {
             buffered_signals: vec!["s".repeat(1024); 3 * 1024],
             running_handlers: Vec::new(),
             open_children: vec![("child-1".into(), ParentClosePolicy::Terminate)],
+            cancel_requested: true,
         };
         let stored = summary.encode();
+        assert!(RunSummary::cancel_requested_in(&stored));
+        let old = RunSummary {
+            cancel_requested: false,
+            ..summary.clone()
+        };
+        assert!(!RunSummary::cancel_requested_in(&old.encode()));
+        assert!(!RunSummary::cancel_requested_in(&Payload::default()));
+        // As older engines wrote it: three fields.
+        let three = (
+            vec!["s".to_string()],
+            Vec::<String>::new(),
+            Vec::<(String, ParentClosePolicy)>::new(),
+        );
+        let three = Payload::unchecked(rmp_serde::to_vec(&three).unwrap());
+        assert!(!RunSummary::cancel_requested_in(&three));
+        assert_eq!(RunSummary::of(&three).buffered_signals, ["s"]);
         assert!(stored.len() > crate::data::payload::MAX_PAYLOAD_BYTES);
         assert_eq!(RunSummary::of(&stored), summary);
     }

@@ -16,5 +16,6 @@ pub use client::WfError;
 pub use store::{BackendError, BackendErrorKind, StoreError};
 pub use update::{Rejection, UpdateError};
 pub use workflow::{
-    Cancelled, ChildError, SignalExternalError, SignalWaitError, WaitTimeout, WorkflowError,
+    Cancelled, ChildError, SignalExternalError, SignalWaitError, WaitKind, WaitTimeout,
+    WorkflowError,
 };

@@ -67,6 +67,20 @@ impl WorkflowError {
     pub fn new(message: impl Into<String>) -> Self {
         WorkflowError::Failed(message.into())
     }
+
+    /// The error code of a run that fails with this error (`"wait_timeout"` for a
+    /// [`WaitTimeout`], as the seed records it; `"activity_failed"`, `"child_failed"`,
+    /// `"payload"`, `"cancelled"`, or `"failed"` for the rest).
+    pub fn code(&self) -> &'static str {
+        match self {
+            WorkflowError::WaitTimeout(_) => "wait_timeout",
+            WorkflowError::Activity(_) => "activity_failed",
+            WorkflowError::Child(_) => "child_failed",
+            WorkflowError::Payload(_) | WorkflowError::SignalExternal(_) => "payload",
+            WorkflowError::Cancelled => "cancelled",
+            WorkflowError::Failed(_) | WorkflowError::ContinueAsNew(_) => "failed",
+        }
+    }
 }
 
 /// A timer or wait was cut short because the run's cancellation was requested. `?` turns it
@@ -90,15 +104,41 @@ pub enum SignalWaitError {
     Cancelled(#[from] Cancelled),
 }
 
-/// No signal named `name` arrived before `deadline`. A signal sent later is buffered for the
-/// next wait.
+/// A bounded wait ran out of time: no signal named `name` arrived before `deadline` (a signal
+/// sent later is buffered for the next wait). Returned from `run` (through `?`), it fails the
+/// run with the error code `wait_timeout` ([`WorkflowError::code`]), which starts the
+/// recorded failure message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("no {name:?} signal before {deadline:?}")]
+#[error("wait_timeout: {kind} wait #{call_index} for {name:?} gave up at {deadline:?}")]
 pub struct WaitTimeout {
-    /// The signal waited for.
+    /// What was waited for.
+    pub kind: WaitKind,
+    /// The signal waited for (empty for a condition).
     pub name: String,
+    /// Which wait of the run it was: its waits (`wait_for_signal`, `wait_condition`) are
+    /// numbered from 1 in the order the code made them, the same on every replay.
+    pub call_index: u32,
     /// When the wait gave up (workflow time).
     pub deadline: SystemTime,
+}
+
+/// What a [`WaitTimeout`] waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WaitKind {
+    /// `ctx.wait_for_signal(name)`.
+    Signal,
+    /// `ctx.wait_condition(pred)`.
+    Condition,
+}
+
+impl std::fmt::Display for WaitKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WaitKind::Signal => "signal",
+            WaitKind::Condition => "condition",
+        })
+    }
 }
 
 /// How a child run failed to produce its result.

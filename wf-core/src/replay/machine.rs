@@ -15,7 +15,7 @@ use crate::data::update::{UpdateOutcome, UpdateState};
 use crate::error::{WfError, WorkflowError};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
-use crate::workflow::{HandlerKind, Role, Unfinished, WorkflowContext, WorkflowDefinition};
+use crate::workflow::{HandlerKind, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -112,6 +112,8 @@ pub(crate) trait Instance {
     fn parent(&self) -> Option<ParentInfo>;
     /// Children still running, with their parent close policies.
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)>;
+    /// Whether the run's cancellation was requested (it takes no more signals).
+    fn cancel_requested(&self) -> bool;
 }
 
 /// The in-memory run of workflow type `W`.
@@ -168,7 +170,12 @@ impl<W: WorkflowDefinition> RunMachine<W> {
     fn apply(&mut self, message: Message, replaying: bool) -> Option<EventKind> {
         let event = (!replaying).then(|| message.to_event());
         match message {
-            Message::Signal { name, args, .. } => self.apply_signal(name, args),
+            Message::Signal {
+                name,
+                args,
+                sent_at,
+                ..
+            } => self.apply_signal(name, args, sent_at),
             Message::Update {
                 update_id,
                 name,
@@ -190,10 +197,12 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         event
     }
 
-    fn apply_signal(&mut self, name: String, args: Payload) {
+    fn apply_signal(&mut self, name: String, args: Payload, sent_at: Option<i64>) {
         let def = self.def.clone();
         let Some(handler) = def.handler(&name, Role::Signal) else {
-            self.core.borrow_mut().buffer_signal(name, args);
+            self.core
+                .borrow_mut()
+                .buffer_signal(Signal::new(name, args, sent_at));
             return;
         };
         match &handler.kind {
@@ -333,13 +342,32 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         }));
     }
 
+    /// Ends the run as cancelled when its main method is blocked on a wait the cancellation
+    /// request interrupted (see `workflow/cancel.rs`): as if the wait had returned a
+    /// cancellation error and `?` had passed it up.
+    fn end_if_interrupted(&mut self) {
+        let reason = {
+            let core = self.core.borrow();
+            match &core.cancel_requested {
+                Some(reason) if core.close.is_none() && core.interrupted_main_waits > 0 => {
+                    reason.clone()
+                }
+                _ => return,
+            }
+        };
+        // Dropping it cancels what it still waited on (timers, for instance) first.
+        if self.executor.drop_main() {
+            self.core.borrow_mut().close_run(Close::Cancelled(reason));
+        }
+    }
+
     fn summary(&self) -> RunSummary {
         let core = self.core.borrow();
         RunSummary {
             buffered_signals: core
                 .buffered_signals
                 .iter()
-                .map(|(n, _)| n.clone())
+                .map(|s| s.name.clone())
                 .collect(),
             running_handlers: core
                 .live_handlers
@@ -347,6 +375,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 .map(|h| h.description.clone())
                 .collect(),
             open_children: core.open_children(),
+            cancel_requested: core.cancel_requested.is_some(),
         }
     }
 
@@ -420,7 +449,10 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             let core = self.core.clone();
             let busy = self
                 .executor
-                .run_until_blocked(&|| core.borrow().close.is_some());
+                .run_until_blocked(&|| core.borrow().close.is_some(), &|main| {
+                    core.borrow_mut().polling_main = main
+                });
+            self.end_if_interrupted();
             (events, busy)
         }));
         let (mut events, busy) = result.map_err(|p| TaskError::Panic(panic_message(&*p)))?;
@@ -494,6 +526,10 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
 
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)> {
         self.core.borrow().open_children()
+    }
+
+    fn cancel_requested(&self) -> bool {
+        self.core.borrow().cancel_requested.is_some()
     }
 }
 

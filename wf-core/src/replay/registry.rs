@@ -5,7 +5,7 @@ use super::machine::{Instance, RunMachine, TaskError};
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::WfError;
-use crate::workflow::{Handler, Role, WorkflowDefinition};
+use crate::workflow::{Handler, Role, WorkflowDefinition, WorkflowType};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -23,6 +23,10 @@ pub(crate) trait ErasedDefinition: Send + Sync {
     /// no handler is fine: it is kept and buffered (for `ctx.wait_for_signal`, or a later
     /// version of the code with a handler for it).
     fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError>;
+    /// Whether the type has a handler `name` of `role`.
+    fn has_handler(&self, role: Role, name: &str) -> bool;
+    /// The type's public shape: input, output, handlers with their parameters.
+    fn shape(&self) -> WorkflowType;
 }
 
 /// A registered workflow type: its handler table, shared by all its runs.
@@ -147,5 +151,13 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
                 hint: self.table.names_of(role),
             }),
         }
+    }
+
+    fn has_handler(&self, role: Role, name: &str) -> bool {
+        self.table.handler(name, role).is_some()
+    }
+
+    fn shape(&self) -> WorkflowType {
+        WorkflowType::of::<W>()
     }
 }

@@ -21,6 +21,8 @@ pub(crate) struct Config {
     /// How long the store keeps this engine's leases after its last sign of life (see
     /// `EngineBuilder::liveness_lease`).
     pub liveness_lease: Duration,
+    /// How long an update call waits for its stage when the call sets no timeout.
+    pub update_timeout: Duration,
 }
 
 impl Default for Config {
@@ -36,6 +38,7 @@ impl Default for Config {
             task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
             poll_when_quiet: true,
             liveness_lease: Duration::from_secs(3),
+            update_timeout: crate::client::DEFAULT_UPDATE_TIMEOUT,
         }
     }
 }

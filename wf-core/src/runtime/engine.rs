@@ -18,7 +18,7 @@ use crate::data::limits::Ident;
 use crate::error::{StoreError, WfError};
 use crate::replay::Definition;
 use crate::store::{MemoryStore, SqliteOptions, SqliteStore, Store};
-use crate::workflow::{Role, WorkflowDefinition};
+use crate::workflow::{Role, WorkflowDefinition, WorkflowType};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -188,6 +188,17 @@ impl EngineBuilder {
         self
     }
 
+    /// How long an update call of this engine's client waits for its outcome (or, for
+    /// `.start()` and `wait: accepted`, for its validator) when the call sets no
+    /// [`timeout`](crate::UpdateCall::timeout) of its own (default 30 s, as the seed's
+    /// `update`). When it runs out the caller gets `WfError::Timeout` naming the update id; the
+    /// update stays queued, is applied when a worker takes the run, and the same call with that
+    /// update id returns its outcome.
+    pub fn update_timeout(mut self, timeout: Duration) -> Self {
+        self.config.update_timeout = timeout;
+        self
+    }
+
     /// Runs no workers: the engine is only a client of the store (other engines, in this
     /// process or others, do the work). It still registers in the store, holding no lease,
     /// so that the engines that run its workflows poke it when an outcome it waits for (an
@@ -344,6 +355,20 @@ impl Engine {
             poll_set: false,
             errors: Vec::new(),
         }
+    }
+
+    /// The workflow types this engine runs, by name: their input and result types and their
+    /// handlers with parameter names and types (what `GET /{type}` of wf-http shows).
+    pub fn workflow_types(&self) -> Vec<WorkflowType> {
+        let mut types: Vec<WorkflowType> = self
+            .core
+            .registry
+            .workflows
+            .values()
+            .map(|d| d.shape())
+            .collect();
+        types.sort_by_key(|t| t.name);
+        types
     }
 
     /// A client of this engine (cheap to clone).

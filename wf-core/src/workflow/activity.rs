@@ -186,10 +186,14 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     Err(e) => return Poll::Ready(Err(ActivityCallError::Payload(e.clone()))),
                 };
                 let (name, options) = (self.name.clone(), self.options.clone());
-                let seq = self
-                    .core
-                    .borrow_mut()
-                    .schedule_activity(name, input, options);
+                let mut core = self.core.borrow_mut();
+                // The main method has not received the run's cancellation: this activity, the
+                // first thing it starts, gets it (see `cancel.rs`).
+                if core.polling_main && core.take_undelivered_cancel() {
+                    return Poll::Ready(Err(ActivityCallError::Cancelled { activity: name }));
+                }
+                let seq = core.schedule_activity(name, input, options);
+                drop(core);
                 self.seq = Some(seq);
                 seq
             }
@@ -228,9 +232,12 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     }
                 })
             }
-            ActivityState::Cancelled => Poll::Ready(Err(ActivityCallError::Cancelled {
-                activity: self.name.clone(),
-            })),
+            ActivityState::Cancelled => {
+                core.cancel_received();
+                Poll::Ready(Err(ActivityCallError::Cancelled {
+                    activity: self.name.clone(),
+                }))
+            }
             ActivityState::Taken => Poll::Pending,
         }
     }

@@ -233,7 +233,10 @@ impl<C: WorkflowDefinition> Future for ChildCall<C> {
             ChildState::Closed(outcome) => Poll::Ready(match outcome {
                 ChildOutcome::Completed(p) => p.decode().map_err(ChildError::Payload),
                 ChildOutcome::Failed(m) => Err(ChildError::Failed(m)),
-                ChildOutcome::Cancelled(m) => Err(ChildError::Cancelled(m)),
+                ChildOutcome::Cancelled(m) => {
+                    core.cancel_received();
+                    Err(ChildError::Cancelled(m))
+                }
                 ChildOutcome::Terminated(m) => Err(ChildError::Terminated(m)),
                 ChildOutcome::StartFailed(m) => Err(ChildError::StartFailed(m)),
             }),

@@ -11,6 +11,7 @@ use super::activity::ActivityState;
 use super::child::ChildState;
 use super::definition::Unfinished;
 use super::rng::Rng;
+use super::signal::Signal;
 use super::timer::TimerState;
 use crate::data::history::EventKind;
 use crate::data::payload::Payload;
@@ -50,6 +51,9 @@ pub(crate) struct Commands {
     pub activities: HashMap<u32, ActivityState>,
     pub timers: HashMap<u32, TimerState>,
     pub children: HashMap<u32, ChildState>,
+    /// Waits (`wait_for_signal`, `wait_condition`) the code made so far, for their
+    /// `WaitTimeout::call_index`.
+    pub waits: u32,
     /// Wakers of `wait_condition` futures, woken on every state change.
     conditions: Vec<Waker>,
     pub task_time_ms: i64,
@@ -65,8 +69,19 @@ pub(crate) struct Commands {
     pub suggest_continue_as_new: bool,
     /// Why cancellation was requested, once it was.
     pub cancel_requested: Option<String>,
+    /// The main method has not received the cancellation request yet: the first activity,
+    /// timer or wait it starts gets it (see `cancel.rs`).
+    pub cancel_undelivered: bool,
+    /// The waits made before the cancellation request (their call indexes are at most this):
+    /// those still pending then are interrupted by it.
+    pub waits_before_cancel: u32,
+    /// Set by the executor while it polls the main method.
+    pub polling_main: bool,
+    /// Waits of the main method interrupted by the cancellation request and still alive: when
+    /// the main method is blocked with one, the run ends as cancelled.
+    pub interrupted_main_waits: u32,
     /// Signals with no handler, kept (name, args) until a handler for them exists.
-    pub buffered_signals: Vec<(String, Payload)>,
+    pub buffered_signals: Vec<Signal>,
     /// Nondeterminism found while applying inputs (a resolution nobody asked for).
     pub mismatch: Option<String>,
     /// On replay: positions (in the task's recorded commands) and names of patch markers.
@@ -86,6 +101,7 @@ impl Commands {
             activities: HashMap::new(),
             timers: HashMap::new(),
             children: HashMap::new(),
+            waits: 0,
             conditions: Vec::new(),
             task_time_ms: 0,
             rng: Rng::new(seed),
@@ -97,6 +113,10 @@ impl Commands {
             history_len: 0,
             suggest_continue_as_new: false,
             cancel_requested: None,
+            cancel_undelivered: false,
+            waits_before_cancel: 0,
+            polling_main: false,
+            interrupted_main_waits: 0,
             buffered_signals: Vec::new(),
             mismatch: None,
             replay_patches: None,

@@ -36,6 +36,24 @@ pub trait WorkflowDefinition: Sized + 'static {
 
     /// The handlers, by wire name. Called once when the type is registered.
     fn handlers() -> Vec<Handler<Self>>;
+
+    /// The input type's name as written in the workflow's code (`#[workflow]` records it;
+    /// by default the full Rust path), for tools that describe the type (`GET /{type}`).
+    fn input_type_name() -> &'static str {
+        std::any::type_name::<Self::Input>()
+    }
+
+    /// The result type's name as written in the workflow's code (see
+    /// [`input_type_name`](Self::input_type_name)).
+    fn output_type_name() -> &'static str {
+        std::any::type_name::<Self::Output>()
+    }
+
+    /// Re-encodes an encoded result with struct fields by name (see
+    /// [`Payload::encode_named`]), for readers without the Rust types.
+    fn output_with_names(output: &Payload) -> Result<Payload, PayloadError> {
+        Payload::encode_named(&output.decode::<Self::Output>()?)
+    }
 }
 
 /// What the engine does when a run finishes while this handler is still running.
@@ -58,6 +76,19 @@ pub struct Handler<W> {
     pub kind: HandlerKind<W>,
     /// Policy when the run finishes while the handler runs.
     pub unfinished: Unfinished,
+    /// The handler's parameters (after the context or receiver), in order, as written.
+    pub params: &'static [Param],
+    /// The type of the value a query or update returns, as written (`"()"` for signals).
+    pub returns: &'static str,
+}
+
+/// One parameter of a handler, as written in the workflow's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Param {
+    /// Its name (`arg0`, `arg1`.. for a pattern that is not a plain name).
+    pub name: &'static str,
+    /// Its Rust type, as written (`String`, `Vec<Item>`).
+    pub ty: &'static str,
 }
 
 /// The handler forms, as the engine calls them. Arguments arrive as an encoded tuple.

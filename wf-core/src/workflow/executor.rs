@@ -71,9 +71,14 @@ impl Executor {
     }
 
     /// Polls until every task is blocked or finished, or `stop()` turns true after a poll (the
-    /// run closed). Panics in workflow code propagate to the caller, which turns them into a
-    /// workflow task failure.
-    pub fn run_until_blocked(&mut self, stop: &dyn Fn() -> bool) -> Result<(), BusyLoop> {
+    /// run closed). `polling_main(true)` is called before the main method is polled and
+    /// `polling_main(false)` after. Panics in workflow code propagate to the caller, which
+    /// turns them into a workflow task failure.
+    pub fn run_until_blocked(
+        &mut self,
+        stop: &dyn Fn() -> bool,
+        polling_main: &dyn Fn(bool),
+    ) -> Result<(), BusyLoop> {
         for _ in 0..MAX_ROUNDS {
             let mut polled = false;
             let mut i = 0;
@@ -88,7 +93,10 @@ impl Executor {
                 }
             }
             if let Some(main) = self.main.as_mut() {
-                if main.poll_if_woken(&mut polled) {
+                polling_main(true);
+                let done = main.poll_if_woken(&mut polled);
+                polling_main(false);
+                if done {
                     self.main = None;
                 }
                 if stop() {
@@ -100,6 +108,12 @@ impl Executor {
             }
         }
         Err(BusyLoop)
+    }
+
+    /// Drops the main method's future (the run ends without it returning); true if it was
+    /// running.
+    pub fn drop_main(&mut self) -> bool {
+        self.main.take().is_some()
     }
 
     /// Drops every task (eviction or close).
@@ -127,9 +141,9 @@ mod tests {
             l.borrow_mut().push("handler");
             std::future::pending::<()>().await
         }));
-        ex.run_until_blocked(&|| false).unwrap();
+        ex.run_until_blocked(&|| false, &|_| ()).unwrap();
         assert_eq!(*log.borrow(), vec!["handler", "main"]);
-        ex.run_until_blocked(&|| false).unwrap();
+        ex.run_until_blocked(&|| false, &|_| ()).unwrap();
         assert_eq!(
             log.borrow().len(),
             2,
@@ -149,6 +163,6 @@ mod tests {
         }
         let mut ex = Executor::default();
         ex.spawn_main(Box::pin(Spin));
-        assert!(ex.run_until_blocked(&|| false).is_err());
+        assert!(ex.run_until_blocked(&|| false, &|_| ()).is_err());
     }
 }

@@ -17,6 +17,7 @@ mod context;
 pub mod definition;
 pub(crate) mod executor;
 mod external;
+mod metadata;
 pub(crate) mod patch;
 mod rng;
 mod signal;
@@ -28,8 +29,9 @@ pub use child::ChildCall;
 pub use condition::{TimedCondition, WaitCondition};
 pub use context::WorkflowContext;
 pub use definition::{
-    encode_update_result, AsyncUpdateFn, Handler, HandlerKind, LocalBoxFuture, Role, SyncUpdateFn,
-    Unfinished, Validator, WorkflowDefinition,
+    encode_update_result, AsyncUpdateFn, Handler, HandlerKind, LocalBoxFuture, Param, Role,
+    SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
 };
-pub use signal::{WaitForSignal, WaitForSignalUntil};
+pub use metadata::{HandlerInfo, WorkflowType};
+pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};
 pub use timer::Sleep;

@@ -1,31 +1,71 @@
 //! Signals without a handler method: they are buffered in arrival order, and
 //! `ctx.wait_for_signal(name)` takes the oldest one, with an optional durable deadline.
 
+use super::cancel::Interruption;
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::timer::Sleep;
 use crate::data::payload::{Payload, PayloadError};
-use crate::error::{SignalWaitError, WaitTimeout};
+use crate::error::{SignalWaitError, WaitKind, WaitTimeout};
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+/// A signal as `ctx.wait_for_signal_raw(name)` hands it over: its name, its encoded
+/// arguments and when the sender sent it.
+///
+/// ```ignore
+/// let s = ctx.wait_for_signal_raw("approve").await;
+/// let (who,): (String,) = s.args()?;
+/// let waited = ctx.now().duration_since(s.sent_at.unwrap_or(ctx.now()));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signal {
+    /// Its wire name.
+    pub name: String,
+    /// Its encoded arguments (a tuple).
+    pub payload: Payload,
+    /// When the sender sent it (the sending engine's clock; workflow time for a signal from
+    /// `ctx.signal_external`). `None` for a signal recorded before wf recorded send times.
+    pub sent_at: Option<SystemTime>,
+}
+
+impl Signal {
+    pub(crate) fn new(name: String, payload: Payload, sent_at_ms: Option<i64>) -> Self {
+        Signal {
+            name,
+            payload,
+            sent_at: sent_at_ms.map(|ms| UNIX_EPOCH + Duration::from_millis(ms.max(0) as u64)),
+        }
+    }
+
+    /// Decodes the argument tuple (`(A,)` for a one-argument signal, `()` for none).
+    pub fn args<A: DeserializeOwned>(&self) -> Result<A, PayloadError> {
+        self.payload.decode()
+    }
+
+    /// Decodes the single argument of a one-argument signal (what `wait_for_signal::<T>`
+    /// returns).
+    pub fn arg<T: DeserializeOwned>(&self) -> Result<T, PayloadError> {
+        self.payload.decode::<(T,)>().map(|(v,)| v)
+    }
+}
+
 impl Commands {
     /// Keeps a signal no handler takes, for `wait_for_signal` (or a later handler).
-    pub fn buffer_signal(&mut self, name: String, args: Payload) {
-        self.buffered_signals.push((name, args));
+    pub fn buffer_signal(&mut self, signal: Signal) {
+        self.buffered_signals.push(signal);
         self.state_changed();
     }
 
     /// Takes the oldest buffered signal named `name`.
-    pub fn take_signal(&mut self, name: &str) -> Option<Payload> {
-        let i = self.buffered_signals.iter().position(|(n, _)| n == name)?;
-        Some(self.buffered_signals.remove(i).1)
+    pub fn take_signal(&mut self, name: &str) -> Option<Signal> {
+        let i = self.buffered_signals.iter().position(|s| s.name == name)?;
+        Some(self.buffered_signals.remove(i))
     }
 }
 
@@ -34,25 +74,67 @@ impl<W: 'static> WorkflowContext<W> {
     /// single argument (signals carry an argument tuple: send `(value,)`). Signals that
     /// arrived earlier are buffered and taken oldest first, so none is missed. Bound the wait
     /// with [`.timeout(d)`](WaitForSignal::timeout) or [`.deadline(t)`](WaitForSignal::deadline).
+    /// [`wait_for_signal_raw`](Self::wait_for_signal_raw) gives the whole [`Signal`]. In `run`,
+    /// a wait without a deadline that is pending when the run's cancellation is requested
+    /// ends the run as cancelled (see `wait_condition`); one with a deadline fails with
+    /// [`SignalWaitError::Cancelled`].
     pub fn wait_for_signal<T: DeserializeOwned>(&self, name: &str) -> WaitForSignal<T> {
+        self.wait_signal(name, |s| s.arg::<T>())
+    }
+
+    /// Waits for the next signal named `name` that has no handler method, as
+    /// [`wait_for_signal`](Self::wait_for_signal) does, and returns it whole: its name, its
+    /// encoded arguments and when it was sent ([`Signal`]). The timeouts are the same; the
+    /// result is `Result<Signal, PayloadError>` (never an `Err`: nothing is decoded).
+    pub fn wait_for_signal_raw(&self, name: &str) -> WaitForSignal<Signal> {
+        self.wait_signal(name, Ok)
+    }
+
+    fn wait_signal<T>(
+        &self,
+        name: &str,
+        decode: fn(Signal) -> Result<T, PayloadError>,
+    ) -> WaitForSignal<T> {
+        let index = {
+            let mut core = self.core.borrow_mut();
+            core.waits += 1;
+            core.waits
+        };
         WaitForSignal {
             core: self.core.clone(),
             name: name.to_string(),
-            _t: PhantomData,
+            decode,
+            index,
+            interruption: Interruption::default(),
         }
     }
 }
 
-/// Future of [`WorkflowContext::wait_for_signal`]: the signal's argument.
+/// Future of [`WorkflowContext::wait_for_signal`] (the signal's argument) and
+/// [`WorkflowContext::wait_for_signal_raw`] (the [`Signal`]).
 pub struct WaitForSignal<T> {
     core: Rc<RefCell<Commands>>,
     name: String,
-    _t: PhantomData<fn() -> T>,
+    decode: fn(Signal) -> Result<T, PayloadError>,
+    /// Its `WaitTimeout::call_index`.
+    index: u32,
+    /// Whether the run's cancellation interrupted it (see `cancel.rs`).
+    interruption: Interruption,
 }
 
 impl<T> Unpin for WaitForSignal<T> {}
 
-impl<T: DeserializeOwned> WaitForSignal<T> {
+impl<T> Drop for WaitForSignal<T> {
+    fn drop(&mut self) {
+        if self.interruption.happened() {
+            if let Ok(mut core) = self.core.try_borrow_mut() {
+                self.interruption.release(&mut core);
+            }
+        }
+    }
+}
+
+impl<T> WaitForSignal<T> {
     /// Gives up after `duration` of workflow time with [`SignalWaitError::Timeout`]. A zero
     /// duration takes a signal already received and otherwise times out at once, without a
     /// timer.
@@ -86,7 +168,7 @@ impl<T: DeserializeOwned> WaitForSignal<T> {
     fn take(&self, cx: &mut Context<'_>) -> Option<Result<T, PayloadError>> {
         let mut core = self.core.borrow_mut();
         match core.take_signal(&self.name) {
-            Some(args) => Some(args.decode::<(T,)>().map(|(v,)| v)),
+            Some(signal) => Some((self.decode)(signal)),
             None => {
                 core.wait_for_change(cx.waker());
                 None
@@ -95,13 +177,20 @@ impl<T: DeserializeOwned> WaitForSignal<T> {
     }
 }
 
-impl<T: DeserializeOwned> Future for WaitForSignal<T> {
+impl<T> Future for WaitForSignal<T> {
     type Output = Result<T, PayloadError>;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.take(cx) {
-            Some(r) => Poll::Ready(r),
-            None => Poll::Pending,
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(r) = self.take(cx) {
+            return Poll::Ready(r);
         }
+        // In the main method, a cancellation request interrupts the wait: the run ends as
+        // cancelled (see `cancel.rs`).
+        let this = &mut *self;
+        let mut core = this.core.borrow_mut();
+        if core.polling_main && (this.interruption.happened() || core.interrupts_wait(this.index)) {
+            this.interruption.record(&mut core);
+        }
+        Poll::Pending
     }
 }
 
@@ -114,7 +203,7 @@ pub struct WaitForSignalUntil<T> {
 
 impl<T> Unpin for WaitForSignalUntil<T> {}
 
-impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
+impl<T> Future for WaitForSignalUntil<T> {
     type Output = Result<T, SignalWaitError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // A signal already recorded wins, even past the deadline.
@@ -125,6 +214,8 @@ impl<T: DeserializeOwned> Future for WaitForSignalUntil<T> {
         // Built only when the wait actually times out (not on every poll).
         let timed_out = |w: &WaitForSignalUntil<T>| {
             Poll::Ready(Err(SignalWaitError::Timeout(WaitTimeout {
+                kind: WaitKind::Signal,
+                call_index: w.wait.index,
                 name: w.wait.name.clone(),
                 deadline: UNIX_EPOCH + Duration::from_millis(w.deadline_ms.max(0) as u64),
             })))

@@ -122,6 +122,11 @@ impl Future for Sleep {
         let seq = match self.seq {
             Some(seq) => seq,
             None => {
+                // The main method has not received the run's cancellation: this timer, the
+                // first thing it starts, gets it (see `cancel.rs`).
+                if core.polling_main && core.take_undelivered_cancel() {
+                    return Poll::Ready(Err(Cancelled));
+                }
                 let fire_at = core.task_time_ms.saturating_add(duration_ms(self.duration));
                 let seq = core.start_timer(fire_at);
                 drop(core);
@@ -137,6 +142,7 @@ impl Future for Sleep {
             }
             Some(TimerState::CancelledByRequest) => {
                 core.timers.insert(seq, TimerState::Done);
+                core.cancel_received();
                 Poll::Ready(Err(Cancelled))
             }
             Some(TimerState::Started { waker }) => {

@@ -7,15 +7,31 @@ use crate::data::limits::{check_reason, Ident};
 use crate::data::message::Message;
 use crate::error::WfError;
 use crate::runtime::scheduler::Scheduler;
+use crate::runtime::worker::DirectReply;
 use crate::schedule::ACTION_ID_SUFFIX_BYTES;
 
 impl LocalTransport {
+    /// Requests cancellation. A run this engine runs gets the request in memory: one commit
+    /// records it in history before this returns, so that a signal sent after it is refused
+    /// (the seed's rule; see `worker/task.rs`). Otherwise it goes to the run's inbox, and
+    /// signals are refused once a worker recorded it.
     pub(super) async fn cancel(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
         check_reason("cancellation reason", reason)?;
         let core = &self.core;
         let message = Message::CancelRequested {
             reason: reason.to_string(),
         };
+        let run = self.latest(workflow_id).await?;
+        match self.hand_over(&run, message.clone()).await {
+            // Recorded by the worker, or delivered through the store by it.
+            Some(DirectReply::Recorded | DirectReply::Fallback) => return Ok(()),
+            // That run closed meanwhile: the store answers for the latest run.
+            Some(DirectReply::Failed(WfError::RunFinished { .. })) => {}
+            Some(DirectReply::Failed(e)) => return Err(e),
+            // Not run here, or the worker went away without answering: through the inbox
+            // (requesting cancellation twice is harmless: the run applies it once).
+            Some(DirectReply::Update(_)) | None => {}
+        }
         core.store
             .deliver(workflow_id, None, message, core.now_ms())
             .await?;

@@ -15,8 +15,8 @@ mod update;
 use super::core::Core;
 use super::worker::{Direct, DirectReply};
 use crate::client::{
-    CallFuture, Description, NewSchedule, RunInfo, ScheduleChange, SignalRequest, StartRequest,
-    Started, Transport, UpdateRequest, UpdateStage,
+    CallFuture, Description, NewSchedule, RunInfo, ScheduleChange, SignalRequest, SignalStatus,
+    StartRequest, Started, Transport, UpdateRequest, UpdateStage,
 };
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
@@ -155,7 +155,7 @@ impl Transport for LocalTransport {
         Box::pin(self.start(request))
     }
 
-    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, ()> {
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus> {
         Box::pin(self.signal(request))
     }
 
@@ -170,6 +170,10 @@ impl Transport for LocalTransport {
 
     fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)> {
         Box::pin(self.update(request))
+    }
+
+    fn update_timeout(&self) -> std::time::Duration {
+        self.core.config.update_timeout
     }
 
     fn wait_update<'a>(

@@ -32,12 +32,16 @@ impl LocalTransport {
         let def = core.registry.definition(&workflow_type)?;
         check_size("the start input", &input)?;
         def.check_input(&input)?;
+        // Signal-with-start: the signal was sent now, on this engine's clock.
+        let now = core.now_ms();
+        let messages: Vec<Message> = messages.into_iter().map(|m| m.sent_at(now)).collect();
         for m in &messages {
             match m {
                 Message::Signal {
                     name,
                     args,
                     signal_id,
+                    ..
                 } => {
                     check_signal(name, signal_id.as_deref())?;
                     check_size("signal", args)?;

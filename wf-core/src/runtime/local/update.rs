@@ -4,7 +4,7 @@
 //! inbox and dedupe, and the caller waits for its record to reach the stage asked for.
 
 use super::{check_size, check_update, LocalTransport};
-use crate::client::{UpdateRequest, UpdateStage};
+use crate::client::{update_timed_out, UpdateRequest, UpdateStage};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::RunStatus;
@@ -13,6 +13,7 @@ use crate::error::WfError;
 use crate::runtime::worker::DirectReply;
 use crate::store::DeliverOutcome;
 use crate::workflow::Role;
+use tokio::time::Instant;
 
 /// The caller's result for an update in a final state.
 fn update_result(workflow_id: &str, run_id: &str, state: UpdateState) -> Result<Payload, WfError> {
@@ -31,6 +32,10 @@ fn update_result(workflow_id: &str, run_id: &str, state: UpdateState) -> Result<
 }
 
 impl LocalTransport {
+    /// Sends an update and waits for its stage, at most its timeout (or the engine's
+    /// `update_timeout`). The update is handed over or delivered before the clock matters:
+    /// when the wait runs out it stays queued, and the same update id later returns its
+    /// outcome.
     pub(super) async fn update(
         &self,
         request: UpdateRequest<'_>,
@@ -41,24 +46,41 @@ impl LocalTransport {
             args,
             update_id,
             stage,
+            timeout,
         } = request;
         check_update(name, update_id.as_deref())?;
+        let timeout = timeout.unwrap_or(self.core.config.update_timeout);
+        let deadline = Instant::now() + timeout;
         let direct = update_id.is_none() && stage == UpdateStage::Completed;
         let update_id = update_id.unwrap_or_else(crate::data::ids::new_id);
+        let timed_out = || update_timed_out(workflow_id, name, &update_id, stage, timeout);
+        // Waits until the update reaches `stage`, or the deadline.
+        let wait = || async {
+            let wait = self.wait_update(workflow_id, &update_id, stage);
+            match tokio::time::timeout_at(deadline, wait).await {
+                Ok(value) => Ok((update_id.clone(), value?)),
+                Err(_) => Err(timed_out()),
+            }
+        };
         // A run held in this engine's cache takes the update at once, without a store read.
         let mut via_store = false;
         if let Some((run_id, def)) = self.hot_run(workflow_id).filter(|_| direct) {
             check_size("update", &args)?;
             def.check_message(Role::Update, name, &args)?;
             let message = Message::update(update_id.clone(), name, args.clone());
-            match self.hand_over_to(&run_id, workflow_id, None, message).await {
+            let handed = self.hand_over_to(&run_id, workflow_id, None, message);
+            // Once handed over, the worker applies it whether or not this caller still waits.
+            let Ok(reply) = tokio::time::timeout_at(deadline, handed).await else {
+                return Err(timed_out());
+            };
+            match reply {
                 Some(DirectReply::Update(state)) => {
-                    return Ok((update_id, update_result(workflow_id, &run_id, state)?))
+                    return Ok((
+                        update_id.clone(),
+                        update_result(workflow_id, &run_id, state)?,
+                    ))
                 }
-                Some(DirectReply::Fallback) => {
-                    let value = self.wait_update(workflow_id, &update_id, stage).await?;
-                    return Ok((update_id, value));
-                }
+                Some(DirectReply::Fallback) => return wait().await,
                 // That run closed meanwhile: nothing was recorded; the update is for the
                 // workflow id's latest run.
                 Some(DirectReply::Failed(WfError::RunFinished { .. })) => {
@@ -75,14 +97,18 @@ impl LocalTransport {
         }
         if direct && !via_store && run.status == RunStatus::Running {
             let message = Message::update(update_id.clone(), name, args.clone());
-            match self.hand_over(&run, message).await {
+            let handed = self.hand_over(&run, message);
+            let Ok(reply) = tokio::time::timeout_at(deadline, handed).await else {
+                return Err(timed_out());
+            };
+            match reply {
                 Some(DirectReply::Update(state)) => {
-                    return Ok((update_id, update_result(workflow_id, &run.run_id, state)?))
+                    return Ok((
+                        update_id.clone(),
+                        update_result(workflow_id, &run.run_id, state)?,
+                    ))
                 }
-                Some(DirectReply::Fallback) => {
-                    let value = self.wait_update(workflow_id, &update_id, stage).await?;
-                    return Ok((update_id, value));
-                }
+                Some(DirectReply::Fallback) => return wait().await,
                 Some(DirectReply::Failed(e)) => return Err(e),
                 // The worker went away without answering: it may or may not have recorded the
                 // update, so deliver it through the store under the same id; the store's dedupe
@@ -99,8 +125,7 @@ impl LocalTransport {
         if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
             core.wake.workflow.notify_one();
         }
-        let value = self.wait_update(workflow_id, &update_id, stage).await?;
-        Ok((update_id, value))
+        wait().await
     }
 
     /// Waits until update `update_id` reaches `stage`.

@@ -213,6 +213,7 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
                 args: args.clone(),
                 // Idempotent if this commit is ever retried.
                 signal_id: Some(format!("{}/{seq}", run.run_id)),
+                sent_at: Some(commit.now_ms),
             },
         )),
         _ => {}

@@ -4,11 +4,12 @@
 //! history.
 
 use super::commit::Plan;
-use super::handoff::Direct;
+use super::handoff::{Direct, DirectReply};
 use super::{Mode, Worker};
 use crate::data::message::Message;
-use crate::data::run::TaskFailure;
+use crate::data::run::{RunStatus, TaskFailure};
 use crate::data::update::UpdateState;
+use crate::error::WfError;
 use crate::replay::{replay, Instance, TaskError, TaskMeta};
 use crate::runtime::persist::until_durable;
 use crate::store::{RunRecord, WorkflowTask};
@@ -52,6 +53,7 @@ impl Worker {
         let now = core.now_ms();
         let consumed_through = messages.last().map(|m| m.seq);
         let mut inputs: Vec<Message> = messages.into_iter().map(|m| m.message).collect();
+        let direct = refuse_signals_after_cancel(&run, instance.as_ref(), &inputs, direct);
         // Messages handed over in memory come after the inbox (they arrived later).
         let mut resolve_activities = Vec::new();
         let mut direct_updates = HashSet::new();
@@ -205,4 +207,40 @@ impl Worker {
         core.wake.timer.notify_one();
         core.wake.waiters.publish(&run.workflow_id);
     }
+}
+
+/// The seed's rule, for messages handed over in memory (the store applies it to the inbox):
+/// a signal that comes after the run's cancellation request (recorded, or among this task's
+/// inputs before it) is refused with `RunFinished` and left out of the task.
+fn refuse_signals_after_cancel(
+    run: &RunRecord,
+    instance: &dyn Instance,
+    inbox: &[Message],
+    direct: Vec<Direct>,
+) -> Vec<Direct> {
+    let is_cancel = |m: &Message| matches!(m, Message::CancelRequested { .. });
+    let mut cancelling = instance.cancel_requested() || inbox.iter().any(is_cancel);
+    let mut kept = Vec::with_capacity(direct.len());
+    for d in direct {
+        match d {
+            Direct::Message {
+                message: Message::Signal { .. },
+                reply,
+                ..
+            } if cancelling => {
+                let _ = reply.send(DirectReply::Failed(WfError::RunFinished {
+                    workflow_id: run.workflow_id.clone(),
+                    run_id: run.run_id.clone(),
+                    status: RunStatus::Cancelled,
+                }));
+            }
+            d => {
+                if let Direct::Message { message, .. } = &d {
+                    cancelling |= is_cancel(message);
+                }
+                kept.push(d);
+            }
+        }
+    }
+    kept
 }

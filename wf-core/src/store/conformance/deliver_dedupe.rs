@@ -70,7 +70,8 @@ pub async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>)
         Message::Signal {
             name: "pause".into(),
             args: payload(("pause",)),
-            signal_id: None
+            signal_id: None,
+            sent_at: None,
         }
     );
 }

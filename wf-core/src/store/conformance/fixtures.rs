@@ -61,6 +61,7 @@ pub fn signal(name: &str, signal_id: Option<&str>) -> Message {
         name: name.into(),
         args: payload((name,)),
         signal_id: signal_id.map(Into::into),
+        sent_at: None,
     }
 }
 

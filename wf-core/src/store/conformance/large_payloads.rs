@@ -23,6 +23,7 @@ pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
         name: "load".into(),
         args: args.clone(),
         signal_id: None,
+        sent_at: None,
     }];
     store.start_run(req).await.unwrap();
 
@@ -42,6 +43,7 @@ pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
                 name: "load".into(),
                 args: args.clone(),
                 signal_id: None,
+                sent_at: None,
             },
         ),
     );

@@ -92,6 +92,7 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
                 name: "a".into(),
                 args: payload(("a",)),
                 signal_id: Some("s-a".into()),
+                sent_at: None,
             },
         ),
         (
@@ -100,6 +101,7 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
                 name: "b".into(),
                 args: payload(("b",)),
                 signal_id: None,
+                sent_at: None,
             },
         ),
         (
@@ -569,6 +571,7 @@ pub async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<d
         name: name.into(),
         args: payload(name),
         signal_id: None,
+        sent_at: None,
     };
     for (i, names) in [vec!["a", "b"], vec![], vec!["c"]].into_iter().enumerate() {
         let now = T0 + 10 * (i as i64 + 1);

@@ -3,7 +3,7 @@
 
 use super::tx::{RunRow, Tx, UpdateRow};
 use crate::data::message::Message;
-use crate::data::run::RunStatus;
+use crate::data::run::{RunStatus, RunSummary};
 use crate::data::update::UpdateState;
 use crate::error::StoreError;
 use crate::store::records::{DeliverOutcome, RunRecord};
@@ -59,6 +59,15 @@ pub(crate) async fn deliver_to<X: Tx>(
             workflow_id: run.workflow_id.clone(),
             run_id: run.run_id.clone(),
             status: run.status,
+        });
+    }
+    // The seed's rule: a run whose cancellation was requested takes no more signals (it is
+    // on its way out); updates still reach its handlers, and a dedupe hit above answers.
+    if matches!(message, Message::Signal { .. }) && RunSummary::cancel_requested_in(&run.summary) {
+        return Err(StoreError::RunFinished {
+            workflow_id: run.workflow_id.clone(),
+            run_id: run.run_id.clone(),
+            status: RunStatus::Cancelled,
         });
     }
     if let Message::Signal {

@@ -1,0 +1,477 @@
+//! [`HttpTransport`]: each [`Transport`] call as one request (or a few: long polls re-poll,
+//! histories and lists come in pages) with MessagePack bodies, on hyper's pooled client.
+
+use crate::errors::{from_http, transport_failure, ErrorBody};
+use crate::wire::{
+    DescriptionBody, HistoryPage, NewScheduleBody, NoteBody, PendingBody, QueryBody, ReasonBody,
+    RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE,
+    MSGPACK,
+};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use hyper::{Method, Request};
+use hyper_util::client::legacy::{connect::HttpConnector, Client as Pool};
+use hyper_util::rt::TokioExecutor;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::time::Duration;
+use wf_core::client::{
+    CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started,
+    Transport, UpdateRequest,
+};
+use wf_core::{
+    Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, RunInfo, ScheduleDescription,
+    UpdateStage, WfError,
+};
+
+/// How long one long poll asks the server to wait (the client polls again after it).
+const LONG_POLL_MS: u64 = 20_000;
+/// History events and runs per page the client asks for.
+const PAGE: usize = 1_000;
+
+/// A [`Transport`] to a wf-http server. Build it with `Client::connect` ([`ConnectExt`]), or
+/// with [`HttpTransport::new`] and `Client::from_transport`.
+///
+/// [`ConnectExt`]: crate::ConnectExt
+pub struct HttpTransport {
+    base: String,
+    auth: Option<HeaderValue>,
+    pool: Pool<HttpConnector, Full<Bytes>>,
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A body-less request.
+const NO_BODY: Option<&()> = None;
+
+impl HttpTransport {
+    /// A transport to the server at `url` (`http://host:port[/prefix]`); no request is made
+    /// yet. Fails on a URL that is not plain `http://` (put TLS in a proxy next to the client,
+    /// or terminate it in front of the server) or a token that cannot be a header.
+    pub fn new(url: &str, token: Option<&str>) -> Result<HttpTransport, WfError> {
+        let base = url.trim_end_matches('/');
+        let rest = base.strip_prefix("http://").ok_or_else(|| {
+            WfError::InvalidArgument(format!(
+                "the server URL must start with http:// (wf-http speaks plain HTTP), not {url:?}"
+            ))
+        })?;
+        if rest.is_empty() || base.parse::<hyper::Uri>().is_err() {
+            return Err(WfError::InvalidArgument(format!(
+                "{url:?} is not a server URL like http://127.0.0.1:8233"
+            )));
+        }
+        let auth = match token {
+            Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| {
+                WfError::InvalidArgument("the token must be printable ASCII".into())
+            })?),
+            None => None,
+        };
+        let pool = Pool::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build_http();
+        Ok(HttpTransport {
+            base: base.to_string(),
+            auth,
+            pool,
+        })
+    }
+
+    /// Checks that the server answers and takes the token.
+    pub(crate) async fn check(&self) -> Result<(), WfError> {
+        let _: serde_json::Value = self.call(Method::GET, "/healthz", NO_BODY).await?;
+        let _: RunsPage = self.call(Method::GET, "/_/runs?limit=1", NO_BODY).await?;
+        Ok(())
+    }
+
+    /// Sends one request and returns the status and body of a 2xx answer; any other answer is
+    /// the error it stands for.
+    async fn send<B: Serialize>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<(u16, Bytes), WfError> {
+        let bytes = match body {
+            Some(b) => rmp_serde::to_vec_named(b).map_err(|e| {
+                WfError::PayloadError(wf_core::PayloadError::Encode {
+                    what: "request body".into(),
+                    message: e.to_string(),
+                })
+            })?,
+            None => Vec::new(),
+        };
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header(ACCEPT, MSGPACK);
+        if body.is_some() {
+            req = req.header(CONTENT_TYPE, MSGPACK);
+        }
+        if let Some(auth) = &self.auth {
+            req = req.header(AUTHORIZATION, auth.clone());
+        }
+        let req = req
+            .body(Full::new(Bytes::from(bytes)))
+            .map_err(|e| WfError::InvalidArgument(format!("bad request to {path}: {e}")))?;
+        let res = self
+            .pool
+            .request(req)
+            .await
+            .map_err(|e| transport_failure(0, &format!("{}{path}: {e}", self.base)))?;
+        let status = res.status().as_u16();
+        let body = res
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| transport_failure(0, &format!("reading the answer of {path}: {e}")))?
+            .to_bytes();
+        if (200..300).contains(&status) {
+            return Ok((status, body));
+        }
+        match serde_json::from_slice::<ErrorBody>(&body) {
+            Ok(err) => Err(from_http(status, err)),
+            Err(_) => Err(transport_failure(
+                status,
+                &String::from_utf8_lossy(&body[..body.len().min(200)]),
+            )),
+        }
+    }
+
+    /// [`send`](Self::send), decoding the answer.
+    async fn call<B: Serialize, R: DeserializeOwned>(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<R, WfError> {
+        let (_, bytes) = self.send(method, path, body).await?;
+        decode(&bytes)
+    }
+
+    /// A long poll: asks again while the server answers 202 (still waiting).
+    async fn poll(&self, path: &str) -> Result<Payload, WfError> {
+        loop {
+            let (status, bytes) = self.send(Method::GET, path, NO_BODY).await?;
+            if status == 202 {
+                let _: PendingBody = decode(&bytes)?;
+                continue;
+            }
+            let body: ValueBody<Payload> = decode(&bytes)?;
+            return Ok(body.value.unwrap_or_default());
+        }
+    }
+}
+
+fn decode<R: DeserializeOwned>(bytes: &[u8]) -> Result<R, WfError> {
+    wf_core::data::payload::decode_bytes(bytes)
+        .map_err(|e| transport_failure(500, &format!("the server's answer does not decode: {e}")))
+}
+
+/// `/_/runs/{id}` with the id percent-encoded.
+fn run_path(workflow_id: &str, tail: &str) -> String {
+    format!("/{ANY_TYPE}/runs/{}{tail}", segment(workflow_id))
+}
+
+/// One path segment, percent-encoded (everything but unreserved characters).
+fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn stage_str(stage: UpdateStage) -> &'static str {
+    match stage {
+        UpdateStage::Accepted => "accepted",
+        UpdateStage::Completed => "completed",
+    }
+}
+
+impl Transport for HttpTransport {
+    fn start(&self, request: StartRequest) -> CallFuture<'_, Started> {
+        Box::pin(async move {
+            let conflict = match request.options.id_conflict {
+                IdConflictPolicy::Fail => "fail",
+                IdConflictPolicy::UseExisting => "use_existing",
+                IdConflictPolicy::TerminateExisting => "terminate_existing",
+            };
+            let body = StartBody {
+                id: request.workflow_id,
+                input: Some(request.input),
+                conflict: Some(conflict.to_string()),
+                task_queue: request.options.task_queue,
+                messages: request.messages,
+            };
+            let path = format!("/{}/runs", segment(&request.workflow_type));
+            let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;
+            Ok(Started {
+                run_id: started.run_id,
+                started: started.started,
+            })
+        })
+    }
+
+    fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus> {
+        Box::pin(async move {
+            let body = SignalBody {
+                name: request.name.to_string(),
+                args: Some(request.args),
+                signal_id: request.signal_id,
+            };
+            let path = run_path(request.workflow_id, "/signal");
+            let answer: SignalStatusBody = self.call(Method::POST, &path, Some(&body)).await?;
+            // A server that does not know the type answers "recorded": what this side knows
+            // (a typed call) is better then.
+            Ok(match answer.status.as_str() {
+                "delivered" => SignalStatus::Delivered,
+                "buffered" => SignalStatus::Buffered,
+                _ => SignalStatus::from_handled(request.handled),
+            })
+        })
+    }
+
+    fn query<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        name: &'a str,
+        args: Payload,
+    ) -> CallFuture<'a, Payload> {
+        Box::pin(async move {
+            let body = QueryBody {
+                name: name.to_string(),
+                args: Some(args),
+            };
+            let path = run_path(workflow_id, "/query");
+            let answer: ValueBody<Payload> = self.call(Method::POST, &path, Some(&body)).await?;
+            Ok(answer.value.unwrap_or_default())
+        })
+    }
+
+    fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)> {
+        Box::pin(async move {
+            let body = UpdateBody {
+                name: request.name.to_string(),
+                args: Some(request.args),
+                update_id: request.update_id,
+                wait: Some(stage_str(request.stage).to_string()),
+                // None: the server's engine applies its own default.
+                timeout_ms: request
+                    .timeout
+                    .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            };
+            let path = run_path(request.workflow_id, "/update");
+            let answer: ValueBody<Payload> = self.call(Method::POST, &path, Some(&body)).await?;
+            let update_id = answer.update_id.ok_or_else(|| {
+                transport_failure(500, "the server's update answer has no update_id")
+            })?;
+            Ok((update_id, answer.value.unwrap_or_default()))
+        })
+    }
+
+    fn wait_update<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        update_id: &'a str,
+        stage: UpdateStage,
+    ) -> CallFuture<'a, Payload> {
+        Box::pin(async move {
+            let tail = format!(
+                "/updates/{}?wait={}&wait_ms={LONG_POLL_MS}",
+                segment(update_id),
+                stage_str(stage)
+            );
+            self.poll(&run_path(workflow_id, &tail)).await
+        })
+    }
+
+    fn result<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Payload> {
+        Box::pin(async move {
+            let tail = format!("/result?wait_ms={LONG_POLL_MS}");
+            self.poll(&run_path(workflow_id, &tail)).await
+        })
+    }
+
+    fn history<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        run_id: Option<&'a str>,
+    ) -> CallFuture<'a, Vec<HistoryEvent>> {
+        Box::pin(async move {
+            let run = run_id.map_or_else(String::new, |r| format!("&run_id={}", segment(r)));
+            let mut events = Vec::new();
+            let mut from = 1;
+            loop {
+                let tail = format!("/history?from={from}&limit={PAGE}{run}");
+                let page: HistoryPage<HistoryEvent> = self
+                    .call(Method::GET, &run_path(workflow_id, &tail), NO_BODY)
+                    .await?;
+                events.extend(page.events);
+                match page.next {
+                    Some(next) if next > from => from = next,
+                    _ => return Ok(events),
+                }
+            }
+        })
+    }
+
+    fn describe<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Description> {
+        Box::pin(async move {
+            let body: DescriptionBody<Payload> = self
+                .call(Method::GET, &run_path(workflow_id, ""), NO_BODY)
+                .await?;
+            Ok(body.into_description())
+        })
+    }
+
+    fn list(&self, filter: ListFilter) -> CallFuture<'_, Vec<RunInfo>> {
+        Box::pin(async move {
+            let ty = filter.workflow_type.as_deref().unwrap_or(ANY_TYPE);
+            let status = filter.status.map_or("", |s| s.as_str());
+            let mut runs = Vec::new();
+            let mut cursor = String::new();
+            loop {
+                let want = match filter.limit {
+                    0 => PAGE,
+                    n => (n - runs.len()).min(PAGE),
+                };
+                let path = format!(
+                    "/{}/runs?status={status}&latest={}&limit={want}&cursor={cursor}",
+                    segment(ty),
+                    filter.latest_only
+                );
+                let page: RunsPage = self.call(Method::GET, &path, NO_BODY).await?;
+                runs.extend(page.runs.into_iter().map(|r| r.into_info()));
+                match page.next_cursor {
+                    Some(next) if filter.limit == 0 || runs.len() < filter.limit => cursor = next,
+                    _ => return Ok(runs),
+                }
+            }
+        })
+    }
+
+    fn cancel<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let body = ReasonBody {
+                reason: Some(reason.to_string()),
+            };
+            self.send(Method::POST, &run_path(workflow_id, "/cancel"), Some(&body))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn terminate<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let body = ReasonBody {
+                reason: Some(reason.to_string()),
+            };
+            self.send(
+                Method::POST,
+                &run_path(workflow_id, "/terminate"),
+                Some(&body),
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn create_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+        schedule: NewSchedule,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let body = NewScheduleBody {
+                spec: schedule.spec,
+                action: schedule.action,
+                policies: schedule.policies,
+            };
+            let path = format!("/_schedules/{}", segment(schedule_id));
+            self.send(Method::POST, &path, Some(&body)).await?;
+            Ok(())
+        })
+    }
+
+    fn describe_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+    ) -> CallFuture<'a, ScheduleDescription> {
+        Box::pin(async move {
+            let path = format!("/_schedules/{}", segment(schedule_id));
+            let body: ScheduleBody = self.call(Method::GET, &path, NO_BODY).await?;
+            Ok(body.into_description())
+        })
+    }
+
+    fn list_schedules(&self) -> CallFuture<'_, Vec<ScheduleDescription>> {
+        Box::pin(async move {
+            let bodies: Vec<ScheduleBody> = self.call(Method::GET, "/_schedules", NO_BODY).await?;
+            Ok(bodies.into_iter().map(|b| b.into_description()).collect())
+        })
+    }
+
+    fn change_schedule<'a>(
+        &'a self,
+        schedule_id: &'a str,
+        change: ScheduleChange,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let (action, note) = match change {
+                ScheduleChange::Pause(note) => ("pause", Some(note)),
+                ScheduleChange::Unpause(note) => ("unpause", Some(note)),
+                ScheduleChange::Trigger => ("trigger", None),
+            };
+            let path = format!("/_schedules/{}/{action}", segment(schedule_id));
+            self.send(Method::POST, &path, Some(&NoteBody { note }))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let path = format!("/_schedules/{}", segment(schedule_id));
+            self.send(Method::DELETE, &path, NO_BODY).await?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_one_path_segment_whatever_they_hold() {
+        assert_eq!(segment("order-42_a.b~"), "order-42_a.b~");
+        assert_eq!(segment("a/b?c#d e%"), "a%2Fb%3Fc%23d%20e%25");
+        assert_eq!(segment("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn only_plain_http_urls() {
+        assert!(HttpTransport::new("http://127.0.0.1:8233/", None).is_ok());
+        for bad in ["https://x", "127.0.0.1:8233", "http://", "ftp://x"] {
+            assert!(HttpTransport::new(bad, None).is_err(), "{bad}");
+        }
+        assert!(HttpTransport::new("http://x", Some("bad\ntoken")).is_err());
+    }
+}
+
+/// The answer of the signal route.
+#[derive(serde::Deserialize)]
+struct SignalStatusBody {
+    status: String,
+}

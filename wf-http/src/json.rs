@@ -1,0 +1,373 @@
+//! JSON to and from the payload codec (MessagePack). A JSON value becomes the MessagePack of
+//! that value (objects as maps, which decode into structs by field name); arguments, given
+//! as an array (by position) or an object (by parameter name), become the handler's argument
+//! tuple, each checked against its parameter's type so that a bad one is named. MessagePack
+//! becomes JSON through a depth-bounded decoder: bytes as arrays of numbers, map keys that are
+//! not strings as their JSON text.
+
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use std::fmt;
+use wf_core::data::payload::MAX_DECODE_DEPTH;
+use wf_core::{HandlerInfo, Payload, PayloadError};
+
+/// Why JSON arguments do not fit a handler: the message names the parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgsError {
+    /// The parameter at fault, when one is.
+    pub param: Option<String>,
+    /// What is wrong.
+    pub message: String,
+    /// Set when the arguments are over the payload limit (a 413, not a 400).
+    pub too_large: Option<PayloadError>,
+}
+
+impl fmt::Display for ArgsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Encodes a JSON value as a payload (the value a typed decoder reads as the same data).
+pub fn to_payload(value: &Value) -> Result<Payload, PayloadError> {
+    let bytes = rmp_serde::to_vec(value).map_err(|e| PayloadError::Encode {
+        what: "JSON value".into(),
+        message: e.to_string(),
+    })?;
+    Payload::from_bytes(bytes)
+}
+
+/// The handler's argument tuple from JSON `args`: an array by position, an object by
+/// parameter name, or nothing (`null`, absent) for a handler without parameters. Each value is
+/// checked against its parameter's type.
+pub fn args_payload(handler: &HandlerInfo, args: Option<&Value>) -> Result<Payload, ArgsError> {
+    let params = handler.params;
+    let values: Vec<&Value> = match args {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Object(map)) => {
+            if let Some(extra) = map.keys().find(|k| !params.iter().any(|p| p.name == *k)) {
+                return Err(ArgsError {
+                    param: Some(extra.clone()),
+                    message: format!(
+                        "{} {:?} has no parameter {extra:?}; its parameters: {}",
+                        handler.role,
+                        handler.name,
+                        param_list(handler)
+                    ),
+                    too_large: None,
+                });
+            }
+            let mut values = Vec::with_capacity(params.len());
+            for p in params {
+                match map.get(p.name) {
+                    Some(v) => values.push(v),
+                    None => {
+                        return Err(ArgsError {
+                            param: Some(p.name.to_string()),
+                            message: format!(
+                                "missing argument {:?} ({}) of {} {:?}",
+                                p.name, p.ty, handler.role, handler.name
+                            ),
+                            too_large: None,
+                        })
+                    }
+                }
+            }
+            values
+        }
+        Some(other) => {
+            return Err(ArgsError {
+                param: None,
+                message: format!(
+                    "args must be an array (by position) or an object (by parameter name), not {}",
+                    kind_of(other)
+                ),
+                too_large: None,
+            })
+        }
+    };
+    if values.len() != params.len() {
+        return Err(ArgsError {
+            param: None,
+            message: format!(
+                "{} {:?} takes {} argument(s) ({}), got {}",
+                handler.role,
+                handler.name,
+                params.len(),
+                param_list(handler),
+                values.len()
+            ),
+            too_large: None,
+        });
+    }
+    if values.is_empty() {
+        // A handler without parameters takes `()`, which MessagePack writes as nil.
+        return Payload::encode(&()).map_err(|e| ArgsError {
+            param: None,
+            message: e.to_string(),
+            too_large: None,
+        });
+    }
+    let mut elements = Vec::with_capacity(values.len());
+    for (value, p) in values.iter().zip(params) {
+        let bytes = rmp_serde::to_vec(value).map_err(|e| ArgsError {
+            param: Some(p.name.to_string()),
+            message: format!("argument {:?} ({}): {e}", p.name, p.ty),
+            too_large: None,
+        })?;
+        elements.push(bytes);
+    }
+    let payload = tuple(&elements, elements.len()).map_err(|e| ArgsError {
+        param: None,
+        message: e.to_string(),
+        too_large: too_large(&e),
+    })?;
+    let Err(whole) = handler.check_args(&payload) else {
+        return Ok(payload);
+    };
+    // Which argument: decode growing prefixes of the tuple. While every argument given fits,
+    // decoding stops at the end of the bytes; the first prefix that fails otherwise ends with
+    // the bad argument.
+    for k in 1..=elements.len() {
+        let Ok(prefix) = tuple(&elements[..k], elements.len()) else {
+            break;
+        };
+        match handler.check_args(&prefix) {
+            Err(e) if !ran_out(&e) => {
+                let p = &params[k - 1];
+                return Err(ArgsError {
+                    param: Some(p.name.to_string()),
+                    message: format!("argument {:?} ({}): {}", p.name, p.ty, reason(&e)),
+                    too_large: None,
+                });
+            }
+            _ => {}
+        }
+    }
+    Err(ArgsError {
+        param: None,
+        message: reason(&whole),
+        too_large: None,
+    })
+}
+
+/// A MessagePack array of `len` elements holding the encoded `elements` (all of them, or the
+/// first few for a prefix).
+fn tuple(elements: &[Vec<u8>], len: usize) -> Result<Payload, PayloadError> {
+    let mut out = Vec::with_capacity(5 + elements.iter().map(Vec::len).sum::<usize>());
+    match u32::try_from(len) {
+        Ok(n) if n < 16 => out.push(0x90 | n as u8),
+        Ok(n) if n <= u16::MAX as u32 => {
+            out.push(0xdc);
+            out.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        Ok(n) => {
+            out.push(0xdd);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        Err(_) => {
+            return Err(PayloadError::Encode {
+                what: "arguments".into(),
+                message: "too many".into(),
+            })
+        }
+    }
+    for e in elements {
+        out.extend_from_slice(e);
+    }
+    Payload::from_bytes(out)
+}
+
+/// Whether decoding failed only because the bytes ended.
+fn ran_out(e: &PayloadError) -> bool {
+    matches!(e, PayloadError::Decode { message, .. }
+        if message.contains("failed to fill whole buffer") || message.contains("end of file"))
+}
+
+fn too_large(e: &PayloadError) -> Option<PayloadError> {
+    matches!(e, PayloadError::TooLarge { .. }).then(|| e.clone())
+}
+
+fn reason(e: &PayloadError) -> String {
+    match e {
+        PayloadError::Decode { message, .. } | PayloadError::Encode { message, .. } => {
+            message.clone()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn param_list(handler: &HandlerInfo) -> String {
+    if handler.params.is_empty() {
+        return "none".into();
+    }
+    handler
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, p.ty))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The JSON form of a payload; bytes that are not MessagePack (or nest deeper than the
+/// engine decodes) are an error.
+pub fn from_payload(payload: &Payload) -> Result<Value, PayloadError> {
+    decode_json(payload.as_bytes(), false)
+}
+
+/// The JSON form of a history event's body (MessagePack with named fields): its payloads, kept
+/// as `bin`, are shown as the JSON of the values they hold (one level deep).
+pub fn from_event_bytes(bytes: &[u8]) -> Result<Value, PayloadError> {
+    decode_json(bytes, true)
+}
+
+/// Decodes one whole value: bytes left after it are an error.
+fn decode_json(bytes: &[u8], payloads: bool) -> Result<Value, PayloadError> {
+    let error = |message: String| PayloadError::Decode {
+        what: "payload as JSON".into(),
+        message,
+    };
+    let mut rest = bytes;
+    let mut de = rmp_serde::Deserializer::new(&mut rest);
+    de.set_max_depth(MAX_DECODE_DEPTH);
+    let value = Seed { payloads }
+        .deserialize(&mut de)
+        .map_err(|e| error(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(error(format!("{} bytes after the value", rest.len())));
+    }
+    Ok(value)
+}
+
+/// Reads any self-describing serde data as JSON; with `payloads`, a `bin` that is a whole
+/// MessagePack value reads as that value (once: bins inside it stay bytes).
+#[derive(Clone, Copy)]
+struct Seed {
+    payloads: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for Seed {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Seed {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any MessagePack value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        // NaN and infinities have no JSON form.
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_bytes<E>(self, v: &[u8]) -> Result<Value, E> {
+        if self.payloads {
+            if let Ok(value) = decode_json(v, false) {
+                return Ok(value);
+            }
+        }
+        Ok(Value::Array(v.iter().map(|b| Value::from(*b)).collect()))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(v) = seq.next_element_seed(self)? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key_seed(self)? {
+            let key = match key {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            out.insert(key, map.next_value_seed(self)?);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_round_trips_through_payloads() {
+        let v = json!({"goal": "x", "n": [1, -2, 3.5, null, true], "m": {"k": "v"}});
+        let p = to_payload(&v).unwrap();
+        assert_eq!(from_payload(&p).unwrap(), v);
+    }
+
+    #[test]
+    fn typed_values_read_as_json() {
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct S {
+            a: u32,
+            b: Vec<String>,
+        }
+        let s = S {
+            a: 7,
+            b: vec!["x".into()],
+        };
+        // Named encoding: an object; the typed decoder reads the JSON-made payload back.
+        let named = Payload::encode_named(&s).unwrap();
+        assert_eq!(from_payload(&named).unwrap(), json!({"a": 7, "b": ["x"]}));
+        let back: S = to_payload(&json!({"a": 7, "b": ["x"]}))
+            .unwrap()
+            .decode()
+            .unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let mut bytes = vec![0x91; 10_000];
+        bytes.push(0xc0);
+        let p = Payload::from_bytes(bytes).unwrap();
+        assert!(from_payload(&p).is_err());
+    }
+}

@@ -1,0 +1,326 @@
+//! The routes that write or ask a run: start, signal, update, query. JSON arguments are
+//! checked against the handler's parameters (a bad one is a 400 naming it); MessagePack
+//! arguments go to the engine as they are, which checks them itself.
+
+use super::body::{Codec, Failure};
+use super::Api;
+use crate::json;
+use crate::wire::{QueryBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde_json::Value;
+use std::time::Duration;
+use wf_core::client::{SignalRequest, UpdateRequest};
+use wf_core::data::ids::new_id;
+use wf_core::{
+    HandlerInfo, IdConflictPolicy, Payload, Role, StartOptions, UpdateStage, WfError, WorkflowType,
+};
+
+type Body = Result<Bytes, BytesRejection>;
+
+/// Path parameters, or a 400 in our error shape.
+pub(crate) fn path<T>(p: Result<Path<T>, PathRejection>) -> Result<T, Failure> {
+    p.map(|Path(t)| t)
+        .map_err(|e| Failure::invalid_args(format!("bad path: {e}"), None))
+}
+
+/// `POST /{type}/runs`.
+pub(crate) async fn start(
+    State(api): State<Api>,
+    p: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let ty = path(p)?;
+    let codec = Codec::of(&headers);
+    let wt = api
+        .named_type(&ty)?
+        .ok_or_else(|| Failure::not_found(format!("start a run of a named type, not {ty:?}")))?;
+    let (id, input, conflict, task_queue, messages) = match codec {
+        Codec::Json => {
+            let b: StartBody<Value> = codec.decode(body, None)?;
+            let input = json::to_payload(&b.input.unwrap_or(Value::Null))?;
+            check_input(wt, &input)?;
+            (b.id, input, b.conflict, b.task_queue, b.messages)
+        }
+        Codec::Msgpack => {
+            let b: StartBody<Payload> = codec.decode(body, None)?;
+            let input = match b.input {
+                Some(input) => input,
+                None => Payload::encode(&())?,
+            };
+            (b.id, input, b.conflict, b.task_queue, b.messages)
+        }
+    };
+    let options = StartOptions {
+        id_conflict: conflict_policy(conflict.as_deref())?,
+        task_queue,
+    };
+    let started = api
+        .client()
+        .transport()
+        .start(wf_core::client::StartRequest {
+            workflow_id: id.clone(),
+            workflow_type: wt.name.to_string(),
+            input,
+            options,
+            messages,
+        })
+        .await?;
+    let status = if started.started { 201 } else { 200 };
+    Ok(codec.reply(
+        status,
+        &StartedBody {
+            workflow_id: id,
+            run_id: started.run_id,
+            started: started.started,
+        },
+    ))
+}
+
+/// JSON input that does not decode as the type's input is a 400 before anything is stored.
+fn check_input(wt: &WorkflowType, input: &Payload) -> Result<(), Failure> {
+    wt.check_input(input)
+        .map_err(|e| Failure::invalid_args(format!("input ({}): {e}", wt.input), None))
+}
+
+fn conflict_policy(s: Option<&str>) -> Result<IdConflictPolicy, Failure> {
+    match s {
+        None | Some("fail") => Ok(IdConflictPolicy::Fail),
+        Some("use_existing") => Ok(IdConflictPolicy::UseExisting),
+        Some("terminate_existing") => Ok(IdConflictPolicy::TerminateExisting),
+        Some(other) => Err(Failure::invalid_args(
+            format!("conflict must be fail, use_existing or terminate_existing, not {other:?}"),
+            None,
+        )),
+    }
+}
+
+/// The handler `name` of `role`, or a 404 that lists the ones there are.
+fn handler<'t>(wt: &'t WorkflowType, name: &str, role: Role) -> Result<&'t HandlerInfo, Failure> {
+    wt.handler(name, role).ok_or_else(|| {
+        let names: Vec<&str> = wt
+            .handlers
+            .iter()
+            .filter(|h| h.role == role)
+            .map(|h| h.name)
+            .collect();
+        Failure::from(WfError::Unknown {
+            kind: role.as_str(),
+            name: name.to_string(),
+            hint: format!("; {} has {role}s: {}", wt.name, names.join(", ")),
+        })
+    })
+}
+
+/// JSON arguments as the handler's tuple, or a 400 naming the parameter.
+fn args(h: &HandlerInfo, args: Option<&Value>) -> Result<Payload, Failure> {
+    json::args_payload(h, args).map_err(|e| match e.too_large {
+        Some(too_large) => Failure::from(too_large),
+        None => Failure::invalid_args(e.message, e.param),
+    })
+}
+
+/// Encoded arguments, `()` when absent.
+fn raw_args(args: Option<Payload>) -> Result<Payload, Failure> {
+    match args {
+        Some(a) => Ok(a),
+        None => Ok(Payload::encode(&())?),
+    }
+}
+
+/// A value returned by a handler, as JSON (structs as the handler encoded them: by position
+/// when it is Rust code's, arrays).
+fn value_json(value: &Payload) -> Result<Value, Failure> {
+    Ok(json::from_payload(value)?)
+}
+
+/// `POST /{type}/runs/{id}/signal` -> 202 `{"status": "delivered" | "buffered"}`.
+pub(crate) async fn signal(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let codec = Codec::of(&headers);
+    let (name, payload, signal_id) = match codec {
+        Codec::Json => {
+            let b: SignalBody<Value> = codec.decode(body, None)?;
+            let wt = api.run_type(&ty, &id).await?;
+            let payload = match wt.handler(&b.name, Role::Signal) {
+                Some(h) => args(h, b.args.as_ref())?,
+                // No handler: kept for `ctx.wait_for_signal` (positional arguments).
+                None => positional(b.args)?,
+            };
+            (b.name, payload, b.signal_id)
+        }
+        Codec::Msgpack => {
+            let b: SignalBody<Payload> = codec.decode(body, None)?;
+            (b.name, raw_args(b.args)?, b.signal_id)
+        }
+    };
+    // The engine says whether a handler takes it or it waits in history for
+    // `ctx.wait_for_signal` (or a later version of the code).
+    let status = api
+        .client()
+        .send_signal(SignalRequest {
+            workflow_id: &id,
+            name: &name,
+            args: payload,
+            signal_id,
+            handled: None,
+        })
+        .await?;
+    Ok(codec.reply(202, &serde_json::json!({ "status": status.as_str() })))
+}
+
+fn positional(args: Option<Value>) -> Result<Payload, Failure> {
+    let tuple = match args {
+        None | Some(Value::Null) => return Ok(Payload::encode(&())?),
+        Some(Value::Array(a)) if a.is_empty() => return Ok(Payload::encode(&())?),
+        Some(a @ Value::Array(_)) => a,
+        Some(_) => {
+            return Err(Failure::invalid_args(
+                "a signal without a handler takes its arguments as an array".into(),
+                None,
+            ))
+        }
+    };
+    Ok(json::to_payload(&tuple)?)
+}
+
+/// `POST /{type}/runs/{id}/update` -> 200 `{"value", "update_id"}`.
+pub(crate) async fn update(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let codec = Codec::of(&headers);
+    let (name, payload, update_id, wait, timeout_ms) = match codec {
+        Codec::Json => {
+            let b: UpdateBody<Value> = codec.decode(body, None)?;
+            let wt = api.run_type(&ty, &id).await?;
+            let h = handler(wt, &b.name, Role::Update)?;
+            let payload = args(h, b.args.as_ref())?;
+            (b.name, payload, b.update_id, b.wait, b.timeout_ms)
+        }
+        Codec::Msgpack => {
+            let b: UpdateBody<Payload> = codec.decode(body, None)?;
+            let payload = raw_args(b.args)?;
+            (b.name, payload, b.update_id, b.wait, b.timeout_ms)
+        }
+    };
+    let stage = stage(wait.as_deref())?;
+    // The engine waits at most `timeout_ms` (else its own default) and answers `Timeout` with
+    // the update still queued. With a timeout of its own the update gets its id here, so that
+    // the 504 names the id to ask again with.
+    let update_id = match timeout_ms {
+        Some(_) => Some(update_id.unwrap_or_else(new_id)),
+        None => update_id,
+    };
+    let known_id = update_id.clone();
+    let sent = api
+        .client()
+        .send_update(UpdateRequest {
+            workflow_id: &id,
+            name: &name,
+            args: payload,
+            update_id,
+            stage,
+            timeout: timeout_ms.map(Duration::from_millis),
+        })
+        .await;
+    let (update_id, value) = match sent {
+        Ok((update_id, value)) => (
+            update_id,
+            (stage == UpdateStage::Completed).then_some(value),
+        ),
+        Err(e @ WfError::Timeout(_)) => {
+            let mut failure = Failure::from(e);
+            if let Some(update_id) = &known_id {
+                failure.set_update_id(update_id);
+            }
+            return Err(failure);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    match codec {
+        Codec::Json => {
+            let value = value.map(|v| value_json(&v)).transpose()?;
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value,
+                    update_id: Some(update_id),
+                },
+            ))
+        }
+        Codec::Msgpack => Ok(codec.reply(
+            200,
+            &ValueBody {
+                value,
+                update_id: Some(update_id),
+            },
+        )),
+    }
+}
+
+/// The stage an update call waits for: `completed` (the default) or `accepted`.
+pub(crate) fn stage(wait: Option<&str>) -> Result<UpdateStage, Failure> {
+    match wait {
+        None | Some("completed") => Ok(UpdateStage::Completed),
+        Some("accepted") => Ok(UpdateStage::Accepted),
+        Some(other) => Err(Failure::invalid_args(
+            format!("wait must be completed or accepted, not {other:?}"),
+            None,
+        )),
+    }
+}
+
+/// `POST /{type}/runs/{id}/query` -> 200 `{"value"}`.
+pub(crate) async fn query(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let codec = Codec::of(&headers);
+    match codec {
+        Codec::Json => {
+            let b: QueryBody<Value> = codec.decode(body, None)?;
+            let wt = api.run_type(&ty, &id).await?;
+            let h = handler(wt, &b.name, Role::Query)?;
+            let payload = args(h, b.args.as_ref())?;
+            let value = api.client().query_raw(&id, &b.name, payload).await?;
+            let value = Some(value_json(&value)?);
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value,
+                    update_id: None,
+                },
+            ))
+        }
+        Codec::Msgpack => {
+            let b: QueryBody<Payload> = codec.decode(body, None)?;
+            let value = api
+                .client()
+                .query_raw(&id, &b.name, raw_args(b.args)?)
+                .await?;
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value: Some(value),
+                    update_id: None,
+                },
+            ))
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! The HTTP service: [`Api`] (a client plus the workflow types it serves), [`router`] for an
+//! axum app of the user's, and [`serve`] running it alone with a token, a body limit and a
+//! per-request timeout.
+//!
+//! May import: `wire`, `json`, `errors`. The remote client (`crate::client`) does not import
+//! this module, nor this module it.
+
+mod body;
+mod messages;
+mod runs;
+mod schedules;
+mod serve;
+
+pub use serve::{serve, ServeOptions, Server};
+
+use axum::routing::{get, post};
+use axum::Router;
+use body::Failure;
+use std::collections::HashMap;
+use std::sync::Arc;
+use wf_core::{Client, Engine, WorkflowType};
+
+pub use crate::wire::ANY_TYPE;
+
+/// What the service serves: a client (an engine's, usually) and the workflow types whose
+/// handlers it describes and whose JSON arguments it checks. Cheap to clone.
+#[derive(Clone)]
+pub struct Api {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    types: HashMap<&'static str, WorkflowType>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.inner.types.keys().copied().collect();
+        names.sort_unstable();
+        f.debug_struct("Api").field("types", &names).finish()
+    }
+}
+
+impl Api {
+    /// Serves `types` through `client` (for an engine, `Api::from(&engine)` does this).
+    pub fn new(client: Client, types: Vec<WorkflowType>) -> Api {
+        Api {
+            inner: Arc::new(Inner {
+                client,
+                types: types.into_iter().map(|t| (t.name, t)).collect(),
+            }),
+        }
+    }
+
+    pub(crate) fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// The type named in the path: `None` for [`ANY_TYPE`], 404 for a type not served.
+    pub(crate) fn named_type(&self, name: &str) -> Result<Option<&WorkflowType>, Failure> {
+        if name == ANY_TYPE {
+            return Ok(None);
+        }
+        self.inner.types.get(name).map(Some).ok_or_else(|| {
+            let mut served: Vec<&str> = self.inner.types.keys().copied().collect();
+            served.sort_unstable();
+            Failure::from(wf_core::WfError::Unknown {
+                kind: "workflow type",
+                name: name.to_string(),
+                hint: format!("; this server serves: {}", served.join(", ")),
+            })
+        })
+    }
+
+    /// The type of run `id`: the one named in the path, or for [`ANY_TYPE`] the run's own
+    /// (looked up when JSON needs it).
+    pub(crate) async fn run_type(&self, name: &str, id: &str) -> Result<&WorkflowType, Failure> {
+        if let Some(t) = self.named_type(name)? {
+            return Ok(t);
+        }
+        let described = self.client().describe(id).await?;
+        self.named_type(&described.workflow_type)?
+            .ok_or_else(|| Failure::not_found(format!("run {id:?} has no workflow type")))
+    }
+}
+
+impl From<&Engine> for Api {
+    fn from(engine: &Engine) -> Api {
+        Api::new(engine.client(), engine.workflow_types())
+    }
+}
+
+/// The routes, to mount in an axum app (`app.nest("/wf", wf_http::router(&engine))`). They
+/// have no token check, body limit or timeout of their own: add the app's layers, or use
+/// [`serve`], which adds them.
+///
+/// | route | what |
+/// |---|---|
+/// | `GET /healthz` | `{"status": "ok"}` |
+/// | `GET /{type}` | the type's signals, queries and updates with their parameters |
+/// | `POST /{type}/runs` | start: `{"id", "input", "conflict"}` -> 201 |
+/// | `GET /{type}/runs` | list: `?status=&limit=&cursor=&latest=` |
+/// | `GET /{type}/runs/{id}` | describe |
+/// | `GET /{type}/runs/{id}/history` | events as JSON: `?from=&limit=&run_id=` |
+/// | `GET /{type}/runs/{id}/result` | long poll for the result: `?wait_ms=` (202 when it runs on) |
+/// | `POST /{type}/runs/{id}/signal` | `{"name", "args", "signal_id"}` -> 202 |
+/// | `POST /{type}/runs/{id}/update` | `{"name", "args", "update_id", "wait", "timeout_ms"}` |
+/// | `GET /{type}/runs/{id}/updates/{update_id}` | long poll for an update: `?wait=&wait_ms=` |
+/// | `POST /{type}/runs/{id}/query` | `{"name", "args"}` |
+/// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
+/// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
+/// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
+///
+/// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run
+/// routes. Bodies are JSON, or MessagePack with `Content-Type: application/msgpack` (payloads
+/// then travel as their bytes, untouched: what the remote client uses).
+pub fn router(api: impl Into<Api>) -> Router {
+    let api: Api = api.into();
+    Router::new()
+        .route("/healthz", get(runs::healthz))
+        .route("/{type}", get(runs::describe_type))
+        .route("/{type}/runs", post(messages::start).get(runs::list))
+        .route("/{type}/runs/{id}", get(runs::describe))
+        .route("/{type}/runs/{id}/history", get(runs::history))
+        .route("/{type}/runs/{id}/result", get(runs::result))
+        .route("/{type}/runs/{id}/signal", post(messages::signal))
+        .route("/{type}/runs/{id}/update", post(messages::update))
+        .route(
+            "/{type}/runs/{id}/updates/{update_id}",
+            get(runs::wait_update),
+        )
+        .route("/{type}/runs/{id}/query", post(messages::query))
+        .route("/{type}/runs/{id}/cancel", post(runs::cancel))
+        .route("/{type}/runs/{id}/terminate", post(runs::terminate))
+        .route("/_schedules", get(schedules::list))
+        .route(
+            "/_schedules/{id}",
+            post(schedules::create)
+                .get(schedules::describe)
+                .delete(schedules::delete),
+        )
+        .route("/_schedules/{id}/{action}", post(schedules::change))
+        .fallback(runs::no_route)
+        .method_not_allowed_fallback(runs::wrong_method)
+        .with_state(api)
+}

@@ -1,0 +1,401 @@
+//! The routes that read or end runs, and the type and health routes: describe, history,
+//! list, result and update long polls, cancel, terminate, `GET /{type}`, `GET /healthz`.
+
+use super::body::{Codec, Failure};
+use super::messages::{path, stage};
+use super::Api;
+use crate::json;
+use crate::wire::{
+    DescriptionBody, HistoryPage, PendingBody, ReasonBody, RunBody, RunsPage, ValueBody,
+};
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::time::Duration;
+use wf_core::{HistoryEvent, ListFilter, Payload, Role, RunStatus, UpdateStage, WorkflowType};
+
+/// History events per page by default, and at most.
+const HISTORY_PAGE: usize = 1_000;
+const HISTORY_PAGE_MAX: usize = 10_000;
+/// Runs per list page by default, and at most.
+const LIST_PAGE: usize = 100;
+const LIST_PAGE_MAX: usize = 1_000;
+/// How long a long poll waits by default, and at most.
+const WAIT_DEFAULT_MS: u64 = 20_000;
+const WAIT_MAX_MS: u64 = 50_000;
+
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Failure> {
+    q.map(|Query(t)| t)
+        .map_err(|e| Failure::invalid_args(format!("bad query string: {e}"), None))
+}
+
+/// `GET /healthz`.
+pub(crate) async fn healthz() -> Response {
+    Codec::Json.reply(200, &json!({ "status": "ok" }))
+}
+
+/// Any other path or method.
+pub(crate) async fn no_route() -> Failure {
+    Failure::not_found("no such route; see the routes in wf_http::router's documentation".into())
+}
+
+/// A known path with another method.
+pub(crate) async fn wrong_method() -> Failure {
+    Failure::new(
+        405,
+        crate::errors::ErrorBody::new(
+            "method_not_allowed",
+            "this route does not take this method; see wf_http::router's documentation",
+        ),
+    )
+}
+
+/// `GET /{type}`: the type's handlers with their parameter names and types.
+pub(crate) async fn describe_type(
+    State(api): State<Api>,
+    p: Result<Path<String>, PathRejection>,
+) -> Result<Response, Failure> {
+    let ty = path(p)?;
+    let wt = api
+        .named_type(&ty)?
+        .ok_or_else(|| Failure::not_found("name a workflow type".into()))?;
+    Ok(Codec::Json.reply(200, &type_json(wt)))
+}
+
+fn type_json(wt: &WorkflowType) -> Value {
+    let of = |role: Role| -> Vec<Value> {
+        wt.handlers
+            .iter()
+            .filter(|h| h.role == role)
+            .map(|h| {
+                let params: Vec<Value> = h
+                    .params
+                    .iter()
+                    .map(|p| json!({ "name": p.name, "type": p.ty }))
+                    .collect();
+                let mut v = json!({ "name": h.name, "params": params });
+                if role != Role::Signal {
+                    v["returns"] = json!(h.returns);
+                }
+                if role == Role::Update {
+                    v["validated"] = json!(h.validated);
+                }
+                v
+            })
+            .collect()
+    };
+    json!({
+        "name": wt.name,
+        "input": wt.input,
+        "output": wt.output,
+        "signals": of(Role::Signal),
+        "queries": of(Role::Query),
+        "updates": of(Role::Update),
+    })
+}
+
+type RunPath = Result<Path<(String, String)>, PathRejection>;
+
+/// `GET /{type}/runs/{id}`.
+pub(crate) async fn describe(
+    State(api): State<Api>,
+    p: RunPath,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    api.named_type(&ty)?;
+    let d = api.client().describe(&id).await?;
+    let codec = Codec::of(&headers);
+    match codec {
+        Codec::Json => {
+            let body = DescriptionBody::of(&d, json::from_payload)?;
+            Ok(codec.reply(200, &body))
+        }
+        Codec::Msgpack => {
+            let body = DescriptionBody::of(&d, |p| Ok::<_, Failure>(p.clone()))?;
+            Ok(codec.reply(200, &body))
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct HistoryParams {
+    from: Option<u64>,
+    limit: Option<usize>,
+    run_id: Option<String>,
+}
+
+/// `GET /{type}/runs/{id}/history?from=&limit=&run_id=`: events with ids from `from` on.
+pub(crate) async fn history(
+    State(api): State<Api>,
+    p: RunPath,
+    q: Result<Query<HistoryParams>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let q = query(q)?;
+    api.named_type(&ty)?;
+    let events = match &q.run_id {
+        Some(run_id) => api.client().run_history(run_id, &id).await?,
+        None => api.client().history(&id).await?,
+    };
+    let from = q.from.unwrap_or(1);
+    let limit = q.limit.unwrap_or(HISTORY_PAGE).clamp(1, HISTORY_PAGE_MAX);
+    let mut page: Vec<HistoryEvent> = events
+        .into_iter()
+        .filter(|e| e.event_id >= from)
+        .take(limit + 1)
+        .collect();
+    let next = if page.len() > limit {
+        page.pop().map(|e| e.event_id)
+    } else {
+        None
+    };
+    let codec = Codec::of(&headers);
+    match codec {
+        Codec::Json => {
+            let events = page.iter().map(event_json).collect::<Result<Vec<_>, _>>()?;
+            Ok(codec.reply(200, &HistoryPage { events, next }))
+        }
+        Codec::Msgpack => Ok(codec.reply(200, &HistoryPage { events: page, next })),
+    }
+}
+
+/// `{"event_id", "time_ms", "type", "attributes"}`, payloads shown as the values they hold.
+fn event_json(e: &HistoryEvent) -> Result<Value, Failure> {
+    let bytes = rmp_serde::to_vec_named(&e.kind).map_err(|err| {
+        Failure::from(wf_core::WfError::PayloadError(
+            wf_core::PayloadError::Encode {
+                what: format!("event {}", e.event_id),
+                message: err.to_string(),
+            },
+        ))
+    })?;
+    let kind = json::from_event_bytes(&bytes)?;
+    // An enum variant with fields is `{"Name": {...}}`; a unit variant is `"Name"`.
+    let attributes = match kind {
+        Value::Object(mut map) if map.len() == 1 => {
+            map.remove(e.kind.name()).unwrap_or(Value::Null)
+        }
+        _ => Value::Null,
+    };
+    Ok(json!({
+        "event_id": e.event_id,
+        "time_ms": e.time_ms,
+        "type": e.kind.name(),
+        "attributes": attributes,
+    }))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ListParams {
+    status: Option<String>,
+    limit: Option<usize>,
+    cursor: Option<String>,
+    latest: Option<bool>,
+}
+
+/// `GET /{type}/runs?status=&limit=&cursor=&latest=`: newest first. The cursor is an
+/// offset into that order.
+pub(crate) async fn list(
+    State(api): State<Api>,
+    p: Result<Path<String>, PathRejection>,
+    q: Result<Query<ListParams>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let ty = path(p)?;
+    let q = query(q)?;
+    let workflow_type = api.named_type(&ty)?.map(|wt| wt.name.to_string());
+    let status = match q.status.as_deref() {
+        None | Some("") => None,
+        Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
+            let all: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
+            Failure::invalid_args(
+                format!("status must be one of {}, not {s:?}", all.join(", ")),
+                None,
+            )
+        })?),
+    };
+    let offset: usize = match q.cursor.as_deref() {
+        None | Some("") => 0,
+        Some(c) => c
+            .parse()
+            .map_err(|_| Failure::invalid_args(format!("bad cursor {c:?}"), None))?,
+    };
+    let limit = q.limit.unwrap_or(LIST_PAGE).clamp(1, LIST_PAGE_MAX);
+    let runs = api
+        .client()
+        .list(ListFilter {
+            workflow_type,
+            status,
+            latest_only: q.latest.unwrap_or(false),
+            limit: offset.saturating_add(limit).saturating_add(1),
+        })
+        .await?;
+    let more = runs.len() > offset.saturating_add(limit);
+    let runs: Vec<RunBody> = runs
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(RunBody::of)
+        .collect();
+    let next_cursor = more.then(|| (offset + limit).to_string());
+    Ok(Codec::of(&headers).reply(200, &RunsPage { runs, next_cursor }))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct WaitParams {
+    wait_ms: Option<u64>,
+    wait: Option<String>,
+}
+
+fn wait_of(q: &WaitParams) -> Duration {
+    Duration::from_millis(q.wait_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS))
+}
+
+/// `GET /{type}/runs/{id}/result?wait_ms=`: the result once the run (and the runs it
+/// continued as) completed; 202 `{"status": "running"}` when the wait ran out first.
+pub(crate) async fn result(
+    State(api): State<Api>,
+    p: RunPath,
+    q: Result<Query<WaitParams>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let q = query(q)?;
+    let codec = Codec::of(&headers);
+    let wt = match codec {
+        Codec::Json => Some(api.run_type(&ty, &id).await?),
+        Codec::Msgpack => api.named_type(&ty)?,
+    };
+    let outcome = tokio::time::timeout(wait_of(&q), api.client().result_raw(&id)).await;
+    let Ok(value) = outcome else {
+        return Ok(codec.reply(
+            202,
+            &PendingBody {
+                status: "running".into(),
+            },
+        ));
+    };
+    let value = value?;
+    match (codec, wt) {
+        (Codec::Json, Some(wt)) => {
+            let value = json::from_payload(&wt.output_with_names(&value)?)?;
+            Ok(codec.reply(
+                200,
+                &ValueBody {
+                    value: Some(value),
+                    update_id: None,
+                },
+            ))
+        }
+        _ => Ok(codec.reply(
+            200,
+            &ValueBody {
+                value: Some(value),
+                update_id: None,
+            },
+        )),
+    }
+}
+
+/// `GET /{type}/runs/{id}/updates/{update_id}?wait=&wait_ms=`: an update sent earlier, once
+/// it reached `wait` (`completed` by default); 202 `{"status": "pending"}` when the wait ran
+/// out first.
+pub(crate) async fn wait_update(
+    State(api): State<Api>,
+    p: Result<Path<(String, String, String)>, PathRejection>,
+    q: Result<Query<WaitParams>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let (ty, id, update_id) = path(p)?;
+    let q = query(q)?;
+    api.named_type(&ty)?;
+    let stage = stage(q.wait.as_deref())?;
+    let codec = Codec::of(&headers);
+    let wait = api.client().wait_update(&id, &update_id, stage);
+    let Ok(value) = tokio::time::timeout(wait_of(&q), wait).await else {
+        return Ok(codec.reply(
+            202,
+            &PendingBody {
+                status: "pending".into(),
+            },
+        ));
+    };
+    let value = value?;
+    let update_id = Some(update_id);
+    match codec {
+        // The update's name is not known here: the value as encoded (structs by position).
+        Codec::Json => {
+            let value = (stage == UpdateStage::Completed)
+                .then(|| json::from_payload(&value))
+                .transpose()?;
+            Ok(codec.reply(200, &ValueBody { value, update_id }))
+        }
+        Codec::Msgpack => Ok(codec.reply(
+            200,
+            &ValueBody::<Payload> {
+                value: Some(value),
+                update_id,
+            },
+        )),
+    }
+}
+
+/// How a run is ended from outside.
+#[derive(Clone, Copy)]
+enum Ending {
+    Cancel,
+    Terminate,
+}
+
+/// `POST /{type}/runs/{id}/cancel` -> 202 `{"status": "cancel_requested"}`.
+pub(crate) async fn cancel(
+    State(api): State<Api>,
+    p: RunPath,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
+    end(api, p, headers, body, Ending::Cancel).await
+}
+
+/// `POST /{type}/runs/{id}/terminate` -> 200 `{"status": "terminated"}`.
+pub(crate) async fn terminate(
+    State(api): State<Api>,
+    p: RunPath,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
+    end(api, p, headers, body, Ending::Terminate).await
+}
+
+/// Cancels or terminates with the body's reason (the body is optional).
+async fn end(
+    api: Api,
+    p: RunPath,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    ending: Ending,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    api.named_type(&ty)?;
+    let codec = Codec::of(&headers);
+    let b: ReasonBody = codec.decode(body, Some(ReasonBody::default()))?;
+    let client = api.client();
+    match ending {
+        Ending::Cancel => {
+            let reason = b.reason.as_deref().unwrap_or("cancelled over HTTP");
+            client.cancel(&id, reason).await?;
+            Ok(codec.reply(202, &json!({ "status": "cancel_requested" })))
+        }
+        Ending::Terminate => {
+            let reason = b.reason.as_deref().unwrap_or("terminated over HTTP");
+            client.terminate(&id, reason).await?;
+            Ok(codec.reply(200, &json!({ "status": "terminated" })))
+        }
+    }
+}

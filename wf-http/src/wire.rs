@@ -1,0 +1,417 @@
+//! The bodies of requests and responses, shared by the server and the remote client. Each
+//! is generic over how values travel: `serde_json::Value` in JSON bodies, [`Payload`] (the
+//! MessagePack bytes as they are, a `bin`) in `application/msgpack` bodies.
+//!
+//! [`Payload`]: wf_core::Payload
+
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use wf_core::data::message::Message;
+use wf_core::{Description, PendingActivity, PendingUpdate, RunInfo, RunStatus, TaskFailure};
+
+/// The path segment that stands for "whatever type the run has" in place of `{type}`: the
+/// remote client, which knows workflow ids but not always types, addresses runs with it.
+pub const ANY_TYPE: &str = "_";
+
+/// The media type of MessagePack bodies.
+pub const MSGPACK: &str = "application/msgpack";
+
+/// `POST /{type}/runs`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartBody<V> {
+    /// The workflow id.
+    pub id: String,
+    /// The input of `run`.
+    #[serde(default)]
+    pub input: Option<V>,
+    /// `fail` (default), `use_existing` or `terminate_existing`.
+    #[serde(default)]
+    pub conflict: Option<String>,
+    /// The task queue (default: the server engine's).
+    #[serde(default)]
+    pub task_queue: Option<String>,
+    /// Signals and updates delivered with the start (signal- and update-with-start; MessagePack
+    /// bodies only, as the remote client sends them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+}
+
+/// The answer to a start.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StartedBody {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The run the workflow id now names.
+    pub run_id: String,
+    /// False when `use_existing` kept a running run.
+    pub started: bool,
+}
+
+/// `POST /{type}/runs/{id}/signal`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SignalBody<V> {
+    /// The signal's name.
+    pub name: String,
+    /// Arguments: positional array or object by parameter name (JSON); the encoded tuple
+    /// (MessagePack).
+    #[serde(default)]
+    pub args: Option<V>,
+    /// Dedupe id.
+    #[serde(default)]
+    pub signal_id: Option<String>,
+}
+
+/// `POST /{type}/runs/{id}/update`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UpdateBody<V> {
+    /// The update's name.
+    pub name: String,
+    /// Arguments, as for signals.
+    #[serde(default)]
+    pub args: Option<V>,
+    /// Dedupe id (default: a fresh one, returned in the answer).
+    #[serde(default)]
+    pub update_id: Option<String>,
+    /// `completed` (default) or `accepted`.
+    #[serde(default)]
+    pub wait: Option<String>,
+    /// How long to wait for completion before answering 504 (the update goes on; ask again
+    /// with the same `update_id`).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// `POST /{type}/runs/{id}/query`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QueryBody<V> {
+    /// The query's name.
+    pub name: String,
+    /// Arguments, as for signals.
+    #[serde(default)]
+    pub args: Option<V>,
+}
+
+/// `POST .../cancel` and `.../terminate` (the body is optional).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReasonBody {
+    /// Why, for the history and operators.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A value: the answer of queries, updates and results.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ValueBody<V> {
+    /// The value.
+    pub value: Option<V>,
+    /// The update's id (updates only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_id: Option<String>,
+}
+
+/// What a long poll answers when its wait ran out first (HTTP 202).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingBody {
+    /// `running` for a result, `pending` for an update.
+    pub status: String,
+}
+
+/// A page of history.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HistoryPage<E> {
+    /// The events, in order.
+    pub events: Vec<E>,
+    /// The `from` of the next page, if there is more.
+    pub next: Option<u64>,
+}
+
+/// A page of runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunsPage {
+    /// The runs, newest first.
+    pub runs: Vec<RunBody>,
+    /// The `cursor` of the next page, if there is more.
+    pub next_cursor: Option<String>,
+}
+
+/// A run in a list.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunBody {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The run id.
+    pub run_id: String,
+    /// Its workflow type.
+    pub workflow_type: String,
+    /// `running`, `completed`, `failed`, `continued_as_new`, `terminated` or `cancelled`.
+    pub status: String,
+    /// Events in its history.
+    pub history_length: u64,
+}
+
+/// `GET /{type}/runs/{id}`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DescriptionBody<V> {
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The latest run.
+    pub run_id: String,
+    /// Its workflow type.
+    pub workflow_type: String,
+    /// Its task queue.
+    pub task_queue: String,
+    /// Its status (as in [`RunBody::status`]).
+    pub status: String,
+    /// Events in its history.
+    pub history_length: u64,
+    /// Encoded size of its history.
+    pub history_bytes: u64,
+    /// Start time, ms since the Unix epoch.
+    pub started_at_ms: u64,
+    /// Close time, ms since the Unix epoch.
+    pub closed_at_ms: Option<u64>,
+    /// Activities scheduled and not yet resolved.
+    pub pending_activities: Vec<ActivityBody<V>>,
+    /// Updates requested or running.
+    pub pending_updates: Vec<PendingUpdateBody>,
+    /// Signals received with no handler.
+    pub buffered_signals: Vec<String>,
+    /// Async handlers still running.
+    pub running_handlers: Vec<String>,
+    /// The last failed workflow task.
+    pub task_failure: Option<TaskFailure>,
+}
+
+/// A pending activity.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ActivityBody<V> {
+    /// Command sequence number.
+    pub seq: u32,
+    /// Activity name.
+    pub name: String,
+    /// Current attempt.
+    pub attempt: u32,
+    /// The previous attempt's failure.
+    pub last_failure: Option<String>,
+    /// The last heartbeat's details.
+    pub heartbeat_details: Option<V>,
+}
+
+/// A pending update.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PendingUpdateBody {
+    /// Update id.
+    pub update_id: String,
+    /// Its name.
+    pub name: String,
+    /// Accepted (handler running) or waiting for validation.
+    pub accepted: bool,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn to_ms(t: SystemTime) -> u64 {
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis().min(u64::MAX as u128) as u64)
+}
+
+/// The time `ms` milliseconds after the Unix epoch.
+pub fn from_ms(ms: u64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(ms)
+}
+
+impl RunBody {
+    /// The body of a listed run.
+    pub fn of(r: &RunInfo) -> RunBody {
+        RunBody {
+            workflow_id: r.workflow_id.clone(),
+            run_id: r.run_id.clone(),
+            workflow_type: r.workflow_type.clone(),
+            status: r.status.as_str().to_string(),
+            history_length: r.history_length,
+        }
+    }
+
+    /// The listed run (an unknown status reads as running).
+    pub fn into_info(self) -> RunInfo {
+        RunInfo {
+            workflow_id: self.workflow_id,
+            run_id: self.run_id,
+            workflow_type: self.workflow_type,
+            status: RunStatus::parse(&self.status).unwrap_or(RunStatus::Running),
+            history_length: self.history_length,
+        }
+    }
+}
+
+impl<V> DescriptionBody<V> {
+    /// The body of `d`, with heartbeat details turned into `V` by `value`.
+    pub fn of<E>(
+        d: &Description,
+        mut value: impl FnMut(&wf_core::Payload) -> Result<V, E>,
+    ) -> Result<Self, E> {
+        let mut pending_activities = Vec::with_capacity(d.pending_activities.len());
+        for a in &d.pending_activities {
+            pending_activities.push(ActivityBody {
+                seq: a.seq,
+                name: a.name.clone(),
+                attempt: a.attempt,
+                last_failure: a.last_failure.clone(),
+                heartbeat_details: a.heartbeat_details.as_ref().map(&mut value).transpose()?,
+            });
+        }
+        Ok(DescriptionBody {
+            workflow_id: d.workflow_id.clone(),
+            run_id: d.run_id.clone(),
+            workflow_type: d.workflow_type.clone(),
+            task_queue: d.task_queue.clone(),
+            status: d.status.as_str().to_string(),
+            history_length: d.history_length,
+            history_bytes: d.history_bytes,
+            started_at_ms: to_ms(d.started_at),
+            closed_at_ms: d.closed_at.map(to_ms),
+            pending_activities,
+            pending_updates: d
+                .pending_updates
+                .iter()
+                .map(|u| PendingUpdateBody {
+                    update_id: u.update_id.clone(),
+                    name: u.name.clone(),
+                    accepted: u.accepted,
+                })
+                .collect(),
+            buffered_signals: d.buffered_signals.clone(),
+            running_handlers: d.running_handlers.clone(),
+            task_failure: d.task_failure.clone(),
+        })
+    }
+}
+
+impl DescriptionBody<wf_core::Payload> {
+    /// The description this body carries.
+    pub fn into_description(self) -> Description {
+        Description {
+            workflow_id: self.workflow_id,
+            run_id: self.run_id,
+            workflow_type: self.workflow_type,
+            task_queue: self.task_queue,
+            status: RunStatus::parse(&self.status).unwrap_or(RunStatus::Running),
+            history_length: self.history_length,
+            history_bytes: self.history_bytes,
+            started_at: from_ms(self.started_at_ms),
+            closed_at: self.closed_at_ms.map(from_ms),
+            pending_activities: self
+                .pending_activities
+                .into_iter()
+                .map(|a| PendingActivity {
+                    seq: a.seq,
+                    name: a.name,
+                    attempt: a.attempt,
+                    last_failure: a.last_failure,
+                    heartbeat_details: a.heartbeat_details,
+                })
+                .collect(),
+            pending_updates: self
+                .pending_updates
+                .into_iter()
+                .map(|u| PendingUpdate {
+                    update_id: u.update_id,
+                    name: u.name,
+                    accepted: u.accepted,
+                })
+                .collect(),
+            buffered_signals: self.buffered_signals,
+            running_handlers: self.running_handlers,
+            task_failure: self.task_failure,
+        }
+    }
+}
+
+/// `POST /_schedules/{id}`: a schedule to create.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NewScheduleBody {
+    /// When it fires.
+    pub spec: wf_core::ScheduleSpec,
+    /// What it starts.
+    pub action: wf_core::ScheduleAction,
+    /// Overlap and catch-up.
+    pub policies: wf_core::SchedulePolicies,
+}
+
+/// `POST /_schedules/{id}/pause` and `.../unpause` (the body is optional).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NoteBody {
+    /// A note for operators.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `GET /_schedules/{id}`: a schedule described (times as ms since the Unix epoch).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ScheduleBody {
+    /// The schedule id.
+    pub schedule_id: String,
+    /// When it fires.
+    pub spec: wf_core::ScheduleSpec,
+    /// What it starts.
+    pub action: wf_core::ScheduleAction,
+    /// Overlap and catch-up.
+    pub policies: wf_core::SchedulePolicies,
+    /// Whether it is paused.
+    pub paused: bool,
+    /// The note of the last pause or unpause.
+    pub note: String,
+    /// The next few fire times.
+    pub next_fires_ms: Vec<u64>,
+    /// The latest actions, oldest first.
+    pub recent_actions: Vec<wf_core::ScheduledAction>,
+    /// Workflow ids of its actions still running.
+    pub running: Vec<String>,
+    /// Actions waiting for the running one to end.
+    pub buffered: usize,
+    /// Actions skipped by the overlap policy.
+    pub skipped: u64,
+    /// Fire times dropped as older than the catch-up window.
+    pub missed_catchup: u64,
+    /// The last error starting an action.
+    pub last_error: Option<String>,
+}
+
+impl ScheduleBody {
+    /// The body of `d`.
+    pub fn of(d: &wf_core::ScheduleDescription) -> ScheduleBody {
+        ScheduleBody {
+            schedule_id: d.schedule_id.clone(),
+            spec: d.spec.clone(),
+            action: d.action.clone(),
+            policies: d.policies.clone(),
+            paused: d.paused,
+            note: d.note.clone(),
+            next_fires_ms: d.next_fires.iter().copied().map(to_ms).collect(),
+            recent_actions: d.recent_actions.clone(),
+            running: d.running.clone(),
+            buffered: d.buffered,
+            skipped: d.skipped,
+            missed_catchup: d.missed_catchup,
+            last_error: d.last_error.clone(),
+        }
+    }
+
+    /// The description this body carries.
+    pub fn into_description(self) -> wf_core::ScheduleDescription {
+        wf_core::ScheduleDescription {
+            schedule_id: self.schedule_id,
+            spec: self.spec,
+            action: self.action,
+            policies: self.policies,
+            paused: self.paused,
+            note: self.note,
+            next_fires: self.next_fires_ms.into_iter().map(from_ms).collect(),
+            recent_actions: self.recent_actions,
+            running: self.running,
+            buffered: self.buffered,
+            skipped: self.skipped,
+            missed_catchup: self.missed_catchup,
+            last_error: self.last_error,
+        }
+    }
+}

@@ -1,0 +1,225 @@
+//! The remote typed client: `Client::connect(url).token(..)` drives the seed's agent
+//! scenario over HTTP with the same generated methods as in-process code, and gets the same
+//! `WfError` variants back.
+
+mod common;
+
+use common::{served, AgentInput, AgentRun, AgentRunClient, Status, TOKEN};
+use std::time::Duration;
+use wf_http::{ConnectExt, ServeOptions};
+use wf_sdk::prelude::*;
+use wf_sdk::{EventKind, ListFilter, Payload, ScheduleAction, SchedulePolicies, ScheduleSpec};
+
+async fn remote() -> (Engine, wf_http::Server, Client) {
+    let (engine, server) = served(ServeOptions::default().token(TOKEN)).await;
+    let url = format!("http://{}", server.local_addr());
+    let client = Client::connect(url).token(TOKEN).await.expect("connect");
+    (engine, server, client)
+}
+
+async fn wait_status(h: &WorkflowHandle<AgentRun>, pred: impl Fn(&Status) -> bool) -> Status {
+    for _ in 0..500 {
+        let s = h.status().await.unwrap();
+        if pred(&s) {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the agent never reached the expected state");
+}
+
+#[tokio::test]
+async fn the_agent_scenario_over_http() {
+    let (engine, server, client) = remote().await;
+    let input = AgentInput {
+        goal: "ship".into(),
+        step: 0,
+    };
+    let h = client
+        .start::<AgentRun>("agent-42", input.clone())
+        .await
+        .unwrap();
+    let again = client.start::<AgentRun>("agent-42", input.clone()).await;
+    assert!(
+        matches!(again, Err(WfError::AlreadyStarted { .. })),
+        "{again:?}"
+    );
+
+    // Pause with a signal id, twice: applied once.
+    h.pause().signal_id("cmd-1").await.unwrap();
+    h.pause().signal_id("cmd-1").await.unwrap();
+    let paused = wait_status(&h, |s| s.paused).await;
+    let held = paused.step;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        h.status().await.unwrap().step,
+        held,
+        "a paused agent takes no step"
+    );
+    let pauses = h
+        .history()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::SignalReceived { name, .. } if name == "pause"))
+        .count();
+    assert_eq!(pauses, 1);
+
+    // Updates: value, idempotent retry, rejection (no event), handler error.
+    let old = h
+        .change_goal("tests first".into())
+        .update_id("u-1")
+        .await
+        .unwrap();
+    assert_eq!(old, "ship");
+    let retried = h
+        .change_goal("ignored".into())
+        .update_id("u-1")
+        .await
+        .unwrap();
+    assert_eq!(retried, "ship");
+    let before = h.history().await.unwrap().len();
+    let rejected = h.change_goal("  ".into()).await;
+    assert!(
+        matches!(&rejected, Err(WfError::Rejected(m)) if m.contains("must not be empty")),
+        "{rejected:?}"
+    );
+    assert_eq!(h.history().await.unwrap().len(), before);
+    let failed = h.set_step(5000).await;
+    assert!(
+        matches!(&failed, Err(WfError::UpdateFailed(m)) if m.contains("too many")),
+        "{failed:?}"
+    );
+    let accepted = h.change_goal("docs".into()).start().await.unwrap();
+    assert_eq!(accepted.result().await.unwrap(), "tests first");
+
+    // Two arguments, and the status struct round-trips exactly.
+    h.note("remote".into(), 2).await.unwrap();
+    let s = wait_status(&h, |s| {
+        s.notes.iter().filter(|n| *n == "remote").count() == 2
+    })
+    .await;
+    assert_eq!(s.goal, "docs");
+    let local: Status = engine
+        .client()
+        .handle::<AgentRun>("agent-42")
+        .status()
+        .await
+        .unwrap();
+    assert_eq!(h.status().await.unwrap(), local);
+
+    let d = h.describe().await.unwrap();
+    assert_eq!(
+        (d.workflow_type.as_str(), d.status),
+        ("agent_run", RunStatus::Running)
+    );
+    let listed = client.list(ListFilter::default()).await.unwrap();
+    assert!(listed.iter().any(|r| r.workflow_id == "agent-42"));
+
+    h.resume().await.unwrap();
+    wait_status(&h, |s| s.step > held).await;
+    h.stop().await.unwrap();
+    let out = h.result().await.unwrap();
+    assert!(out.starts_with("stopped at step"), "{out}");
+    let history = h.history().await.unwrap();
+    let local = engine.client().history("agent-42").await.unwrap();
+    assert_eq!(history, local, "the history arrives exactly as stored");
+    assert!(matches!(
+        history.last().map(|e| &e.kind),
+        Some(EventKind::WorkflowCompleted { .. }) | Some(EventKind::WorkflowTaskCompleted { .. })
+    ));
+
+    let late = h.pause().await;
+    assert!(
+        matches!(
+            late,
+            Err(WfError::RunFinished {
+                status: RunStatus::Completed,
+                ..
+            })
+        ),
+        "{late:?}"
+    );
+    let nobody = client.handle::<AgentRun>("nobody").describe().await;
+    assert!(
+        matches!(nobody, Err(WfError::NotFound { .. })),
+        "{nobody:?}"
+    );
+    let unknown = client
+        .query_raw("agent-42", "nope", Payload::encode(&()).unwrap())
+        .await;
+    assert!(
+        matches!(unknown, Err(WfError::QueryError(_))),
+        "{unknown:?}"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn with_start_cancel_terminate_and_schedules_over_http() {
+    let (_engine, server, client) = remote().await;
+    let input = AgentInput {
+        goal: "g".into(),
+        step: 0,
+    };
+    let h = client.handle::<AgentRun>("ws-1");
+    h.signal_with_start(input.clone(), h.pause(), IdConflictPolicy::UseExisting)
+        .await
+        .unwrap();
+    assert!(wait_status(&h, |s| s.paused).await.paused);
+    let h2 = client.handle::<AgentRun>("ws-2");
+    let previous = h2
+        .update_with_start(input.clone(), h2.set_step(7), IdConflictPolicy::UseExisting)
+        .await
+        .unwrap();
+    assert_eq!(previous, 0);
+
+    // The paused run would wait for ever on its condition: terminate it; cancel the one that
+    // is taking steps (its pending activity or timer is cancelled and it ends as cancelled).
+    let within = |f| tokio::time::timeout(Duration::from_secs(10), f);
+    h2.cancel().await.unwrap();
+    let r = within(h2.result()).await.expect("the cancelled run ends");
+    assert!(matches!(r, Err(WfError::Cancelled(_))), "{r:?}");
+    h.terminate("done here").await.unwrap();
+    let r = within(h.result()).await.expect("the terminated run ends");
+    assert!(matches!(r, Err(WfError::Terminated(_))), "{r:?}");
+
+    let schedules = client.schedules();
+    let action = ScheduleAction::start::<AgentRun>("nightly", &input).unwrap();
+    let s = schedules
+        .create(
+            "nightly",
+            ScheduleSpec::every(Duration::from_secs(3600)),
+            action,
+            SchedulePolicies::default(),
+        )
+        .await
+        .unwrap();
+    s.pause("maintenance").await.unwrap();
+    let d = s.describe().await.unwrap();
+    assert!(d.paused && d.note == "maintenance" && d.action.workflow_type == "agent_run");
+    s.trigger().await.unwrap();
+    assert_eq!(schedules.list().await.unwrap().len(), 1);
+    s.delete().await.unwrap();
+    let gone = s.describe().await;
+    assert!(gone.is_err(), "{gone:?}");
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn connecting_checks_the_server_and_the_token() {
+    let (_engine, server) = served(ServeOptions::default().token(TOKEN)).await;
+    let url = format!("http://{}", server.local_addr());
+    let wrong = Client::connect(url.clone()).token("nope").await;
+    assert!(
+        matches!(&wrong, Err(e) if e.to_string().contains("401")),
+        "{wrong:?}"
+    );
+    let none = Client::connect(url.clone()).await;
+    assert!(none.is_err());
+    let tls = Client::connect(url.replace("http", "https")).await;
+    assert!(matches!(tls, Err(WfError::InvalidArgument(_))), "{tls:?}");
+    server.shutdown().await.unwrap();
+    let down = Client::connect(url).token(TOKEN).await;
+    assert!(matches!(&down, Err(e) if e.is_retryable()), "{down:?}");
+}
