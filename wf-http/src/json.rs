@@ -333,6 +333,7 @@ impl<'de> Visitor<'de> for Seed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     #[test]
@@ -361,6 +362,52 @@ mod tests {
             .decode()
             .unwrap();
         assert_eq!(back, s);
+    }
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,4}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn any_json_round_trips_through_a_payload(v in any_json()) {
+            let p = to_payload(&v).unwrap();
+            prop_assert_eq!(from_payload(&p).unwrap(), v);
+        }
+
+        /// Random bytes read as JSON or as an error, never a panic; JSON read from them is
+        /// what its own payload reads as (bytes, odd keys and floats settle in one step).
+        #[test]
+        fn any_bytes_read_as_json_or_an_error(
+            bytes in prop::collection::vec(any::<u8>(), 0..48)
+        ) {
+            let _ = from_event_bytes(&bytes);
+            let p = Payload::from_bytes(bytes).unwrap();
+            if let Ok(v) = from_payload(&p) {
+                let again = to_payload(&v).unwrap();
+                prop_assert_eq!(from_payload(&again).unwrap(), v);
+            }
+        }
     }
 
     #[test]
