@@ -99,13 +99,15 @@ pub async fn update(
     );
     let (update_id, value) = match tokio::time::timeout(timeout, call).await {
         Ok(result) => result?,
-        Err(_) => return Err(Failure::new(
-            DECLINED,
-            format!(
+        Err(_) => {
+            return Err(Failure::new(
+                DECLINED,
+                format!(
                 "update {update_id} of {id} did not finish within {timeout:?}; it stays queued: \
                      wait again with `wf update {id} {name} '{args_json}' --id {update_id}`"
             ),
-        )),
+            ))
+        }
     };
     let value = value_json(&value);
     done(
