@@ -107,18 +107,10 @@ pub fn table(style: &Style, header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
-/// `2026-12-01T03:52:26.120Z` for milliseconds since the Unix epoch.
+/// `2026-12-01T03:52:26Z` for milliseconds since the Unix epoch (the engine's own UTC
+/// formatting, as schedules print their fire times).
 pub fn iso8601_ms(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    wf_core::schedule::format_utc(ms)
 }
 
 /// Milliseconds since the Unix epoch of a system time.
@@ -127,20 +119,6 @@ pub fn ms_of(t: SystemTime) -> i64 {
         Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
         Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
     }
-}
-
-/// The date of a day number (days since 1970-01-01), Howard Hinnant's algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// "2 min ago", "in 3 h", "just now", relative to `now_ms`.
@@ -161,7 +139,7 @@ pub fn age(ms: i64, now_ms: i64) -> String {
     }
 }
 
-/// A time as ISO-8601 with its age: `2026-12-01T03:52:26.120Z (2 min ago)`.
+/// A time as ISO-8601 with its age: `2026-12-01T03:52:26Z (2 min ago)`.
 pub fn when(style: &Style, t: SystemTime) -> String {
     let ms = ms_of(t);
     format!(
@@ -204,9 +182,7 @@ mod tests {
 
     #[test]
     fn times_read_as_iso8601_and_ages() {
-        assert_eq!(iso8601_ms(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601_ms(1_764_561_146_120), "2025-12-01T03:52:26.120Z");
-        assert_eq!(iso8601_ms(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        assert_eq!(iso8601_ms(1_764_561_146_120), "2025-12-01T03:52:26Z");
         assert_eq!(age(0, 120_000), "2 min ago");
         assert_eq!(age(0, 1000), "just now");
         assert_eq!(age(7_200_000, 0), "in 2 h");

@@ -261,28 +261,20 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
     let c = client.start::<Order>("o-3", "z".to_string()).await.unwrap();
     let d = db.to_str().unwrap();
 
-    ok(wf(&[
-        "--db",
-        d,
-        "signal",
-        "o-1",
-        "note",
-        "[\"first\"]",
-        "--id",
-        "n-1",
-    ])
-    .await);
-    ok(wf(&[
-        "--db",
-        d,
-        "signal",
-        "o-1",
-        "note",
-        "[\"first\"]",
-        "--id",
-        "n-1",
-    ])
-    .await);
+    // Sent twice with one dedupe id: applied once.
+    for _ in 0..2 {
+        ok(wf(&[
+            "--db",
+            d,
+            "signal",
+            "o-1",
+            "note",
+            "[\"first\"]",
+            "--id",
+            "n-1",
+        ])
+        .await);
+    }
     let out = ok(wf(&["--db", d, "update", "o-1", "add", "[5]", "--timeout", "60s"]).await);
     assert_eq!(out.trim(), "5");
     ok(wf(&["--db", d, "signal", "o-1", "ship", "[\"go\"]"]).await);
