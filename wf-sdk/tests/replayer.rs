@@ -32,47 +32,53 @@ impl Shop {
     }
 }
 
-/// Version 1: charge, wait for `go`, ship.
-#[derive(Default)]
-pub struct OrderV1 {
-    go: bool,
+/// One version of the `order` workflow: a type `$name` whose state is `go` (set by the `go`
+/// signal), with `run` as given, and any more handlers. Each version is a type of its own so
+/// that one test can record with one and replay with another.
+macro_rules! order_version {
+    ($(#[$doc:meta])* $name:ident, |$ctx:ident, $order:ident| $body:block $($extra:tt)*) => {
+        $(#[$doc])*
+        #[derive(Default)]
+        pub struct $name {
+            go: bool,
+        }
+
+        #[workflow(name = "order")]
+        impl $name {
+            #[run]
+            async fn run(
+                $ctx: &mut WorkflowContext<Self>,
+                $order: String,
+            ) -> Result<String, WorkflowError> $body
+
+            #[signal]
+            fn go(&mut self) {
+                self.go = true;
+            }
+
+            $($extra)*
+        }
+    };
 }
 
-#[workflow(name = "order")]
-impl OrderV1 {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, order: String) -> Result<String, WorkflowError> {
+order_version!(
+    /// Version 1: charge, wait for `go`, ship.
+    OrderV1,
+    |ctx, order| {
         let note = ctx.activity(Shop::charge, order).await?;
         ctx.wait_condition(|s| s.go).await;
         Ok(ctx.activity(Shop::ship, note).await?)
     }
+);
 
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-}
-
-/// Compatible: a new query and a new signal; the commands are the same.
-#[derive(Default)]
-pub struct OrderWithQuery {
-    go: bool,
-}
-
-#[workflow(name = "order")]
-impl OrderWithQuery {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, order: String) -> Result<String, WorkflowError> {
+order_version!(
+    /// Compatible: a new query and a new signal; the commands are the same.
+    OrderWithQuery,
+    |ctx, order| {
         let note = ctx.activity(Shop::charge, order).await?;
         ctx.wait_condition(|s| s.go).await;
         Ok(ctx.activity(Shop::ship, note).await?)
     }
-
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-
     #[signal]
     fn hold(&mut self) {}
 
@@ -80,60 +86,32 @@ impl OrderWithQuery {
     fn released(&self) -> bool {
         self.go
     }
-}
+);
 
-/// Incompatible: the charge activity became a timer.
-#[derive(Default)]
-pub struct OrderWithTimer {
-    go: bool,
-}
-
-#[workflow(name = "order")]
-impl OrderWithTimer {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, order: String) -> Result<String, WorkflowError> {
+order_version!(
+    /// Incompatible: the charge activity became a timer.
+    OrderWithTimer,
+    |ctx, order| {
         ctx.sleep(Duration::from_secs(5)).await?;
         ctx.wait_condition(|s| s.go).await;
         Ok(ctx.activity(Shop::ship, order).await?)
     }
+);
 
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-}
-
-/// Incompatible: ship before charge.
-#[derive(Default)]
-pub struct OrderReordered {
-    go: bool,
-}
-
-#[workflow(name = "order")]
-impl OrderReordered {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, order: String) -> Result<String, WorkflowError> {
+order_version!(
+    /// Incompatible: ship before charge.
+    OrderReordered,
+    |ctx, order| {
         let note = ctx.activity(Shop::ship, order).await?;
         ctx.wait_condition(|s| s.go).await;
         Ok(ctx.activity(Shop::charge, note).await?)
     }
+);
 
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-}
-
-/// Version 2, done right: a fee activity after the signal, guarded by a patch.
-#[derive(Default)]
-pub struct OrderPatched {
-    go: bool,
-}
-
-#[workflow(name = "order")]
-impl OrderPatched {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, order: String) -> Result<String, WorkflowError> {
+order_version!(
+    /// Version 2, done right: a fee activity after the signal, guarded by a patch.
+    OrderPatched,
+    |ctx, order| {
         let mut note = ctx.activity(Shop::charge, order).await?;
         ctx.wait_condition(|s| s.go).await;
         if ctx.patched("add-fee") {
@@ -141,34 +119,18 @@ impl OrderPatched {
         }
         Ok(ctx.activity(Shop::ship, note).await?)
     }
+);
 
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-}
-
-/// Version 2 without the patch: the same change, unguarded.
-#[derive(Default)]
-pub struct OrderUnguarded {
-    go: bool,
-}
-
-#[workflow(name = "order")]
-impl OrderUnguarded {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, order: String) -> Result<String, WorkflowError> {
+order_version!(
+    /// Version 2 without the patch: the same change, unguarded.
+    OrderUnguarded,
+    |ctx, order| {
         let note = ctx.activity(Shop::charge, order).await?;
         ctx.wait_condition(|s| s.go).await;
         let note = ctx.activity(Shop::fee, note).await?;
         Ok(ctx.activity(Shop::ship, note).await?)
     }
-
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-}
+);
 
 /// A fresh folder under cargo's scratch directory.
 fn temp_dir(tag: &str) -> PathBuf {
