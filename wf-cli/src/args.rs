@@ -21,7 +21,8 @@ pub struct Cli {
 /// `--db FILE` or `--url URL [--token T]`.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
-    /// The SQLite database file of an embedded engine (opened as a client: no workers run).
+    /// The SQLite database file of an embedded engine (opened by a client-only engine: no
+    /// workers run).
     #[arg(
         long,
         global = true,

@@ -1,5 +1,6 @@
-//! Where the runs are: a SQLite file (`--db`, opened by a client-only engine: no workers run,
-//! nothing is changed by reading) or a wf-http server (`--url`, `--token`).
+//! Where the runs are: a SQLite file (`--db`, opened by a client-only engine: no workers run
+//! and reading changes no run; the engine registers itself in the file for wake-ups while the
+//! command runs) or a wf-http server (`--url`, `--token`).
 
 use crate::args::TargetArgs;
 use crate::exit::{Failure, NOT_FOUND};
