@@ -68,6 +68,13 @@ fn scratch(tag: &str, ext: &str) -> PathBuf {
         .join(format!("wf-cli-{tag}-{}-{n}.{ext}", std::process::id()))
 }
 
+/// Removes a test database and its WAL files (disk space is shared).
+fn remove_db(db: &Path) {
+    for ext in ["db", "db-wal", "db-shm"] {
+        let _ = std::fs::remove_file(db.with_extension(ext));
+    }
+}
+
 async fn engine_on(db: &Path) -> Engine {
     Engine::builder()
         .sqlite(db)
@@ -248,7 +255,9 @@ async fn reading_a_database_file_lists_describes_prints_and_exports_runs() {
     .unwrap();
     let err = fails(wf(&["replay", "--history", dir.to_str().unwrap()]).await, 6);
     assert!(err.contains("1 of 3"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
     engine.shutdown().await;
+    remove_db(&db);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -321,6 +330,7 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
     assert_eq!(wf(&["--help"]).await.status.code(), Some(0));
     assert!(stdout(&wf(&["--help"]).await).contains("Exit codes"));
     engine.shutdown().await;
+    remove_db(&db);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -443,4 +453,5 @@ async fn schedules_are_listed_described_paused_and_deleted() {
     ok(wf(&["--db", d, "schedule", "delete", "nightly"]).await);
     fails(wf(&["--db", d, "schedule", "describe", "nightly"]).await, 3);
     engine.shutdown().await;
+    remove_db(&db);
 }

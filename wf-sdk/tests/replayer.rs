@@ -213,6 +213,7 @@ async fn exported_histories_round_trip_and_replay_on_the_same_code(backend: Back
     for o in compatible.replay_dir(&dir).unwrap() {
         assert!(o.result.is_ok(), "{o}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 async fn an_activity_swapped_for_a_timer_fails_naming_the_event(backend: Backend) {
@@ -247,6 +248,7 @@ async fn an_activity_swapped_for_a_timer_fails_naming_the_event(backend: Backend
         );
         assert!(shown.contains("TimerStarted"), "{shown}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 async fn reordered_activities_fail_naming_both_commands(backend: Backend) {
@@ -273,6 +275,7 @@ async fn reordered_activities_fail_naming_both_commands(backend: Backend) {
         Err(ReplayError::NonDeterminism(_))
     ));
     unguarded.replay(&load(&dir, "v1-waiting.json")).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 async fn a_patched_change_replays_old_and_new_histories(backend: Backend) {
@@ -297,6 +300,7 @@ async fn a_patched_change_replays_old_and_new_histories(backend: Backend) {
         Replayer::new().workflow::<OrderV1>().replay(&new),
         Err(ReplayError::NonDeterminism(_))
     ));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 both!(
@@ -337,4 +341,5 @@ fn unknown_types_unreadable_files_and_other_versions_are_reported_per_file() {
         other => panic!("expected UnknownType, got {other:?}"),
     }
     assert!(Replayer::new().replay_dir(dir.join("missing")).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
