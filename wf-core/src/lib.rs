@@ -12,7 +12,7 @@
 //! | [`error`] | the errors of every layer |
 //! | [`activity`] | activity definitions, registry and context |
 //! | `workflow` | the workflow side: definition, context, one file per command kind, executor |
-//! | `replay` | runs in memory, rebuilt from history; nondeterminism checks |
+//! | `replay` | runs in memory, rebuilt from history; nondeterminism checks; the [`Replayer`] |
 //! | [`store`] | the `Store` trait, its rules, the memory and SQLite stores |
 //! | [`schedule`] | schedule specs and their stored state |
 //! | [`client`] | the client and its typed handles, over a `Transport` |
@@ -40,6 +40,7 @@ pub use client::{
     UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
+pub use data::export::{History, HistoryFormatError};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
@@ -52,6 +53,7 @@ pub use error::{
     ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalExternalError,
     SignalWaitError, StoreError, UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
 };
+pub use replay::{Divergence, ReplayError, ReplayOutcome, Replayer};
 pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
 pub use schedule::{
     CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,

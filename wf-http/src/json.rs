@@ -3,12 +3,10 @@
 //! as an array (by position) or an object (by parameter name), become the handler's argument
 //! tuple, each checked against its parameter's type so that a bad one is named. MessagePack
 //! becomes JSON through a depth-bounded decoder: bytes as arrays of numbers, map keys that are
-//! not strings as their JSON text.
+//! not strings as their JSON text (the decoder lives in `wf_core::data::json`).
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 use std::fmt;
-use wf_core::data::payload::MAX_DECODE_DEPTH;
 use wf_core::{HandlerInfo, Payload, PayloadError};
 
 /// Why JSON arguments do not fit a handler: the message names the parameter.
@@ -224,116 +222,20 @@ fn kind_of(v: &Value) -> &'static str {
 /// The JSON form of a payload; bytes that are not MessagePack (or nest deeper than the
 /// engine decodes) are an error.
 pub fn from_payload(payload: &Payload) -> Result<Value, PayloadError> {
-    decode_json(payload.as_bytes(), false)
+    wf_core::data::json::from_payload(payload)
 }
 
 /// The JSON form of a history event's body (MessagePack with named fields): its payloads, kept
 /// as `bin`, are shown as the JSON of the values they hold (one level deep).
 pub fn from_event_bytes(bytes: &[u8]) -> Result<Value, PayloadError> {
-    decode_json(bytes, true)
-}
-
-/// Decodes one whole value: bytes left after it are an error.
-fn decode_json(bytes: &[u8], payloads: bool) -> Result<Value, PayloadError> {
-    let error = |message: String| PayloadError::Decode {
-        what: "payload as JSON".into(),
-        message,
-    };
-    let mut rest = bytes;
-    let mut de = rmp_serde::Deserializer::new(&mut rest);
-    de.set_max_depth(MAX_DECODE_DEPTH);
-    let value = Seed { payloads }
-        .deserialize(&mut de)
-        .map_err(|e| error(e.to_string()))?;
-    if !rest.is_empty() {
-        return Err(error(format!("{} bytes after the value", rest.len())));
-    }
-    Ok(value)
-}
-
-/// Reads any self-describing serde data as JSON; with `payloads`, a `bin` that is a whole
-/// MessagePack value reads as that value (once: bins inside it stay bytes).
-#[derive(Clone, Copy)]
-struct Seed {
-    payloads: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Seed {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Seed {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any MessagePack value")
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Number(v.into()))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        // NaN and infinities have no JSON form.
-        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-    fn visit_bytes<E>(self, v: &[u8]) -> Result<Value, E> {
-        if self.payloads {
-            if let Ok(value) = decode_json(v, false) {
-                return Ok(value);
-            }
-        }
-        Ok(Value::Array(v.iter().map(|b| Value::from(*b)).collect()))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
-        while let Some(v) = seq.next_element_seed(self)? {
-            items.push(v);
-        }
-        Ok(Value::Array(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key_seed(self)? {
-            let key = match key {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            out.insert(key, map.next_value_seed(self)?);
-        }
-        Ok(Value::Object(out))
-    }
+    wf_core::data::json::from_event_bytes(bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use proptest::prelude::*;
+    use serde_json::{json, Number};
 
     #[test]
     fn json_round_trips_through_payloads() {
@@ -361,6 +263,52 @@ mod tests {
             .decode()
             .unwrap();
         assert_eq!(back, s);
+    }
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(|f| Number::from_f64(f).map_or(Value::Null, Value::Number)),
+            ".{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,4}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 256,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        #[test]
+        fn any_json_round_trips_through_a_payload(v in any_json()) {
+            let p = to_payload(&v).unwrap();
+            prop_assert_eq!(from_payload(&p).unwrap(), v);
+        }
+
+        /// Random bytes read as JSON or as an error, never a panic; JSON read from them is
+        /// what its own payload reads as (bytes, odd keys and floats settle in one step).
+        #[test]
+        fn any_bytes_read_as_json_or_an_error(
+            bytes in prop::collection::vec(any::<u8>(), 0..48)
+        ) {
+            let _ = from_event_bytes(&bytes);
+            let p = Payload::from_bytes(bytes).unwrap();
+            if let Ok(v) = from_payload(&p) {
+                let again = to_payload(&v).unwrap();
+                prop_assert_eq!(from_payload(&again).unwrap(), v);
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{served, AgentInput, AgentRun, AgentRunClient, Status, TOKEN};
+use common::{served, AgentInput, AgentRun, AgentRunClient, Nap, Status, TOKEN};
 use std::time::Duration;
 use wf_http::{ConnectExt, ServeOptions};
 use wf_sdk::prelude::*;
@@ -174,15 +174,32 @@ async fn with_start_cancel_terminate_and_schedules_over_http() {
         .unwrap();
     assert_eq!(previous, 0);
 
-    // The paused run would wait for ever on its condition: terminate it; cancel the one that
-    // is taking steps (its pending activity or timer is cancelled and it ends as cancelled).
-    let within = |f| tokio::time::timeout(Duration::from_secs(10), f);
-    h2.cancel().await.unwrap();
-    let r = within(h2.result()).await.expect("the cancelled run ends");
+    // Cancel a run surely waiting on its timer (see `Nap`): it ends as cancelled.
+    let ten_s = Duration::from_secs(10);
+    let nap = client.start::<Nap>("nap-1", 1).await.unwrap();
+    for _ in 0..500 {
+        let events = nap.history().await.unwrap();
+        if events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::TimerStarted { .. }))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    nap.cancel().await.unwrap();
+    let r = tokio::time::timeout(ten_s, nap.result())
+        .await
+        .expect("the cancelled run ends");
     assert!(matches!(r, Err(WfError::Cancelled(_))), "{r:?}");
-    h.terminate("done here").await.unwrap();
-    let r = within(h.result()).await.expect("the terminated run ends");
-    assert!(matches!(r, Err(WfError::Terminated(_))), "{r:?}");
+    // Terminate the agents: one paused, one taking steps.
+    for h in [&h, &h2] {
+        h.terminate("done here").await.unwrap();
+        let r = tokio::time::timeout(ten_s, h.result())
+            .await
+            .expect("the terminated run ends");
+        assert!(matches!(r, Err(WfError::Terminated(_))), "{r:?}");
+    }
 
     let schedules = client.schedules();
     let action = ScheduleAction::start::<AgentRun>("nightly", &input).unwrap();

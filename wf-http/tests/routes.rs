@@ -491,11 +491,22 @@ async fn history_pages_list_result_cancel_terminate() {
     );
     assert_eq!(r.body["status"], "completed");
 
+    // Cancel a run surely waiting on its timer (see `common::Nap`).
     let r = http
-        .post("/agent_run/runs/h-2/cancel", json!({"reason": "enough"}))
+        .post("/nap/runs", json!({"id": "n-1", "input": 1}))
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    until(&http, "/nap/runs/n-1/history", |b| {
+        b["events"]
+            .as_array()
+            .is_some_and(|es| es.iter().any(|e| e["type"] == "TimerStarted"))
+    })
+    .await;
+    let r = http
+        .post("/nap/runs/n-1/cancel", json!({"reason": "enough"}))
         .await;
     assert_eq!(r.status, 202, "{:?}", r.body);
-    let r = http.get("/agent_run/runs/h-2/result?wait_ms=10000").await;
+    let r = http.get("/nap/runs/n-1/result?wait_ms=10000").await;
     assert_eq!(
         (r.status, r.body["error"].as_str()),
         (422, Some("cancelled")),

@@ -143,6 +143,9 @@ fn json_value() -> impl Strategy<Value = Value> {
                     Just("times".to_string()),
                     Just("wait".to_string()),
                     Just("timeout_ms".to_string()),
+                    Just("reason".to_string()),
+                    Just("conflict".to_string()),
+                    Just("update_id".to_string()),
                     "[a-z]{1,6}",
                 ],
                 inner,
@@ -181,14 +184,32 @@ fn route() -> impl Strategy<Value = (String, String)> {
         Just("/terminate"),
         Just("/nope"),
     ];
+    // The routes without a run id: health, type metadata, start and list, schedules.
+    let other = prop_oneof![
+        Just("/healthz"),
+        Just("/agent_run"),
+        Just("/nap"),
+        Just("/agent_run/runs"),
+        Just("/agent_run/runs?status=running&limit=2"),
+        Just("/agent_run/runs?status=nope&limit=-1&cursor=%FF"),
+        Just("/_/runs"),
+        Just("/_schedules"),
+        Just("/_schedules/s-1"),
+        Just("/_schedules/s-1/pause"),
+        Just("/_schedules/s-1/trigger"),
+        Just("/_schedules/s-1/whatever"),
+    ];
     let method = prop_oneof![Just("GET"), Just("POST"), Just("PUT"), Just("DELETE")];
-    (method, ty, id, tail).prop_map(|(m, ty, id, tail)| {
-        let path = match ty {
-            "" => format!("/{id}{tail}"),
-            _ => format!("/{ty}/runs/{id}{tail}"),
-        };
-        (m.to_string(), path)
-    })
+    (method, ty, id, tail, prop::option::weighted(0.3, other)).prop_map(
+        |(m, ty, id, tail, other)| {
+            let path = match (other, ty) {
+                (Some(path), _) => path.to_string(),
+                (None, "") => format!("/{id}{tail}"),
+                (None, _) => format!("/{ty}/runs/{id}{tail}"),
+            };
+            (m.to_string(), path)
+        },
+    )
 }
 
 #[test]

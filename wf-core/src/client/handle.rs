@@ -71,6 +71,13 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
         self.client.history(&self.workflow_id).await
     }
 
+    /// The latest run's history as a versioned JSON-able document (see
+    /// [`History`](crate::data::export::History)): `h.export().await?.to_json()?` is what
+    /// `wf export` writes and what the `Replayer` reads.
+    pub async fn export(&self) -> Result<crate::data::export::History, WfError> {
+        self.client.export(&self.workflow_id).await
+    }
+
     /// Status, pending work and the last task failure.
     pub async fn describe(&self) -> Result<Description, WfError> {
         self.client.describe(&self.workflow_id).await

@@ -28,6 +28,7 @@ pub use types::{
     DEFAULT_UPDATE_TIMEOUT,
 };
 
+use crate::data::export::History;
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -251,6 +252,31 @@ impl Client {
         workflow_id: &str,
     ) -> Result<Vec<HistoryEvent>, WfError> {
         self.transport.history(workflow_id, Some(run_id)).await
+    }
+
+    /// The latest run's history as an exportable document ([`History::to_json`] writes the
+    /// file `wf export` writes; the `Replayer` reads it back). Works over any transport.
+    pub async fn export(&self, workflow_id: &str) -> Result<History, WfError> {
+        let d = self.transport.describe(workflow_id).await?;
+        self.export_run(workflow_id, &d.run_id, &d.workflow_type)
+            .await
+    }
+
+    /// The history of run `run_id` (of workflow type `workflow_type`) as an exportable
+    /// document.
+    pub async fn export_run(
+        &self,
+        workflow_id: &str,
+        run_id: &str,
+        workflow_type: &str,
+    ) -> Result<History, WfError> {
+        let events = self.transport.history(workflow_id, Some(run_id)).await?;
+        Ok(History {
+            workflow_type: workflow_type.to_string(),
+            workflow_id: workflow_id.to_string(),
+            run_id: run_id.to_string(),
+            events,
+        })
     }
 
     /// Status, pending work and the last task failure of the latest run.

@@ -1,15 +1,18 @@
 //! Plain data: payloads, history events and their storage codec, messages, runs, updates,
-//! activity options with their lease arithmetic, fresh ids, and the limits on ids and names.
+//! activity options with their lease arithmetic, fresh ids, the limits on ids and names, and
+//! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
-//! May import: nothing else of this crate (serde, rmp and uuid only).
+//! May import: nothing else of this crate (serde, serde_json, rmp, base64 and uuid only).
 
 pub mod activity;
 pub mod codec;
+pub mod export;
 #[cfg(test)]
 mod fuzz;
 pub mod history;
 pub mod ids;
+pub mod json;
 pub mod limits;
 pub mod message;
 pub mod payload;

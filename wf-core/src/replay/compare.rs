@@ -77,6 +77,48 @@ fn describe_command(kind: &EventKind) -> String {
     format!("{} {}", kind.name(), kind.details())
 }
 
+/// Where replayed code departs from its history: the recorded command and the one the code
+/// issues now (either may be missing), at which event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Mismatch {
+    pub run_id: String,
+    /// The recorded event the code disagrees with; with no recorded command, the
+    /// `WorkflowTaskCompleted` event that ends the task.
+    pub event_id: u64,
+    /// The recorded command (`name details`), if the history has one there.
+    pub recorded: Option<String>,
+    /// The command the code issues now, if any.
+    pub issued: Option<String>,
+}
+
+impl Mismatch {
+    /// The one-line message of a workflow task failure.
+    pub fn message(&self) -> String {
+        let run_id = &self.run_id;
+        let event_id = self.event_id;
+        match (&self.recorded, &self.issued) {
+            (Some(rec), Some(act)) => format!(
+                "run {run_id}: history event {event_id} is `{rec}` but the workflow code now issues `{act}`; \
+                 deploy code that replays this history, or guard the change with ctx.patched(..)"
+            ),
+            (Some(rec), None) => format!(
+                "run {run_id}: history event {event_id} is `{rec}` but the workflow code no longer issues it"
+            ),
+            (None, act) => format!(
+                "run {run_id}: the workflow code issues `{}` where the history (before event \
+                 {event_id}) records nothing",
+                act.as_deref().unwrap_or("")
+            ),
+        }
+    }
+}
+
+impl From<Mismatch> for TaskError {
+    fn from(m: Mismatch) -> Self {
+        TaskError::NonDeterminism(m.message())
+    }
+}
+
 /// Checks the commands the code issued in one replayed task against the recorded ones.
 /// Patch markers are matched leniently: a recorded patch marker the code no longer issues (a
 /// removed `deprecate_patch`) is skipped, and so is a `deprecate_patch` marker missing from an
@@ -86,8 +128,14 @@ pub(crate) fn compare_commands(
     recorded: &[HistoryEvent],
     actual: &[EventKind],
     marker_event_id: u64,
-) -> Result<(), TaskError> {
+) -> Result<(), Mismatch> {
     let (mut r, mut a) = (0, 0);
+    let mismatch = |event_id, rec: Option<&EventKind>, act: Option<&EventKind>| Mismatch {
+        run_id: run_id.to_string(),
+        event_id,
+        recorded: rec.map(describe_command),
+        issued: act.map(describe_command),
+    };
     loop {
         match (recorded.get(r), actual.get(a)) {
             (None, None) => return Ok(()),
@@ -99,29 +147,8 @@ pub(crate) fn compare_commands(
             (_, Some(act)) if is_deprecated_patch_marker(act) => a += 1,
             // Histories recorded before cancellation reached children lack these requests.
             (_, Some(EventKind::ChildCancelRequested { .. })) => a += 1,
-            (Some(rec), Some(act)) => {
-                return Err(TaskError::NonDeterminism(format!(
-                    "run {run_id}: history event {} is `{}` but the workflow code now issues `{}`; \
-                     deploy code that replays this history, or guard the change with ctx.patched(..)",
-                    rec.event_id,
-                    describe_command(&rec.kind),
-                    describe_command(act)
-                )))
-            }
-            (Some(rec), None) => {
-                return Err(TaskError::NonDeterminism(format!(
-                    "run {run_id}: history event {} is `{}` but the workflow code no longer issues it",
-                    rec.event_id,
-                    describe_command(&rec.kind)
-                )))
-            }
-            (None, Some(act)) => {
-                return Err(TaskError::NonDeterminism(format!(
-                    "run {run_id}: the workflow code issues `{}` where the history (before event \
-                     {marker_event_id}) records nothing",
-                    describe_command(act)
-                )))
-            }
+            (Some(rec), act) => return Err(mismatch(rec.event_id, Some(&rec.kind), act)),
+            (None, Some(act)) => return Err(mismatch(marker_event_id, None, Some(act))),
         }
     }
 }

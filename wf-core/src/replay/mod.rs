@@ -8,7 +8,9 @@ mod compare;
 mod machine;
 mod rebuild;
 mod registry;
+mod replayer;
 
 pub(crate) use machine::{panic_message, Instance, TaskError, TaskMeta, TaskOutput};
 pub(crate) use rebuild::replay;
 pub(crate) use registry::{Definition, ErasedDefinition};
+pub use replayer::{Divergence, ReplayError, ReplayOutcome, Replayer};

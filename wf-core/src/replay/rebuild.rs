@@ -1,11 +1,30 @@
 //! Rebuilding a run from its history: the recorded workflow tasks are run again through the
 //! same code, and every task's commands are checked against the recorded ones.
 
-use super::compare::compare_commands;
+use super::compare::{compare_commands, Mismatch};
 use super::machine::{Instance, TaskError, TaskMeta};
 use super::registry::ErasedDefinition;
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::Message;
+
+/// Why a rebuild failed, as the `Replayer` reports it.
+#[derive(Debug)]
+pub(crate) enum RebuildError {
+    /// A task failed (a panic, a resolution the code does not expect, bad input); with the
+    /// `WorkflowTaskCompleted` event that ends the task, when it got that far.
+    Task(TaskError, Option<u64>),
+    /// The code issued other commands than the history records.
+    Commands(Mismatch),
+}
+
+impl From<RebuildError> for TaskError {
+    fn from(e: RebuildError) -> Self {
+        match e {
+            RebuildError::Task(e, _) => e,
+            RebuildError::Commands(m) => m.into(),
+        }
+    }
+}
 
 /// Rebuilds a run from its history. Fails with `NonDeterminism` when the code issues other
 /// commands than the history records.
@@ -15,12 +34,25 @@ pub(crate) fn replay(
     run_id: &str,
     history: &[HistoryEvent],
 ) -> Result<Box<dyn Instance>, TaskError> {
+    rebuild(def, workflow_id, run_id, history).map_err(TaskError::from)
+}
+
+/// [`replay`], with a structured error.
+pub(crate) fn rebuild(
+    def: &dyn ErasedDefinition,
+    workflow_id: &str,
+    run_id: &str,
+    history: &[HistoryEvent],
+) -> Result<Box<dyn Instance>, RebuildError> {
     let Some(first) = history.first() else {
-        return Err(TaskError::Other(format!(
-            "run {run_id} has an empty history"
-        )));
+        return Err(RebuildError::Task(
+            TaskError::Other(format!("run {run_id} has an empty history")),
+            None,
+        ));
     };
-    let mut instance = def.new_instance(workflow_id, run_id, first)?;
+    let mut instance = def
+        .new_instance(workflow_id, run_id, first)
+        .map_err(|e| RebuildError::Task(e, None))?;
     let mut group_start = 1;
     for (i, event) in history.iter().enumerate().skip(1) {
         let EventKind::WorkflowTaskCompleted {
@@ -43,11 +75,11 @@ pub(crate) fn replay(
             .collect();
         let recorded = &group[split..];
         if let Some(stray) = recorded.iter().find(|e| e.kind.is_input()) {
-            return Err(TaskError::Other(format!(
+            return Err(RebuildError::Task(TaskError::Other(format!(
                 "run {run_id}: history event {} ({}) follows a command inside one workflow task; the history is corrupt",
                 stray.event_id,
                 stray.kind.name()
-            )));
+            )), Some(event.event_id)));
         }
         instance.set_next_event_id(group.first().map(|e| e.event_id).unwrap_or(event.event_id));
         let meta = TaskMeta {
@@ -62,9 +94,11 @@ pub(crate) fn replay(
                     TaskError::NonDeterminism(format!("run {run_id}: {m}"))
                 }
                 other => other,
-            })?;
+            })
+            .map_err(|e| RebuildError::Task(e, Some(event.event_id)))?;
         // On replay a task returns only the commands the code issued.
-        compare_commands(run_id, recorded, &output.events, event.event_id)?;
+        compare_commands(run_id, recorded, &output.events, event.event_id)
+            .map_err(RebuildError::Commands)?;
         instance.set_next_event_id(event.event_id + 1);
     }
     Ok(instance)

@@ -167,22 +167,7 @@ pub(crate) async fn history(
 
 /// `{"event_id", "time_ms", "type", "attributes"}`, payloads shown as the values they hold.
 fn event_json(e: &HistoryEvent) -> Result<Value, Failure> {
-    let bytes = rmp_serde::to_vec_named(&e.kind).map_err(|err| {
-        Failure::from(wf_core::WfError::PayloadError(
-            wf_core::PayloadError::Encode {
-                what: format!("event {}", e.event_id),
-                message: err.to_string(),
-            },
-        ))
-    })?;
-    let kind = json::from_event_bytes(&bytes)?;
-    // An enum variant with fields is `{"Name": {...}}`; a unit variant is `"Name"`.
-    let attributes = match kind {
-        Value::Object(mut map) if map.len() == 1 => {
-            map.remove(e.kind.name()).unwrap_or(Value::Null)
-        }
-        _ => Value::Null,
-    };
+    let attributes = wf_core::data::json::event_attributes(&e.kind)?;
     Ok(json!({
         "event_id": e.event_id,
         "time_ms": e.time_ms,

@@ -176,12 +176,31 @@ impl Tools {
     }
 }
 
-/// An in-memory engine running the agent.
+/// Sleeps for `hours`: once its timer is started, a run surely waiting on it. Tests that
+/// cancel a run use it, because the engine's cancellation cancels the activities and timers
+/// pending when the request is applied: the agent, which never checks
+/// `ctx.cancel_requested()`, runs on when the request lands in the same workflow task as the
+/// firing of its timer or the completion of its activity.
+#[derive(Default)]
+pub struct Nap;
+
+#[workflow(name = "nap")]
+impl Nap {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, hours: u32) -> Result<(), WorkflowError> {
+        ctx.sleep(Duration::from_secs(3600 * u64::from(hours)))
+            .await?;
+        Ok(())
+    }
+}
+
+/// An in-memory engine running the agent and the nap.
 pub async fn engine() -> Engine {
     Engine::builder()
         .memory()
         .poll_interval(Duration::from_millis(20))
         .workflow::<AgentRun>()
+        .workflow::<Nap>()
         .activities(Tools)
         .build()
         .await

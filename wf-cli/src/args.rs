@@ -1,0 +1,211 @@
+//! The command line's grammar (clap derive): global options, commands and their arguments.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// wf: operate durable workflows stored in a SQLite file or served over HTTP.
+#[derive(Debug, Parser)]
+#[command(name = "wf", version, about, after_help = crate::exit::EXIT_CODES_HELP)]
+pub struct Cli {
+    /// Where the runs are.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Print JSON for scripts instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `--db FILE` or `--url URL [--token T]`.
+#[derive(Debug, Args)]
+pub struct TargetArgs {
+    /// The SQLite database file of an embedded engine (opened by a client-only engine: no
+    /// workers run).
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "WF_DB",
+        conflicts_with = "url"
+    )]
+    pub db: Option<PathBuf>,
+    /// The URL of a wf-http server (`http://host:port`).
+    #[arg(long, global = true, value_name = "URL", env = "WF_URL")]
+    pub url: Option<String>,
+    /// The server's bearer token (with --url).
+    #[arg(
+        long,
+        global = true,
+        value_name = "T",
+        env = "WF_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List runs, newest first.
+    List {
+        /// Only runs of this workflow type.
+        #[arg(long = "type", value_name = "T")]
+        workflow_type: Option<String>,
+        /// Only runs in this state (running, completed, failed, continued_as_new, terminated,
+        /// cancelled).
+        #[arg(long, value_name = "S")]
+        status: Option<String>,
+        /// At most this many runs.
+        #[arg(long, default_value_t = 20, value_name = "N")]
+        limit: usize,
+        /// Every run of each workflow id, not only the latest.
+        #[arg(long)]
+        all_runs: bool,
+    },
+    /// Status, pending work and the last task failure of a workflow's latest run.
+    Describe {
+        /// The workflow id.
+        id: String,
+    },
+    /// The events of a workflow's latest run, details decoded to JSON.
+    History {
+        /// The workflow id.
+        id: String,
+        /// Keep printing new events until the run closes.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Send a signal. ARGS_JSON is a JSON array of the handler's arguments (`[]`, `["x", 2]`).
+    Signal {
+        /// The workflow id.
+        id: String,
+        /// The signal's name.
+        name: String,
+        /// The arguments, as a JSON array.
+        #[arg(default_value = "[]")]
+        args_json: String,
+        /// A dedupe id: sending again with it applies once.
+        #[arg(long = "id", value_name = "X")]
+        signal_id: Option<String>,
+    },
+    /// Send an update and wait for its result.
+    Update {
+        /// The workflow id.
+        id: String,
+        /// The update's name.
+        name: String,
+        /// The arguments, as a JSON array.
+        #[arg(default_value = "[]")]
+        args_json: String,
+        /// A dedupe id: a retry with it returns the first outcome.
+        #[arg(long = "id", value_name = "X")]
+        update_id: Option<String>,
+        /// How long to wait for the result (`500ms`, `30s`, `5m`, `1h`).
+        #[arg(long, default_value = "30s", value_parser = crate::render::parse_duration)]
+        timeout: std::time::Duration,
+    },
+    /// Run a query (needs --url: queries run the workflow's code, which only a serving process
+    /// has).
+    Query {
+        /// The workflow id.
+        id: String,
+        /// The query's name.
+        name: String,
+        /// The arguments, as a JSON array.
+        #[arg(default_value = "[]")]
+        args_json: String,
+    },
+    /// Request cancellation of a workflow's latest run (its code may clean up).
+    Cancel {
+        /// The workflow id.
+        id: String,
+        /// Why, for the history.
+        #[arg(long, default_value = "cancelled with wf")]
+        reason: String,
+    },
+    /// End a workflow's latest run at once, without running its code.
+    Terminate {
+        /// The workflow id.
+        id: String,
+        /// Why, for the history.
+        #[arg(long, default_value = "terminated with wf")]
+        reason: String,
+    },
+    /// Print a run's history as a versioned JSON document (`wf export ID > run.json`), or
+    /// write the runs matching a filter to a folder.
+    Export(ExportArgs),
+    /// Check exported histories: print what each holds, or run your replay test binary on
+    /// them (see the README, "Replaying histories before a deploy").
+    Replay {
+        /// A folder of exported histories (`*.json`), or one file.
+        #[arg(long, value_name = "DIR")]
+        history: PathBuf,
+        /// A program (your replay test binary) to run with `WF_REPLAY_HISTORY=DIR` set; its
+        /// exit status becomes wf's.
+        #[arg(long, value_name = "PROGRAM", num_args = 1.., allow_hyphen_values = true)]
+        exec: Vec<String>,
+    },
+    /// Schedules: list, describe, pause, unpause, trigger, delete.
+    #[command(subcommand)]
+    Schedule(ScheduleCommand),
+}
+
+/// `wf export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The workflow id (its latest run). Omit it with --out to export many runs.
+    pub id: Option<String>,
+    /// Write one file per run into this folder (`<workflow id>.<run id>.json`) instead of
+    /// printing one run.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// With --out: only runs of this workflow type.
+    #[arg(long = "type", value_name = "T")]
+    pub workflow_type: Option<String>,
+    /// With --out: only runs in this state.
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// With --out: at most this many runs (0: all).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub limit: usize,
+}
+
+/// `wf schedule ...`.
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Every schedule.
+    List,
+    /// One schedule: spec, state, next fire times, recent actions.
+    Describe {
+        /// The schedule id.
+        id: String,
+    },
+    /// Stop firing.
+    Pause {
+        /// The schedule id.
+        id: String,
+        /// A note for operators.
+        #[arg(long, default_value = "paused with wf")]
+        note: String,
+    },
+    /// Fire again, from now.
+    Unpause {
+        /// The schedule id.
+        id: String,
+        /// A note for operators.
+        #[arg(long, default_value = "unpaused with wf")]
+        note: String,
+    },
+    /// Take an action now (the overlap policy applies).
+    Trigger {
+        /// The schedule id.
+        id: String,
+    },
+    /// Delete it (its running actions go on).
+    Delete {
+        /// The schedule id.
+        id: String,
+    },
+}

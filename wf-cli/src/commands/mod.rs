@@ -1,0 +1,87 @@
+//! The commands, one file per family: runs (list, describe, history, export), messages
+//! (signal, update, query, cancel, terminate), schedules, and replay checks.
+//!
+//! May import: `args`, `exit`, `render`, `target`.
+
+mod messages;
+mod replay;
+mod runs;
+mod schedules;
+
+use crate::args::{Cli, Command};
+use crate::exit::Failure;
+use crate::render::Style;
+use crate::target::Session;
+
+/// What every command gets: the parsed line, the output style, and (but for `replay`) a
+/// session.
+pub struct Ctx<'a> {
+    /// `--json`.
+    pub json: bool,
+    /// Colours or not.
+    pub style: Style,
+    /// The open session.
+    pub session: &'a Session,
+}
+
+/// Runs the command line.
+pub async fn run(cli: Cli) -> Result<(), Failure> {
+    let style = Style::detect();
+    if let Command::Replay { history, exec } = &cli.command {
+        return replay::run(&style, cli.json, history, exec);
+    }
+    let session = Session::open(&cli.target).await?;
+    let ctx = Ctx {
+        json: cli.json,
+        style,
+        session: &session,
+    };
+    let result = dispatch(&ctx, cli.command).await;
+    session.close().await;
+    result
+}
+
+async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
+    match command {
+        Command::List {
+            workflow_type,
+            status,
+            limit,
+            all_runs,
+        } => runs::list(ctx, workflow_type, status, limit, all_runs).await,
+        Command::Describe { id } => runs::describe(ctx, &id).await,
+        Command::History { id, follow } => runs::history(ctx, &id, follow).await,
+        Command::Export(args) => runs::export(ctx, args).await,
+        Command::Signal {
+            id,
+            name,
+            args_json,
+            signal_id,
+        } => messages::signal(ctx, &id, &name, &args_json, signal_id).await,
+        Command::Update {
+            id,
+            name,
+            args_json,
+            update_id,
+            timeout,
+        } => messages::update(ctx, &id, &name, &args_json, update_id, timeout).await,
+        Command::Query {
+            id,
+            name,
+            args_json,
+        } => messages::query(ctx, &id, &name, &args_json).await,
+        Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
+        Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
+        Command::Schedule(command) => schedules::run(ctx, command).await,
+        // Handled in `run`, before a session is opened.
+        Command::Replay { .. } => Ok(()),
+    }
+}
+
+/// Prints a JSON value, pretty.
+pub fn print_json(value: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    );
+}

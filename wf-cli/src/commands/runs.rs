@@ -1,0 +1,357 @@
+//! Reading runs: `wf list`, `wf describe`, `wf history [--follow]`, `wf export`.
+
+use super::{print_json, Ctx};
+use crate::args::ExportArgs;
+use crate::exit::{Failure, USAGE};
+use crate::render::{iso8601_ms, ms_of, table, when};
+use serde_json::{json, Value};
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+use wf_core::data::json::{event_attributes, from_payload};
+use wf_core::{Description, HistoryEvent, ListFilter, RunStatus};
+
+/// How often `--follow` looks for new events.
+const FOLLOW_EVERY: Duration = Duration::from_millis(500);
+
+fn parse_status(status: Option<String>) -> Result<Option<RunStatus>, Failure> {
+    status
+        .map(|s| {
+            RunStatus::parse(&s).ok_or_else(|| {
+                let all: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
+                Failure::usage(format!(
+                    "--status must be one of {}, not {s:?}",
+                    all.join(", ")
+                ))
+            })
+        })
+        .transpose()
+}
+
+fn time_json(t: Option<SystemTime>) -> Value {
+    t.map_or(Value::Null, |t| iso8601_ms(ms_of(t)).into())
+}
+
+/// `wf list`: a table of runs with their start and close times (one describe per run).
+pub async fn list(
+    ctx: &Ctx<'_>,
+    workflow_type: Option<String>,
+    status: Option<String>,
+    limit: usize,
+    all_runs: bool,
+) -> Result<(), Failure> {
+    let filter = ListFilter {
+        workflow_type,
+        status: parse_status(status)?,
+        latest_only: !all_runs,
+        limit,
+    };
+    let client = &ctx.session.client;
+    let runs = client.list(filter).await?;
+    let mut rows = Vec::with_capacity(runs.len());
+    let mut items = Vec::with_capacity(runs.len());
+    for run in runs {
+        // A run's times are in its description; a latest run that moved on (continued as
+        // new meanwhile) shows none.
+        let d = client
+            .describe(&run.workflow_id)
+            .await
+            .ok()
+            .filter(|d| d.run_id == run.run_id);
+        let started = d.as_ref().map(|d| d.started_at);
+        let closed = d.as_ref().and_then(|d| d.closed_at);
+        items.push(json!({
+            "workflow_id": run.workflow_id,
+            "run_id": run.run_id,
+            "workflow_type": run.workflow_type,
+            "status": run.status.as_str(),
+            "history_length": run.history_length,
+            "started_at": time_json(started),
+            "closed_at": time_json(closed),
+        }));
+        rows.push(vec![
+            run.workflow_id,
+            run.workflow_type,
+            ctx.style.status(run.status.as_str()),
+            started.map_or("-".into(), |t| when(&ctx.style, t)),
+            closed.map_or("-".into(), |t| when(&ctx.style, t)),
+            run.history_length.to_string(),
+            ctx.style.dim(&run.run_id),
+        ]);
+    }
+    if ctx.json {
+        print_json(&Value::Array(items));
+    } else if rows.is_empty() {
+        println!("no runs");
+    } else {
+        let header = [
+            "WORKFLOW ID",
+            "TYPE",
+            "STATUS",
+            "STARTED",
+            "CLOSED",
+            "EVENTS",
+            "RUN ID",
+        ];
+        println!("{}", table(&ctx.style, &header, &rows));
+    }
+    Ok(())
+}
+
+fn description_json(d: &Description) -> Value {
+    json!({
+        "workflow_id": d.workflow_id,
+        "run_id": d.run_id,
+        "workflow_type": d.workflow_type,
+        "task_queue": d.task_queue,
+        "status": d.status.as_str(),
+        "history_length": d.history_length,
+        "history_bytes": d.history_bytes,
+        "started_at": time_json(Some(d.started_at)),
+        "closed_at": time_json(d.closed_at),
+        "pending_activities": d.pending_activities.iter().map(|a| json!({
+            "seq": a.seq, "name": a.name, "attempt": a.attempt, "last_failure": a.last_failure,
+            "heartbeat_details": a.heartbeat_details.as_ref().and_then(|p| from_payload(p).ok()),
+        })).collect::<Vec<_>>(),
+        "pending_updates": d.pending_updates.iter().map(|u| json!({
+            "update_id": u.update_id, "name": u.name, "accepted": u.accepted,
+        })).collect::<Vec<_>>(),
+        "buffered_signals": d.buffered_signals,
+        "running_handlers": d.running_handlers,
+        "task_failure": d.task_failure.as_ref().map(|f| json!({
+            "message": f.message, "nondeterminism": f.nondeterminism, "attempts": f.attempts,
+            "retry_at": iso8601_ms(f.retry_at_ms),
+        })),
+    })
+}
+
+/// `wf describe ID`.
+pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
+    let d = ctx.session.client.describe(id).await?;
+    if ctx.json {
+        print_json(&description_json(&d));
+        return Ok(());
+    }
+    let s = &ctx.style;
+    let mut rows = vec![
+        vec!["workflow id".into(), d.workflow_id.clone()],
+        vec!["run id".into(), d.run_id.clone()],
+        vec!["type".into(), d.workflow_type.clone()],
+        vec!["task queue".into(), d.task_queue.clone()],
+        vec!["status".into(), s.status(d.status.as_str())],
+        vec!["started".into(), when(s, d.started_at)],
+        vec![
+            "closed".into(),
+            d.closed_at.map_or("-".into(), |t| when(s, t)),
+        ],
+        vec![
+            "history".into(),
+            format!("{} events, {} bytes", d.history_length, d.history_bytes),
+        ],
+    ];
+    for a in &d.pending_activities {
+        let failure = a
+            .last_failure
+            .as_ref()
+            .map(|f| format!(", last failure: {f}"))
+            .unwrap_or_default();
+        rows.push(vec![
+            "pending activity".into(),
+            format!("#{} {} (attempt {}{failure})", a.seq, a.name, a.attempt),
+        ]);
+    }
+    for u in &d.pending_updates {
+        let stage = if u.accepted {
+            "running"
+        } else {
+            "waiting for validation"
+        };
+        rows.push(vec![
+            "pending update".into(),
+            format!("{} {} ({stage})", u.name, s.dim(&u.update_id)),
+        ]);
+    }
+    if !d.buffered_signals.is_empty() {
+        rows.push(vec![
+            "buffered signals".into(),
+            d.buffered_signals.join(", "),
+        ]);
+    }
+    if !d.running_handlers.is_empty() {
+        rows.push(vec![
+            "running handlers".into(),
+            d.running_handlers.join(", "),
+        ]);
+    }
+    if let Some(f) = &d.task_failure {
+        let kind = if f.nondeterminism {
+            "nondeterminism"
+        } else {
+            "failure"
+        };
+        rows.push(vec![
+            s.error("task failure"),
+            format!(
+                "{kind} after {} attempts, next at {}: {}",
+                f.attempts,
+                iso8601_ms(f.retry_at_ms),
+                f.message
+            ),
+        ]);
+    }
+    let width = rows.iter().map(|r| r[0].len()).max().unwrap_or(0);
+    for row in rows {
+        let pad = " ".repeat(width.saturating_sub(row[0].len()) + 2);
+        println!("{}{pad}{}", s.bold(&row[0]), row[1]);
+    }
+    Ok(())
+}
+
+fn event_json(e: &HistoryEvent) -> Result<Value, Failure> {
+    let attributes = event_attributes(&e.kind)
+        .map_err(|err| Failure::new(crate::exit::ERROR, format!("event {}: {err}", e.event_id)))?;
+    Ok(json!({
+        "event_id": e.event_id,
+        "time": iso8601_ms(e.time_ms),
+        "type": e.kind.name(),
+        "attributes": attributes,
+    }))
+}
+
+fn print_events(ctx: &Ctx<'_>, events: &[HistoryEvent]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    for e in events {
+        let line = if ctx.json {
+            // One JSON object per line, so that `--follow --json` streams.
+            event_json(e)?.to_string()
+        } else {
+            let details = event_attributes(&e.kind)
+                .map(|v| {
+                    if v.is_null() {
+                        String::new()
+                    } else {
+                        v.to_string()
+                    }
+                })
+                .unwrap_or_else(|_| e.kind.details());
+            format!(
+                "{:>5}  {}  {:<22} {}",
+                e.event_id,
+                ctx.style.dim(&iso8601_ms(e.time_ms)),
+                ctx.style.bold(e.kind.name()),
+                details
+            )
+        };
+        writeln!(out, "{line}").map_err(Failure::from)?;
+    }
+    out.flush().map_err(Failure::from)
+}
+
+/// `wf history ID [--follow]`: one line per event, details decoded to JSON; with `--json`,
+/// one JSON object per line.
+pub async fn history(ctx: &Ctx<'_>, id: &str, follow: bool) -> Result<(), Failure> {
+    let client = &ctx.session.client;
+    let d = client.describe(id).await?;
+    let mut printed = 0u64;
+    loop {
+        let events = client.run_history(&d.run_id, id).await?;
+        let new: Vec<HistoryEvent> = events
+            .into_iter()
+            .filter(|e| e.event_id > printed)
+            .collect();
+        if let Some(last) = new.last() {
+            printed = last.event_id;
+        }
+        print_events(ctx, &new)?;
+        let closed = new.iter().any(|e| e.kind.is_terminal());
+        if !follow || closed {
+            return Ok(());
+        }
+        tokio::time::sleep(FOLLOW_EVERY).await;
+    }
+}
+
+/// `wf export ID` (the document on stdout) or `wf export --out DIR` (one file per run).
+pub async fn export(ctx: &Ctx<'_>, args: ExportArgs) -> Result<(), Failure> {
+    let client = &ctx.session.client;
+    let Some(dir) = args.out else {
+        let Some(id) = args.id else {
+            return Err(Failure::usage(
+                "wf export needs a workflow id (wf export ID > run.json), or --out DIR for many runs",
+            ));
+        };
+        let history = client.export(&id).await?;
+        let text = history
+            .to_json()
+            .map_err(|e| Failure::new(crate::exit::ERROR, e.to_string()))?;
+        println!("{text}");
+        return Ok(());
+    };
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Failure::new(USAGE, format!("cannot create {}: {e}", dir.display())))?;
+    let runs = match args.id {
+        Some(id) => {
+            let d = client.describe(&id).await?;
+            vec![(id, d.run_id, d.workflow_type)]
+        }
+        None => client
+            .list(ListFilter {
+                workflow_type: args.workflow_type,
+                status: parse_status(args.status)?,
+                latest_only: false,
+                limit: args.limit,
+            })
+            .await?
+            .into_iter()
+            .map(|r| (r.workflow_id, r.run_id, r.workflow_type))
+            .collect(),
+    };
+    let total = runs.len();
+    let progress = !ctx.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut written = Vec::with_capacity(total);
+    for (i, (workflow_id, run_id, workflow_type)) in runs.into_iter().enumerate() {
+        let history = client
+            .export_run(&workflow_id, &run_id, &workflow_type)
+            .await?;
+        let text = history
+            .to_json()
+            .map_err(|e| Failure::new(crate::exit::ERROR, e.to_string()))?;
+        let file = dir.join(format!("{}.{run_id}.json", file_safe(&workflow_id)));
+        std::fs::write(&file, text).map_err(|e| {
+            Failure::new(
+                crate::exit::ERROR,
+                format!("writing {}: {e}", file.display()),
+            )
+        })?;
+        if progress {
+            eprint!("\rexported {}/{total}", i + 1);
+        }
+        written.push(file);
+    }
+    if progress {
+        eprintln!();
+    }
+    if ctx.json {
+        let files: Vec<Value> = written
+            .iter()
+            .map(|p| p.display().to_string().into())
+            .collect();
+        print_json(&json!({ "exported": files }));
+    } else {
+        println!("exported {total} runs to {}", dir.display());
+    }
+    Ok(())
+}
+
+/// A workflow id as a file name: characters other than letters, digits, `-`, `_` and `.`
+/// become `_`.
+fn file_safe(id: &str) -> String {
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,457 @@
+//! The built `wf` binary against a SQLite file written by an engine in the test (`--db`) and
+//! against a served engine on 127.0.0.1:0 (`--url`): what it prints, what it changes, and
+//! its exit codes.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use wf_sdk::http::{serve, ServeOptions};
+use wf_sdk::prelude::*;
+use wf_sdk::{EventKind, History, ScheduleAction, SchedulePolicies, ScheduleSpec};
+
+/// An order: waits for `ship`, takes `add` updates, answers `notes`.
+#[derive(Default)]
+pub struct Order {
+    notes: Vec<String>,
+    total: u32,
+    shipped: bool,
+}
+
+#[workflow(name = "order")]
+impl Order {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, name: String) -> Result<String, WorkflowError> {
+        ctx.wait_condition(|s| s.shipped).await;
+        Ok(ctx.state(|s| format!("{name}: {} ({})", s.notes.join(","), s.total)))
+    }
+
+    #[signal]
+    fn ship(&mut self, note: String) {
+        self.notes.push(note);
+        self.shipped = true;
+    }
+
+    #[signal]
+    fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
+    #[query]
+    fn notes(&self) -> Vec<String> {
+        self.notes.clone()
+    }
+
+    #[update]
+    fn add(&mut self, n: u32) -> Result<u32, UpdateError> {
+        self.total += n;
+        Ok(self.total)
+    }
+
+    #[validator(add)]
+    fn check_add(&self, n: &u32) -> Result<(), Rejection> {
+        if *n == 0 {
+            Err(Rejection::new("nothing to add"))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+const TOKEN: &str = "cli-test-token";
+
+fn scratch(tag: &str, ext: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("wf-cli-{tag}-{}-{n}.{ext}", std::process::id()))
+}
+
+/// Removes a test database and its WAL files (disk space is shared).
+fn remove_db(db: &Path) {
+    for ext in ["db", "db-wal", "db-shm"] {
+        let _ = std::fs::remove_file(db.with_extension(ext));
+    }
+}
+
+async fn engine_on(db: &Path) -> Engine {
+    Engine::builder()
+        .sqlite(db)
+        .poll_interval(Duration::from_millis(20))
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap()
+}
+
+/// Runs `wf` with `args` (off the async runtime: the binary may wait on the engine).
+async fn wf(args: &[&str]) -> Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_wf"))
+            .args(&args)
+            .env_remove("WF_DB")
+            .env_remove("WF_URL")
+            .env_remove("WF_TOKEN")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The output of a command that must succeed.
+fn ok(o: Output) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+/// The stderr of a command that must fail with `code`, checked to be one line.
+fn fails(o: Output, code: i32) -> String {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "stdout: {}\nstderr: {}",
+        stdout(&o),
+        stderr(&o)
+    );
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("wf: error: "), "{err}");
+    err
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_a_database_file_lists_describes_prints_and_exports_runs() {
+    let db = scratch("read", "db");
+    let engine = engine_on(&db).await;
+    let client = engine.client();
+    let waiting = client
+        .start::<Order>("o-wait", "a".to_string())
+        .await
+        .unwrap();
+    let done = client
+        .start::<Order>("o-done", "b".to_string())
+        .await
+        .unwrap();
+    done.ship("fast".to_string()).await.unwrap();
+    assert_eq!(done.result().await.unwrap(), "b: fast (0)");
+    let d = db.to_str().unwrap();
+
+    let table = ok(wf(&["--db", d, "list"]).await);
+    let header = table.lines().next().unwrap();
+    assert!(header.starts_with("WORKFLOW ID"), "{table}");
+    assert!(!table.contains('\x1b'), "no colour when piped: {table}");
+    let row = |id: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(id))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("o-wait").contains("running"), "{table}");
+    assert!(row("o-done").contains("completed"), "{table}");
+    // ISO-8601 times with their age.
+    assert!(
+        row("o-done").contains("Z (just now)") || row("o-done").contains(" ago)"),
+        "{table}"
+    );
+    // Columns line up: STATUS starts at the same place in every line.
+    let col = header.find("STATUS").unwrap();
+    assert_eq!(&row("o-done")[col..col + 9], "completed");
+
+    let runs: Value = serde_json::from_str(&ok(wf(&["--db", d, "--json", "list"]).await)).unwrap();
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let done_json = runs.iter().find(|r| r["workflow_id"] == "o-done").unwrap();
+    assert_eq!(done_json["status"], "completed");
+    assert_eq!(done_json["workflow_type"], "order");
+    assert!(done_json["started_at"].as_str().unwrap().ends_with('Z'));
+    let only: Value = serde_json::from_str(&ok(wf(&[
+        "--db", d, "--json", "list", "--status", "running",
+    ])
+    .await))
+    .unwrap();
+    assert_eq!(only.as_array().unwrap().len(), 1);
+    assert_eq!(only[0]["workflow_id"], "o-wait");
+    fails(wf(&["--db", d, "list", "--status", "sleepy"]).await, 2);
+
+    let described = ok(wf(&["--db", d, "describe", "o-wait"]).await);
+    assert!(described.contains("running"), "{described}");
+    assert!(
+        described.contains(&waiting.describe().await.unwrap().run_id),
+        "{described}"
+    );
+
+    let history = ok(wf(&["--db", d, "history", "o-done"]).await);
+    assert!(history.contains("WorkflowStarted"), "{history}");
+    assert!(
+        history.contains("\"fast\""),
+        "args decoded to JSON: {history}"
+    );
+    assert!(history.contains("WorkflowCompleted"), "{history}");
+    let lines = ok(wf(&["--db", d, "--json", "history", "o-done"]).await);
+    let events: Vec<Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), done.history().await.unwrap().len());
+    assert_eq!(events[0]["type"], "WorkflowStarted");
+    assert_eq!(events[0]["attributes"]["input"], "b");
+
+    let exported = ok(wf(&["--db", d, "export", "o-done"]).await);
+    let h = History::from_json(&exported).unwrap();
+    assert_eq!(h.events, done.history().await.unwrap());
+    assert_eq!(h.workflow_id, "o-done");
+
+    let dir = scratch("export", "d");
+    let out = ok(wf(&["--db", d, "export", "--out", dir.to_str().unwrap()]).await);
+    assert!(out.contains("exported 2 runs"), "{out}");
+    let replay = ok(wf(&["replay", "--history", dir.to_str().unwrap()]).await);
+    assert!(
+        replay.contains("o-done") && replay.contains("WorkflowCompleted"),
+        "{replay}"
+    );
+    ok(wf(&[
+        "replay",
+        "--history",
+        dir.to_str().unwrap(),
+        "--exec",
+        "sh",
+        "-c",
+        "test -d \"$WF_REPLAY_HISTORY\"",
+    ])
+    .await);
+    fails(
+        wf(&[
+            "replay",
+            "--history",
+            dir.to_str().unwrap(),
+            "--exec",
+            "false",
+        ])
+        .await,
+        6,
+    );
+    std::fs::write(
+        dir.join("zz-broken.json"),
+        "{\"format\": \"wf-history\", \"version\": 7}",
+    )
+    .unwrap();
+    let err = fails(wf(&["replay", "--history", dir.to_str().unwrap()]).await, 6);
+    assert!(err.contains("1 of 3"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    engine.shutdown().await;
+    remove_db(&db);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
+    let db = scratch("write", "db");
+    let engine = engine_on(&db).await;
+    let client = engine.client();
+    let h = client.start::<Order>("o-1", "x".to_string()).await.unwrap();
+    let t = client.start::<Order>("o-2", "y".to_string()).await.unwrap();
+    let c = client.start::<Order>("o-3", "z".to_string()).await.unwrap();
+    let d = db.to_str().unwrap();
+
+    // Sent twice with one dedupe id: applied once.
+    for _ in 0..2 {
+        ok(wf(&[
+            "--db",
+            d,
+            "signal",
+            "o-1",
+            "note",
+            "[\"first\"]",
+            "--id",
+            "n-1",
+        ])
+        .await);
+    }
+    let out = ok(wf(&["--db", d, "update", "o-1", "add", "[5]", "--timeout", "60s"]).await);
+    assert_eq!(out.trim(), "5");
+    ok(wf(&["--db", d, "signal", "o-1", "ship", "[\"go\"]"]).await);
+    assert_eq!(h.result().await.unwrap(), "x: first,go (5)");
+
+    ok(wf(&["--db", d, "terminate", "o-2", "--reason", "test over"]).await);
+    assert_eq!(t.describe().await.unwrap().status, RunStatus::Terminated);
+    ok(wf(&["--db", d, "cancel", "o-3"]).await);
+    // The request is recorded; this workflow's code waits on a condition, so it goes on.
+    let cancelled = |h: &[wf_sdk::HistoryEvent]| {
+        h.iter()
+            .any(|e| matches!(e.kind, EventKind::CancelRequested { .. }))
+    };
+    for _ in 0..1500 {
+        if cancelled(&c.history().await.unwrap()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(cancelled(&c.history().await.unwrap()));
+
+    // Exit codes and one-line errors.
+    let err = fails(wf(&["--db", d, "describe", "nope"]).await, 3);
+    assert!(err.contains("\"nope\" not found"), "{err}");
+    let err = fails(wf(&["--db", "/nonexistent/app.db", "list"]).await, 3);
+    assert!(err.contains("/nonexistent/app.db not found"), "{err}");
+    let err = fails(wf(&["--db", d, "query", "o-1", "notes"]).await, 2);
+    assert!(err.contains("--url"), "{err}");
+    fails(
+        wf(&["--db", d, "signal", "o-1", "note", "not json"]).await,
+        2,
+    );
+    fails(
+        wf(&["--db", d, "signal", "o-1", "note", "{\"a\": 1}"]).await,
+        2,
+    );
+    let err = fails(
+        wf(&["--db", d, "signal", "o-1", "note", "[\"late\"]"]).await,
+        5,
+    );
+    assert!(err.contains("finished"), "{err}");
+    fails(wf(&["list"]).await, 2);
+    assert_eq!(wf(&["frobnicate"]).await.status.code(), Some(2));
+    assert_eq!(wf(&["--help"]).await.status.code(), Some(0));
+    assert!(stdout(&wf(&["--help"]).await).contains("Exit codes"));
+    engine.shutdown().await;
+    remove_db(&db);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_engine_answers_queries_updates_and_exports_over_url() {
+    let engine = Engine::builder()
+        .memory()
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap();
+    let server = serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
+        .await
+        .unwrap();
+    let url = format!("http://{}", server.local_addr());
+    let client = engine.client();
+    let h = client
+        .start::<Order>("o-url", "u".to_string())
+        .await
+        .unwrap();
+    h.note("seen".to_string()).await.unwrap();
+    let remote = |args: &[&str]| {
+        let mut all = vec!["--url", url.as_str(), "--token", TOKEN];
+        all.extend_from_slice(args);
+        all.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| async move {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        wf(&refs).await
+    };
+
+    assert_eq!(
+        ok(run(remote(&["query", "o-url", "notes"])).await).trim(),
+        "[\"seen\"]"
+    );
+    let q: Value = serde_json::from_str(&ok(
+        run(remote(&["--json", "query", "o-url", "notes"])).await
+    ))
+    .unwrap();
+    assert_eq!(q["result"][0], "seen");
+    assert_eq!(
+        ok(run(remote(&["update", "o-url", "add", "[3]"])).await).trim(),
+        "3"
+    );
+    let err = fails(run(remote(&["update", "o-url", "add", "[0]"])).await, 5);
+    assert!(err.contains("nothing to add"), "{err}");
+    // The server checks argument types against the handler.
+    fails(
+        run(remote(&["update", "o-url", "add", "[\"three\"]"])).await,
+        2,
+    );
+    let err = fails(run(remote(&["query", "o-url", "nope"])).await, 5);
+    assert!(err.contains("nope"), "{err}");
+    fails(run(remote(&["describe", "missing"])).await, 3);
+
+    let exported = ok(run(remote(&["export", "o-url"])).await);
+    let history = History::from_json(&exported).unwrap();
+    assert_eq!(history.events, h.history().await.unwrap());
+    assert!(history
+        .events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::UpdateCompleted { .. })));
+    assert_eq!(h.export().await.unwrap(), history);
+
+    let listed = ok(run(remote(&["list", "--type", "order"])).await);
+    assert!(listed.contains("o-url"), "{listed}");
+    ok(run(remote(&["signal", "o-url", "ship", "[\"done\"]"])).await);
+    let followed = ok(run(remote(&["history", "o-url", "--follow"])).await);
+    assert!(followed.contains("WorkflowCompleted"), "{followed}");
+
+    let wrong = vec!["--url", url.as_str(), "--token", "wrong", "list"];
+    let err = fails(wf(&wrong).await, 4);
+    assert!(err.contains("refused the token"), "{err}");
+    let err = fails(wf(&["--url", "http://127.0.0.1:9", "list"]).await, 1);
+    assert!(err.contains("connecting to http://127.0.0.1:9"), "{err}");
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_are_listed_described_paused_and_deleted() {
+    let db = scratch("sched", "db");
+    let engine = engine_on(&db).await;
+    engine
+        .client()
+        .schedules()
+        .create(
+            "nightly",
+            ScheduleSpec::every(Duration::from_secs(86_400)),
+            ScheduleAction::start::<Order>("night", &"n".to_string()).unwrap(),
+            SchedulePolicies::default(),
+        )
+        .await
+        .unwrap();
+    let d = db.to_str().unwrap();
+    let list = ok(wf(&["--db", d, "schedule", "list"]).await);
+    assert!(list.contains("nightly") && list.contains("order"), "{list}");
+    ok(wf(&[
+        "--db",
+        d,
+        "schedule",
+        "pause",
+        "nightly",
+        "--note",
+        "maintenance",
+    ])
+    .await);
+    let described: Value = serde_json::from_str(&ok(wf(&[
+        "--db", d, "--json", "schedule", "describe", "nightly",
+    ])
+    .await))
+    .unwrap();
+    assert_eq!(described["paused"], true);
+    assert_eq!(described["note"], "maintenance");
+    ok(wf(&["--db", d, "schedule", "unpause", "nightly"]).await);
+    let shown = ok(wf(&["--db", d, "schedule", "describe", "nightly"]).await);
+    assert!(
+        shown.contains("running") && shown.contains("next fire"),
+        "{shown}"
+    );
+    ok(wf(&["--db", d, "schedule", "delete", "nightly"]).await);
+    fails(wf(&["--db", d, "schedule", "describe", "nightly"]).await, 3);
+    engine.shutdown().await;
+    remove_db(&db);
+}
