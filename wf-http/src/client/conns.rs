@@ -80,7 +80,7 @@ impl Conns {
             Ok(answer) => answer,
             Err(Failed::NotSent(req)) => {
                 conn = self.connect().await?;
-                match exchange(&mut conn, req).await {
+                match exchange(&mut conn, *req).await {
                     Ok(answer) => answer,
                     Err(Failed::NotSent(_)) => {
                         return Err(ExchangeError::Io("a new connection closed at once".into()))
@@ -129,7 +129,7 @@ impl Conns {
 
 enum Failed {
     /// Not written: safe to send on another connection.
-    NotSent(Request<Full<Bytes>>),
+    NotSent(Box<Request<Full<Bytes>>>),
     Io(String),
 }
 
@@ -143,7 +143,7 @@ async fn exchange(
         Some(Ok(res)) => res,
         Some(Err(mut e)) => {
             return Err(match e.take_message() {
-                Some(req) => Failed::NotSent(req),
+                Some(req) => Failed::NotSent(Box::new(req)),
                 None => Failed::Io(e.into_error().to_string()),
             })
         }
