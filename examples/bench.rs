@@ -253,6 +253,44 @@ impl Bench {
     fn record(&mut self, key: &'static str, v: f64) {
         self.json.push((key, v));
     }
+
+    /// Prints the rows a child bench process printed (its lines starting with `prefix`) and
+    /// records `keys` from its closing JSON line; its output if it failed or lacks a key.
+    fn child_rows(
+        &mut self,
+        out: &std::process::Output,
+        prefix: &str,
+        keys: &[&'static str],
+    ) -> Result<(), String> {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+        }
+        for line in stdout.lines().filter(|l| l.starts_with(prefix)) {
+            let (name, value) = line.split_at(line.len().min(58));
+            self.row(name.trim_end(), value.trim().to_string());
+        }
+        let json = stdout.lines().last().unwrap_or_default();
+        for &key in keys {
+            let value = json
+                .split(&format!("\"{key}\": "))
+                .nth(1)
+                .and_then(|rest| rest.split([',', '}']).next())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .ok_or_else(|| format!("no {key} in {json:?}"))?;
+            self.record(key, value);
+        }
+        Ok(())
+    }
+}
+
+/// The figures as one JSON object on one line (what the bench prints last).
+fn json_line(figures: &[(&str, f64)]) -> String {
+    let fields: Vec<String> = figures
+        .iter()
+        .map(|(k, v)| format!("\"{k}\": {v:.3}"))
+        .collect();
+    format!("{{{}}}", fields.join(", "))
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -618,28 +656,8 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
         cmd.arg("--memory");
     }
     let out = cmd.output().await.unwrap_or_else(|e| failed(e.to_string()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        failed(format!(
-            "{}{}",
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    for line in stdout.lines().filter(|l| l.starts_with("(f)")) {
-        let (name, value) = line.split_at(line.len().min(58));
-        b.row(name.trim_end(), value.trim().to_string());
-    }
-    let json = stdout.lines().last().unwrap_or_default();
-    for key in ["f_rss_mb", "f_wf_per_s"] {
-        let value = json
-            .split(&format!("\"{key}\": "))
-            .nth(1)
-            .and_then(|rest| rest.split([',', '}']).next())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or_else(|| failed(format!("no {key} in {json:?}")));
-        b.record(key, value);
-    }
+    b.child_rows(&out, "(f)", &["f_rss_mb", "f_wf_per_s"])
+        .unwrap_or_else(|e| failed(e));
     Ok(())
 }
 
@@ -805,12 +823,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
-        let json: Vec<String> = b
-            .json
-            .iter()
-            .map(|(k, v)| format!("\"{k}\": {v:.3}"))
-            .collect();
-        println!("{{{}}}", json.join(", "));
+        println!("{}", json_line(&b.json));
         Ok::<(), Box<dyn std::error::Error>>(())
     })
 }

@@ -36,24 +36,7 @@ pub async fn bench_http(b: &mut super::Bench) -> Result<(), WfError> {
         cmd.arg("--quick");
     }
     let out = cmd.output().await.unwrap_or_else(|e| failed(e.to_string()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        failed(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
-    }
-    for line in stdout.lines().filter(|l| l.starts_with('(')) {
-        let (name, value) = line.split_at(line.len().min(58));
-        b.row(name.trim_end(), value.trim().to_string());
-    }
-    let json = stdout.lines().last().unwrap_or_default();
-    for key in KEYS {
-        let value = json
-            .split(&format!("\"{key}\": "))
-            .nth(1)
-            .and_then(|rest| rest.split([',', '}']).next())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or_else(|| failed(format!("no {key} in {json:?}")));
-        b.record(key, value);
-    }
+    b.child_rows(&out, "(", &KEYS).unwrap_or_else(|e| failed(e));
     server.shutdown().await?;
     engine.shutdown().await;
     Ok(())
@@ -173,12 +156,7 @@ pub async fn client(url: String, quick: bool) -> Result<(), WfError> {
             r.json.push(("http_g_signals_per_s", rate));
         }
     }
-    let json: Vec<String> = r
-        .json
-        .iter()
-        .map(|(k, v)| format!("\"{k}\": {v:.3}"))
-        .collect();
-    println!("{{{}}}", json.join(", "));
+    println!("{}", super::json_line(&r.json));
     Ok(())
 }
 
