@@ -7,6 +7,7 @@
 //! cargo run --release --example bench -- --only a,b   # some workloads
 //! cargo run --release --example bench -- --memory     # the in-memory store, for comparison
 //! cargo run --release --example bench -- --only b --cross-process  # (b) and (x)
+//! cargo run --release --example bench -- --http       # (a), (b), (c), (g) over HTTP alone
 //! ```
 //!
 //! Workloads (kept exactly as defined so results compare with Temporal, Restate and DBOS):
@@ -23,6 +24,8 @@
 //! (x) messages between processes: update round trips and signal-to-handler delays from a
 //!     client-only engine in this process to a worker in a child process on the same SQLite
 //!     file, next to the same in one process (`--cross-process`, or `--only x`; SQLite only).
+//! (http) (a), (b), (c), (g) with the client in a child process over loopback HTTP: the typed
+//!     remote client, and plain JSON requests for (b) and (c) (`--http`, or `--only http`).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -30,6 +33,8 @@ use wf_sdk::prelude::*;
 
 #[path = "support/bench_cross.rs"]
 mod cross;
+#[path = "support/bench_http.rs"]
+mod http;
 
 // ---------------------------------------------------------------------------------------------
 // Workflows
@@ -136,6 +141,8 @@ struct Args {
     cross_process: bool,
     /// Set in the child process of (x): the file it works on.
     cross_process_child: Option<PathBuf>,
+    /// Set in the client process of (http): the server's URL.
+    http_client: Option<String>,
     only: Option<Vec<String>>,
 }
 
@@ -145,6 +152,7 @@ fn parse_args() -> Result<Args, String> {
         memory: false,
         cross_process: false,
         cross_process_child: None,
+        http_client: None,
         only: None,
     };
     let mut it = std::env::args().skip(1);
@@ -153,17 +161,27 @@ fn parse_args() -> Result<Args, String> {
             "--quick" => args.quick = true,
             "--memory" => args.memory = true,
             "--cross-process" => args.cross_process = true,
+            // The HTTP workloads alone (with --only, next to those listed).
+            "--http" => {
+                args.only.get_or_insert_with(Vec::new).push("http".into());
+            }
+            "--http-client" => {
+                let url = it.next().ok_or("--http-client needs the server's URL")?;
+                args.http_client = Some(url);
+            }
             "--cross-process-child" => {
                 let path = it.next().ok_or("--cross-process-child needs a file")?;
                 args.cross_process_child = Some(path.into());
             }
             "--only" => {
                 let list = it.next().ok_or("--only needs a list, e.g. --only a,b")?;
-                args.only = Some(list.split(',').map(|s| s.trim().to_string()).collect());
+                let only = args.only.get_or_insert_with(Vec::new);
+                only.extend(list.split(',').map(|s| s.trim().to_string()));
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench [--quick] [--memory] [--cross-process] [--only a,b,c,d,e,f,g,x]"
+                    "usage: bench [--quick] [--memory] [--cross-process] [--http] \
+                     [--only a,b,c,d,e,f,g,x,http]"
                         .into(),
                 );
             }
@@ -235,6 +253,44 @@ impl Bench {
     fn record(&mut self, key: &'static str, v: f64) {
         self.json.push((key, v));
     }
+
+    /// Prints the rows a child bench process printed (its lines starting with `prefix`) and
+    /// records `keys` from its closing JSON line; its output if it failed or lacks a key.
+    fn child_rows(
+        &mut self,
+        out: &std::process::Output,
+        prefix: &str,
+        keys: &[&'static str],
+    ) -> Result<(), String> {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            return Err(format!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+        }
+        for line in stdout.lines().filter(|l| l.starts_with(prefix)) {
+            let (name, value) = line.split_at(line.len().min(58));
+            self.row(name.trim_end(), value.trim().to_string());
+        }
+        let json = stdout.lines().last().unwrap_or_default();
+        for &key in keys {
+            let value = json
+                .split(&format!("\"{key}\": "))
+                .nth(1)
+                .and_then(|rest| rest.split([',', '}']).next())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .ok_or_else(|| format!("no {key} in {json:?}"))?;
+            self.record(key, value);
+        }
+        Ok(())
+    }
+}
+
+/// The figures as one JSON object on one line (what the bench prints last).
+fn json_line(figures: &[(&str, f64)]) -> String {
+    let fields: Vec<String> = figures
+        .iter()
+        .map(|(k, v)| format!("\"{k}\": {v:.3}"))
+        .collect();
+    format!("{{{}}}", fields.join(", "))
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -600,28 +656,8 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
         cmd.arg("--memory");
     }
     let out = cmd.output().await.unwrap_or_else(|e| failed(e.to_string()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    if !out.status.success() {
-        failed(format!(
-            "{}{}",
-            stdout,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    for line in stdout.lines().filter(|l| l.starts_with("(f)")) {
-        let (name, value) = line.split_at(line.len().min(58));
-        b.row(name.trim_end(), value.trim().to_string());
-    }
-    let json = stdout.lines().last().unwrap_or_default();
-    for key in ["f_rss_mb", "f_wf_per_s"] {
-        let value = json
-            .split(&format!("\"{key}\": "))
-            .nth(1)
-            .and_then(|rest| rest.split([',', '}']).next())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or_else(|| failed(format!("no {key} in {json:?}")));
-        b.record(key, value);
-    }
+    b.child_rows(&out, "(f)", &["f_rss_mb", "f_wf_per_s"])
+        .unwrap_or_else(|e| failed(e));
     Ok(())
 }
 
@@ -732,6 +768,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(path) = args.cross_process_child {
         return Ok(rt.block_on(cross::child(path))?);
     }
+    if let Some(url) = args.http_client {
+        return Ok(rt.block_on(http::client(url, args.quick))?);
+    }
     rt.block_on(async move {
         let dir = std::env::temp_dir().join(format!("wf-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
@@ -756,7 +795,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ) -> std::pin::Pin<
             Box<dyn std::future::Future<Output = Result<(), WfError>> + 'a>,
         >;
-        let steps: [(&str, Step); 8] = [
+        let steps: [(&str, Step); 9] = [
             ("a", |b| Box::pin(bench_a(b))),
             ("b", |b| Box::pin(bench_b(b))),
             ("c", |b| Box::pin(bench_c(b))),
@@ -765,11 +804,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ("g", |b| Box::pin(bench_g(b))),
             ("f", |b| Box::pin(bench_f_alone(b))),
             ("x", |b| Box::pin(cross::bench_x(b))),
+            ("http", |b| Box::pin(http::bench_http(b))),
         ];
         for (name, step) in steps {
             let run = match name {
                 // Between processes means a file.
                 "x" => !b.args.memory && (b.wants("x") || b.args.cross_process),
+                // Only when asked for: a server and a second process.
+                "http" => b
+                    .args
+                    .only
+                    .as_ref()
+                    .is_some_and(|o| o.iter().any(|x| x == "http")),
                 _ => b.wants(name),
             };
             if run {
@@ -777,12 +823,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
-        let json: Vec<String> = b
-            .json
-            .iter()
-            .map(|(k, v)| format!("\"{k}\": {v:.3}"))
-            .collect();
-        println!("{{{}}}", json.join(", "));
+        println!("{}", json_line(&b.json));
         Ok::<(), Box<dyn std::error::Error>>(())
     })
 }

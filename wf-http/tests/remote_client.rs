@@ -240,3 +240,54 @@ async fn connecting_checks_the_server_and_the_token() {
     let down = Client::connect(url).token(TOKEN).await;
     assert!(matches!(&down, Err(e) if e.is_retryable()), "{down:?}");
 }
+
+#[tokio::test]
+async fn calls_go_on_when_the_server_closed_their_connections() {
+    let engine = common::engine().await;
+    let options = || ServeOptions::default().token(TOKEN);
+    let server = wf_http::serve(&engine, "127.0.0.1:0", options())
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let client = Client::connect(format!("http://{addr}"))
+        .token(TOKEN)
+        .await
+        .expect("connect");
+    let input = AgentInput {
+        goal: "g".into(),
+        step: 0,
+    };
+    let h = client.start::<AgentRun>("re-1", input).await.unwrap();
+    // Many calls at once: as many connections, all kept for later calls.
+    let calls = (0..20).map(|_| {
+        let h = h.clone();
+        async move { h.status().await }
+    });
+    for status in futures_join_all(calls).await {
+        assert_eq!(status.unwrap().goal, "g");
+    }
+    // A graceful stop closes the idle connections; a new server on the same address gets
+    // the next calls on new ones.
+    server.shutdown().await.unwrap();
+    let server = wf_http::serve(&engine, addr, options()).await.unwrap();
+    for _ in 0..3 {
+        assert_eq!(h.status().await.unwrap().goal, "g");
+    }
+    h.pause().await.unwrap();
+    assert!(wait_status(&h, |s| s.paused).await.paused);
+    server.shutdown().await.unwrap();
+}
+
+/// Awaits all `futures` (spawned, so that they run at once).
+async fn futures_join_all<F>(futures: impl Iterator<Item = F>) -> Vec<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    let tasks: Vec<_> = futures.map(tokio::spawn).collect();
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        out.push(t.await.expect("a call panicked"));
+    }
+    out
+}

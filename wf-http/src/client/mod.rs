@@ -5,6 +5,7 @@
 //! May import: `wire`, `errors`. Not `server`.
 
 mod connect;
+mod conns;
 mod transport;
 
 pub use connect::{ConnectExt, Connecting};

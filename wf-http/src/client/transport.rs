@@ -1,6 +1,7 @@
 //! [`HttpTransport`]: each [`Transport`] call as one request (or a few: long polls re-poll,
 //! histories and lists come in pages) with MessagePack bodies, on hyper's pooled client.
 
+use super::conns::Conns;
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
     DescriptionBody, HistoryPage, NewScheduleBody, NoteBody, PendingBody, QueryBody, ReasonBody,
@@ -8,14 +9,11 @@ use crate::wire::{
     MSGPACK,
 };
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::header::{HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use hyper::{Method, Request};
-use hyper_util::client::legacy::{connect::HttpConnector, Client as Pool};
-use hyper_util::rt::TokioExecutor;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::time::Duration;
 use wf_core::client::{
     CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started,
     Transport, UpdateRequest,
@@ -36,8 +34,10 @@ const PAGE: usize = 1_000;
 /// [`ConnectExt`]: crate::ConnectExt
 pub struct HttpTransport {
     base: String,
+    /// The path the router is mounted under ("" at the root).
+    prefix: String,
     auth: Option<HeaderValue>,
-    pool: Pool<HttpConnector, Full<Bytes>>,
+    conns: Conns,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -62,24 +62,29 @@ impl HttpTransport {
                 "the server URL must start with http:// (wf-http speaks plain HTTP), not {url:?}"
             ))
         })?;
-        if rest.is_empty() || base.parse::<hyper::Uri>().is_err() {
-            return Err(WfError::InvalidArgument(format!(
+        let not_url = || {
+            WfError::InvalidArgument(format!(
                 "{url:?} is not a server URL like http://127.0.0.1:8233"
-            )));
+            ))
+        };
+        let uri = base.parse::<hyper::Uri>().map_err(|_| not_url())?;
+        let host = uri.host().filter(|h| !h.is_empty()).ok_or_else(not_url)?;
+        if rest.is_empty() || uri.query().is_some() {
+            return Err(not_url());
         }
+        let authority = format!("{host}:{}", uri.port_u16().unwrap_or(80));
+        let prefix = uri.path().trim_end_matches('/').to_string();
         let auth = match token {
             Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| {
                 WfError::InvalidArgument("the token must be printable ASCII".into())
             })?),
             None => None,
         };
-        let pool = Pool::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build_http();
         Ok(HttpTransport {
             base: base.to_string(),
+            prefix,
             auth,
-            pool,
+            conns: Conns::new(authority),
         })
     }
 
@@ -109,7 +114,7 @@ impl HttpTransport {
         };
         let mut req = Request::builder()
             .method(method)
-            .uri(format!("{}{path}", self.base))
+            .uri(format!("{}{path}", self.prefix))
             .header(ACCEPT, MSGPACK);
         if body.is_some() {
             req = req.header(CONTENT_TYPE, MSGPACK);
@@ -120,18 +125,12 @@ impl HttpTransport {
         let req = req
             .body(Full::new(Bytes::from(bytes)))
             .map_err(|e| WfError::InvalidArgument(format!("bad request to {path}: {e}")))?;
-        let res = self
-            .pool
-            .request(req)
+        let (status, body) = self
+            .conns
+            .exchange(req)
             .await
             .map_err(|e| transport_failure(0, &format!("{}{path}: {e}", self.base)))?;
-        let status = res.status().as_u16();
-        let body = res
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| transport_failure(0, &format!("reading the answer of {path}: {e}")))?
-            .to_bytes();
+        let status = status.as_u16();
         if (200..300).contains(&status) {
             return Ok((status, body));
         }

@@ -8,6 +8,7 @@ use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,6 +122,12 @@ pub async fn serve(
             async move { guard.run(req, next).await }
         }))
         .layer(DefaultBodyLimit::max(options.body_limit));
+    // Answers are small and written at once: no Nagle delay on them.
+    let listener = listener.tap_io(|tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY on an accepted connection");
+        }
+    });
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         axum::serve(listener, app)

@@ -1,0 +1,180 @@
+//! [`Conns`]: the remote client's keep-alive HTTP/1 connections to one server. A request
+//! takes an idle connection (or opens one), and the task that sends it drives the connection
+//! itself until the answer is read whole, then puts it back. No task runs per connection or
+//! per request: hyper's pooled client hands each request to a connection task and back, which
+//! cost a query about a quarter of its round trip on the 2-core VM (see README, bench).
+//! A call dropped half-way drops its connection with it, so a connection in the pool never
+//! holds half an exchange.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::{self, Connection, SendRequest};
+use hyper::{Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
+use std::sync::Mutex;
+use std::task::Poll;
+use tokio::net::TcpStream;
+
+/// Idle connections kept at most; more (after a burst of concurrent calls) are closed.
+const MAX_IDLE: usize = 1024;
+
+type Driver = Pin<Box<Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
+
+/// One connection: the handle requests go through, and the connection it drives (`None`
+/// once it closed: such a connection is never reused).
+struct Conn {
+    send: SendRequest<Full<Bytes>>,
+    driver: Option<Driver>,
+}
+
+/// The connections to one server (`host:port`).
+pub(crate) struct Conns {
+    authority: String,
+    idle: Mutex<Vec<Conn>>,
+}
+
+/// Why an exchange failed.
+#[derive(Debug)]
+pub(crate) enum ExchangeError {
+    /// No connection could be opened.
+    Connect(String),
+    /// The connection failed during the exchange (the request may have been applied).
+    Io(String),
+}
+
+impl std::fmt::Display for ExchangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExchangeError::Connect(m) => write!(f, "could not connect: {m}"),
+            ExchangeError::Io(m) => f.write_str(m),
+        }
+    }
+}
+
+impl Conns {
+    /// Connections to `authority` (`host:port`); none is opened yet.
+    pub(crate) fn new(authority: String) -> Conns {
+        Conns {
+            authority,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Sends `req` (origin-form URI; the `Host` header is set here) and reads the answer
+    /// whole. A request that could not be written on a reused connection (the server had
+    /// closed it) is sent again on a new one.
+    pub(crate) async fn exchange(
+        &self,
+        mut req: Request<Full<Bytes>>,
+    ) -> Result<(StatusCode, Bytes), ExchangeError> {
+        if let Ok(host) = hyper::header::HeaderValue::from_str(&self.authority) {
+            req.headers_mut().insert(hyper::header::HOST, host);
+        }
+        let mut conn = match self.take_idle().await {
+            Some(conn) => conn,
+            None => self.connect().await?,
+        };
+        let (status, body) = match exchange(&mut conn, req).await {
+            Ok(answer) => answer,
+            Err(Failed::NotSent(req)) => {
+                conn = self.connect().await?;
+                match exchange(&mut conn, *req).await {
+                    Ok(answer) => answer,
+                    Err(Failed::NotSent(_)) => {
+                        return Err(ExchangeError::Io("a new connection closed at once".into()))
+                    }
+                    Err(Failed::Io(e)) => return Err(ExchangeError::Io(e)),
+                }
+            }
+            Err(Failed::Io(e)) => return Err(ExchangeError::Io(e)),
+        };
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if conn.driver.is_some() && idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+        Ok((status, body))
+    }
+
+    /// The most recently used idle connection that is still open and ready.
+    async fn take_idle(&self) -> Option<Conn> {
+        loop {
+            let mut conn = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop()?;
+            // Driving the connection once reads a close the server sent while it was idle.
+            let ready = conn.send.ready();
+            if let Some(Ok(())) = drive(&mut conn.driver, ready).await {
+                return Some(conn);
+            }
+        }
+    }
+
+    async fn connect(&self) -> Result<Conn, ExchangeError> {
+        let stream = TcpStream::connect(&self.authority)
+            .await
+            .map_err(|e| ExchangeError::Connect(e.to_string()))?;
+        // Requests and answers are small and each is written at once: no Nagle delay.
+        stream
+            .set_nodelay(true)
+            .map_err(|e| ExchangeError::Connect(e.to_string()))?;
+        let (send, conn) = http1::handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| ExchangeError::Connect(e.to_string()))?;
+        Ok(Conn {
+            send,
+            driver: Some(Box::pin(conn)),
+        })
+    }
+}
+
+enum Failed {
+    /// Not written: safe to send on another connection.
+    NotSent(Box<Request<Full<Bytes>>>),
+    Io(String),
+}
+
+/// One request and its whole answer on `conn`, driving the connection meanwhile.
+async fn exchange(
+    conn: &mut Conn,
+    req: Request<Full<Bytes>>,
+) -> Result<(StatusCode, Bytes), Failed> {
+    let sent = conn.send.try_send_request(req);
+    let res = match drive(&mut conn.driver, sent).await {
+        Some(Ok(res)) => res,
+        Some(Err(mut e)) => {
+            return Err(match e.take_message() {
+                Some(req) => Failed::NotSent(Box::new(req)),
+                None => Failed::Io(e.into_error().to_string()),
+            })
+        }
+        None => return Err(Failed::Io("the connection closed".into())),
+    };
+    let status = res.status();
+    match drive(&mut conn.driver, res.into_body().collect()).await {
+        Some(Ok(body)) => Ok((status, body.to_bytes())),
+        Some(Err(e)) => Err(Failed::Io(format!("reading the answer: {e}"))),
+        None => Err(Failed::Io("the connection closed in the answer".into())),
+    }
+}
+
+/// Polls `f` to completion while driving the connection; `None` if the connection ended
+/// and `f` still waits. A connection that ends is dropped at once: that hands the requests
+/// it had not taken yet back to their senders, as not sent.
+async fn drive<F: Future>(driver: &mut Option<Driver>, f: F) -> Option<F::Output> {
+    let mut f = pin!(f);
+    poll_fn(|cx| {
+        // The connection first: what it reads completes `f` in the same poll.
+        if driver
+            .as_mut()
+            .is_some_and(|d| d.as_mut().poll(cx).is_ready())
+        {
+            *driver = None;
+        }
+        match f.as_mut().poll(cx) {
+            Poll::Ready(out) => Poll::Ready(Some(out)),
+            Poll::Pending if driver.is_none() => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await
+}
