@@ -225,6 +225,7 @@ mod tests {
                         name: "s".into(),
                         args: bytes,
                         signal_id: Some("id".into()),
+                        sent_at: Some(5),
                     },
                 },
             ],
