@@ -52,7 +52,7 @@ pub use error::{
     ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalExternalError,
     SignalWaitError, StoreError, UpdateError, WaitTimeout, WfError, WorkflowError,
 };
-pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
+pub use runtime::{Clock, Engine, EngineBuilder, StoreOpener, SystemClock, TestClock};
 pub use schedule::{
     CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
     SchedulePolicies, ScheduleSpec, ScheduledAction, ACTION_ID_SUFFIX_BYTES,

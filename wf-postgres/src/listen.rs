@@ -1,13 +1,12 @@
 //! Wake-ups from other processes: every store keeps one connection that `LISTEN`s on the
 //! schema's channel, and a writer whose batch made work ready (a message, a ready run or
 //! activity, a timer) sends one `NOTIFY` with it, delivered at commit. A notification from
-//! another store bumps a counter that the engine watches ([`PostgresStore::changes`]), so
+//! another store bumps a counter that the engine watches (`Store::changes`), so
 //! that it looks at the store at once instead of at its next slow poll. A dropped listening
 //! connection is made again, and its return counts as a change (what was missed meanwhile is
 //! looked at).
 
 use crate::connect::Connector;
-use crate::PostgresStore;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,11 +98,9 @@ async fn listen(
     }
 }
 
-impl PostgresStore {
-    /// A counter that moves whenever another process (another store on the same schema)
-    /// commits new work or a new due time: a new message, a ready run or activity, a timer.
-    /// The engine waits on it to look at the store at once; its own commits do not move it.
-    pub fn changes(&self) -> watch::Receiver<u64> {
-        self.wake.changes.clone()
+impl Listening {
+    /// The counter of other processes' changes, if this store listens.
+    pub(crate) fn changes(&self) -> Option<watch::Receiver<u64>> {
+        self.task.is_some().then(|| self.changes.clone())
     }
 }

@@ -127,4 +127,10 @@ impl Backend for PostgresStore {
     fn read<T: Answer>(&self, op: impl TxOp<PostgresTx, T>) -> StoreFuture<'_, T> {
         submit(&self.reads, false, op)
     }
+
+    /// Moves when another process commits new work (`LISTEN/NOTIFY`); `None` when
+    /// [`PostgresOptions::listen`] is off.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.wake.changes()
+    }
 }

@@ -59,6 +59,7 @@ pub fn required() -> bool {
 pub struct TestSchema {
     url: String,
     schema: String,
+    keep: bool,
 }
 
 impl TestSchema {
@@ -73,12 +74,26 @@ impl TestSchema {
             .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
             .take(30)
             .collect();
+        static SWEEP: std::sync::Once = std::sync::Once::new();
+        SWEEP.call_once(|| sweep_stale_schemas(&url));
         let schema = format!(
-            "t_{tag}_{}_{}",
+            "t_{tag}_{}_{}_{}",
+            unix_secs(),
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
-        Some(TestSchema { url, schema })
+        Some(TestSchema {
+            url,
+            schema,
+            keep: false,
+        })
+    }
+
+    /// Keeps the schema after this value is dropped (for a test that hands the schema to
+    /// engines it does not outlive); a later test process drops it once it is an hour old.
+    pub fn keep(mut self) -> (String, PostgresOptions) {
+        self.keep = true;
+        (self.url.clone(), self.options())
     }
 
     /// The database URL.
@@ -119,27 +134,54 @@ impl TestSchema {
     }
 }
 
+fn unix_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Drops the test schemas (`t_..._<unix secs>_<pid>_<n>`) made more than an hour ago: those
+/// that tests kept, or that a killed test process left.
+fn sweep_stale_schemas(url: &str) {
+    let stale_before = unix_secs().saturating_sub(3600);
+    let sql = format!(
+        "DO $$DECLARE s text; BEGIN
+           FOR s IN SELECT nspname FROM pg_namespace
+             WHERE nspname ~ '^t_.*_[0-9]+_[0-9]+_[0-9]+$'
+               AND (regexp_match(nspname, '_([0-9]+)_[0-9]+_[0-9]+$'))[1]::bigint < {stale_before}
+           LOOP EXECUTE format('DROP SCHEMA IF EXISTS %I CASCADE', s); END LOOP;
+         END$$"
+    );
+    run_on_the_side(url.to_string(), sql);
+}
+
+/// Runs `sql` on a connection of its own, on a thread of its own (drop may run inside or
+/// outside a runtime); errors are ignored (cleanup only).
+fn run_on_the_side(url: String, sql: String) {
+    let done = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .ok()?;
+        rt.block_on(async move {
+            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+                .await
+                .ok()?;
+            tokio::spawn(conn);
+            client.batch_execute(&sql).await.ok()
+        })
+    });
+    let _ = done.join();
+}
+
 impl Drop for TestSchema {
     fn drop(&mut self) {
-        let (url, schema) = (self.url.clone(), self.schema.clone());
-        // On a thread of its own: drop may run inside (or outside) a runtime.
-        let dropped = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .ok()?;
-            rt.block_on(async move {
-                let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                    .await
-                    .ok()?;
-                tokio::spawn(conn);
-                client
-                    .batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
-                    .await
-                    .ok()
-            })
-        });
-        let _ = dropped.join();
+        if self.keep {
+            return;
+        }
+        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema);
+        run_on_the_side(self.url.clone(), sql);
     }
 }
 

@@ -18,11 +18,25 @@ use tokio::sync::{mpsc, oneshot, Mutex};
 use wf_core::store::{BackendErrorKind, StoreError, StoreFuture, TxOp};
 
 /// A request's run, borrowing it and the transaction.
-type Running<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+type Running<'a> = Pin<Box<dyn Future<Output = Ran> + Send + 'a>>;
 
-/// One caller's work, run on a connection task; answered after its transaction ends.
+/// How a request's run went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// It succeeded: its changes are to be kept.
+    Ok,
+    /// It failed with an error of its own (an outcome, or a fault retrying cannot mend).
+    Failed,
+    /// It failed on a transient fault of the database (a deadlock, a serialization failure, a
+    /// lost connection): its changes are to be rolled back, and it may run again.
+    Transient,
+}
+
+/// One caller's work, run on a connection task; answered after its transaction ends. It may
+/// run more than once: each run starts from a clone of the work, and only the last run's
+/// outcome is answered.
 pub(crate) trait Request: Send {
-    /// Runs the work; true if it succeeded (its changes are to be kept).
+    /// Runs the work.
     fn run<'a>(&'a mut self, tx: &'a mut PostgresTx) -> Running<'a>;
     /// Sends the caller its result, or `failure` if the transaction around it failed.
     fn answer(self: Box<Self>, failure: Option<StoreError>);
@@ -37,9 +51,15 @@ pub(crate) type Inbox = Arc<Mutex<mpsc::UnboundedReceiver<Box<dyn Request>>>>;
 
 struct Pending<T, F> {
     durable: bool,
-    work: Option<F>,
+    work: F,
     outcome: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+/// Whether a request's error is a transient fault of the database.
+fn transient(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(b)
+        if matches!(b.kind(), BackendErrorKind::Busy | BackendErrorKind::Unavailable))
 }
 
 impl<T, F> Request for Pending<T, F>
@@ -49,9 +69,7 @@ where
 {
     fn run<'a>(&'a mut self, tx: &'a mut PostgresTx) -> Running<'a> {
         Box::pin(async move {
-            let Some(work) = self.work.take() else {
-                return false;
-            };
+            let work = self.work.clone();
             let outcome = AssertUnwindSafe(work(tx))
                 .catch_unwind()
                 .await
@@ -60,9 +78,13 @@ where
                         "a store request panicked; its changes were rolled back",
                     ))
                 });
-            let ok = outcome.is_ok();
+            let ran = match &outcome {
+                Ok(_) => Ran::Ok,
+                Err(e) if transient(e) => Ran::Transient,
+                Err(_) => Ran::Failed,
+            };
             self.outcome = Some(outcome);
-            ok
+            ran
         })
     }
 
@@ -91,7 +113,7 @@ pub(crate) fn submit<T: Send + 'static>(
     let (reply, answer) = oneshot::channel();
     let request = Box::new(Pending {
         durable,
-        work: Some(work),
+        work,
         outcome: None,
         reply,
     });
@@ -190,6 +212,12 @@ async fn begin(
     }
 }
 
+/// How often a request that hit a deadlock or a serialization failure runs again before its
+/// caller gets the (retryable) error.
+const MAX_RUNS: u32 = 8;
+/// How often a batch whose connection was lost before its commit was sent runs again.
+const MAX_BATCH_RUNS: u32 = 3;
+
 /// A writer task: group commits until the queue closes.
 pub(crate) async fn writer_loop(
     mut tx: PostgresTx,
@@ -198,9 +226,19 @@ pub(crate) async fn writer_loop(
     settings: Settings,
 ) {
     while let Some(mut batch) = next_batch(&inbox, settings.max_batch).await {
-        let failure = write_batch(&mut tx, &mut batch, &connector, &settings)
-            .await
-            .err();
+        let mut runs = 0;
+        let failure = loop {
+            runs += 1;
+            match write_batch(&mut tx, &mut batch, &connector, &settings).await {
+                Ok(()) => break None,
+                // Nothing was committed (the commit was never sent): run it all again on a
+                // new connection.
+                Err(Lost::BeforeCommit(e)) if runs < MAX_BATCH_RUNS => {
+                    tracing::warn!(error = %e, "wf-postgres: connection lost in a group commit; running it again");
+                }
+                Err(Lost::BeforeCommit(e) | Lost::Failed(e)) => break Some(e),
+            }
+        };
         if let Some(e) = &failure {
             tracing::error!(requests = batch.len(), error = %e, "wf-postgres: group commit failed");
             if !tx.client.is_closed() {
@@ -213,52 +251,102 @@ pub(crate) async fn writer_loop(
     }
 }
 
-/// Runs a batch in one transaction, each request in its own savepoint (a batch of one needs
-/// none); commits once.
+/// Why a batch failed.
+enum Lost {
+    /// The connection failed before the commit was sent: nothing of the batch was committed.
+    BeforeCommit(StoreError),
+    /// Anything else, including a connection lost while committing (the outcome is unknown).
+    Failed(StoreError),
+}
+
+/// Runs a batch in one transaction, each request in its own savepoint; commits once. A
+/// request that hit a deadlock or a serialization failure is rolled back to its savepoint and
+/// runs again.
 async fn write_batch(
     tx: &mut PostgresTx,
     batch: &mut [Box<dyn Request>],
     connector: &Connector,
     settings: &Settings,
-) -> Result<(), StoreError> {
+) -> Result<(), Lost> {
     let soft = !settings.synchronous_commit || batch.iter().all(|r| !r.durable());
-    let begin_sql = match (soft, batch.len() > 1) {
-        (false, false) => "BEGIN",
-        (false, true) => "BEGIN; SAVEPOINT request",
-        (true, false) => "BEGIN; SET LOCAL synchronous_commit TO off",
-        (true, true) => "BEGIN; SET LOCAL synchronous_commit TO off; SAVEPOINT request",
+    let begin_sql = if soft {
+        "BEGIN; SET LOCAL synchronous_commit TO off; SAVEPOINT request"
+    } else {
+        "BEGIN; SAVEPOINT request"
     };
-    begin(tx, connector, settings, begin_sql).await?;
+    begin(tx, connector, settings, begin_sql)
+        .await
+        .map_err(Lost::Failed)?;
     tx.notes = Default::default();
-    let notify = |tx: &PostgresTx| match (&settings.notify, tx.notes.work) {
-        (Some(sql), true) => sql.as_str(),
-        _ => "",
-    };
-    if let [request] = batch {
-        let ok = request.run(tx).await;
-        let end = if ok {
-            format!("{} COMMIT", notify(tx))
+    let lost = |tx: &PostgresTx, e: StoreError| {
+        if tx.client.is_closed() {
+            Lost::BeforeCommit(e)
         } else {
-            "ROLLBACK".to_string()
-        };
-        return tx.batch(&end, "end a write transaction").await;
-    }
+            Lost::Failed(e)
+        }
+    };
     let last = batch.len() - 1;
     for (i, request) in batch.iter_mut().enumerate() {
-        let ok = request.run(tx).await;
+        let mut runs = 0;
+        let kept = loop {
+            runs += 1;
+            match request.run(tx).await {
+                Ran::Ok => break true,
+                Ran::Failed => break false,
+                Ran::Transient if tx.client.is_closed() => {
+                    return Err(Lost::BeforeCommit(StoreError::backend(
+                        BackendErrorKind::Unavailable,
+                        "PostgreSQL: the connection was lost",
+                    )))
+                }
+                Ran::Transient if runs >= MAX_RUNS => break false,
+                Ran::Transient => {
+                    tx.batch(
+                        "ROLLBACK TO SAVEPOINT request",
+                        "roll back a savepoint to run a request again",
+                    )
+                    .await
+                    .map_err(|e| lost(tx, e))?;
+                    // Let the transaction that won the deadlock finish first.
+                    tokio::time::sleep(Duration::from_millis(u64::from(runs))).await;
+                }
+            }
+        };
         let next = if i == last { "" } else { "SAVEPOINT request;" };
-        let sql = if ok {
+        let sql = if kept {
             format!("RELEASE SAVEPOINT request; {next}")
         } else {
             format!("ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {next}")
         };
-        tx.batch(&sql, "close a savepoint").await?;
+        tx.batch(&sql, "close a savepoint")
+            .await
+            .map_err(|e| lost(tx, e))?;
     }
-    let end = format!("{} COMMIT", notify(tx));
-    tx.batch(&end, "commit").await
+    let notify = match (&settings.notify, tx.notes.work) {
+        (Some(sql), true) => sql.as_str(),
+        _ => "",
+    };
+    let end = format!("{notify} COMMIT");
+    tx.batch(&end, "commit")
+        .await
+        .map_err(|e| {
+            if tx.client.is_closed() {
+                StoreError::backend(
+                    BackendErrorKind::Unavailable,
+                    format!(
+                        "{e}; the connection was lost while committing, so whether these changes \
+                     were committed is unknown"
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+        .map_err(Lost::Failed)
 }
 
-/// A reader task: reads in read-only snapshots until the queue closes.
+/// A reader task: reads in read-only snapshots until the queue closes. A read that fails on a
+/// lost connection runs again on a new one.
 pub(crate) async fn reader_loop(
     mut tx: PostgresTx,
     inbox: Inbox,
@@ -269,26 +357,34 @@ pub(crate) async fn reader_loop(
     while let Some(mut batch) = next_batch(&inbox, settings.max_batch).await {
         // Every read of the batch was sent before the snapshot is taken, so each sees every
         // write answered before it was sent.
-        if let Err(e) = begin(&mut tx, &connector, &settings, BEGIN).await {
-            for request in batch {
-                request.answer(Some(e.clone()));
-            }
-            continue;
-        }
         let mut failure = None;
-        let mut in_tx = true;
+        let mut in_tx = false;
         for request in batch.iter_mut() {
-            if !in_tx {
-                if let Err(e) = begin(&mut tx, &connector, &settings, BEGIN).await {
-                    failure = Some(e);
+            let mut runs = 0;
+            loop {
+                runs += 1;
+                if !in_tx {
+                    if let Err(e) = begin(&mut tx, &connector, &settings, BEGIN).await {
+                        failure = Some(e);
+                        break;
+                    }
+                    in_tx = true;
+                }
+                let ran = request.run(&mut tx).await;
+                if ran == Ran::Ok {
                     break;
                 }
-                in_tx = true;
-            }
-            if !request.run(&mut tx).await {
                 // A failed statement ends the snapshot: the next read opens another.
-                let _ = tx.client.batch_execute("ROLLBACK").await;
+                if !tx.client.is_closed() {
+                    let _ = tx.client.batch_execute("ROLLBACK").await;
+                }
                 in_tx = false;
+                if ran == Ran::Failed || runs >= MAX_BATCH_RUNS {
+                    break;
+                }
+            }
+            if failure.is_some() {
+                break;
             }
         }
         if in_tx && failure.is_none() {
@@ -296,7 +392,6 @@ pub(crate) async fn reader_loop(
                 failure = Some(e);
             }
         }
-        // A read that ran gets its own answer; one that did not (never begun) gets the failure.
         for request in batch {
             request.answer(failure.clone());
         }
