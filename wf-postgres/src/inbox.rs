@@ -13,6 +13,7 @@ use wf_core::store::{InboxMessage, InboxTable, Message, StoreError};
 impl InboxTable for PostgresTx {
     async fn push_inbox(&mut self, run_id: &str, message: Message) -> Result<()> {
         let data = to_blob("inbox message", &message)?;
+        self.lock_run(run_id).await?;
         // The row lock first (the subquery), then the insert that draws the number.
         let n = self
             .execute(

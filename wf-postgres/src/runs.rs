@@ -6,8 +6,12 @@
 //! that two processes cannot both pass a check, a writer's reads of a run lock it: first the
 //! transaction-scoped advisory lock of its workflow id (which also guards creating a run of
 //! that id, where there is no row to lock yet), then the row itself (`FOR UPDATE`). Every
-//! writer takes them in that order. A poll takes only rows, and skips locked ones (`FOR UPDATE
-//! SKIP LOCKED`), so pollers never wait for each other or for a commit in flight.
+//! write to a run's row takes them in that order (the advisory lock once per transaction), so
+//! two writers on one workflow never wait for each other in a cycle. A poll skips rows another
+//! transaction holds (`FOR UPDATE SKIP LOCKED`) and runs whose advisory lock is taken
+//! (`pg_try_advisory_xact_lock`), so pollers never wait for each other or for a commit in
+//! flight. Writers on different workflows may still deadlock (a group commit's requests come
+//! in any order): PostgreSQL then fails one statement, and the writer runs that request again.
 
 use crate::rows::{db, get, run_columns, run_row, to_blob};
 use crate::tx::{PostgresTx, Result};
@@ -15,8 +19,14 @@ use wf_core::store::{
     ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
 };
 
-/// The advisory lock of a workflow id (by its 64-bit hash, in this transaction).
-const LOCK_WORKFLOW: &str = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))";
+/// The advisory lock of a workflow id (by the 64-bit hash of the schema and the id: locks are
+/// database-wide, and other schemas have ids of their own), in this transaction.
+const LOCK_WORKFLOW: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || $1, 0))";
+
+/// The advisory lock of a run's workflow id.
+const LOCK_RUN: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || workflow_id, 0)) FROM runs WHERE run_id = $1";
 
 impl PostgresTx {
     /// Locks the workflow id (a writer only). Its statement runs before the next one, which
@@ -28,17 +38,29 @@ impl PostgresTx {
         }
         Ok(())
     }
+
+    /// Takes the advisory lock of the run's workflow id before its row is written (a writer
+    /// only; once per transaction).
+    pub(crate) async fn lock_run(&mut self, run_id: &str) -> Result<()> {
+        if self.writer && !self.locked.contains(run_id) {
+            self.execute(LOCK_RUN, &[&run_id], "lock a run").await?;
+            self.locked.insert(run_id.to_string());
+        }
+        Ok(())
+    }
 }
 
 impl RunTable for PostgresTx {
     async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
-        let row = if self.writer {
-            let s_lock = self
-                .statement(
-                    "SELECT pg_advisory_xact_lock(hashtextextended(workflow_id, 0)) \
-                     FROM runs WHERE run_id = $1",
-                )
-                .await?;
+        let row = if self.writer && self.locked.contains(run_id) {
+            let sql = concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE run_id = $1 FOR UPDATE"
+            );
+            self.query_opt(sql, &[&run_id], "read a run").await?
+        } else if self.writer {
+            let s_lock = self.statement(LOCK_RUN).await?;
             let s_read = self
                 .statement(concat!(
                     "SELECT ",
@@ -54,6 +76,7 @@ impl RunTable for PostgresTx {
                 self.client.query_opt(&s_read, &params)
             );
             locked.map_err(db("lock a run"))?;
+            self.locked.insert(run_id.to_string());
             read.map_err(db("read a run"))?
         } else {
             let sql = concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1");
@@ -114,6 +137,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn update_run(&mut self, change: &RunChange<'_>) -> Result<()> {
+        self.lock_run(change.run_id).await?;
         let close = change.close.as_ref();
         // One statement for a commit (a summary: the task failure is cleared) and for a
         // termination (no summary: both kept); a close sets its fields, else they stay.
@@ -146,6 +170,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn set_ready(&mut self, run_id: &str, at_ms: i64) -> Result<()> {
+        self.lock_run(run_id).await?;
         self.execute(
             "UPDATE runs SET ready_at = LEAST(COALESCE(ready_at, $2), $2) WHERE run_id = $1",
             &[&run_id, &at_ms],
@@ -157,6 +182,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
+        self.lock_run(lease.run_id).await?;
         self.execute(
             "UPDATE runs SET lease_owner = $2, lease_until = $3 WHERE run_id = $1",
             &[&lease.run_id, &lease.owner, &lease.until_ms],
@@ -167,6 +193,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn lease_if_free(&mut self, lease: &RunLease<'_>, now_ms: i64) -> Result<bool> {
+        self.lock_run(lease.run_id).await?;
         let n = self
             .execute(
                 "UPDATE runs SET lease_owner = $2, lease_until = $3 WHERE run_id = $1 \
@@ -181,6 +208,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn release_lease(&mut self, run_id: &str, owner: &str) -> Result<()> {
+        self.lock_run(run_id).await?;
         self.execute(
             "UPDATE runs SET lease_owner = NULL, lease_until = NULL, \
              ready_at = COALESCE(ready_at, 0) WHERE run_id = $1 AND lease_owner = $2",
@@ -193,6 +221,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn record_task_failure(&mut self, run_id: &str, failure: &TaskFailure) -> Result<()> {
+        self.lock_run(run_id).await?;
         let blob = to_blob("task failure", failure)?;
         self.execute(
             "UPDATE runs SET task_failure = $2, lease_owner = NULL, lease_until = NULL, \
@@ -217,18 +246,28 @@ impl RunTable for PostgresTx {
         // A writer polls: the runs it takes are locked until its transaction ends, and runs
         // another transaction holds are skipped, not waited for.
         let rows = if self.writer {
-            self.query(
-                "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= $1 \
-                 AND (lease_owner IS NULL OR lease_until <= $1 \
-                 OR lease_owner IN (SELECT engine_id FROM engines \
-                 WHERE lease_until <= $1 AND engine_id <> $5)) \
-                 AND ($3::text[] IS NULL OR workflow_type = ANY($3)) \
-                 AND ($4::text[] IS NULL OR task_queue = ANY($4)) \
-                 ORDER BY ready_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED",
-                &params,
-                "find ready workflow tasks",
-            )
-            .await?
+            let rows = self
+                .query(
+                    "SELECT run_id FROM (SELECT run_id, workflow_id, ready_at, seq FROM runs \
+                     WHERE status = 'running' AND ready_at <= $1 \
+                     AND (lease_owner IS NULL OR lease_until <= $1 \
+                     OR lease_owner IN (SELECT engine_id FROM engines \
+                     WHERE lease_until <= $1 AND engine_id <> $5)) \
+                     AND ($3::text[] IS NULL OR workflow_type = ANY($3)) \
+                     AND ($4::text[] IS NULL OR task_queue = ANY($4)) \
+                     ORDER BY ready_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED) c \
+                     WHERE pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/' || c.workflow_id, 0)) \
+                     ORDER BY ready_at, seq",
+                    &params,
+                    "find ready workflow tasks",
+                )
+                .await?;
+            let ids = rows
+                .iter()
+                .map(|r| get::<String>(r, 0))
+                .collect::<Result<Vec<_>>>()?;
+            self.locked.extend(ids.iter().cloned());
+            return Ok(ids);
         } else {
             self.query(
                 "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= $1 \

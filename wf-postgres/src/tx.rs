@@ -24,6 +24,8 @@ pub struct PostgresTx {
     pub(crate) writer: bool,
     /// What the transaction committed that other processes should hear of (`NOTIFY`).
     pub(crate) notes: crate::notify::Notes,
+    /// The runs whose workflow id's advisory lock this transaction holds (see `runs.rs`).
+    pub(crate) locked: std::collections::HashSet<String>,
 }
 
 impl PostgresTx {
@@ -33,6 +35,7 @@ impl PostgresTx {
             statements: HashMap::new(),
             writer,
             notes: Default::default(),
+            locked: Default::default(),
         }
     }
 
