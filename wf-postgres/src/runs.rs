@@ -32,9 +32,10 @@ impl PostgresTx {
     /// Locks the workflow id (a writer only). Its statement runs before the next one, which
     /// then sees every commit made under the lock.
     async fn lock_workflow(&mut self, workflow_id: &str) -> Result<()> {
-        if self.writer {
+        if self.writer && !self.locked_workflows.contains(workflow_id) {
             self.execute(LOCK_WORKFLOW, &[&workflow_id], "lock a workflow id")
                 .await?;
+            self.locked_workflows.insert(workflow_id.to_string());
         }
         Ok(())
     }
@@ -101,6 +102,7 @@ impl RunTable for PostgresTx {
                 self.client.query_opt(&s_read, &params)
             );
             locked.map_err(db("lock a workflow id"))?;
+            self.locked_workflows.insert(workflow_id.to_string());
             read.map_err(db("read the latest run"))?
         } else {
             let sql = concat!(
@@ -116,6 +118,7 @@ impl RunTable for PostgresTx {
 
     async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
         self.lock_workflow(&run.workflow_id).await?;
+        self.locked.insert(run.run_id.clone());
         self.execute(
             "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
              next_event_id, history_bytes, created_ms, summary, ready_at, task_queue) \

@@ -26,6 +26,8 @@ pub struct PostgresTx {
     pub(crate) notes: crate::notify::Notes,
     /// The runs whose workflow id's advisory lock this transaction holds (see `runs.rs`).
     pub(crate) locked: std::collections::HashSet<String>,
+    /// The workflow ids whose advisory lock this transaction holds.
+    pub(crate) locked_workflows: std::collections::HashSet<String>,
 }
 
 impl PostgresTx {
@@ -36,6 +38,7 @@ impl PostgresTx {
             writer,
             notes: Default::default(),
             locked: Default::default(),
+            locked_workflows: Default::default(),
         }
     }
 
@@ -100,6 +103,12 @@ impl PostgresTx {
     /// Runs parameterless statements (transaction control).
     pub(crate) async fn batch(&mut self, sql: &str, what: &'static str) -> Result<()> {
         self.client.batch_execute(sql).await.map_err(db(what))
+    }
+
+    /// Forgets the advisory locks it noted: a new transaction, or a rolled back savepoint.
+    pub(crate) fn forget_locks(&mut self) {
+        self.locked.clear();
+        self.locked_workflows.clear();
     }
 
     /// Forgets the prepared statements (a new connection has none).

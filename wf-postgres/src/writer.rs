@@ -278,7 +278,7 @@ async fn write_batch(
         .await
         .map_err(Lost::Failed)?;
     tx.notes = Default::default();
-    tx.locked.clear();
+    tx.forget_locks();
     let lost = |tx: &PostgresTx, e: StoreError| {
         if tx.client.is_closed() {
             Lost::BeforeCommit(e)
@@ -303,7 +303,7 @@ async fn write_batch(
                 Ran::Transient if runs >= MAX_RUNS => break false,
                 Ran::Transient => {
                     // Locks taken since the savepoint go with it.
-                    tx.locked.clear();
+                    tx.forget_locks();
                     tx.batch(
                         "ROLLBACK TO SAVEPOINT request",
                         "roll back a savepoint to run a request again",
@@ -319,7 +319,7 @@ async fn write_batch(
         let sql = if kept {
             format!("RELEASE SAVEPOINT request; {next}")
         } else {
-            tx.locked.clear();
+            tx.forget_locks();
             format!("ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {next}")
         };
         tx.batch(&sql, "close a savepoint")
