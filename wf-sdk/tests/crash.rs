@@ -193,14 +193,14 @@ async fn sigkilled_worker(path: &str) {
     let h = observer.client().handle::<Crashy>("crashy");
 
     // 1. Killed between activities.
-    let child = spawn_child(&path);
+    let child = spawn_child(path);
     history_until(&h, "three activities", |hist| completed(hist) >= 3).await;
     kill(child);
     let after_first = completed(&h.history().await.unwrap());
 
     // 2. Paused while no worker runs; killed while paused.
     h.pause().signal_id("pause-1").await.unwrap();
-    let child = spawn_child(&path);
+    let child = spawn_child(path);
     history_until(&h, "the pause applied", |hist| {
         hist.iter()
             .any(|e| matches!(&e.kind, EventKind::SignalReceived { name, .. } if name == "pause"))
@@ -216,7 +216,7 @@ async fn sigkilled_worker(path: &str) {
         let h = h.clone();
         tokio::spawn(async move { h.annotate("hello".into()).update_id("note-1").await })
     };
-    let child = spawn_child(&path);
+    let child = spawn_child(path);
     history_until(&h, "the update accepted", |hist| {
         hist.iter()
             .any(|e| matches!(e.kind, EventKind::UpdateAccepted { .. }))
@@ -229,7 +229,7 @@ async fn sigkilled_worker(path: &str) {
     h.pause().signal_id("pause-1").await.unwrap();
     h.resume().await.unwrap();
     h.finish().await.unwrap();
-    let engine = worker(&path).build().await.unwrap();
+    let engine = worker(path).build().await.unwrap();
     let h = engine.client().handle::<Crashy>("crashy");
     let (steps, notes) = h.result().await.unwrap();
     assert_eq!(steps, (0..8).map(|i| i * 10).collect::<Vec<_>>());
