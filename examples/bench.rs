@@ -6,6 +6,7 @@
 //! cargo run --release --example bench -- --quick      # smaller sizes, well under a minute
 //! cargo run --release --example bench -- --only a,b   # some workloads
 //! cargo run --release --example bench -- --memory     # the in-memory store, for comparison
+//! cargo run --release --example bench -- --store postgres  # on WF_POSTGRES_URL (or --postgres-url)
 //! cargo run --release --example bench -- --only b --cross-process  # (b) and (x)
 //! cargo run --release --example bench -- --http       # (a), (b), (c), (g) over HTTP alone
 //! ```
@@ -35,6 +36,8 @@ use wf_sdk::prelude::*;
 mod cross;
 #[path = "support/bench_http.rs"]
 mod http;
+#[path = "support/bench_pg.rs"]
+mod pg;
 
 // ---------------------------------------------------------------------------------------------
 // Workflows
@@ -138,6 +141,8 @@ impl Noop {
 struct Args {
     quick: bool,
     memory: bool,
+    /// `--store postgres`: the database URL.
+    postgres: Option<String>,
     cross_process: bool,
     /// Set in the child process of (x): the file it works on.
     cross_process_child: Option<PathBuf>,
@@ -150,16 +155,29 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         quick: false,
         memory: false,
+        postgres: None,
         cross_process: false,
         cross_process_child: None,
         http_client: None,
         only: None,
     };
     let mut it = std::env::args().skip(1);
+    let (mut postgres, mut url) = (false, None);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => args.quick = true,
             "--memory" => args.memory = true,
+            "--store" => match it.next().as_deref() {
+                Some("sqlite") => {}
+                Some("memory") => args.memory = true,
+                Some("postgres") => postgres = true,
+                other => {
+                    return Err(format!(
+                        "--store takes sqlite, memory or postgres, not {other:?}"
+                    ))
+                }
+            },
+            "--postgres-url" => url = Some(it.next().ok_or("--postgres-url needs a URL")?),
             "--cross-process" => args.cross_process = true,
             // The HTTP workloads alone (with --only, next to those listed).
             "--http" => {
@@ -180,13 +198,16 @@ fn parse_args() -> Result<Args, String> {
             }
             "--help" | "-h" => {
                 return Err(
-                    "usage: bench [--quick] [--memory] [--cross-process] [--http] \
-                     [--only a,b,c,d,e,f,g,x,http]"
+                    "usage: bench [--quick] [--store sqlite|memory|postgres] [--postgres-url URL] \
+                     [--memory] [--cross-process] [--http] [--only a,b,c,d,e,f,g,x,http]"
                         .into(),
                 );
             }
             other => return Err(format!("unknown argument {other:?}; try --help")),
         }
+    }
+    if postgres {
+        args.postgres = Some(pg::url(url)?);
     }
     Ok(args)
 }
@@ -237,12 +258,19 @@ impl Bench {
             .workflow::<Counter>()
             .workflow::<Chain>()
             .activities(Noop);
-        let b = if self.args.memory {
+        let b = if let Some(url) = &self.args.postgres {
+            b.postgres_with(url, pg::options(self.n))
+        } else if self.args.memory {
             b.memory()
         } else {
             b.sqlite(&path)
         };
         Ok((b.build().await?, path))
+    }
+
+    /// Whether the store is a SQLite file (its WAL, its size, a second process on it).
+    fn on_file(&self) -> bool {
+        !self.args.memory && self.args.postgres.is_none()
     }
 
     fn row(&mut self, name: &str, value: String) {
@@ -405,13 +433,13 @@ async fn bench_b(b: &mut Bench) -> Result<(), WfError> {
     let h = client.start::<Counter>("b", ()).await?;
     h.increment(1).await?; // warm: the run is cached
     let cold = sequential_updates(&h).await?;
-    warm_wal(&client, &path, b.args.memory).await?;
+    warm_wal(&client, &path, !b.on_file()).await?;
     let (p50, p99) = sequential_updates(&h).await?;
     b.row(
         "(b) 200 sequential updates (validator + handler)",
         format!("p50 {:.3} ms  p99 {:.3} ms", ms(p50), ms(p99)),
     );
-    if !b.args.memory {
+    if b.on_file() {
         b.row(
             "(b)   the same on a new database file (WAL growing)",
             format!("p50 {:.3} ms  p99 {:.3} ms", ms(cold.0), ms(cold.1)),
@@ -558,13 +586,13 @@ async fn bench_d(b: &mut Bench) -> Result<(), WfError> {
     // Warm up the path once.
     client.start::<Chain>("d-warm", 3).await?.result().await?;
     let cold = activity_chain(&client, "d-cold").await?;
-    warm_wal(&client, &path, b.args.memory).await?;
+    warm_wal(&client, &path, !b.on_file()).await?;
     let total = activity_chain(&client, "d").await?;
     b.row(
         "(d) one workflow, 100 sequential no-op activities",
         format!("{:>10.1} ms", ms(total)),
     );
-    if !b.args.memory {
+    if b.on_file() {
         b.row(
             "(d)   the same on a new database file (WAL growing)",
             format!("{:>10.1} ms", ms(cold)),
@@ -608,7 +636,9 @@ async fn bench_e(b: &mut Bench) -> Result<(), WfError> {
     engine.shutdown().await;
     // A fresh engine without workers answers the query by replaying the whole history.
     let b2 = Engine::builder().client_only().workflow::<Counter>();
-    let reader = if b.args.memory {
+    let reader = if let Some(url) = &b.args.postgres {
+        Some(b2.postgres_with(url, pg::options(b.n)).build().await?)
+    } else if b.args.memory {
         None
     } else {
         Some(b2.sqlite(&path).build().await?)
@@ -655,6 +685,9 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
     if b.args.memory {
         cmd.arg("--memory");
     }
+    if let Some(url) = &b.args.postgres {
+        cmd.args(["--store", "postgres", "--postgres-url", url]);
+    }
     let out = cmd.output().await.unwrap_or_else(|e| failed(e.to_string()));
     b.child_rows(&out, "(f)", &["f_rss_mb", "f_wf_per_s"])
         .unwrap_or_else(|e| failed(e));
@@ -668,7 +701,10 @@ async fn bench_f(b: &mut Bench) -> Result<(), WfError> {
     let (engine, path) = b.engine("f", None).await?;
     let client = engine.client();
     run_all(&client, n, "f", Phase::Start).await?;
-    let (db_mb, wal_mb) = (file_mb(&path, ""), file_mb(&path, "-wal"));
+    let (db_mb, wal_mb) = match &b.args.postgres {
+        Some(url) => (pg::schema_mb(url, &pg::options(b.n).schema).await, 0.0),
+        None => (file_mb(&path, ""), file_mb(&path, "-wal")),
+    };
     let t = Instant::now();
     run_all(&client, n, "f", Phase::Signal).await?;
     run_all(&client, n, "f", Phase::Result).await?;
@@ -783,7 +819,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         println!(
             "wf bench — store: {}, sizes: {}",
-            if b.args.memory {
+            if b.args.postgres.is_some() {
+                "PostgreSQL (synchronous_commit=on)"
+            } else if b.args.memory {
                 "in-memory"
             } else {
                 "SQLite (WAL, synchronous=FULL)"
@@ -809,7 +847,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for (name, step) in steps {
             let run = match name {
                 // Between processes means a file.
-                "x" => !b.args.memory && (b.wants("x") || b.args.cross_process),
+                "x" => b.on_file() && (b.wants("x") || b.args.cross_process),
                 // Only when asked for: a server and a second process.
                 "http" => b
                     .args
@@ -823,6 +861,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        if let Some(url) = &b.args.postgres {
+            pg::drop_schemas(url).await;
+        }
         println!("{}", json_line(&b.json));
         Ok::<(), Box<dyn std::error::Error>>(())
     })

@@ -54,7 +54,7 @@ pub use error::{
     SignalWaitError, StoreError, UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
 };
 pub use replay::{Divergence, ReplayError, ReplayOutcome, Replayer};
-pub use runtime::{Clock, Engine, EngineBuilder, SystemClock, TestClock};
+pub use runtime::{Clock, Engine, EngineBuilder, StoreOpener, SystemClock, TestClock};
 pub use schedule::{
     CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
     SchedulePolicies, ScheduleSpec, ScheduledAction, ACTION_ID_SUFFIX_BYTES,

@@ -144,6 +144,13 @@ pub use wf_core::{
 };
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
 
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresExt;
+#[cfg(feature = "postgres")]
+pub use wf_postgres::{PostgresOptions, PostgresStore};
+
 /// Deterministic synchronization for workflow code.
 pub mod sync {
     pub use wf_core::sync::{Lock, Mutex, MutexGuard};
@@ -174,6 +181,8 @@ pub mod http {
 
 /// Everything a workflow file needs: `use wf_sdk::prelude::*;`.
 pub mod prelude {
+    #[cfg(feature = "postgres")]
+    pub use crate::PostgresExt;
     pub use crate::{
         activities, activity, init, query, run, signal, update, validator, workflow,
         ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, ParentClosePolicy,

@@ -5,7 +5,6 @@
 mod common;
 use common::*;
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
 use wf_sdk::prelude::*;
@@ -93,9 +92,23 @@ impl Slow {
     }
 }
 
-fn worker(path: &Path) -> wf_sdk::EngineBuilder {
-    Engine::builder()
-        .sqlite(path)
+/// The store of a crash test: a SQLite file's path, or `postgres:SCHEMA:URL`.
+fn on_store(place: &str) -> wf_sdk::EngineBuilder {
+    match place.strip_prefix("postgres:") {
+        Some(rest) => {
+            let (schema, url) = rest.split_once(':').expect("postgres:SCHEMA:URL");
+            let options = wf_sdk::PostgresOptions {
+                schema: schema.to_string(),
+                ..Default::default()
+            };
+            Engine::builder().postgres_with(url, options)
+        }
+        None => Engine::builder().sqlite(place),
+    }
+}
+
+fn worker(place: &str) -> wf_sdk::EngineBuilder {
+    on_store(place)
         .poll_interval(Duration::from_millis(20))
         .workflow_task_lease(Duration::from_millis(300))
         .workflow::<Crashy>()
@@ -111,7 +124,7 @@ fn crash_child() {
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let engine = worker(Path::new(&path)).build().await.unwrap();
+        let engine = worker(&path).build().await.unwrap();
         let opts = StartOptions {
             id_conflict: IdConflictPolicy::UseExisting,
             ..Default::default()
@@ -125,8 +138,8 @@ fn crash_child() {
     });
 }
 
-fn spawn_child(path: &Path) -> Child {
-    spawn_test_child("crash_child", "WF_CRASH_DB", path)
+fn spawn_child(place: &str) -> Child {
+    spawn_test_child("crash_child", "WF_CRASH_DB", place)
 }
 
 fn kill(mut child: Child) {
@@ -153,8 +166,24 @@ fn completed(hist: &[HistoryEvent]) -> usize {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     let path = temp_db("crash");
-    let observer = Engine::builder()
-        .sqlite(&path)
+    sigkilled_worker(&path.to_string_lossy()).await;
+    let _ = std::fs::remove_file(&path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkilled_worker_on_postgres_loses_nothing_and_records_nothing_twice() {
+    if !postgres_available() {
+        return;
+    }
+    let (url, options) = postgres_schema("crash");
+    sigkilled_worker(&format!("postgres:{}:{url}", options.schema)).await;
+}
+
+/// Worker processes on the store at `path` are SIGKILLed between activities, while paused,
+/// and while an update's handler awaits its activity; the run loses nothing and records
+/// nothing twice.
+async fn sigkilled_worker(path: &str) {
+    let observer = on_store(path)
         .client_only()
         .poll_interval(Duration::from_millis(20))
         .workflow::<Crashy>()
@@ -164,14 +193,14 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     let h = observer.client().handle::<Crashy>("crashy");
 
     // 1. Killed between activities.
-    let child = spawn_child(&path);
+    let child = spawn_child(path);
     history_until(&h, "three activities", |hist| completed(hist) >= 3).await;
     kill(child);
     let after_first = completed(&h.history().await.unwrap());
 
     // 2. Paused while no worker runs; killed while paused.
     h.pause().signal_id("pause-1").await.unwrap();
-    let child = spawn_child(&path);
+    let child = spawn_child(path);
     history_until(&h, "the pause applied", |hist| {
         hist.iter()
             .any(|e| matches!(&e.kind, EventKind::SignalReceived { name, .. } if name == "pause"))
@@ -187,7 +216,7 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
         let h = h.clone();
         tokio::spawn(async move { h.annotate("hello".into()).update_id("note-1").await })
     };
-    let child = spawn_child(&path);
+    let child = spawn_child(path);
     history_until(&h, "the update accepted", |hist| {
         hist.iter()
             .any(|e| matches!(e.kind, EventKind::UpdateAccepted { .. }))
@@ -200,7 +229,7 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
     h.pause().signal_id("pause-1").await.unwrap();
     h.resume().await.unwrap();
     h.finish().await.unwrap();
-    let engine = worker(&path).build().await.unwrap();
+    let engine = worker(path).build().await.unwrap();
     let h = engine.client().handle::<Crashy>("crashy");
     let (steps, notes) = h.result().await.unwrap();
     assert_eq!(steps, (0..8).map(|i| i * 10).collect::<Vec<_>>());
@@ -243,5 +272,4 @@ async fn sigkilled_worker_loses_nothing_and_records_nothing_twice() {
         "dense event ids"
     );
     engine.shutdown().await;
-    let _ = std::fs::remove_file(&path);
 }

@@ -207,6 +207,7 @@ impl Counter {
 enum Db {
     Memory(Arc<MemoryStore>),
     Sqlite(PathBuf),
+    Postgres(wf_postgres::testing::TestSchema),
 }
 
 impl Db {
@@ -214,13 +215,18 @@ impl Db {
         match backend {
             Backend::Memory => Db::Memory(Arc::new(MemoryStore::new())),
             Backend::Sqlite => Db::Sqlite(temp_db("crash-points")),
+            Backend::Postgres => Db::Postgres(
+                wf_postgres::testing::TestSchema::new("crash_points")
+                    .expect("the PostgreSQL tests run only when a database is configured"),
+            ),
         }
     }
 
-    fn open(&self) -> Arc<dyn Store> {
+    async fn open(&self) -> Arc<dyn Store> {
         match self {
             Db::Memory(m) => m.clone(),
             Db::Sqlite(path) => Arc::new(SqliteStore::open(path).expect("the test file opens")),
+            Db::Postgres(schema) => Arc::new(schema.open().await),
         }
     }
 }
@@ -271,7 +277,7 @@ struct Driver {
 
 impl Driver {
     async fn new(db: Db, crash: Option<(u64, Crash)>) -> Driver {
-        let faults = FaultStore::new(db.open());
+        let faults = FaultStore::new(db.open().await);
         if let Some((k, how)) = crash {
             faults.crash_at(k, how);
         }
@@ -290,7 +296,7 @@ impl Driver {
     /// The process died: drop its engine without a clean close and start a fresh one.
     async fn restart(&mut self) {
         drop(self.engine.take());
-        let engine = engine(self.db.open()).await;
+        let engine = engine(self.db.open().await).await;
         self.client = engine.client();
         self.engine = Some(engine);
         self.restarted = true;
@@ -602,4 +608,11 @@ async fn every_commit_of_every_scenario_survives_a_crash_in_memory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_commit_of_every_scenario_survives_a_crash_on_sqlite() {
     every_crash_point(Backend::Sqlite, &SCENARIOS).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_commit_of_every_scenario_survives_a_crash_on_postgres() {
+    if postgres_available() {
+        every_crash_point(Backend::Postgres, &SCENARIOS).await;
+    }
 }

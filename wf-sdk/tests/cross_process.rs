@@ -182,7 +182,7 @@ async fn dead_and_stuck_peers_never_block_a_sender(backend: Backend) {
     let crashed = shared.engine().client_only().build().await.unwrap();
     drop(crashed); // like a crash: its registration stays live for seconds
     let (worker, client) = worker_and_client(&shared).await;
-    let store = shared.store();
+    let store = shared.store().await;
     let now = now_ms();
     let fake = |id: &str, address: Option<String>| EngineRecord {
         engine_id: id.to_string(),
@@ -229,7 +229,7 @@ async fn dead_and_stuck_peers_never_block_a_sender(backend: Backend) {
 async fn garbage_pokes_do_no_harm(backend: Backend) {
     let shared = Shared::new(backend, "xp-garbage");
     let (worker, client) = worker_and_client(&shared).await;
-    let store = shared.store();
+    let store = shared.store().await;
     let addresses: Vec<String> = store
         .live_engines(now_ms())
         .await
@@ -276,7 +276,7 @@ async fn garbage_pokes_do_no_harm(backend: Backend) {
 /// store's list when it shuts down.
 async fn a_client_only_engine_registers_and_leaves(backend: Backend) {
     let shared = Shared::new(backend, "xp-register");
-    let store = shared.store();
+    let store = shared.store().await;
     let client = shared.engine().client_only().build().await.unwrap();
     let live = store.live_engines(now_ms()).await.unwrap();
     assert_eq!(live.len(), 1, "{live:?}");
@@ -329,6 +329,7 @@ struct Shared {
     backend: Backend,
     path: std::path::PathBuf,
     memory: Arc<wf_sdk::MemoryStore>,
+    postgres: Option<(String, wf_sdk::PostgresOptions)>,
 }
 
 impl Shared {
@@ -337,6 +338,7 @@ impl Shared {
             backend,
             path: temp_db(tag),
             memory: Arc::new(wf_sdk::MemoryStore::new()),
+            postgres: (backend == Backend::Postgres).then(|| postgres_schema(tag)),
         }
     }
 
@@ -347,17 +349,23 @@ impl Shared {
         let b = Engine::builder()
             .poll_interval(NO_POLL)
             .liveness_lease(NO_POLL);
-        match self.backend {
-            Backend::Memory => b.store(self.memory.clone()),
-            Backend::Sqlite => b.sqlite(&self.path),
+        match (self.backend, &self.postgres) {
+            (Backend::Postgres, Some((url, options))) => b.postgres_with(url, options.clone()),
+            (Backend::Sqlite, _) => b.sqlite(&self.path),
+            _ => b.store(self.memory.clone()),
         }
     }
 
-    /// The test's handle on the store (a connection of its own to the file).
-    fn store(&self) -> Arc<dyn Store> {
-        match self.backend {
-            Backend::Memory => self.memory.clone(),
-            Backend::Sqlite => Arc::new(wf_sdk::SqliteStore::open(&self.path).unwrap()),
+    /// The test's handle on the store (a connection of its own to the file or database).
+    async fn store(&self) -> Arc<dyn Store> {
+        match (self.backend, &self.postgres) {
+            (Backend::Postgres, Some((url, options))) => Arc::new(
+                wf_sdk::PostgresStore::connect_with(url, options.clone())
+                    .await
+                    .unwrap(),
+            ),
+            (Backend::Sqlite, _) => Arc::new(wf_sdk::SqliteStore::open(&self.path).unwrap()),
+            _ => self.memory.clone(),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wf_sdk::faults::{Fault, FaultStore, Op, Target};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, MemoryStore, SqliteStore, Store};
+use wf_sdk::{EventKind, Store};
 
 #[derive(Default)]
 pub struct Tally {
@@ -72,11 +72,8 @@ impl Fetcher {
     }
 }
 
-fn store(backend: Backend, tag: &str) -> Arc<dyn Store> {
-    match backend {
-        Backend::Memory => Arc::new(MemoryStore::new()),
-        Backend::Sqlite => Arc::new(SqliteStore::open(temp_db(tag)).expect("the test file opens")),
-    }
+async fn store(backend: Backend, tag: &str) -> Arc<dyn Store> {
+    open_store(backend, tag).await
 }
 
 async fn engine(store: Arc<dyn Store>, task_lease: Duration) -> Engine {
@@ -116,7 +113,7 @@ fn signal_ids(history: &[wf_sdk::HistoryEvent]) -> Vec<String> {
 }
 
 async fn injected_faults_reach_callers_as_retryable_store_errors(backend: Backend) {
-    let faults = FaultStore::new(store(backend, "faults-callers"));
+    let faults = FaultStore::new(store(backend, "faults-callers").await);
     let engine = engine(faults.clone(), Duration::from_secs(10)).await;
     let c = engine.client();
     let h = c.start::<Tally>("tally", 3).await.unwrap();
@@ -160,7 +157,7 @@ async fn injected_faults_reach_callers_as_retryable_store_errors(backend: Backen
 /// A workflow task whose commit fails on a full disk, and whose lease release fails too,
 /// goes on as soon as the disk has room: its 60 s task lease does not hold it.
 async fn a_run_whose_commit_failed_goes_on_once_writes_succeed(backend: Backend) {
-    let faults = FaultStore::new(store(backend, "faults-commit"));
+    let faults = FaultStore::new(store(backend, "faults-commit").await);
     let engine = engine(faults.clone(), Duration::from_secs(60)).await;
     let c = engine.client();
     let h = c.start::<Napper>("napper", 100).await.unwrap();
@@ -199,7 +196,7 @@ async fn a_run_whose_commit_failed_goes_on_once_writes_succeed(backend: Backend)
 /// An activity that finishes while every write fails: its result is kept and recorded once
 /// the store takes writes, not dropped until its 5 min start-to-close runs out.
 async fn an_activity_result_survives_a_full_disk(backend: Backend) {
-    let faults = FaultStore::new(store(backend, "faults-activity"));
+    let faults = FaultStore::new(store(backend, "faults-activity").await);
     let engine = engine(faults.clone(), Duration::from_secs(60)).await;
     let c = engine.client();
     let h = c.start::<Fetcher>("fetcher", 50).await.unwrap();
@@ -229,7 +226,7 @@ async fn an_activity_result_survives_a_full_disk(backend: Backend) {
 
 /// Slow writes slow the callers down and change nothing else.
 async fn delayed_writes_only_slow_things_down(backend: Backend) {
-    let faults = FaultStore::new(store(backend, "faults-delay"));
+    let faults = FaultStore::new(store(backend, "faults-delay").await);
     let engine = engine(faults.clone(), Duration::from_secs(10)).await;
     let c = engine.client();
     let delay = Duration::from_millis(30);

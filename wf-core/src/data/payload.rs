@@ -96,7 +96,7 @@ impl Payload {
 
     /// Wraps bytes without the size check: bytes a store read back (written by this engine,
     /// so already checked) or a test's deliberately oversized value.
-    pub(crate) fn unchecked(bytes: Vec<u8>) -> Payload {
+    pub fn unchecked(bytes: Vec<u8>) -> Payload {
         Payload(bytes)
     }
 

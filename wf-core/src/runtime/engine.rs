@@ -27,7 +27,15 @@ enum StoreChoice {
     Sqlite(PathBuf, SqliteOptions),
     Memory,
     Custom(Arc<dyn Store>),
+    Opener(StoreOpener),
 }
+
+/// Opens a store when the engine is built: see [`EngineBuilder::store_opener`].
+pub type StoreOpener = Box<
+    dyn FnOnce() -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<Arc<dyn Store>, StoreError>> + Send>,
+        > + Send,
+>;
 
 /// Configures an [`Engine`]: where its store lives, which workflow types and activities it
 /// runs, and its limits.
@@ -73,6 +81,22 @@ impl EngineBuilder {
     /// Uses any [`Store`] implementation (several engines may share one).
     pub fn store(mut self, store: Arc<dyn Store>) -> Self {
         self.store = StoreChoice::Custom(store);
+        self
+    }
+
+    /// Uses the store that `open` opens when the engine is [built](Self::build): a store
+    /// whose opening is asynchronous (a database connection). Its error fails `build`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use wf_core::store::{MemoryStore, Store};
+    /// let builder = wf_core::Engine::builder().store_opener(Box::new(|| {
+    ///     Box::pin(async { Ok(Arc::new(MemoryStore::new()) as Arc<dyn Store>) })
+    /// }));
+    /// # let _ = builder;
+    /// ```
+    pub fn store_opener(mut self, open: StoreOpener) -> Self {
+        self.store = StoreChoice::Opener(open);
         self
     }
 
@@ -235,6 +259,7 @@ impl EngineBuilder {
             }
             StoreChoice::Memory => Arc::new(MemoryStore::new()),
             StoreChoice::Custom(store) => store,
+            StoreChoice::Opener(open) => open().await.map_err(WfError::from)?,
         };
         let (worker, inbox) = WorkerHandle::new();
         let worker_id = uuid::Uuid::new_v4().to_string();
@@ -268,6 +293,11 @@ impl EngineBuilder {
             tracing::warn!(error = %e, "registering the client-only engine failed: outcomes committed by other engines are seen at the poll");
         }
         engine.peers = Some(peers::start(core.clone(), listener).await);
+        if let Some(changes) = core.store.changes() {
+            engine
+                .tasks
+                .push(tokio::spawn(peers::follow_store(core.clone(), changes)));
+        }
         if !core.config.run_workers {
             engine
                 .tasks

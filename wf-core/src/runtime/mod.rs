@@ -23,4 +23,4 @@ mod wakeups;
 mod worker;
 
 pub use clock::{Clock, SystemClock, TestClock};
-pub use engine::{Engine, EngineBuilder};
+pub use engine::{Engine, EngineBuilder, StoreOpener};

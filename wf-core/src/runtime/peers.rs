@@ -43,6 +43,28 @@ const STOP_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
 #[cfg(unix)]
 const MIN_REFRESH_GAP: std::time::Duration = std::time::Duration::from_millis(10);
 
+/// Wakes every loop and waiter of the engine whenever the store says that another process
+/// committed something (`Store::changes`, e.g. PostgreSQL's `LISTEN/NOTIFY`): the store's own
+/// channel between processes, for engines its peers' sockets cannot reach (other machines).
+pub(crate) async fn follow_store(core: Arc<Core>, mut changes: tokio::sync::watch::Receiver<u64>) {
+    let mut shutdown = core.wake.shutdown.subscribe();
+    loop {
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+            _ = shutdown.wait_for(|stopped| *stopped) => return,
+        }
+        if core.is_shutdown() {
+            return;
+        }
+        let all = flag::WORKFLOW | flag::ACTIVITY | flag::TIMER | flag::ALL_WAITERS;
+        core.wake.apply_poke(all, &[]);
+    }
+}
+
 /// Encodes a poke.
 fn encode(bits: u8, ids: &[String]) -> Vec<u8> {
     let mut out =

@@ -43,15 +43,24 @@ pub enum Durability {
 /// An operation a store call runs in one transaction: a rule with its arguments, given the
 /// transaction. Any closure of that shape is one.
 ///
+/// It is `Clone` (its arguments are) so that a store may run it again after a transient
+/// failure rolled its transaction back: a PostgreSQL deadlock or serialization failure, or a
+/// connection lost before the commit was sent. A store that never needs to never clones it.
+///
 /// Why a closure returning a boxed future rather than an `AsyncFnOnce(&mut Tx)`: a backend
 /// whose transaction is asynchronous (PostgreSQL) awaits the rule inside the `Send` future that
 /// every [`Store`] method returns, so the rule's future must be `Send`, and stable Rust cannot
 /// require that of an async closure's future (its type cannot be named in a bound). The box is
 /// one small allocation per call, beside the request's own.
-pub trait TxOp<X, T>: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Send + 'static {}
+pub trait TxOp<X, T>:
+    for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Clone + Send + 'static
+{
+}
 
-impl<X, T, F> TxOp<X, T> for F where F: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Send + 'static
-{}
+impl<X, T, F> TxOp<X, T> for F where
+    F: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Clone + Send + 'static
+{
+}
 
 /// What a store call answers: a value that can be sent to the caller's thread.
 pub trait Answer: Send + 'static {}
@@ -90,6 +99,11 @@ pub trait Backend: Send + Sync + 'static {
     fn close(&self) -> StoreFuture<'_, ()> {
         Box::pin(async { Ok(()) })
     }
+
+    /// See [`Store::changes`]; the default is `None`.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// Runs a rule whose primitives never wait (SQLite, memory) to its end: it is ready on its
@@ -107,6 +121,10 @@ pub(crate) fn run_ready<T>(rule: TxFuture<'_, T>) -> Result<T, StoreError> {
 impl<B: Backend> Store for B {
     fn close(&self) -> StoreFuture<'_, ()> {
         Backend::close(self)
+    }
+
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Backend::changes(self)
     }
 
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {

@@ -673,6 +673,10 @@ impl Store for FaultStore {
         self.plain(Op::Close, move || self.inner.close())
     }
 
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.inner.changes()
+    }
+
     fn terminate(
         &self,
         workflow_id: &str,

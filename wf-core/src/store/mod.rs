@@ -319,6 +319,15 @@ pub trait Store: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
+    /// A counter that moves when another process sharing the store committed something an
+    /// engine may be waiting for (a message, a ready task, a new due time), if the store can
+    /// tell (PostgreSQL's `LISTEN/NOTIFY`); the engine then looks at the store at once instead
+    /// of at its next poll. The default is `None`: the engine relies on its peers' pokes and
+    /// its poll.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. In the same transaction, a
     /// running parent gets `ChildClosed { outcome: Terminated }`, and the run's open children

@@ -1,4 +1,5 @@
-//! Shared test fixtures: engines on both stores, and workflows written the way users write them.
+//! Shared test fixtures: engines on the three stores, and workflows written the way users write
+//! them.
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -14,6 +15,41 @@ use wf_sdk::{EngineBuilder, EventKind, HistoryEvent, WorkflowDefinition};
 pub enum Backend {
     Memory,
     Sqlite,
+    /// A schema of its own on the PostgreSQL that `WF_POSTGRES_URL` names (tests on it are
+    /// skipped, loudly, without one; see `wf_postgres::testing`).
+    Postgres,
+}
+
+/// Whether the PostgreSQL tests run (`WF_POSTGRES_URL` is set); panics under
+/// `WF_REQUIRE_POSTGRES=1` without it.
+pub fn postgres_available() -> bool {
+    wf_postgres::testing::url().is_some()
+}
+
+/// A fresh schema on the test PostgreSQL for `tag`, kept for the engines that use it: the
+/// URL and the store options on it.
+pub fn postgres_schema(tag: &str) -> (String, wf_sdk::PostgresOptions) {
+    wf_postgres::testing::TestSchema::new(tag)
+        .expect("the PostgreSQL tests run only when a database is configured")
+        .keep()
+}
+
+/// A store of its own on `backend` (a fresh file or schema), for tests that wrap or share it.
+pub async fn open_store(backend: Backend, tag: &str) -> Arc<dyn wf_sdk::Store> {
+    match backend {
+        Backend::Memory => Arc::new(wf_sdk::MemoryStore::new()),
+        Backend::Sqlite => {
+            Arc::new(wf_sdk::SqliteStore::open(temp_db(tag)).expect("the test file opens"))
+        }
+        Backend::Postgres => {
+            let (url, options) = postgres_schema(tag);
+            Arc::new(
+                wf_sdk::PostgresStore::connect_with(&url, options)
+                    .await
+                    .expect("the test database opens"),
+            )
+        }
+    }
 }
 
 /// A fresh SQLite path in cargo's scratch directory for integration tests (under `target/`,
@@ -61,6 +97,10 @@ pub fn builder(backend: Backend, tag: &str) -> EngineBuilder {
     match backend {
         Backend::Memory => b.memory(),
         Backend::Sqlite => b.sqlite(temp_db(tag)),
+        Backend::Postgres => {
+            let (url, options) = postgres_schema(tag);
+            b.postgres_with(url, options)
+        }
     }
 }
 
@@ -69,16 +109,19 @@ pub fn builder(backend: Backend, tag: &str) -> EngineBuilder {
 pub fn shared_store(backend: Backend, tag: &str) -> impl Fn() -> EngineBuilder {
     let path = temp_db(tag);
     let memory = Arc::new(wf_sdk::MemoryStore::new());
+    let postgres = (backend == Backend::Postgres).then(|| postgres_schema(tag));
     move || {
         let b = Engine::builder().poll_interval(Duration::from_millis(5));
-        match backend {
-            Backend::Memory => b.store(memory.clone()),
-            Backend::Sqlite => b.sqlite(&path),
+        match (backend, &postgres) {
+            (Backend::Postgres, Some((url, options))) => b.postgres_with(url, options.clone()),
+            (Backend::Sqlite, _) => b.sqlite(&path),
+            _ => b.store(memory.clone()),
         }
     }
 }
 
-/// Runs a test body against both stores: `both!(name)` for `async fn name(backend: Backend)`.
+/// Runs a test body against the three stores: `both!(name)` for `async fn name(backend:
+/// Backend)`; the PostgreSQL one only when `WF_POSTGRES_URL` names a database.
 #[macro_export]
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
@@ -90,6 +133,12 @@ macro_rules! both {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn sqlite() {
                 super::$name($crate::common::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                if $crate::common::postgres_available() {
+                    super::$name($crate::common::Backend::Postgres).await
+                }
             }
         })*
     };

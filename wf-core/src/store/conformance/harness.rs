@@ -24,6 +24,13 @@ pub trait StoreUnderTest: Send + Sync + 'static {
     /// stores open at the same time share the data (several processes on one database). The
     /// properties that need it ([`check_durable`]) pass at once for a store that is not.
     fn durable(&self) -> bool;
+
+    /// Why this store cannot be tested here (e.g. no database server is configured), if it
+    /// cannot: the runners then print the reason and pass without running the property. The
+    /// default is `None`: always tested.
+    fn skipped(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The memory store under test: each [`open`](StoreUnderTest::open) gives a new, empty store.
@@ -120,6 +127,10 @@ where
     F: Future<Output = ()>,
 {
     let db = factory(name);
+    if let Some(why) = db.skipped() {
+        eprintln!("{name}: SKIPPED: {why}");
+        return;
+    }
     runtime().block_on(async move {
         let store = db.open().await;
         property(store).await;
@@ -137,6 +148,10 @@ where
     F: Future<Output = ()>,
 {
     let db: Arc<dyn StoreUnderTest> = Arc::new(factory(name));
+    if let Some(why) = db.skipped() {
+        eprintln!("{name}: SKIPPED: {why}");
+        return;
+    }
     if !db.durable() {
         eprintln!("{name}: skipped, the store under test is not durable");
         return;

@@ -1,0 +1,235 @@
+//! The `activities` table of the PostgreSQL store.
+
+use crate::rows::{activity_columns, activity_row, from_blob, get, to_blob};
+use crate::tx::{Params, PostgresTx, Result};
+use wf_core::data::activity::duration_ms;
+use wf_core::store::{
+    ActivityTable, ActivityTask, Attempt, Heartbeat, LeaseState, NewActivity, Retry, TaskQuery,
+};
+
+impl PostgresTx {
+    /// Activities selected by `sql` (whose columns are `activity_columns!()`).
+    async fn activities(
+        &mut self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Vec<ActivityTask>> {
+        let rows = self.query(sql, params, "read activities").await?;
+        rows.iter().map(activity_row).collect()
+    }
+}
+
+impl ActivityTable for PostgresTx {
+    async fn insert_activity(&mut self, new: &NewActivity<'_>) -> Result<()> {
+        let task = new.task;
+        let options = to_blob("activity options", &task.options)?;
+        let now = new.scheduled_ms;
+        let deadline = task
+            .options
+            .schedule_to_close
+            .map(|d| now.saturating_add(duration_ms(d)));
+        // Leased at once (the committing worker runs it) or not: one statement either way.
+        let (owner, started, attempt_deadline, lease_until) = match new.lease {
+            Some((owner, deadline, until)) => (Some(owner), Some(now), Some(deadline), Some(until)),
+            None => (None, None, None, None),
+        };
+        self.execute(
+            "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
+             attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
+             attempt_deadline, lease_until, lease_owner) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12)",
+            &[
+                &new.run_id,
+                &i64::from(task.seq),
+                &new.workflow_id,
+                &task.name,
+                &task.input.as_bytes(),
+                &options,
+                &now,
+                &deadline,
+                &started,
+                &attempt_deadline,
+                &lease_until,
+                &owner,
+            ],
+            "schedule an activity",
+        )
+        .await?;
+        if new.lease.is_none() {
+            self.notes.work = true;
+        }
+        Ok(())
+    }
+
+    async fn delete_attempt(&mut self, at: &Attempt<'_>) -> Result<bool> {
+        let n = self
+            .execute(
+                "DELETE FROM activities WHERE run_id = $1 AND seq = $2 AND attempt = $3",
+                &[&at.run_id, &i64::from(at.seq), &i64::from(at.attempt)],
+                "resolve an activity",
+            )
+            .await?;
+        Ok(n > 0)
+    }
+
+    async fn delete_activity(&mut self, run_id: &str, seq: u32) -> Result<()> {
+        self.execute(
+            "DELETE FROM activities WHERE run_id = $1 AND seq = $2",
+            &[&run_id, &i64::from(seq)],
+            "cancel an activity",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn delete_activities(&mut self, run_id: &str) -> Result<()> {
+        self.execute(
+            "DELETE FROM activities WHERE run_id = $1",
+            &[&run_id],
+            "clear a closed run's activities",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn lease_state(&mut self, at: &Attempt<'_>) -> Result<Option<LeaseState>> {
+        let row = self
+            .query_opt(
+                "SELECT options, attempt_deadline, lease_until, lease_owner FROM activities \
+                 WHERE run_id = $1 AND seq = $2 AND attempt = $3",
+                &[&at.run_id, &i64::from(at.seq), &i64::from(at.attempt)],
+                "read an activity",
+            )
+            .await?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(LeaseState {
+            options: from_blob("activity options", get::<&[u8]>(&r, 0)?)?,
+            attempt_deadline_ms: get(&r, 1)?,
+            lease_until_ms: get(&r, 2)?,
+            lease_owner: get(&r, 3)?,
+        }))
+    }
+
+    async fn lease_activity(&mut self, task: &ActivityTask, owner: &str) -> Result<()> {
+        self.execute(
+            "UPDATE activities SET lease_owner = $3, started_ms = $4, attempt_deadline = $5, \
+             lease_until = $6 WHERE run_id = $1 AND seq = $2",
+            &[
+                &task.run_id,
+                &i64::from(task.seq),
+                &owner,
+                &task.started_ms,
+                &task.attempt_deadline_ms,
+                &task.lease_until_ms,
+            ],
+            "lease an activity task",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn heartbeat_activity(&mut self, beat: &Heartbeat<'_>) -> Result<()> {
+        let at = &beat.attempt;
+        self.execute(
+            "UPDATE activities SET heartbeat = COALESCE($4, heartbeat), lease_until = $5 \
+             WHERE run_id = $1 AND seq = $2 AND attempt = $3",
+            &[
+                &at.run_id,
+                &i64::from(at.seq),
+                &i64::from(at.attempt),
+                &beat.details.map(|p| p.as_bytes()),
+                &beat.lease_until_ms,
+            ],
+            "record a heartbeat",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn retry_activity(&mut self, retry: &Retry<'_>) -> Result<bool> {
+        let at = &retry.attempt;
+        let failure = to_blob("activity failure", retry.failure)?;
+        let changed = self
+            .execute(
+                "UPDATE activities SET attempt = attempt + 1, visible_at = $4, \
+                 lease_owner = NULL, started_ms = NULL, attempt_deadline = NULL, \
+                 lease_until = NULL, last_failure = $5 \
+                 WHERE run_id = $1 AND seq = $2 AND attempt = $3",
+                &[
+                    &at.run_id,
+                    &i64::from(at.seq),
+                    &i64::from(at.attempt),
+                    &retry.visible_at_ms,
+                    &failure,
+                ],
+                "schedule an activity retry",
+            )
+            .await?;
+        self.notes.work |= changed > 0;
+        Ok(changed > 0)
+    }
+
+    async fn release_activity(&mut self, at: &Attempt<'_>) -> Result<()> {
+        self.execute(
+            "UPDATE activities SET lease_owner = NULL, started_ms = NULL, \
+             attempt_deadline = NULL, lease_until = NULL \
+             WHERE run_id = $1 AND seq = $2 AND attempt = $3",
+            &[&at.run_id, &i64::from(at.seq), &i64::from(at.attempt)],
+            "release an activity task",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
+    async fn visible_activities(&mut self, query: &TaskQuery<'_>) -> Result<Vec<ActivityTask>> {
+        let max = query.max.min(i64::MAX as usize) as i64;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+            [&query.now_ms, &max, &query.names];
+        if self.writer {
+            // Taken by a writer: skip what another transaction is leasing.
+            let sql = concat!(
+                "SELECT ",
+                activity_columns!(),
+                " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
+                 AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
+                 AND ($3::text[] IS NULL OR name = ANY($3)) \
+                 ORDER BY visible_at, run_id, seq LIMIT $2 FOR UPDATE SKIP LOCKED"
+            );
+            self.activities(sql, &params).await
+        } else {
+            let sql = concat!(
+                "SELECT ",
+                activity_columns!(),
+                " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
+                 AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
+                 AND ($3::text[] IS NULL OR name = ANY($3)) \
+                 ORDER BY visible_at, run_id, seq LIMIT $2"
+            );
+            self.activities(sql, &params).await
+        }
+    }
+
+    async fn expired_activities(&mut self, now_ms: i64, max: usize) -> Result<Vec<ActivityTask>> {
+        let sql = concat!(
+            "SELECT ",
+            activity_columns!(),
+            " FROM activities \
+             WHERE (lease_owner IS NOT NULL AND (lease_until <= $1 \
+             OR lease_owner IN (SELECT engine_id FROM engines WHERE lease_until <= $1))) \
+             OR schedule_deadline <= $1 \
+             ORDER BY run_id, seq LIMIT $2"
+        );
+        let max = max.min(i64::MAX as usize) as i64;
+        self.activities(sql, &[&now_ms, &max]).await
+    }
+
+    async fn run_activities(&mut self, run_id: &str) -> Result<Vec<ActivityTask>> {
+        let sql = concat!(
+            "SELECT ",
+            activity_columns!(),
+            " FROM activities WHERE run_id = $1 ORDER BY seq"
+        );
+        self.activities(sql, &[&run_id]).await
+    }
+}

@@ -1,0 +1,314 @@
+//! The `runs` table of the PostgreSQL store.
+//!
+//! # Locks
+//!
+//! Rules read a run, check it (its status, lease, history position) and then change it. So
+//! that two processes cannot both pass a check, a writer's reads of a run lock it: first the
+//! transaction-scoped advisory lock of its workflow id (which also guards creating a run of
+//! that id, where there is no row to lock yet), then the row itself (`FOR UPDATE`). Every
+//! write to a run's row takes them in that order (the advisory lock once per transaction), so
+//! two writers on one workflow never wait for each other in a cycle. A poll skips rows another
+//! transaction holds (`FOR UPDATE SKIP LOCKED`) and runs whose advisory lock is taken
+//! (`pg_try_advisory_xact_lock`), so pollers never wait for each other or for a commit in
+//! flight. Writers on different workflows may still deadlock (a group commit's requests come
+//! in any order): PostgreSQL then fails one statement, and the writer runs that request again.
+
+use crate::rows::{db, get, run_columns, run_row, to_blob};
+use crate::tx::{PostgresTx, Result};
+use wf_core::store::{
+    ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
+};
+
+/// The advisory lock of a workflow id (by the 64-bit hash of the schema and the id: locks are
+/// database-wide, and other schemas have ids of their own), in this transaction.
+const LOCK_WORKFLOW: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || $1, 0))";
+
+/// The advisory lock of a run's workflow id.
+const LOCK_RUN: &str =
+    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || workflow_id, 0)) FROM runs WHERE run_id = $1";
+
+impl PostgresTx {
+    /// Locks the workflow id (a writer only). Its statement runs before the next one, which
+    /// then sees every commit made under the lock.
+    async fn lock_workflow(&mut self, workflow_id: &str) -> Result<()> {
+        if self.writer && !self.locked_workflows.contains(workflow_id) {
+            self.execute(LOCK_WORKFLOW, &[&workflow_id], "lock a workflow id")
+                .await?;
+            self.locked_workflows.insert(workflow_id.to_string());
+        }
+        Ok(())
+    }
+
+    /// Takes the advisory lock of the run's workflow id before its row is written (a writer
+    /// only; once per transaction).
+    pub(crate) async fn lock_run(&mut self, run_id: &str) -> Result<()> {
+        if self.writer && !self.locked.contains(run_id) {
+            self.execute(LOCK_RUN, &[&run_id], "lock a run").await?;
+            self.locked.insert(run_id.to_string());
+        }
+        Ok(())
+    }
+}
+
+impl RunTable for PostgresTx {
+    async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
+        let row = if self.writer && self.locked.contains(run_id) {
+            let sql = concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE run_id = $1 FOR UPDATE"
+            );
+            self.query_opt(sql, &[&run_id], "read a run").await?
+        } else if self.writer {
+            let s_lock = self.statement(LOCK_RUN).await?;
+            let s_read = self
+                .statement(concat!(
+                    "SELECT ",
+                    run_columns!(),
+                    " FROM runs WHERE run_id = $1 FOR UPDATE"
+                ))
+                .await?;
+            // Both in one round trip: the server runs them in order, so the read starts once
+            // the lock is held.
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&run_id];
+            let (locked, read) = tokio::join!(
+                self.client.execute(&s_lock, &params),
+                self.client.query_opt(&s_read, &params)
+            );
+            locked.map_err(db("lock a run"))?;
+            self.locked.insert(run_id.to_string());
+            read.map_err(db("read a run"))?
+        } else {
+            let sql = concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1");
+            self.query_opt(sql, &[&run_id], "read a run").await?
+        };
+        row.as_ref().map(run_row).transpose()
+    }
+
+    async fn latest_run(&mut self, workflow_id: &str) -> Result<Option<RunRow>> {
+        let row = if self.writer {
+            let s_lock = self.statement(LOCK_WORKFLOW).await?;
+            let s_read = self
+                .statement(concat!(
+                    "SELECT ",
+                    run_columns!(),
+                    " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1 FOR UPDATE"
+                ))
+                .await?;
+            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&workflow_id];
+            let (locked, read) = tokio::join!(
+                self.client.execute(&s_lock, &params),
+                self.client.query_opt(&s_read, &params)
+            );
+            locked.map_err(db("lock a workflow id"))?;
+            self.locked_workflows.insert(workflow_id.to_string());
+            read.map_err(db("read the latest run"))?
+        } else {
+            let sql = concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1"
+            );
+            self.query_opt(sql, &[&workflow_id], "read the latest run")
+                .await?
+        };
+        row.as_ref().map(run_row).transpose()
+    }
+
+    async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
+        self.lock_workflow(&run.workflow_id).await?;
+        self.locked.insert(run.run_id.clone());
+        self.execute(
+            "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
+             next_event_id, history_bytes, created_ms, summary, ready_at, task_queue) \
+             VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7)",
+            &[
+                &run.run_id,
+                &run.workflow_id,
+                &run.chain_id,
+                &run.workflow_type,
+                &(run.history_bytes as i64),
+                &run.created_ms,
+                &run.task_queue,
+            ],
+            "insert a run",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
+    async fn update_run(&mut self, change: &RunChange<'_>) -> Result<()> {
+        self.lock_run(change.run_id).await?;
+        let close = change.close.as_ref();
+        // One statement for a commit (a summary: the task failure is cleared) and for a
+        // termination (no summary: both kept); a close sets its fields, else they stay.
+        self.execute(
+            "UPDATE runs SET next_event_id = $2, history_bytes = history_bytes + $3, \
+             summary = COALESCE($4, summary), \
+             task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
+             lease_owner = NULL, lease_until = NULL, ready_at = $5, \
+             status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
+             result = COALESCE($8, result), failure = COALESCE($9, failure) \
+             WHERE run_id = $1",
+            &[
+                &change.run_id,
+                &(change.next_event_id as i64),
+                &(change.added_bytes as i64),
+                &change.summary.map(|p| p.as_bytes()),
+                &change.ready_at,
+                &close.map(|c| c.status.as_str()),
+                &close.map(|c| c.closed_ms),
+                &close.and_then(|c| c.result).map(|p| p.as_bytes()),
+                &close.and_then(|c| c.failure),
+            ],
+            "update a run",
+        )
+        .await?;
+        if change.ready_at.is_some() {
+            self.notes.work = true;
+        }
+        Ok(())
+    }
+
+    async fn set_ready(&mut self, run_id: &str, at_ms: i64) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.execute(
+            "UPDATE runs SET ready_at = LEAST(COALESCE(ready_at, $2), $2) WHERE run_id = $1",
+            &[&run_id, &at_ms],
+            "mark a run ready",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
+    async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
+        self.lock_run(lease.run_id).await?;
+        self.execute(
+            "UPDATE runs SET lease_owner = $2, lease_until = $3 WHERE run_id = $1",
+            &[&lease.run_id, &lease.owner, &lease.until_ms],
+            "lease a workflow task",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn lease_if_free(&mut self, lease: &RunLease<'_>, now_ms: i64) -> Result<bool> {
+        self.lock_run(lease.run_id).await?;
+        let n = self
+            .execute(
+                "UPDATE runs SET lease_owner = $2, lease_until = $3 WHERE run_id = $1 \
+                 AND status = 'running' AND (lease_owner IS NULL OR lease_until <= $4 \
+                 OR lease_owner IN (SELECT engine_id FROM engines \
+                 WHERE lease_until <= $4 AND engine_id <> $2))",
+                &[&lease.run_id, &lease.owner, &lease.until_ms, &now_ms],
+                "lease a run",
+            )
+            .await?;
+        Ok(n > 0)
+    }
+
+    async fn release_lease(&mut self, run_id: &str, owner: &str) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.execute(
+            "UPDATE runs SET lease_owner = NULL, lease_until = NULL, \
+             ready_at = COALESCE(ready_at, 0) WHERE run_id = $1 AND lease_owner = $2",
+            &[&run_id, &owner],
+            "release a workflow task",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
+    async fn record_task_failure(&mut self, run_id: &str, failure: &TaskFailure) -> Result<()> {
+        self.lock_run(run_id).await?;
+        let blob = to_blob("task failure", failure)?;
+        self.execute(
+            "UPDATE runs SET task_failure = $2, lease_owner = NULL, lease_until = NULL, \
+             ready_at = $3 WHERE run_id = $1",
+            &[&run_id, &blob, &failure.retry_at_ms],
+            "record a workflow task failure",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
+    async fn ready_runs(&mut self, query: &TaskQuery<'_>) -> Result<Vec<String>> {
+        let max = query.max.min(i64::MAX as usize) as i64;
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] = [
+            &query.now_ms,
+            &max,
+            &query.names,
+            &query.queues,
+            &query.poller,
+        ];
+        // A writer polls: the runs it takes are locked until its transaction ends, and runs
+        // another transaction holds are skipped, not waited for.
+        let rows = if self.writer {
+            let rows = self
+                .query(
+                    "SELECT run_id FROM (SELECT run_id, workflow_id, ready_at, seq FROM runs \
+                     WHERE status = 'running' AND ready_at <= $1 \
+                     AND (lease_owner IS NULL OR lease_until <= $1 \
+                     OR lease_owner IN (SELECT engine_id FROM engines \
+                     WHERE lease_until <= $1 AND engine_id <> $5)) \
+                     AND ($3::text[] IS NULL OR workflow_type = ANY($3)) \
+                     AND ($4::text[] IS NULL OR task_queue = ANY($4)) \
+                     ORDER BY ready_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED) c \
+                     WHERE pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/' || c.workflow_id, 0)) \
+                     ORDER BY ready_at, seq",
+                    &params,
+                    "find ready workflow tasks",
+                )
+                .await?;
+            let ids = rows
+                .iter()
+                .map(|r| get::<String>(r, 0))
+                .collect::<Result<Vec<_>>>()?;
+            self.locked.extend(ids.iter().cloned());
+            return Ok(ids);
+        } else {
+            self.query(
+                "SELECT run_id FROM runs WHERE status = 'running' AND ready_at <= $1 \
+                 AND (lease_owner IS NULL OR lease_until <= $1 \
+                 OR lease_owner IN (SELECT engine_id FROM engines \
+                 WHERE lease_until <= $1 AND engine_id <> $5)) \
+                 AND ($3::text[] IS NULL OR workflow_type = ANY($3)) \
+                 AND ($4::text[] IS NULL OR task_queue = ANY($4)) \
+                 ORDER BY ready_at, seq LIMIT $2",
+                &params,
+                "find ready workflow tasks",
+            )
+            .await?
+        };
+        rows.iter().map(|r| get(r, 0)).collect()
+    }
+
+    async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
+        let sql = concat!(
+            "SELECT ",
+            run_columns!(),
+            " FROM runs r \
+             WHERE ($1::text IS NULL OR workflow_type = $1) AND ($2::text IS NULL OR status = $2) \
+             AND (NOT $3 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
+             ORDER BY seq DESC LIMIT $4"
+        );
+        let limit: Option<i64> = match filter.limit {
+            0 => None,
+            n => Some(n.min(i64::MAX as usize) as i64),
+        };
+        let status = filter.status.map(RunStatus::as_str);
+        let rows = self
+            .query(
+                sql,
+                &[&filter.workflow_type, &status, &filter.latest_only, &limit],
+                "list runs",
+            )
+            .await?;
+        rows.iter().map(|r| Ok(run_row(r)?.record)).collect()
+    }
+}

@@ -1,0 +1,136 @@
+//! [`PostgresStore`]: opening (connections, migrations), the [`Backend`] that the rules run on,
+//! and shutting down.
+
+use crate::connect::Connector;
+use crate::options::{valid_schema, PostgresOptions};
+use crate::tx::PostgresTx;
+use crate::writer::{reader_loop, submit, writer_loop, Inbox, Queue, Settings};
+use std::sync::Arc;
+use tokio::sync::{mpsc, Mutex};
+use wf_core::store::{
+    Answer, Backend, BackendErrorKind, Durability, StoreError, StoreFuture, TxOp,
+};
+
+/// The PostgreSQL [`Store`](wf_core::store::Store): many processes on many machines share one
+/// database. Writes that arrive together share one transaction (group commit); workflow and
+/// activity tasks are leased with `FOR UPDATE SKIP LOCKED`; wake-ups between processes go
+/// through `LISTEN/NOTIFY`.
+///
+/// Opened inside a tokio runtime, whose tasks drive its connections. Dropping the store ends
+/// them once the work already queued is answered.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), wf_core::store::StoreError> {
+/// use wf_core::store::Store;
+/// use wf_postgres::PostgresStore;
+/// let store = PostgresStore::connect("postgres://wf@db.internal/app").await?;
+/// let run = store.get_run("order-42", None).await?;
+/// # let _ = run; Ok(()) }
+/// ```
+pub struct PostgresStore {
+    writes: Queue,
+    reads: Queue,
+    pub(crate) wake: crate::listen::Listening,
+}
+
+impl PostgresStore {
+    /// Connects with the default options (schema `wf`).
+    pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        PostgresStore::connect_with(url, PostgresOptions::default()).await
+    }
+
+    /// Connects to the database at `url`, creates or migrates wf's schema (under an advisory
+    /// lock, so several processes may open it at once) and starts the connection tasks.
+    ///
+    /// Fails with an `Invalid` error for a bad URL, a bad schema name or a schema newer than
+    /// this wf, and `Unavailable` if the server cannot be reached.
+    pub async fn connect_with(
+        url: &str,
+        options: PostgresOptions,
+    ) -> Result<PostgresStore, StoreError> {
+        if !valid_schema(&options.schema) {
+            return Err(StoreError::backend(
+                BackendErrorKind::Invalid,
+                format!(
+                    "PostgreSQL: {:?} is not a schema name wf accepts: use lower-case letters, \
+                     digits and '_', starting with a letter or '_', at most 63 bytes",
+                    options.schema
+                ),
+            ));
+        }
+        let connector = Arc::new(Connector::new(
+            url,
+            &options.schema,
+            options.connect_timeout,
+        )?);
+        let first = connector.connect().await?;
+        crate::schema::migrate(&first, &options.schema).await?;
+        let channel = crate::listen::channel(&options.schema);
+        let instance = crate::listen::instance_id();
+        let settings = Settings {
+            max_batch: options.max_batch.max(1),
+            synchronous_commit: options.synchronous_commit,
+            reconnect_for: options.reconnect_for,
+            notify: Some(format!("NOTIFY {channel}, '{instance}';")),
+        };
+        let (writes, write_rx) = mpsc::unbounded_channel();
+        let write_rx: Inbox = Arc::new(Mutex::new(write_rx));
+        let mut first = Some(first);
+        for _ in 0..options.writers.max(1) {
+            let client = match first.take() {
+                Some(client) => client,
+                None => connector.connect().await?,
+            };
+            let tx = PostgresTx::new(client, true);
+            tokio::spawn(writer_loop(
+                tx,
+                Arc::clone(&write_rx),
+                Arc::clone(&connector),
+                settings.clone(),
+            ));
+        }
+        let (reads, read_rx) = mpsc::unbounded_channel();
+        let read_rx: Inbox = Arc::new(Mutex::new(read_rx));
+        let read_settings = Settings {
+            notify: None,
+            ..settings
+        };
+        for _ in 0..options.readers.max(1) {
+            let tx = PostgresTx::new(connector.connect().await?, false);
+            tokio::spawn(reader_loop(
+                tx,
+                Arc::clone(&read_rx),
+                Arc::clone(&connector),
+                read_settings.clone(),
+            ));
+        }
+        let wake = crate::listen::Listening::start(connector, channel, instance, options.listen);
+        Ok(PostgresStore {
+            writes,
+            reads,
+            wake,
+        })
+    }
+}
+
+impl Backend for PostgresStore {
+    type Tx = PostgresTx;
+
+    fn write<T: Answer>(
+        &self,
+        how: Durability,
+        op: impl TxOp<PostgresTx, T>,
+    ) -> StoreFuture<'_, T> {
+        submit(&self.writes, how == Durability::Durable, op)
+    }
+
+    fn read<T: Answer>(&self, op: impl TxOp<PostgresTx, T>) -> StoreFuture<'_, T> {
+        submit(&self.reads, false, op)
+    }
+
+    /// Moves when another process commits new work (`LISTEN/NOTIFY`); `None` when
+    /// [`PostgresOptions::listen`] is off.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.wake.changes()
+    }
+}

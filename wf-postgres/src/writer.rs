@@ -1,0 +1,403 @@
+//! The store's connection tasks. Each writer owns a connection and folds the requests that
+//! arrive together into one transaction (group commit): each request in its own savepoint,
+//! one `COMMIT` for all, and each caller answered only after it. Readers run reads, several
+//! at once in one read-only snapshot. A dropped connection is made again; work not yet begun
+//! waits for it (up to [`PostgresOptions::reconnect_for`](crate::PostgresOptions)), and is
+//! never run twice.
+
+use crate::connect::Connector;
+use crate::rows::error_kind;
+use crate::tx::PostgresTx;
+use futures_util::FutureExt;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot, Mutex};
+use wf_core::store::{BackendErrorKind, StoreError, StoreFuture, TxOp};
+
+/// A request's run, borrowing it and the transaction.
+type Running<'a> = Pin<Box<dyn Future<Output = Ran> + Send + 'a>>;
+
+/// How a request's run went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// It succeeded: its changes are to be kept.
+    Ok,
+    /// It failed with an error of its own (an outcome, or a fault retrying cannot mend).
+    Failed,
+    /// It failed on a transient fault of the database (a deadlock, a serialization failure, a
+    /// lost connection): its changes are to be rolled back, and it may run again.
+    Transient,
+}
+
+/// One caller's work, run on a connection task; answered after its transaction ends. It may
+/// run more than once: each run starts from a clone of the work, and only the last run's
+/// outcome is answered.
+pub(crate) trait Request: Send {
+    /// Runs the work.
+    fn run<'a>(&'a mut self, tx: &'a mut PostgresTx) -> Running<'a>;
+    /// Sends the caller its result, or `failure` if the transaction around it failed.
+    fn answer(self: Box<Self>, failure: Option<StoreError>);
+    /// Whether the change must be flushed before the caller is answered.
+    fn durable(&self) -> bool;
+}
+
+/// The queue of a kind of connection task.
+pub(crate) type Queue = mpsc::UnboundedSender<Box<dyn Request>>;
+/// Its receiving end, shared by the tasks of that kind.
+pub(crate) type Inbox = Arc<Mutex<mpsc::UnboundedReceiver<Box<dyn Request>>>>;
+
+struct Pending<T, F> {
+    durable: bool,
+    work: F,
+    outcome: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+/// Whether a request's error is a transient fault of the database.
+fn transient(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(b)
+        if matches!(b.kind(), BackendErrorKind::Busy | BackendErrorKind::Unavailable))
+}
+
+impl<T, F> Request for Pending<T, F>
+where
+    T: Send + 'static,
+    F: TxOp<PostgresTx, T>,
+{
+    fn run<'a>(&'a mut self, tx: &'a mut PostgresTx) -> Running<'a> {
+        Box::pin(async move {
+            let work = self.work.clone();
+            let outcome = AssertUnwindSafe(work(tx))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    Err(StoreError::bug(
+                        "a store request panicked; its changes were rolled back",
+                    ))
+                });
+            let ran = match &outcome {
+                Ok(_) => Ran::Ok,
+                Err(e) if transient(e) => Ran::Transient,
+                Err(_) => Ran::Failed,
+            };
+            self.outcome = Some(outcome);
+            ran
+        })
+    }
+
+    fn durable(&self) -> bool {
+        self.durable
+    }
+
+    fn answer(self: Box<Self>, failure: Option<StoreError>) {
+        let result = match (failure, self.outcome) {
+            (Some(e), _) => Err(e),
+            (None, Some(outcome)) => outcome,
+            (None, None) => Err(StoreError::bug("a store request was never run")),
+        };
+        // The caller may have given up waiting (its future dropped); that is fine.
+        let _ = self.reply.send(result);
+    }
+}
+
+/// Queues `work` for a connection task; its future is answered once the work's transaction
+/// ended.
+pub(crate) fn submit<T: Send + 'static>(
+    queue: &Queue,
+    durable: bool,
+    work: impl TxOp<PostgresTx, T>,
+) -> StoreFuture<'static, T> {
+    let (reply, answer) = oneshot::channel();
+    let request = Box::new(Pending {
+        durable,
+        work,
+        outcome: None,
+        reply,
+    });
+    let sent = queue.send(request).is_ok();
+    Box::pin(async move {
+        if !sent {
+            return Err(StoreError::closed("the PostgreSQL store is shut down"));
+        }
+        answer.await.map_err(|_| {
+            StoreError::bug("the PostgreSQL store's connection task stopped before answering")
+        })?
+    })
+}
+
+/// How a connection task works.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    /// Most requests in one transaction.
+    pub(crate) max_batch: usize,
+    /// Whether durable commits wait for the WAL flush.
+    pub(crate) synchronous_commit: bool,
+    /// How long to try to reach the server again before failing the work in hand.
+    pub(crate) reconnect_for: Duration,
+    /// The `NOTIFY` a batch that made work ready sends (None: none).
+    pub(crate) notify: Option<String>,
+}
+
+/// The next batch: blocks for a first request, then takes those already queued.
+async fn next_batch(inbox: &Inbox, max: usize) -> Option<Vec<Box<dyn Request>>> {
+    let mut queue = inbox.lock().await;
+    let first = queue.recv().await?;
+    let mut batch = vec![first];
+    while batch.len() < max {
+        match queue.try_recv() {
+            Ok(request) => batch.push(request),
+            Err(_) => break,
+        }
+    }
+    Some(batch)
+}
+
+/// Makes `tx`'s connection usable again if it dropped, trying for up to `reconnect_for`.
+async fn ensure_connected(
+    tx: &mut PostgresTx,
+    connector: &Connector,
+    settings: &Settings,
+) -> Result<(), StoreError> {
+    if !tx.client.is_closed() {
+        return Ok(());
+    }
+    let until = Instant::now() + settings.reconnect_for;
+    let mut pause = Duration::from_millis(50);
+    loop {
+        match connector.connect().await {
+            Ok(client) => {
+                tracing::info!("wf-postgres: connection to the server made again");
+                tx.replace_client(client);
+                return Ok(());
+            }
+            Err(e) if Instant::now() >= until => return Err(e),
+            Err(e) => {
+                tracing::warn!(error = %e, "wf-postgres: cannot reach the server; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// Opens the batch's transaction: retried on a new connection while the server cannot be
+/// reached (nothing of the batch ran yet).
+async fn begin(
+    tx: &mut PostgresTx,
+    connector: &Connector,
+    settings: &Settings,
+    sql: &str,
+) -> Result<(), StoreError> {
+    let until = Instant::now() + settings.reconnect_for;
+    loop {
+        ensure_connected(tx, connector, settings).await?;
+        match tx.client.batch_execute(sql).await {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                let kind = error_kind(&e);
+                let retry = kind == BackendErrorKind::Unavailable && Instant::now() < until;
+                if !retry {
+                    return Err(crate::rows::pg_error("begin a transaction", e));
+                }
+                if !tx.client.is_closed() {
+                    // The server said it cannot take work now (starting, shutting down).
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    let _ = tx.client.batch_execute("ROLLBACK").await;
+                }
+            }
+        }
+    }
+}
+
+/// How often a request that hit a deadlock or a serialization failure runs again before its
+/// caller gets the (retryable) error.
+const MAX_RUNS: u32 = 8;
+/// How often a batch whose connection was lost before its commit was sent runs again.
+const MAX_BATCH_RUNS: u32 = 3;
+
+/// A writer task: group commits until the queue closes.
+pub(crate) async fn writer_loop(
+    mut tx: PostgresTx,
+    inbox: Inbox,
+    connector: Arc<Connector>,
+    settings: Settings,
+) {
+    while let Some(mut batch) = next_batch(&inbox, settings.max_batch).await {
+        let mut runs = 0;
+        let failure = loop {
+            runs += 1;
+            match write_batch(&mut tx, &mut batch, &connector, &settings).await {
+                Ok(()) => break None,
+                // Nothing was committed (the commit was never sent): run it all again on a
+                // new connection.
+                Err(Lost::BeforeCommit(e)) if runs < MAX_BATCH_RUNS => {
+                    tracing::warn!(error = %e, "wf-postgres: connection lost in a group commit; running it again");
+                }
+                Err(Lost::BeforeCommit(e) | Lost::Failed(e)) => break Some(e),
+            }
+        };
+        if let Some(e) = &failure {
+            tracing::error!(requests = batch.len(), error = %e, "wf-postgres: group commit failed");
+            if !tx.client.is_closed() {
+                let _ = tx.client.batch_execute("ROLLBACK").await;
+            }
+        }
+        for request in batch {
+            request.answer(failure.clone());
+        }
+    }
+}
+
+/// Why a batch failed.
+enum Lost {
+    /// The connection failed before the commit was sent: nothing of the batch was committed.
+    BeforeCommit(StoreError),
+    /// Anything else, including a connection lost while committing (the outcome is unknown).
+    Failed(StoreError),
+}
+
+/// Runs a batch in one transaction, each request in its own savepoint; commits once. A
+/// request that hit a deadlock or a serialization failure is rolled back to its savepoint and
+/// runs again.
+async fn write_batch(
+    tx: &mut PostgresTx,
+    batch: &mut [Box<dyn Request>],
+    connector: &Connector,
+    settings: &Settings,
+) -> Result<(), Lost> {
+    let soft = !settings.synchronous_commit || batch.iter().all(|r| !r.durable());
+    let begin_sql = if soft {
+        "BEGIN; SET LOCAL synchronous_commit TO off; SAVEPOINT request"
+    } else {
+        "BEGIN; SAVEPOINT request"
+    };
+    begin(tx, connector, settings, begin_sql)
+        .await
+        .map_err(Lost::Failed)?;
+    tx.notes = Default::default();
+    tx.forget_locks();
+    let lost = |tx: &PostgresTx, e: StoreError| {
+        if tx.client.is_closed() {
+            Lost::BeforeCommit(e)
+        } else {
+            Lost::Failed(e)
+        }
+    };
+    let last = batch.len() - 1;
+    for (i, request) in batch.iter_mut().enumerate() {
+        let mut runs = 0;
+        let kept = loop {
+            runs += 1;
+            match request.run(tx).await {
+                Ran::Ok => break true,
+                Ran::Failed => break false,
+                Ran::Transient if tx.client.is_closed() => {
+                    return Err(Lost::BeforeCommit(StoreError::backend(
+                        BackendErrorKind::Unavailable,
+                        "PostgreSQL: the connection was lost",
+                    )))
+                }
+                Ran::Transient if runs >= MAX_RUNS => break false,
+                Ran::Transient => {
+                    // Locks taken since the savepoint go with it.
+                    tx.forget_locks();
+                    tx.batch(
+                        "ROLLBACK TO SAVEPOINT request",
+                        "roll back a savepoint to run a request again",
+                    )
+                    .await
+                    .map_err(|e| lost(tx, e))?;
+                    // Let the transaction that won the deadlock finish first.
+                    tokio::time::sleep(Duration::from_millis(u64::from(runs))).await;
+                }
+            }
+        };
+        let next = if i == last { "" } else { "SAVEPOINT request;" };
+        let sql = if kept {
+            format!("RELEASE SAVEPOINT request; {next}")
+        } else {
+            tx.forget_locks();
+            format!("ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {next}")
+        };
+        tx.batch(&sql, "close a savepoint")
+            .await
+            .map_err(|e| lost(tx, e))?;
+    }
+    let notify = match (&settings.notify, tx.notes.work) {
+        (Some(sql), true) => sql.as_str(),
+        _ => "",
+    };
+    let end = format!("{notify} COMMIT");
+    tx.batch(&end, "commit")
+        .await
+        .map_err(|e| {
+            if tx.client.is_closed() {
+                StoreError::backend(
+                    BackendErrorKind::Unavailable,
+                    format!(
+                        "{e}; the connection was lost while committing, so whether these changes \
+                     were committed is unknown"
+                    ),
+                )
+            } else {
+                e
+            }
+        })
+        .map_err(Lost::Failed)
+}
+
+/// A reader task: reads in read-only snapshots until the queue closes. A read that fails on a
+/// lost connection runs again on a new one.
+pub(crate) async fn reader_loop(
+    mut tx: PostgresTx,
+    inbox: Inbox,
+    connector: Arc<Connector>,
+    settings: Settings,
+) {
+    const BEGIN: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+    while let Some(mut batch) = next_batch(&inbox, settings.max_batch).await {
+        // Every read of the batch was sent before the snapshot is taken, so each sees every
+        // write answered before it was sent.
+        let mut failure = None;
+        let mut in_tx = false;
+        for request in batch.iter_mut() {
+            let mut runs = 0;
+            loop {
+                runs += 1;
+                if !in_tx {
+                    if let Err(e) = begin(&mut tx, &connector, &settings, BEGIN).await {
+                        failure = Some(e);
+                        break;
+                    }
+                    in_tx = true;
+                }
+                let ran = request.run(&mut tx).await;
+                if ran == Ran::Ok {
+                    break;
+                }
+                // A failed statement ends the snapshot: the next read opens another.
+                if !tx.client.is_closed() {
+                    let _ = tx.client.batch_execute("ROLLBACK").await;
+                }
+                in_tx = false;
+                if ran == Ran::Failed || runs >= MAX_BATCH_RUNS {
+                    break;
+                }
+            }
+            if failure.is_some() {
+                break;
+            }
+        }
+        if in_tx && failure.is_none() {
+            if let Err(e) = tx.batch("COMMIT", "end a read transaction").await {
+                failure = Some(e);
+            }
+        }
+        for request in batch {
+            request.answer(failure.clone());
+        }
+    }
+}
