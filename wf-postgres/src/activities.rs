@@ -2,7 +2,6 @@
 
 use crate::rows::{activity_columns, activity_row, from_blob, get, to_blob};
 use crate::tx::{Params, PostgresTx, Result};
-use wf_core::data::activity::duration_ms;
 use wf_core::store::{
     ActivityTable, ActivityTask, Attempt, Heartbeat, LeaseState, NewActivity, Retry, TaskQuery,
 };
@@ -24,10 +23,7 @@ impl ActivityTable for PostgresTx {
         let task = new.task;
         let options = to_blob("activity options", &task.options)?;
         let now = new.scheduled_ms;
-        let deadline = task
-            .options
-            .schedule_to_close
-            .map(|d| now.saturating_add(duration_ms(d)));
+        let deadline = new.schedule_deadline_ms();
         // Leased at once (the committing worker runs it) or not: one statement either way.
         let (owner, started, attempt_deadline, lease_until) = match new.lease {
             Some((owner, deadline, until)) => (Some(owner), Some(now), Some(deadline), Some(until)),
@@ -186,28 +182,26 @@ impl ActivityTable for PostgresTx {
         let max = query.max.min(i64::MAX as usize) as i64;
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
             [&query.now_ms, &max, &query.names];
-        if self.writer {
-            // Taken by a writer: skip what another transaction is leasing.
-            let sql = concat!(
-                "SELECT ",
-                activity_columns!(),
-                " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
-                 AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
-                 AND ($3::text[] IS NULL OR name = ANY($3)) \
-                 ORDER BY visible_at, run_id, seq LIMIT $2 FOR UPDATE SKIP LOCKED"
-            );
-            self.activities(sql, &params).await
-        } else {
-            let sql = concat!(
-                "SELECT ",
-                activity_columns!(),
-                " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
-                 AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
-                 AND ($3::text[] IS NULL OR name = ANY($3)) \
-                 ORDER BY visible_at, run_id, seq LIMIT $2"
-            );
-            self.activities(sql, &params).await
+        macro_rules! visible {
+            ($tail:literal) => {
+                concat!(
+                    "SELECT ",
+                    activity_columns!(),
+                    " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
+                     AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
+                     AND ($3::text[] IS NULL OR name = ANY($3)) \
+                     ORDER BY visible_at, run_id, seq LIMIT $2",
+                    $tail
+                )
+            };
         }
+        // Taken by a writer: skip what another transaction is leasing.
+        let sql = if self.writer {
+            visible!(" FOR UPDATE SKIP LOCKED")
+        } else {
+            visible!("")
+        };
+        self.activities(sql, &params).await
     }
 
     async fn expired_activities(&mut self, now_ms: i64, max: usize) -> Result<Vec<ActivityTask>> {

@@ -124,6 +124,16 @@ pub struct NewActivity<'a> {
     pub lease: Option<(&'a str, i64, i64)>,
 }
 
+impl NewActivity<'_> {
+    /// The schedule-to-close deadline, if the options set one.
+    pub fn schedule_deadline_ms(&self) -> Option<i64> {
+        self.task.options.schedule_to_close.map(|d| {
+            self.scheduled_ms
+                .saturating_add(crate::data::activity::duration_ms(d))
+        })
+    }
+}
+
 /// One attempt of an activity: a call about an attempt that is no longer current changes
 /// nothing.
 #[derive(Debug, Clone, Copy, PartialEq)]

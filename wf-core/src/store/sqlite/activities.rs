@@ -2,7 +2,6 @@
 
 use super::rows::{activity_columns, db, from_blob, name_filter, to_blob, RawActivity};
 use super::tx::{Result, SqliteTx};
-use crate::data::activity::duration_ms;
 use crate::store::records::ActivityTask;
 use crate::store::rules::tx::{ActivityTable, Attempt, Heartbeat, LeaseState, NewActivity};
 use crate::store::rules::tx::{Retry, TaskQuery};
@@ -25,10 +24,7 @@ impl ActivityTable for SqliteTx {
         let task = new.task;
         let options = to_blob("activity options", &task.options)?;
         let now = new.scheduled_ms;
-        let deadline = task
-            .options
-            .schedule_to_close
-            .map(|d| now.saturating_add(duration_ms(d)));
+        let deadline = new.schedule_deadline_ms();
         let input = task.input.as_bytes();
         // Leased at once (the committing worker runs it) or not: one statement either way.
         let (owner, started, attempt_deadline, lease_until) = match new.lease {
