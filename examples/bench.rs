@@ -149,6 +149,8 @@ struct Args {
     /// Set in the client process of (http): the server's URL.
     http_client: Option<String>,
     only: Option<Vec<String>>,
+    /// `--runs N`: how many waiting workflows (f) starts (default 100,000; 10,000 with --quick).
+    runs: Option<usize>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -160,6 +162,7 @@ fn parse_args() -> Result<Args, String> {
         cross_process_child: None,
         http_client: None,
         only: None,
+        runs: None,
     };
     let mut it = std::env::args().skip(1);
     let (mut postgres, mut url) = (false, None);
@@ -191,6 +194,19 @@ fn parse_args() -> Result<Args, String> {
                 let path = it.next().ok_or("--cross-process-child needs a file")?;
                 args.cross_process_child = Some(path.into());
             }
+            "--runs" => {
+                let n = it
+                    .next()
+                    .ok_or("--runs needs a number, e.g. --runs 1000000")?;
+                let n = n.replace(['_', ','], "");
+                let n: usize = n
+                    .parse()
+                    .map_err(|_| format!("--runs takes a positive number, not {n:?}"))?;
+                if n == 0 {
+                    return Err("--runs takes a positive number, not 0".into());
+                }
+                args.runs = Some(n);
+            }
             "--only" => {
                 let list = it.next().ok_or("--only needs a list, e.g. --only a,b")?;
                 let only = args.only.get_or_insert_with(Vec::new);
@@ -199,7 +215,8 @@ fn parse_args() -> Result<Args, String> {
             "--help" | "-h" => {
                 return Err(
                     "usage: bench [--quick] [--store sqlite|memory|postgres] [--postgres-url URL] \
-                     [--memory] [--cross-process] [--http] [--only a,b,c,d,e,f,g,x,http]"
+                     [--memory] [--cross-process] [--http] [--only a,b,c,d,e,f,g,x,http] \
+                     [--runs N (waiting workflows in (f))]"
                         .into(),
                 );
             }
@@ -688,19 +705,27 @@ async fn bench_f_alone(b: &mut Bench) -> Result<(), WfError> {
     if let Some(url) = &b.args.postgres {
         cmd.args(["--store", "postgres", "--postgres-url", url]);
     }
+    if let Some(n) = b.args.runs {
+        cmd.args(["--runs", &n.to_string()]);
+    }
     let out = cmd.output().await.unwrap_or_else(|e| failed(e.to_string()));
-    b.child_rows(&out, "(f)", &["f_rss_mb", "f_wf_per_s"])
+    b.child_rows(&out, "(f)", &["f_rss_mb", "f_start_per_s", "f_wf_per_s"])
         .unwrap_or_else(|e| failed(e));
     Ok(())
 }
 
 async fn bench_f(b: &mut Bench) -> Result<(), WfError> {
-    let n = if b.args.quick { 10_000 } else { 100_000 };
+    let n = b
+        .args
+        .runs
+        .unwrap_or(if b.args.quick { 10_000 } else { 100_000 });
     // Measure this workload's peak, not the earlier ones' (Linux: "5" resets VmHWM).
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let (engine, path) = b.engine("f", None).await?;
     let client = engine.client();
+    let t = Instant::now();
     run_all(&client, n, "f", Phase::Start).await?;
+    let started = t.elapsed();
     let (db_mb, wal_mb) = match &b.args.postgres {
         Some(url) => (pg::schema_mb(url, &pg::options(b.n).schema).await, 0.0),
         None => (file_mb(&path, ""), file_mb(&path, "-wal")),
@@ -708,17 +733,30 @@ async fn bench_f(b: &mut Bench) -> Result<(), WfError> {
     let t = Instant::now();
     run_all(&client, n, "f", Phase::Signal).await?;
     run_all(&client, n, "f", Phase::Result).await?;
-    let rate = n as f64 / t.elapsed().as_secs_f64();
+    let finished = t.elapsed();
+    let rate = n as f64 / finished.as_secs_f64();
+    let start_rate = n as f64 / started.as_secs_f64();
     let rss = peak_rss_mb();
     b.row(
         &format!("(f) {n} waiting workflows: peak RSS, store size"),
         format!("{rss:>7.1} MB  {db_mb:>7.1} MB + WAL {wal_mb:.1} MB"),
     );
     b.row(
+        &format!("(f) {n} waiting workflows: start all"),
+        format!(
+            "{start_rate:>10.0} workflows/s  ({:.1} s)",
+            started.as_secs_f64()
+        ),
+    );
+    b.row(
         &format!("(f) {n} waiting workflows: signal all, await all"),
-        format!("{rate:>10.0} workflows/s"),
+        format!(
+            "{rate:>10.0} workflows/s  ({:.1} s)",
+            finished.as_secs_f64()
+        ),
     );
     b.record("f_rss_mb", rss);
+    b.record("f_start_per_s", start_rate);
     b.record("f_wf_per_s", rate);
     engine.shutdown().await;
     Ok(())

@@ -135,7 +135,8 @@ impl LocalTransport {
     ) -> Cached {
         let core = &self.core;
         let marks = &core.worker.marks;
-        let marked = marks.check(workflow_id);
+        let check = marks.check(workflow_id);
+        let marked = check.marked;
         let mut at = None;
         if marked.is_some() || core.liveness.others_live() {
             match core.store.pending_messages(run_id, None).await {
@@ -154,7 +155,7 @@ impl LocalTransport {
                 Err(e) => return Cached::Answer(Err(e.into())),
             }
         }
-        match self.ask_worker(run_id, name, args, at).await {
+        match self.ask_worker(run_id, name, args, at, check.entries).await {
             Some(answer) => Cached::Answer(answer),
             None => Cached::Absent,
         }
@@ -168,6 +169,7 @@ impl LocalTransport {
         name: &str,
         args: &Payload,
         at: Option<u64>,
+        entries: u64,
     ) -> Option<Result<Payload, WfError>> {
         let (reply, rx) = tokio::sync::oneshot::channel();
         let request = QueryRequest {
@@ -175,6 +177,7 @@ impl LocalTransport {
             name: name.to_string(),
             args: args.clone(),
             at,
+            entries,
             reply,
         };
         if !self.core.worker.query(request) {

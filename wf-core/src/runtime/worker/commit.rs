@@ -366,6 +366,7 @@ impl Worker {
                     }
                 }
                 drop(instance);
+                self.left_cache(&run);
                 // Callers of the messages handed over first: they learn at once whether the
                 // store took them, while the release may wait for the store to recover.
                 self.fallback(direct).await;
@@ -375,8 +376,25 @@ impl Worker {
         };
         instance.set_next_event_id(record.next_event_id);
         let running = record.status == RunStatus::Running;
-        let live = Live { instance, record };
+        let marks = &core.worker.marks;
+        let entered = if running {
+            marks.entered(&run.workflow_id)
+        } else {
+            0
+        };
+        let live = Live {
+            instance,
+            record,
+            entered,
+        };
         let evicted = self.cache.borrow_mut().put(run.run_id.clone(), live);
+        for gone in &evicted {
+            if gone.record.status == RunStatus::Running
+                && gone.record.workflow_id != run.workflow_id
+            {
+                marks.left(&gone.record.workflow_id);
+            }
+        }
         let evicted_ids: Vec<&str> = evicted
             .iter()
             .map(|gone| gone.record.workflow_id.as_str())
@@ -392,9 +410,8 @@ impl Worker {
         drop(evicted);
         if !running {
             // The close consumed every signal delivered before it was sent.
-            core.worker
-                .marks
-                .clear_if_settled(&run.workflow_id, marks_seen);
+            marks.clear_if_settled(&run.workflow_id, marks_seen);
+            marks.left(&run.workflow_id);
         }
         // Answer only now: a caller that acts on the answer finds the cache and the map of
         // runs in memory as this commit left them.

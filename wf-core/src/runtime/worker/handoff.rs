@@ -65,6 +65,9 @@ pub(crate) struct QueryRequest {
     /// Answer only from a copy at this history position (`None`: any): a copy at another is
     /// stale or ahead of what the caller read.
     pub at: Option<u64>,
+    /// The number of the last entry into the cache when the caller checked the marks: a run
+    /// that entered after (see `marks.rs`) may lack signals the caller must see.
+    pub entries: u64,
     /// `None` when the run is not cached (or not at `at`): the caller replays it.
     pub reply: oneshot::Sender<Option<Result<Payload, WfError>>>,
 }

@@ -56,6 +56,8 @@ pub(crate) fn spawn(
 pub(super) struct Live {
     pub instance: Box<dyn Instance>,
     pub record: RunRecord,
+    /// The number of its entry into the cache (`0`: it stayed there), see `marks.rs`.
+    pub entered: u64,
 }
 
 /// The workflow worker: the state of its thread, shared by the tasks running on it.
@@ -153,6 +155,7 @@ impl Worker {
                     .borrow()
                     .get(&q.run_id)
                     .filter(|live| q.at.is_none_or(|at| live.record.next_event_id == at))
+                    .filter(|live| live.entered <= q.entries)
                     .map(|live| live.instance.query(&q.name, &q.args));
                 let _ = q.reply.send(answer);
                 if me.core.config.poll_when_quiet {

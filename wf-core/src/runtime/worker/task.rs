@@ -41,10 +41,12 @@ impl Worker {
             Ok(instance) => instance,
             Err(Some(e)) => {
                 self.fail_if_leased(&run, e, without_lease).await;
+                self.left_cache(&run);
                 return self.give_up(direct, start).await;
             }
             Err(None) => {
                 self.release_if_leased(&run.run_id, without_lease).await;
+                self.left_cache(&run);
                 return self.give_up(direct, start).await;
             }
         };
@@ -91,6 +93,7 @@ impl Worker {
             Ok(o) => o,
             Err(e) => {
                 self.fail_if_leased(&run, e, without_lease).await;
+                self.left_cache(&run);
                 return self.give_up(direct, start).await;
             }
         };
@@ -115,6 +118,14 @@ impl Worker {
         );
         self.commit(run, instance, plan, direct_rejections, direct, start)
             .await;
+    }
+
+    /// Records that `run` is not in the cache after a failed task or commit: its marks are
+    /// kept no longer than its deliveries (see `marks.rs`).
+    pub(super) fn left_cache(&self, run: &RunRecord) {
+        if self.cache.borrow().get(&run.run_id).is_none() {
+            self.core.worker.marks.left(&run.workflow_id);
+        }
     }
 
     /// The run in memory at `run`'s position: the one just built for a start, the cached one,
