@@ -77,7 +77,10 @@ async fn restarting_postgres_under_load_loses_nothing_and_applies_nothing_twice(
         return;
     };
     let Some(state) = state_file(&url) else {
-        eprintln!(
+        // Past the test harness's capture, as the other PostgreSQL skips say it.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
             "\n*** pg_restart SKIPPED: no state file of `.ci/postgres start` names {url} \
              ($WF_PG_STATE or /tmp/wf-postgres.state), so the test cannot restart it. To run \
              it: export WF_PG_STATE=/tmp/NAME.state; eval \"$(.ci/postgres start)\". ***\n"
