@@ -225,18 +225,28 @@ pub(crate) async fn writer_loop(
     connector: Arc<Connector>,
     settings: Settings,
 ) {
-    while let Some(mut batch) = next_batch(&inbox, settings.max_batch).await {
+    // Requests a batch put off (see `write_batch`): they go first, in a batch of their own.
+    let mut put_off: Vec<Box<dyn Request>> = Vec::new();
+    loop {
+        let mut batch = if put_off.is_empty() {
+            match next_batch(&inbox, settings.max_batch).await {
+                Some(batch) => batch,
+                None => return,
+            }
+        } else {
+            std::mem::take(&mut put_off)
+        };
         let mut runs = 0;
-        let failure = loop {
+        let (failure, later) = loop {
             runs += 1;
             match write_batch(&mut tx, &mut batch, &connector, &settings).await {
-                Ok(()) => break None,
+                Ok(later) => break (None, later),
                 // Nothing was committed (the commit was never sent): run it all again on a
                 // new connection.
                 Err(Lost::BeforeCommit(e)) if runs < MAX_BATCH_RUNS => {
                     tracing::warn!(error = %e, "wf-postgres: connection lost in a group commit; running it again");
                 }
-                Err(Lost::BeforeCommit(e) | Lost::Failed(e)) => break Some(e),
+                Err(Lost::BeforeCommit(e) | Lost::Failed(e)) => break (Some(e), Vec::new()),
             }
         };
         if let Some(e) = &failure {
@@ -245,8 +255,12 @@ pub(crate) async fn writer_loop(
                 let _ = tx.client.batch_execute("ROLLBACK").await;
             }
         }
-        for request in batch {
-            request.answer(failure.clone());
+        for (i, request) in batch.into_iter().enumerate() {
+            if later.get(i).copied().unwrap_or(false) {
+                put_off.push(request);
+            } else {
+                request.answer(failure.clone());
+            }
         }
     }
 }
@@ -260,14 +274,17 @@ enum Lost {
 }
 
 /// Runs a batch in one transaction, each request in its own savepoint; commits once. A
-/// request that hit a deadlock or a serialization failure is rolled back to its savepoint and
-/// runs again.
+/// request that hit a deadlock, a serialization failure or a lock held too long is rolled back
+/// to its savepoint; the batch's first request runs again at once, a later one is put off
+/// (returned `true` at its index) to run after the commit: the locks the requests before it
+/// took are held until the commit, so running it again in this transaction would only wait
+/// again for the transaction it collided with (which may be waiting for those locks).
 async fn write_batch(
     tx: &mut PostgresTx,
     batch: &mut [Box<dyn Request>],
     connector: &Connector,
     settings: &Settings,
-) -> Result<(), Lost> {
+) -> Result<Vec<bool>, Lost> {
     let soft = !settings.synchronous_commit || batch.iter().all(|r| !r.durable());
     let begin_sql = if soft {
         "BEGIN; SET LOCAL synchronous_commit TO off; SAVEPOINT request"
@@ -287,6 +304,7 @@ async fn write_batch(
         }
     };
     let last = batch.len() - 1;
+    let mut later = vec![false; batch.len()];
     for (i, request) in batch.iter_mut().enumerate() {
         let mut runs = 0;
         let kept = loop {
@@ -301,6 +319,10 @@ async fn write_batch(
                     )))
                 }
                 Ran::Transient if runs >= MAX_RUNS => break false,
+                Ran::Transient if i > 0 => {
+                    later[i] = true;
+                    break false;
+                }
                 Ran::Transient => {
                     // Locks taken since the savepoint go with it.
                     tx.forget_locks();
@@ -315,7 +337,15 @@ async fn write_batch(
                 }
             }
         };
-        let next = if i == last { "" } else { "SAVEPOINT request;" };
+        // Past the first request the transaction holds locks others may wait for: it waits
+        // for a lock only briefly, then puts the request off (see above), so that writers
+        // never wait for each other in long chains or cycles (each cycle costs the server's
+        // `deadlock_timeout`, a second, to break).
+        let next = match (i == last, i == 0) {
+            (true, _) => "",
+            (false, true) => "SET LOCAL lock_timeout = '20ms'; SAVEPOINT request;",
+            (false, false) => "SAVEPOINT request;",
+        };
         let sql = if kept {
             format!("RELEASE SAVEPOINT request; {next}")
         } else {
@@ -333,6 +363,7 @@ async fn write_batch(
     let end = format!("{notify} COMMIT");
     tx.batch(&end, "commit")
         .await
+        .map(|()| later)
         .map_err(|e| {
             if tx.client.is_closed() {
                 StoreError::backend(

@@ -3,9 +3,9 @@
 //! catch-up window) and saves the schedule's new state, version-checked. It also runs the
 //! schedule operations of this engine's client (create, describe, pause, trigger...).
 //!
-//! Each action's workflow id is derived from the schedule id and the fire time and started
-//! with `UseExisting`, so a scheduler that crashes midway and retries never starts one twice,
-//! and several engines on one store cannot either (saves are version-checked).
+//! Each action's workflow id is derived from the schedule id and the fire time. Engines that
+//! share a store start each action once: the due fire times are claimed by a version-checked
+//! save before any is started (see `process_one`).
 
 use super::core::Core;
 use super::local::LocalTransport;
@@ -172,14 +172,40 @@ impl<'a> Scheduler<'a> {
         Ok(st.describe(row.schedule_id, self.core.now_ms()))
     }
 
+    /// Carries out a due schedule. Engines sharing a store race for it: the due fire times
+    /// are first claimed by a version-checked save, and only the engine whose save won starts
+    /// their actions, then records them (a second save). Fire times claimed by an engine that
+    /// crashed before recording them are carried out by the next pass, which starts only those
+    /// whose workflow id has no run yet.
     async fn process_one(&self, row: ScheduleRow, now: i64) -> Result<(), WfError> {
         let mut st = ScheduleState::decode(&row.data)?;
         if !st.paused {
-            self.refresh_active(&mut st).await?;
-            for fire_ms in st.take_due_fires(now) {
-                self.take_action(&mut st, fire_ms).await;
+            let due = st.take_due_fires(now);
+            st.claimed.extend(due);
+            if !st.claimed.is_empty() || !st.buffered.is_empty() {
+                if !self.store_state(&row, &st, now).await? {
+                    tracing::debug!(schedule_id = %row.schedule_id, "another engine carries out this schedule's due actions");
+                    return Ok(());
+                }
+                let row = ScheduleRow {
+                    version: row.version + 1,
+                    ..row
+                };
+                self.refresh_active(&mut st).await?;
+                for fire_ms in std::mem::take(&mut st.claimed) {
+                    let workflow_id = action_id(&st, fire_ms);
+                    if self.core.store.get_run(&workflow_id, None).await?.is_some() {
+                        st.started(fire_ms, workflow_id);
+                    } else {
+                        self.take_action(&mut st, fire_ms).await;
+                    }
+                }
+                self.drain_buffer(&mut st).await;
+                if !self.store_state(&row, &st, now).await? {
+                    tracing::debug!(schedule_id = %row.schedule_id, "schedule changed meanwhile; it is looked at again");
+                }
+                return Ok(());
             }
-            self.drain_buffer(&mut st).await;
         }
         // The time keeper computes its next wake-up right after this pass: no need to tell it.
         if !self.store_state(&row, &st, now).await? {
@@ -204,7 +230,7 @@ impl<'a> Scheduler<'a> {
 
     /// Starts the action for `fire_ms` (idempotently: its workflow id is derived from it).
     async fn start(&self, st: &mut ScheduleState, fire_ms: i64) {
-        let workflow_id = format!("{}-{}", st.action.workflow_id_prefix, format_utc(fire_ms));
+        let workflow_id = action_id(st, fire_ms);
         let options = StartOptions {
             id_conflict: IdConflictPolicy::UseExisting,
             task_queue: st.action.task_queue.clone(),
@@ -264,6 +290,11 @@ impl<'a> Scheduler<'a> {
             self.start(st, fire_ms).await;
         }
     }
+}
+
+/// The workflow id of a schedule's action for `fire_ms`.
+fn action_id(st: &ScheduleState, fire_ms: i64) -> String {
+    format!("{}-{}", st.action.workflow_id_prefix, format_utc(fire_ms))
 }
 
 fn not_found(schedule_id: &str) -> WfError {

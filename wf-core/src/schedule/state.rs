@@ -13,6 +13,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const RECENT: usize = 10;
 /// How often a schedule with buffered actions checks whether it may start the next one.
 const BUFFER_RECHECK_MS: i64 = 1_000;
+/// How soon fire times claimed by an engine that then went quiet are carried out by another
+/// (the claimer crashed between claiming them and recording their actions).
+const CLAIM_RECHECK_MS: i64 = 30_000;
 /// The most fire times processed in one pass (an absurdly fine interval after an outage).
 const MAX_FIRES_PER_PASS: usize = 10_000;
 
@@ -34,6 +37,10 @@ pub(crate) struct ScheduleState {
     pub skipped: u64,
     pub missed: u64,
     pub last_error: Option<String>,
+    /// Fire times an engine claimed (a version-checked save) and is carrying out; only that
+    /// engine starts their actions, so that engines sharing a store start each once.
+    #[serde(default)]
+    pub claimed: Vec<i64>,
 }
 
 impl ScheduleState {
@@ -57,6 +64,7 @@ impl ScheduleState {
             skipped: 0,
             missed: 0,
             last_error: None,
+            claimed: Vec::new(),
         }
     }
 
@@ -78,10 +86,8 @@ impl ScheduleState {
         let fire = self.spec.next_after(self.processed_until_ms);
         let buffer =
             (!self.buffered.is_empty()).then_some(now_ms.saturating_add(BUFFER_RECHECK_MS));
-        match (fire, buffer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let claimed = (!self.claimed.is_empty()).then_some(now_ms.saturating_add(CLAIM_RECHECK_MS));
+        [fire, buffer, claimed].into_iter().flatten().min()
     }
 
     /// The fire times due at `now_ms` that are still within the catch-up window, in order;

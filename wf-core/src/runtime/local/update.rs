@@ -118,14 +118,25 @@ impl LocalTransport {
         }
         let core = &self.core;
         let message = Message::update(update_id.clone(), name, args);
-        let outcome = core
-            .store
-            .deliver(workflow_id, None, message, core.now_ms())
-            .await?;
-        if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
-            core.wake.workflow.notify_one();
+        loop {
+            let outcome = core
+                .store
+                .deliver(workflow_id, None, message.clone(), core.now_ms())
+                .await?;
+            if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
+                core.wake.workflow.notify_one();
+            }
+            match wait().await {
+                // The delivery is gone: written without waiting for the disk (see
+                // `Store::deliver`), it was lost when the store crashed or restarted before a
+                // durable commit followed. Deliver it again under the same id (the dedupe
+                // applies it once).
+                Err(WfError::NotFound { .. }) if Instant::now() < deadline => {
+                    tracing::info!(workflow_id, update_id = %update_id, "an update's delivery was lost; delivering it again");
+                }
+                other => return other,
+            }
         }
-        wait().await
     }
 
     /// Waits until update `update_id` reaches `stage`.
