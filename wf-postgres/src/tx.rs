@@ -38,10 +38,12 @@ enum Queued {
         params: Vec<Owned>,
         what: &'static str,
     },
-    /// Parameterless statements (savepoints).
+    /// Parameterless statements (savepoints, the transaction's `BEGIN`).
     Simple {
         sql: Cow<'static, str>,
         what: &'static str,
+        /// Whether it stays queued when the request's statements are dropped (a `BEGIN`).
+        kept: bool,
     },
 }
 
@@ -106,7 +108,7 @@ async fn pipelined<'a, T>(
                         .map(|_| ())
                         .map_err(db(what))
                 }),
-                Queued::Simple { sql, what } => {
+                Queued::Simple { sql, what, .. } => {
                     Box::pin(async move { client.batch_execute(sql).await.map_err(db(what)) })
                 }
             };
@@ -205,12 +207,29 @@ impl PostgresTx {
         self.queued.push(Queued::Simple {
             sql: sql.into(),
             what,
+            kept: false,
         });
     }
 
-    /// Drops the statements not yet sent (their request failed, or is run again).
-    pub(crate) fn discard_queued(&mut self) {
+    /// Queues the transaction's opening statements (sent with its first statement; a request
+    /// that fails before it sent anything does not drop them).
+    pub(crate) fn begin_later(&mut self, sql: &'static str) {
+        self.queued.push(Queued::Simple {
+            sql: sql.into(),
+            what: "begin a transaction",
+            kept: true,
+        });
+    }
+
+    /// Drops every statement not yet sent (a new transaction, a new connection).
+    pub(crate) fn drop_queued(&mut self) {
         self.queued.clear();
+    }
+
+    /// Drops the request's statements not yet sent (it failed, or runs again).
+    pub(crate) fn discard_queued(&mut self) {
+        self.queued
+            .retain(|q| matches!(q, Queued::Simple { kept: true, .. }));
     }
 
     /// Runs a statement; the number of rows it changed.
@@ -294,7 +313,7 @@ impl PostgresTx {
     pub(crate) fn replace_client(&mut self, client: Client) {
         self.client = client;
         self.statements.clear();
-        self.queued.clear();
+        self.drop_queued();
     }
 }
 

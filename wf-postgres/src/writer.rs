@@ -294,10 +294,16 @@ async fn write_batch(
     let Some(last) = batch.len().checked_sub(1) else {
         return Ok(());
     };
-    tx.discard_queued();
-    begin(tx, connector, settings, begin_sql)
-        .await
-        .map_err(Lost::Failed)?;
+    tx.drop_queued();
+    if tx.client.is_closed() {
+        begin(tx, connector, settings, begin_sql)
+            .await
+            .map_err(Lost::Failed)?;
+    } else {
+        // Sent with the first request's first statement: a lost connection shows there, and
+        // the batch runs again from `begin` (nothing of it was committed).
+        tx.begin_later(begin_sql);
+    }
     tx.notes = Default::default();
     tx.forget_locks();
     let lost = |tx: &PostgresTx, e: StoreError| {
