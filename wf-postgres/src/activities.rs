@@ -170,7 +170,11 @@ impl ActivityTable for PostgresTx {
             "UPDATE activities SET lease_owner = NULL, started_ms = NULL, \
              attempt_deadline = NULL, lease_until = NULL \
              WHERE run_id = $1 AND seq = $2 AND attempt = $3",
-            owned![at.run_id.to_string(), i64::from(at.seq), i64::from(at.attempt)],
+            owned![
+                at.run_id.to_string(),
+                i64::from(at.seq),
+                i64::from(at.attempt)
+            ],
             "release an activity task",
         )
         .await?;

@@ -33,8 +33,12 @@ impl PostgresTx {
     /// one, which then sees every commit made under the lock.
     async fn lock_workflow(&mut self, workflow_id: &str) -> Result<()> {
         if self.writer && !self.locked_workflows.contains(workflow_id) {
-            self.later(LOCK_WORKFLOW, owned![workflow_id.to_string()], "lock a workflow id")
-                .await?;
+            self.later(
+                LOCK_WORKFLOW,
+                owned![workflow_id.to_string()],
+                "lock a workflow id",
+            )
+            .await?;
             self.locked_workflows.insert(workflow_id.to_string());
         }
         Ok(())

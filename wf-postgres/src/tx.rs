@@ -87,10 +87,9 @@ async fn pipelined<'a, T>(
     let refs: Vec<Vec<&(dyn ToSql + Sync)>> = queued
         .iter()
         .map(|q| match q {
-            Queued::Prepared { params, .. } => params
-                .iter()
-                .map(|p| &**p as &(dyn ToSql + Sync))
-                .collect(),
+            Queued::Prepared { params, .. } => {
+                params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
+            }
             Queued::Simple { .. } => Vec::new(),
         })
         .collect();
@@ -140,7 +139,10 @@ async fn pipelined<'a, T>(
     })
     .await;
     let failed = sending.into_iter().find_map(|(_, done)| done?.err());
-    (failed, out.expect("the pipeline ended with its last statement answered"))
+    (
+        failed,
+        out.expect("the pipeline ended with its last statement answered"),
+    )
 }
 
 impl PostgresTx {
