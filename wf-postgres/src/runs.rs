@@ -58,42 +58,40 @@ impl PostgresTx {
 
 impl RunTable for PostgresTx {
     async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
-        let row = if self.writer {
+        let sql = if self.writer {
             // The lock (if not yet held) is queued: it and the read go in one round trip, and
             // the server runs the read once the lock is held.
             self.lock_run(run_id).await?;
-            let sql = concat!(
+            concat!(
                 "SELECT ",
                 run_columns!(),
                 " FROM runs WHERE run_id = $1 FOR UPDATE"
-            );
-            self.query_opt(sql, &[&run_id], "read a run").await?
+            )
         } else {
-            let sql = concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1");
-            self.query_opt(sql, &[&run_id], "read a run").await?
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1")
         };
+        let row = self.query_opt(sql, &[&run_id], "read a run").await?;
         row.as_ref().map(run_row).transpose()
     }
 
     async fn latest_run(&mut self, workflow_id: &str) -> Result<Option<RunRow>> {
-        let row = if self.writer {
+        let sql = if self.writer {
             self.lock_workflow(workflow_id).await?;
-            let sql = concat!(
+            concat!(
                 "SELECT ",
                 run_columns!(),
                 " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1 FOR UPDATE"
-            );
-            self.query_opt(sql, &[&workflow_id], "read the latest run")
-                .await?
+            )
         } else {
-            let sql = concat!(
+            concat!(
                 "SELECT ",
                 run_columns!(),
                 " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1"
-            );
-            self.query_opt(sql, &[&workflow_id], "read the latest run")
-                .await?
+            )
         };
+        let row = self
+            .query_opt(sql, &[&workflow_id], "read the latest run")
+            .await?;
         row.as_ref().map(run_row).transpose()
     }
 
