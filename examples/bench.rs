@@ -7,6 +7,7 @@
 //! cargo run --release --example bench -- --only a,b   # some workloads
 //! cargo run --release --example bench -- --memory     # the in-memory store, for comparison
 //! cargo run --release --example bench -- --store postgres  # on WF_POSTGRES_URL (or --postgres-url)
+//! cargo run --release --example bench -- --store postgres --workers 2 --only a  # (a) also with 2 processes
 //! cargo run --release --example bench -- --only b --cross-process  # (b) and (x)
 //! cargo run --release --example bench -- --http       # (a), (b), (c), (g) over HTTP alone
 //! ```
@@ -143,6 +144,10 @@ struct Args {
     memory: bool,
     /// `--store postgres`: the database URL.
     postgres: Option<String>,
+    /// `--workers N` (PostgreSQL): (a) also with N worker processes on one database.
+    workers: usize,
+    /// Set in the extra worker processes of `--workers`: the schema they work on.
+    pg_worker_child: Option<String>,
     cross_process: bool,
     /// Set in the child process of (x): the file it works on.
     cross_process_child: Option<PathBuf>,
@@ -158,6 +163,8 @@ fn parse_args() -> Result<Args, String> {
         quick: false,
         memory: false,
         postgres: None,
+        workers: 1,
+        pg_worker_child: None,
         cross_process: false,
         cross_process_child: None,
         http_client: None,
@@ -181,6 +188,17 @@ fn parse_args() -> Result<Args, String> {
                 }
             },
             "--postgres-url" => url = Some(it.next().ok_or("--postgres-url needs a URL")?),
+            "--workers" => {
+                let n = it.next().ok_or("--workers needs a number")?;
+                args.workers = match n.parse::<usize>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => return Err(format!("--workers takes a number from 1, not {n:?}")),
+                };
+            }
+            "--pg-worker-child" => {
+                let schema = it.next().ok_or("--pg-worker-child needs a schema")?;
+                args.pg_worker_child = Some(schema);
+            }
             "--cross-process" => args.cross_process = true,
             // The HTTP workloads alone (with --only, next to those listed).
             "--http" => {
@@ -215,8 +233,8 @@ fn parse_args() -> Result<Args, String> {
             "--help" | "-h" => {
                 return Err(
                     "usage: bench [--quick] [--store sqlite|memory|postgres] [--postgres-url URL] \
-                     [--memory] [--cross-process] [--http] [--only a,b,c,d,e,f,g,x,http] \
-                     [--runs N (waiting workflows in (f))]"
+                     [--workers N] [--memory] [--cross-process] [--http] \
+                     [--only a,b,c,d,e,f,g,x,http] [--runs N (waiting workflows in (f))]"
                         .into(),
                 );
             }
@@ -225,6 +243,10 @@ fn parse_args() -> Result<Args, String> {
     }
     if postgres {
         args.postgres = Some(pg::url(url)?);
+    } else if args.workers > 1 {
+        return Err(
+            "--workers needs --store postgres (worker processes share one database)".into(),
+        );
     }
     Ok(args)
 }
@@ -426,6 +448,22 @@ async fn bench_a(b: &mut Bench) -> Result<(), WfError> {
         format!("{rate:>10.0} workflows/s"),
     );
     b.record("a10k_wf_per_s", rate);
+    if let (Some(url), n @ 2..) = (b.args.postgres.clone(), b.args.workers) {
+        // The same with this process and n - 1 more worker processes on its database.
+        let failed = |e: String| -> ! { panic!("(a) with {n} worker processes: {e}") };
+        let schema = pg::options(b.n).schema;
+        let workers = pg::Workers::start(&url, &schema, n - 1)
+            .await
+            .unwrap_or_else(|e| failed(e));
+        let rate = waiters(&client, "a10k-np", large).await;
+        workers.stop().await;
+        let rate = rate?;
+        b.row(
+            &format!("(a) {large} workflows, {n} worker processes"),
+            format!("{rate:>10.0} workflows/s"),
+        );
+        b.record("a10k_np_wf_per_s", rate);
+    }
     engine.shutdown().await;
     Ok(())
 }
@@ -841,6 +879,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     if let Some(path) = args.cross_process_child {
         return Ok(rt.block_on(cross::child(path))?);
+    }
+    if let (Some(schema), Some(url)) = (args.pg_worker_child.clone(), args.postgres.clone()) {
+        return Ok(rt.block_on(pg::worker_child(url, schema))?);
     }
     if let Some(url) = args.http_client {
         return Ok(rt.block_on(http::client(url, args.quick))?);

@@ -1,6 +1,9 @@
 //! The bench on PostgreSQL (`--store postgres`): a schema of its own per workload on the
-//! database that `--postgres-url` or `WF_POSTGRES_URL` names, dropped when the bench ends.
+//! database that `--postgres-url` or `WF_POSTGRES_URL` names, dropped when the bench ends; and
+//! the extra worker processes of `--workers N` (this binary run again with `--pg-worker-child`).
 
+use std::time::Duration;
+use wf_sdk::prelude::*;
 use wf_sdk::PostgresOptions;
 
 /// The database URL: `--postgres-url`, else `WF_POSTGRES_URL`.
@@ -59,5 +62,88 @@ pub async fn drop_schemas(url: &str) {
     );
     if let Err(e) = exec(url, &sql).await {
         eprintln!("could not drop the bench's schemas: {e}");
+    }
+}
+
+/// The engine of a second worker process (`--workers 2`) on `schema`: the bench's workflows
+/// and activities, its own workers.
+async fn worker_engine(url: &str, schema: &str) -> Result<Engine, WfError> {
+    let options = PostgresOptions {
+        schema: schema.to_string(),
+        ..Default::default()
+    };
+    Engine::builder()
+        .workflow::<crate::Waiter>()
+        .workflow::<crate::Counter>()
+        .workflow::<crate::Chain>()
+        .activities(crate::Noop)
+        .postgres_with(url, options)
+        .build()
+        .await
+}
+
+/// The child process of `--workers N`: runs workers on `schema`, says "ready" on stdout, and
+/// shuts down when its stdin closes (the parent is done or went away).
+pub async fn worker_child(url: String, schema: String) -> Result<(), WfError> {
+    let engine = worker_engine(&url, &schema).await?;
+    println!("ready");
+    let _ = tokio::task::spawn_blocking(|| {
+        let mut sink = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut sink);
+    })
+    .await;
+    engine.shutdown().await;
+    Ok(())
+}
+
+/// Worker processes of this bench binary on `schema`, started and stopped by their PIDs.
+pub struct Workers {
+    children: Vec<tokio::process::Child>,
+}
+
+impl Workers {
+    /// Starts `n` worker processes on `schema` and waits until each is ready.
+    pub async fn start(url: &str, schema: &str, n: usize) -> Result<Workers, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut workers = Workers {
+            children: Vec::new(),
+        };
+        for _ in 0..n {
+            let mut child = tokio::process::Command::new(&exe)
+                .args(["--store", "postgres", "--postgres-url", url])
+                .args(["--pg-worker-child", schema])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| format!("cannot start a worker process: {e}"))?;
+            let stdout = child
+                .stdout
+                .take()
+                .ok_or("the worker's stdout is not piped")?;
+            workers.children.push(child);
+            let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+            match lines.next_line().await {
+                Ok(Some(line)) if line == "ready" => {}
+                other => return Err(format!("the worker process did not start: {other:?}")),
+            }
+        }
+        Ok(workers)
+    }
+
+    /// Stops them: stdin closed (a clean shutdown), then, after 10 s, killed by PID.
+    pub async fn stop(mut self) {
+        for child in &mut self.children {
+            drop(child.stdin.take());
+        }
+        for child in &mut self.children {
+            let waited = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+            if !matches!(waited, Ok(Ok(_))) {
+                if let Some(pid) = child.id() {
+                    eprintln!("worker process {pid} did not stop; killing it");
+                }
+                let _ = child.kill().await;
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! The `activities` table of the PostgreSQL store.
 
 use crate::rows::{activity_columns, activity_row, from_blob, get, to_blob};
-use crate::tx::{Params, PostgresTx, Result};
+use crate::tx::{owned, Params, PostgresTx, Result};
 use wf_core::store::{
     ActivityTable, ActivityTask, Attempt, Heartbeat, LeaseState, NewActivity, Retry, TaskQuery,
 };
@@ -29,24 +29,24 @@ impl ActivityTable for PostgresTx {
             Some((owner, deadline, until)) => (Some(owner), Some(now), Some(deadline), Some(until)),
             None => (None, None, None, None),
         };
-        self.execute(
+        self.later(
             "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
              attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
              attempt_deadline, lease_until, lease_owner) \
              VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12)",
-            &[
-                &new.run_id,
-                &i64::from(task.seq),
-                &new.workflow_id,
-                &task.name,
-                &task.input.as_bytes(),
-                &options,
-                &now,
-                &deadline,
-                &started,
-                &attempt_deadline,
-                &lease_until,
-                &owner,
+            owned![
+                new.run_id.to_string(),
+                i64::from(task.seq),
+                new.workflow_id.to_string(),
+                task.name.clone(),
+                task.input.as_bytes().to_vec(),
+                options,
+                now,
+                deadline,
+                started,
+                attempt_deadline,
+                lease_until,
+                owner.map(str::to_string),
             ],
             "schedule an activity",
         )
@@ -69,9 +69,9 @@ impl ActivityTable for PostgresTx {
     }
 
     async fn delete_activity(&mut self, run_id: &str, seq: u32) -> Result<()> {
-        self.execute(
+        self.later(
             "DELETE FROM activities WHERE run_id = $1 AND seq = $2",
-            &[&run_id, &i64::from(seq)],
+            owned![run_id.to_string(), i64::from(seq)],
             "cancel an activity",
         )
         .await?;
@@ -79,9 +79,9 @@ impl ActivityTable for PostgresTx {
     }
 
     async fn delete_activities(&mut self, run_id: &str) -> Result<()> {
-        self.execute(
+        self.later(
             "DELETE FROM activities WHERE run_id = $1",
-            &[&run_id],
+            owned![run_id.to_string()],
             "clear a closed run's activities",
         )
         .await?;
@@ -107,16 +107,16 @@ impl ActivityTable for PostgresTx {
     }
 
     async fn lease_activity(&mut self, task: &ActivityTask, owner: &str) -> Result<()> {
-        self.execute(
+        self.later(
             "UPDATE activities SET lease_owner = $3, started_ms = $4, attempt_deadline = $5, \
              lease_until = $6 WHERE run_id = $1 AND seq = $2",
-            &[
-                &task.run_id,
-                &i64::from(task.seq),
-                &owner,
-                &task.started_ms,
-                &task.attempt_deadline_ms,
-                &task.lease_until_ms,
+            owned![
+                task.run_id.clone(),
+                i64::from(task.seq),
+                owner.to_string(),
+                task.started_ms,
+                task.attempt_deadline_ms,
+                task.lease_until_ms,
             ],
             "lease an activity task",
         )
@@ -126,15 +126,15 @@ impl ActivityTable for PostgresTx {
 
     async fn heartbeat_activity(&mut self, beat: &Heartbeat<'_>) -> Result<()> {
         let at = &beat.attempt;
-        self.execute(
+        self.later(
             "UPDATE activities SET heartbeat = COALESCE($4, heartbeat), lease_until = $5 \
              WHERE run_id = $1 AND seq = $2 AND attempt = $3",
-            &[
-                &at.run_id,
-                &i64::from(at.seq),
-                &i64::from(at.attempt),
-                &beat.details.map(|p| p.as_bytes()),
-                &beat.lease_until_ms,
+            owned![
+                at.run_id.to_string(),
+                i64::from(at.seq),
+                i64::from(at.attempt),
+                beat.details.map(|p| p.as_bytes().to_vec()),
+                beat.lease_until_ms,
             ],
             "record a heartbeat",
         )
@@ -166,11 +166,15 @@ impl ActivityTable for PostgresTx {
     }
 
     async fn release_activity(&mut self, at: &Attempt<'_>) -> Result<()> {
-        self.execute(
+        self.later(
             "UPDATE activities SET lease_owner = NULL, started_ms = NULL, \
              attempt_deadline = NULL, lease_until = NULL \
              WHERE run_id = $1 AND seq = $2 AND attempt = $3",
-            &[&at.run_id, &i64::from(at.seq), &i64::from(at.attempt)],
+            owned![
+                at.run_id.to_string(),
+                i64::from(at.seq),
+                i64::from(at.attempt)
+            ],
             "release an activity task",
         )
         .await?;

@@ -1,14 +1,14 @@
 //! The `events` table of the PostgreSQL store.
 
 use crate::rows::{get, get_u64};
-use crate::tx::{PostgresTx, Result};
+use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::EventTable;
 
 impl EventTable for PostgresTx {
     async fn insert_events(&mut self, run_id: &str, first_id: u64, data: &[u8]) -> Result<()> {
-        self.execute(
+        self.later(
             "INSERT INTO events (run_id, event_id, data) VALUES ($1, $2, $3)",
-            &[&run_id, &(first_id as i64), &data],
+            owned![run_id.to_string(), first_id as i64, data.to_vec()],
             "append history events",
         )
         .await?;

@@ -7,27 +7,23 @@
 //! reads the inbox under that lock too), which orders a run's inserts by commit.
 
 use crate::rows::{from_blob, get, get_u64, to_blob};
-use crate::tx::{PostgresTx, Result};
-use wf_core::store::{InboxMessage, InboxTable, Message, StoreError};
+use crate::tx::{owned, PostgresTx, Result};
+use wf_core::store::{InboxMessage, InboxTable, Message};
 
 impl InboxTable for PostgresTx {
     async fn push_inbox(&mut self, run_id: &str, message: Message) -> Result<()> {
         let data = to_blob("inbox message", &message)?;
         self.lock_run(run_id).await?;
-        // The row lock first (the subquery), then the insert that draws the number.
-        let n = self
-            .execute(
-                "INSERT INTO inbox (run_id, data) \
-                 SELECT run_id, $2 FROM (SELECT run_id FROM runs WHERE run_id = $1 FOR UPDATE) r",
-                &[&run_id, &data],
-                "insert an inbox message",
-            )
-            .await?;
-        if n == 0 {
-            return Err(StoreError::bug(format!(
-                "a message was sent to the inbox of run {run_id}, which does not exist"
-            )));
-        }
+        // The row lock first (the joined subquery), then the insert that draws the number.
+        // Queued: a missing run inserts a NULL run id, which the column refuses.
+        self.later(
+            "INSERT INTO inbox (run_id, data) \
+             SELECT r.run_id, $2 FROM (SELECT 1) one LEFT JOIN \
+             (SELECT run_id FROM runs WHERE run_id = $1 FOR UPDATE) r ON TRUE",
+            owned![run_id.to_string(), data],
+            "insert an inbox message (into the inbox of an existing run)",
+        )
+        .await?;
         self.notes.work = true;
         Ok(())
     }
@@ -63,9 +59,9 @@ impl InboxTable for PostgresTx {
     }
 
     async fn consume_inbox(&mut self, run_id: &str, through: u64) -> Result<()> {
-        self.execute(
+        self.later(
             "DELETE FROM inbox WHERE run_id = $1 AND seq <= $2",
-            &[&run_id, &(through.min(i64::MAX as u64) as i64)],
+            owned![run_id.to_string(), through.min(i64::MAX as u64) as i64],
             "consume inbox messages",
         )
         .await?;
@@ -73,9 +69,9 @@ impl InboxTable for PostgresTx {
     }
 
     async fn delete_inbox(&mut self, run_id: &str) -> Result<()> {
-        self.execute(
+        self.later(
             "DELETE FROM inbox WHERE run_id = $1",
-            &[&run_id],
+            owned![run_id.to_string()],
             "clear a closed run's inbox",
         )
         .await?;

@@ -13,8 +13,8 @@
 //! flight. Writers on different workflows may still deadlock (a group commit's requests come
 //! in any order): PostgreSQL then fails one statement, and the writer runs that request again.
 
-use crate::rows::{db, get, run_columns, run_row, to_blob};
-use crate::tx::{PostgresTx, Result};
+use crate::rows::{get, run_columns, run_row, to_blob};
+use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::{
     ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
 };
@@ -29,12 +29,16 @@ const LOCK_RUN: &str =
     "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || workflow_id, 0)) FROM runs WHERE run_id = $1";
 
 impl PostgresTx {
-    /// Locks the workflow id (a writer only). Its statement runs before the next one, which
-    /// then sees every commit made under the lock.
+    /// Locks the workflow id (a writer only). Its statement is queued and runs before the next
+    /// one, which then sees every commit made under the lock.
     async fn lock_workflow(&mut self, workflow_id: &str) -> Result<()> {
         if self.writer && !self.locked_workflows.contains(workflow_id) {
-            self.execute(LOCK_WORKFLOW, &[&workflow_id], "lock a workflow id")
-                .await?;
+            self.later(
+                LOCK_WORKFLOW,
+                owned![workflow_id.to_string()],
+                "lock a workflow id",
+            )
+            .await?;
             self.locked_workflows.insert(workflow_id.to_string());
         }
         Ok(())
@@ -44,7 +48,8 @@ impl PostgresTx {
     /// only; once per transaction).
     pub(crate) async fn lock_run(&mut self, run_id: &str) -> Result<()> {
         if self.writer && !self.locked.contains(run_id) {
-            self.execute(LOCK_RUN, &[&run_id], "lock a run").await?;
+            self.later(LOCK_RUN, owned![run_id.to_string()], "lock a run")
+                .await?;
             self.locked.insert(run_id.to_string());
         }
         Ok(())
@@ -53,84 +58,58 @@ impl PostgresTx {
 
 impl RunTable for PostgresTx {
     async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
-        let row = if self.writer && self.locked.contains(run_id) {
-            let sql = concat!(
+        let sql = if self.writer {
+            // The lock (if not yet held) is queued: it and the read go in one round trip, and
+            // the server runs the read once the lock is held.
+            self.lock_run(run_id).await?;
+            concat!(
                 "SELECT ",
                 run_columns!(),
                 " FROM runs WHERE run_id = $1 FOR UPDATE"
-            );
-            self.query_opt(sql, &[&run_id], "read a run").await?
-        } else if self.writer {
-            let s_lock = self.statement(LOCK_RUN).await?;
-            let s_read = self
-                .statement(concat!(
-                    "SELECT ",
-                    run_columns!(),
-                    " FROM runs WHERE run_id = $1 FOR UPDATE"
-                ))
-                .await?;
-            // Both in one round trip: the server runs them in order, so the read starts once
-            // the lock is held.
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&run_id];
-            let (locked, read) = tokio::join!(
-                self.client.execute(&s_lock, &params),
-                self.client.query_opt(&s_read, &params)
-            );
-            locked.map_err(db("lock a run"))?;
-            self.locked.insert(run_id.to_string());
-            read.map_err(db("read a run"))?
+            )
         } else {
-            let sql = concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1");
-            self.query_opt(sql, &[&run_id], "read a run").await?
+            concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = $1")
         };
+        let row = self.query_opt(sql, &[&run_id], "read a run").await?;
         row.as_ref().map(run_row).transpose()
     }
 
     async fn latest_run(&mut self, workflow_id: &str) -> Result<Option<RunRow>> {
-        let row = if self.writer {
-            let s_lock = self.statement(LOCK_WORKFLOW).await?;
-            let s_read = self
-                .statement(concat!(
-                    "SELECT ",
-                    run_columns!(),
-                    " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1 FOR UPDATE"
-                ))
-                .await?;
-            let params: [&(dyn tokio_postgres::types::ToSql + Sync); 1] = [&workflow_id];
-            let (locked, read) = tokio::join!(
-                self.client.execute(&s_lock, &params),
-                self.client.query_opt(&s_read, &params)
-            );
-            locked.map_err(db("lock a workflow id"))?;
-            self.locked_workflows.insert(workflow_id.to_string());
-            read.map_err(db("read the latest run"))?
+        let sql = if self.writer {
+            self.lock_workflow(workflow_id).await?;
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1 FOR UPDATE"
+            )
         } else {
-            let sql = concat!(
+            concat!(
                 "SELECT ",
                 run_columns!(),
                 " FROM runs WHERE workflow_id = $1 ORDER BY seq DESC LIMIT 1"
-            );
-            self.query_opt(sql, &[&workflow_id], "read the latest run")
-                .await?
+            )
         };
+        let row = self
+            .query_opt(sql, &[&workflow_id], "read the latest run")
+            .await?;
         row.as_ref().map(run_row).transpose()
     }
 
     async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
         self.lock_workflow(&run.workflow_id).await?;
         self.locked.insert(run.run_id.clone());
-        self.execute(
+        self.later(
             "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
              next_event_id, history_bytes, created_ms, summary, ready_at, task_queue) \
              VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7)",
-            &[
-                &run.run_id,
-                &run.workflow_id,
-                &run.chain_id,
-                &run.workflow_type,
-                &(run.history_bytes as i64),
-                &run.created_ms,
-                &run.task_queue,
+            owned![
+                run.run_id.clone(),
+                run.workflow_id.clone(),
+                run.chain_id.clone(),
+                run.workflow_type.clone(),
+                run.history_bytes as i64,
+                run.created_ms,
+                run.task_queue.clone(),
             ],
             "insert a run",
         )
@@ -144,7 +123,7 @@ impl RunTable for PostgresTx {
         let close = change.close.as_ref();
         // One statement for a commit (a summary: the task failure is cleared) and for a
         // termination (no summary: both kept); a close sets its fields, else they stay.
-        self.execute(
+        self.later(
             "UPDATE runs SET next_event_id = $2, history_bytes = history_bytes + $3, \
              summary = COALESCE($4, summary), \
              task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
@@ -152,16 +131,16 @@ impl RunTable for PostgresTx {
              status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
              result = COALESCE($8, result), failure = COALESCE($9, failure) \
              WHERE run_id = $1",
-            &[
-                &change.run_id,
-                &(change.next_event_id as i64),
-                &(change.added_bytes as i64),
-                &change.summary.map(|p| p.as_bytes()),
-                &change.ready_at,
-                &close.map(|c| c.status.as_str()),
-                &close.map(|c| c.closed_ms),
-                &close.and_then(|c| c.result).map(|p| p.as_bytes()),
-                &close.and_then(|c| c.failure),
+            owned![
+                change.run_id.to_string(),
+                change.next_event_id as i64,
+                change.added_bytes as i64,
+                change.summary.map(|p| p.as_bytes().to_vec()),
+                change.ready_at,
+                close.map(|c| c.status.as_str()),
+                close.map(|c| c.closed_ms),
+                close.and_then(|c| c.result).map(|p| p.as_bytes().to_vec()),
+                close.and_then(|c| c.failure).map(str::to_string),
             ],
             "update a run",
         )
@@ -174,9 +153,9 @@ impl RunTable for PostgresTx {
 
     async fn set_ready(&mut self, run_id: &str, at_ms: i64) -> Result<()> {
         self.lock_run(run_id).await?;
-        self.execute(
+        self.later(
             "UPDATE runs SET ready_at = LEAST(COALESCE(ready_at, $2), $2) WHERE run_id = $1",
-            &[&run_id, &at_ms],
+            owned![run_id.to_string(), at_ms],
             "mark a run ready",
         )
         .await?;
@@ -186,9 +165,13 @@ impl RunTable for PostgresTx {
 
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.lock_run(lease.run_id).await?;
-        self.execute(
+        self.later(
             "UPDATE runs SET lease_owner = $2, lease_until = $3 WHERE run_id = $1",
-            &[&lease.run_id, &lease.owner, &lease.until_ms],
+            owned![
+                lease.run_id.to_string(),
+                lease.owner.to_string(),
+                lease.until_ms
+            ],
             "lease a workflow task",
         )
         .await?;
@@ -212,10 +195,10 @@ impl RunTable for PostgresTx {
 
     async fn release_lease(&mut self, run_id: &str, owner: &str) -> Result<()> {
         self.lock_run(run_id).await?;
-        self.execute(
+        self.later(
             "UPDATE runs SET lease_owner = NULL, lease_until = NULL, \
              ready_at = COALESCE(ready_at, 0) WHERE run_id = $1 AND lease_owner = $2",
-            &[&run_id, &owner],
+            owned![run_id.to_string(), owner.to_string()],
             "release a workflow task",
         )
         .await?;
@@ -226,10 +209,10 @@ impl RunTable for PostgresTx {
     async fn record_task_failure(&mut self, run_id: &str, failure: &TaskFailure) -> Result<()> {
         self.lock_run(run_id).await?;
         let blob = to_blob("task failure", failure)?;
-        self.execute(
+        self.later(
             "UPDATE runs SET task_failure = $2, lease_owner = NULL, lease_until = NULL, \
              ready_at = $3 WHERE run_id = $1",
-            &[&run_id, &blob, &failure.retry_at_ms],
+            owned![run_id.to_string(), blob, failure.retry_at_ms],
             "record a workflow task failure",
         )
         .await?;

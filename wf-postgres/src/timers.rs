@@ -1,14 +1,14 @@
 //! The `timers` table of the PostgreSQL store.
 
 use crate::rows::{get, get_u32};
-use crate::tx::{PostgresTx, Result};
+use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::TimerTable;
 
 impl TimerTable for PostgresTx {
     async fn insert_timer(&mut self, run_id: &str, seq: u32, fire_at_ms: i64) -> Result<()> {
-        self.execute(
+        self.later(
             "INSERT INTO timers (run_id, seq, fire_at) VALUES ($1, $2, $3)",
-            &[&run_id, &i64::from(seq), &fire_at_ms],
+            owned![run_id.to_string(), i64::from(seq), fire_at_ms],
             "start a timer",
         )
         .await?;
@@ -17,9 +17,9 @@ impl TimerTable for PostgresTx {
     }
 
     async fn delete_timer(&mut self, run_id: &str, seq: u32) -> Result<()> {
-        self.execute(
+        self.later(
             "DELETE FROM timers WHERE run_id = $1 AND seq = $2",
-            &[&run_id, &i64::from(seq)],
+            owned![run_id.to_string(), i64::from(seq)],
             "delete a timer",
         )
         .await?;
@@ -27,9 +27,9 @@ impl TimerTable for PostgresTx {
     }
 
     async fn delete_timers(&mut self, run_id: &str) -> Result<()> {
-        self.execute(
+        self.later(
             "DELETE FROM timers WHERE run_id = $1",
-            &[&run_id],
+            owned![run_id.to_string()],
             "clear a closed run's timers",
         )
         .await?;

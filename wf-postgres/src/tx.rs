@@ -3,7 +3,11 @@
 //! (wake-ups, savepoints).
 
 use crate::rows::db;
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, Row, Statement};
 use wf_core::store::{StoreError, Tx};
@@ -14,12 +18,54 @@ pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 /// Statement parameters.
 pub(crate) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 
+/// A parameter a queued statement owns (it is sent after the primitive returned).
+pub(crate) type Owned = Box<dyn ToSql + Send + Sync>;
+
+/// The owned parameters of a queued statement: `owned![a, b]`.
+macro_rules! owned {
+    ($($p:expr),* $(,)?) => {
+        vec![$(Box::new($p) as $crate::tx::Owned),*]
+    };
+}
+pub(crate) use owned;
+
+/// A statement whose outcome the rule does not need: queued, and sent with the next one whose
+/// outcome it needs (see [`PostgresTx`]).
+enum Queued {
+    /// A prepared statement with its parameters.
+    Prepared {
+        statement: Statement,
+        params: Vec<Owned>,
+        what: &'static str,
+    },
+    /// Parameterless statements (savepoints, the transaction's `BEGIN`).
+    Simple {
+        sql: Cow<'static, str>,
+        what: &'static str,
+        /// Whether it stays queued when the request's statements are dropped (a `BEGIN`).
+        kept: bool,
+    },
+}
+
+/// A statement's future, borrowing the connection.
+type Sending<'a> = Pin<Box<dyn Future<Output = std::result::Result<(), StoreError>> + Send + 'a>>;
+
 /// The transaction a store connection has open (a writer's group commit, or a reader's
 /// snapshot). Every primitive is one statement (prepared once per connection); a writer's
 /// reads of a run lock it (see `runs.rs`), a reader's never do.
+///
+/// Write-behind: a statement whose outcome the rule does not need (an insert, an update that
+/// returns nothing) is queued, not awaited; the queue is sent in order, pipelined on the
+/// connection, in the same round trip as the next statement whose outcome is needed (a read,
+/// a savepoint, the end of the request). A rule thus costs one round trip per read it makes,
+/// plus one to close it. A queued statement's failure is the failure of whatever sent it (the
+/// statements after it fail too: the transaction is aborted until the request's savepoint is
+/// rolled back).
 pub struct PostgresTx {
     pub(crate) client: Client,
     statements: HashMap<&'static str, Statement>,
+    /// Statements not yet sent, in order.
+    queued: Vec<Queued>,
     /// Whether this is a writer's transaction: reads of runs take their locks.
     pub(crate) writer: bool,
     /// What the transaction committed that other processes should hear of (`NOTIFY`).
@@ -30,11 +76,81 @@ pub struct PostgresTx {
     pub(crate) locked_workflows: std::collections::HashSet<String>,
 }
 
+/// Runs `queued` and then `last` in one round trip: every request is sent, in order, on the
+/// first poll (tokio-postgres pipelines the requests of futures polled together). Answers the
+/// first failure among the queued statements, and `last`'s own outcome.
+async fn pipelined<'a, T>(
+    client: &'a Client,
+    queued: &'a [Queued],
+    last: impl Future<Output = T> + Send + 'a,
+) -> (Option<StoreError>, T) {
+    let refs: Vec<Vec<&(dyn ToSql + Sync)>> = queued
+        .iter()
+        .map(|q| match q {
+            Queued::Prepared { params, .. } => {
+                params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
+            }
+            Queued::Simple { .. } => Vec::new(),
+        })
+        .collect();
+    let mut sending: Vec<(Sending<'_>, Option<Result<()>>)> = queued
+        .iter()
+        .zip(&refs)
+        .map(|(q, params)| {
+            let f: Sending<'_> = match q {
+                Queued::Prepared {
+                    statement, what, ..
+                } => Box::pin(async move {
+                    client
+                        .execute(statement, params)
+                        .await
+                        .map(|_| ())
+                        .map_err(db(what))
+                }),
+                Queued::Simple { sql, what, .. } => {
+                    Box::pin(async move { client.batch_execute(sql).await.map_err(db(what)) })
+                }
+            };
+            (f, None)
+        })
+        .collect();
+    let mut last = std::pin::pin!(last);
+    let mut out = None;
+    // Polled in order, each unfinished one on every wake: the first poll sends them all.
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (f, done) in sending.iter_mut().filter(|(_, done)| done.is_none()) {
+            match f.as_mut().poll(cx) {
+                Poll::Ready(r) => *done = Some(r),
+                Poll::Pending => waiting = true,
+            }
+        }
+        if out.is_none() {
+            match last.as_mut().poll(cx) {
+                Poll::Ready(r) => out = Some(r),
+                Poll::Pending => waiting = true,
+            }
+        }
+        if waiting {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    let failed = sending.into_iter().find_map(|(_, done)| done?.err());
+    (
+        failed,
+        out.expect("the pipeline ended with its last statement answered"),
+    )
+}
+
 impl PostgresTx {
     pub(crate) fn new(client: Client, writer: bool) -> PostgresTx {
         PostgresTx {
             client,
             statements: HashMap::new(),
+            queued: Vec::new(),
             writer,
             notes: Default::default(),
             locked: Default::default(),
@@ -56,6 +172,68 @@ impl PostgresTx {
         Ok(s)
     }
 
+    /// Sends the queued statements and then `last`'s, in one round trip (see [`pipelined`]).
+    async fn pipelined<'s, T, F>(
+        &'s mut self,
+        last: impl FnOnce(&'s Client) -> F,
+    ) -> (Option<StoreError>, T)
+    where
+        F: Future<Output = T> + Send + 's,
+    {
+        let queued = std::mem::take(&mut self.queued);
+        let client = &self.client;
+        if queued.is_empty() {
+            return (None, last(client).await);
+        }
+        pipelined(client, &queued, last(client)).await
+    }
+
+    /// Queues a statement that returns nothing the rule needs (see [`PostgresTx`]).
+    pub(crate) async fn later(
+        &mut self,
+        sql: &'static str,
+        params: Vec<Owned>,
+        what: &'static str,
+    ) -> Result<()> {
+        let statement = self.statement(sql).await?;
+        self.queued.push(Queued::Prepared {
+            statement,
+            params,
+            what,
+        });
+        Ok(())
+    }
+
+    /// Queues parameterless statements.
+    pub(crate) fn later_batch(&mut self, sql: impl Into<Cow<'static, str>>, what: &'static str) {
+        self.queued.push(Queued::Simple {
+            sql: sql.into(),
+            what,
+            kept: false,
+        });
+    }
+
+    /// Queues the transaction's opening statements (sent with its first statement; a request
+    /// that fails before it sent anything does not drop them).
+    pub(crate) fn begin_later(&mut self, sql: &'static str) {
+        self.queued.push(Queued::Simple {
+            sql: sql.into(),
+            what: "begin a transaction",
+            kept: true,
+        });
+    }
+
+    /// Drops every statement not yet sent (a new transaction, a new connection).
+    pub(crate) fn drop_queued(&mut self) {
+        self.queued.clear();
+    }
+
+    /// Drops the request's statements not yet sent (it failed, or runs again).
+    pub(crate) fn discard_queued(&mut self) {
+        self.queued
+            .retain(|q| matches!(q, Queued::Simple { kept: true, .. }));
+    }
+
     /// Runs a statement; the number of rows it changed.
     pub(crate) async fn execute(
         &mut self,
@@ -64,7 +242,9 @@ impl PostgresTx {
         what: &'static str,
     ) -> Result<u64> {
         let s = self.statement(sql).await?;
-        self.client.execute(&s, params).await.map_err(db(what))
+        let (failed, n) = self.pipelined(|c| c.execute(&s, params)).await;
+        failed.map_or(Ok(()), Err)?;
+        n.map_err(db(what))
     }
 
     /// Runs a query; its rows.
@@ -75,7 +255,9 @@ impl PostgresTx {
         what: &'static str,
     ) -> Result<Vec<Row>> {
         let s = self.statement(sql).await?;
-        self.client.query(&s, params).await.map_err(db(what))
+        let (failed, rows) = self.pipelined(|c| c.query(&s, params)).await;
+        failed.map_or(Ok(()), Err)?;
+        rows.map_err(db(what))
     }
 
     /// Runs a query of at most one row.
@@ -86,7 +268,9 @@ impl PostgresTx {
         what: &'static str,
     ) -> Result<Option<Row>> {
         let s = self.statement(sql).await?;
-        self.client.query_opt(&s, params).await.map_err(db(what))
+        let (failed, row) = self.pipelined(|c| c.query_opt(&s, params)).await;
+        failed.map_or(Ok(()), Err)?;
+        row.map_err(db(what))
     }
 
     /// Runs a query of exactly one row.
@@ -97,12 +281,27 @@ impl PostgresTx {
         what: &'static str,
     ) -> Result<Row> {
         let s = self.statement(sql).await?;
-        self.client.query_one(&s, params).await.map_err(db(what))
+        let (failed, row) = self.pipelined(|c| c.query_one(&s, params)).await;
+        failed.map_or(Ok(()), Err)?;
+        row.map_err(db(what))
     }
 
-    /// Runs parameterless statements (transaction control).
+    /// Runs parameterless statements (transaction control) after the queued ones.
     pub(crate) async fn batch(&mut self, sql: &str, what: &'static str) -> Result<()> {
-        self.client.batch_execute(sql).await.map_err(db(what))
+        let (failed, done) = self.send_then(sql, what).await;
+        failed.map_or(done, Err)
+    }
+
+    /// Sends the queued statements and then `sql` (parameterless statements), in one round
+    /// trip: the first failure among the queued ones, and `sql`'s own outcome. When a queued
+    /// statement failed, `sql` fails too unless it rolls back past it.
+    pub(crate) async fn send_then(
+        &mut self,
+        sql: &str,
+        what: &'static str,
+    ) -> (Option<StoreError>, Result<()>) {
+        let (failed, done) = self.pipelined(|c| c.batch_execute(sql)).await;
+        (failed, done.map_err(db(what)))
     }
 
     /// Forgets the advisory locks it noted: a new transaction, or a rolled back savepoint.
@@ -111,10 +310,12 @@ impl PostgresTx {
         self.locked_workflows.clear();
     }
 
-    /// Forgets the prepared statements (a new connection has none).
+    /// Forgets the prepared statements (a new connection has none) and what was queued on the
+    /// old one.
     pub(crate) fn replace_client(&mut self, client: Client) {
         self.client = client;
         self.statements.clear();
+        self.drop_queued();
     }
 }
 
@@ -143,17 +344,25 @@ impl Tx for PostgresTx {
     }
 
     // The writer's own savepoint per request is named `request`: this one nests inside it.
+    // Sent at once, so that a queued statement's failure is the rule's, not the nested part's.
     async fn savepoint(&mut self) -> Result<()> {
         self.batch("SAVEPOINT nested", "open a savepoint").await
     }
 
+    // The statements queued since the savepoint are rolled back with it: their failures do not
+    // count once the rollback succeeded.
     async fn rollback_to_savepoint(&mut self) -> Result<()> {
-        self.batch("ROLLBACK TO SAVEPOINT nested", "roll back a savepoint")
-            .await
+        let (failed, done) = self
+            .send_then("ROLLBACK TO SAVEPOINT nested", "roll back a savepoint")
+            .await;
+        match (done, failed) {
+            (Ok(()), _) => Ok(()),
+            (Err(_), Some(e)) | (Err(e), None) => Err(e),
+        }
     }
 
     async fn release_savepoint(&mut self) -> Result<()> {
-        self.batch("RELEASE SAVEPOINT nested", "close a savepoint")
-            .await
+        self.later_batch("RELEASE SAVEPOINT nested", "close a savepoint");
+        Ok(())
     }
 }

@@ -1,7 +1,7 @@
 //! The `updates` and `signal_ids` tables of the PostgreSQL store.
 
 use crate::rows::{from_blob, get, to_blob};
-use crate::tx::{PostgresTx, Result};
+use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::{UpdateRecord, UpdateRow, UpdateState, UpdateTable};
 
 impl UpdateTable for PostgresTx {
@@ -36,18 +36,18 @@ impl UpdateTable for PostgresTx {
 
     async fn put_update(&mut self, row: &UpdateRow<'_>) -> Result<()> {
         let blob = to_blob("update state", row.state)?;
-        self.execute(
+        self.later(
             "INSERT INTO updates (chain_id, update_id, run_id, name, state, final) \
              VALUES ($1, $2, $3, $4, $5, $6) \
              ON CONFLICT (chain_id, update_id) \
              DO UPDATE SET name = excluded.name, state = excluded.state, final = excluded.final",
-            &[
-                &row.chain_id,
-                &row.update_id,
-                &row.run_id,
-                &row.name,
-                &blob,
-                &row.state.is_final(),
+            owned![
+                row.chain_id.to_string(),
+                row.update_id.to_string(),
+                row.run_id.to_string(),
+                row.name.to_string(),
+                blob,
+                row.state.is_final(),
             ],
             "record an update state",
         )
@@ -58,9 +58,9 @@ impl UpdateTable for PostgresTx {
 
     async fn abandon_updates(&mut self, run_id: &str) -> Result<()> {
         let abandoned = to_blob("update state", &UpdateState::Abandoned)?;
-        self.execute(
+        self.later(
             "UPDATE updates SET state = $2, final = TRUE WHERE run_id = $1 AND NOT final",
-            &[&run_id, &abandoned],
+            owned![run_id.to_string(), abandoned],
             "abandon the updates of a closed run",
         )
         .await?;

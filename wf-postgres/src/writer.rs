@@ -42,6 +42,8 @@ pub(crate) trait Request: Send {
     fn answer(self: Box<Self>, failure: Option<StoreError>);
     /// Whether the change must be flushed before the caller is answered.
     fn durable(&self) -> bool;
+    /// Makes `e` the outcome of the last run: a statement it queued failed once sent.
+    fn fail(&mut self, e: StoreError) -> Ran;
 }
 
 /// The queue of a kind of connection task.
@@ -90,6 +92,16 @@ where
 
     fn durable(&self) -> bool {
         self.durable
+    }
+
+    fn fail(&mut self, e: StoreError) -> Ran {
+        let ran = if transient(&e) {
+            Ran::Transient
+        } else {
+            Ran::Failed
+        };
+        self.outcome = Some(Err(e));
+        ran
     }
 
     fn answer(self: Box<Self>, failure: Option<StoreError>) {
@@ -279,6 +291,11 @@ enum Lost {
 /// (returned `true` at its index) to run after the commit: the locks the requests before it
 /// took are held until the commit, so running it again in this transaction would only wait
 /// again for the transaction it collided with (which may be waiting for those locks).
+///
+/// A request's queued statements (see [`PostgresTx`]) go in one round trip with the statement
+/// that closes its savepoint and opens the next one's (or, for the last, with the `COMMIT`):
+/// when one of them fails, the rest of that round trip is skipped by the server (the
+/// transaction is aborted), so the request's savepoint still stands and is rolled back.
 async fn write_batch(
     tx: &mut PostgresTx,
     batch: &mut [Box<dyn Request>],
@@ -291,9 +308,31 @@ async fn write_batch(
     } else {
         "BEGIN; SAVEPOINT request"
     };
-    begin(tx, connector, settings, begin_sql)
-        .await
-        .map_err(Lost::Failed)?;
+    let Some(last) = batch.len().checked_sub(1) else {
+        return Ok(Vec::new());
+    };
+    let mut later = vec![false; batch.len()];
+    // Past the first request the transaction holds locks others may wait for: it waits for a
+    // lock only briefly, then puts the request off (see above), so that writers never wait
+    // for each other in long chains or cycles (each cycle costs the server's
+    // `deadlock_timeout`, a second, to break).
+    let next_savepoint = |i: usize| {
+        if i == 0 {
+            "SET LOCAL lock_timeout = '20ms'; SAVEPOINT request"
+        } else {
+            "SAVEPOINT request"
+        }
+    };
+    tx.drop_queued();
+    if tx.client.is_closed() {
+        begin(tx, connector, settings, begin_sql)
+            .await
+            .map_err(Lost::Failed)?;
+    } else {
+        // Sent with the first request's first statement: a lost connection shows there, and
+        // the batch runs again from `begin` (nothing of it was committed).
+        tx.begin_later(begin_sql);
+    }
     tx.notes = Default::default();
     tx.forget_locks();
     let lost = |tx: &PostgresTx, e: StoreError| {
@@ -303,15 +342,40 @@ async fn write_batch(
             Lost::Failed(e)
         }
     };
-    let last = batch.len() - 1;
-    let mut later = vec![false; batch.len()];
     for (i, request) in batch.iter_mut().enumerate() {
         let mut runs = 0;
         let kept = loop {
             runs += 1;
-            match request.run(tx).await {
-                Ran::Ok => break true,
-                Ran::Failed => break false,
+            let ran = match request.run(tx).await {
+                Ran::Ok => {
+                    // Its queued statements, then its savepoint released; the last request's
+                    // round trip also commits the batch.
+                    let end = if i == last {
+                        format!("RELEASE SAVEPOINT request; {}COMMIT", notify(tx, settings))
+                    } else {
+                        format!("RELEASE SAVEPOINT request; {}", next_savepoint(i))
+                    };
+                    match tx.send_then(&end, "close a savepoint").await {
+                        (None, Ok(())) if i == last => return Ok(later),
+                        (None, Ok(())) => break true,
+                        (_, Err(e)) if tx.client.is_closed() && i == last => {
+                            return Err(Lost::Failed(unknown_commit(e)))
+                        }
+                        (Some(e), Err(_)) if !tx.client.is_closed() => request.fail(e),
+                        (_, Err(e)) => return Err(lost(tx, e)),
+                        (Some(e), Ok(())) => {
+                            return Err(Lost::Failed(StoreError::bug(format!(
+                                "a queued statement failed ({e}) but its transaction went on"
+                            ))))
+                        }
+                    }
+                }
+                ran => ran,
+            };
+            tx.discard_queued();
+            match ran {
+                // (`fail` never answers `Ok`.)
+                Ran::Ok | Ran::Failed => break false,
                 Ran::Transient if tx.client.is_closed() => {
                     return Err(Lost::BeforeCommit(StoreError::backend(
                         BackendErrorKind::Unavailable,
@@ -337,47 +401,50 @@ async fn write_batch(
                 }
             }
         };
-        // Past the first request the transaction holds locks others may wait for: it waits
-        // for a lock only briefly, then puts the request off (see above), so that writers
-        // never wait for each other in long chains or cycles (each cycle costs the server's
-        // `deadlock_timeout`, a second, to break).
-        let next = match (i == last, i == 0) {
-            (true, _) => "",
-            (false, true) => "SET LOCAL lock_timeout = '20ms'; SAVEPOINT request;",
-            (false, false) => "SAVEPOINT request;",
-        };
-        let sql = if kept {
-            format!("RELEASE SAVEPOINT request; {next}")
+        if kept {
+            continue;
+        }
+        tx.forget_locks();
+        let sql = if i == last {
+            format!(
+                "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {}COMMIT",
+                notify(tx, settings)
+            )
         } else {
-            tx.forget_locks();
-            format!("ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {next}")
+            format!(
+                "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {}",
+                next_savepoint(i)
+            )
         };
-        tx.batch(&sql, "close a savepoint")
-            .await
-            .map_err(|e| lost(tx, e))?;
+        match tx.batch(&sql, "close a savepoint").await {
+            Ok(()) => {}
+            Err(e) if i == last && tx.client.is_closed() => {
+                return Err(Lost::Failed(unknown_commit(e)))
+            }
+            Err(e) => return Err(lost(tx, e)),
+        }
     }
-    let notify = match (&settings.notify, tx.notes.work) {
+    // The last request's round trip committed.
+    Ok(later)
+}
+
+/// The `NOTIFY` a batch sends with its commit: when it made work ready.
+fn notify<'s>(tx: &PostgresTx, settings: &'s Settings) -> &'s str {
+    match (&settings.notify, tx.notes.work) {
         (Some(sql), true) => sql.as_str(),
         _ => "",
-    };
-    let end = format!("{notify} COMMIT");
-    tx.batch(&end, "commit")
-        .await
-        .map(|()| later)
-        .map_err(|e| {
-            if tx.client.is_closed() {
-                StoreError::backend(
-                    BackendErrorKind::Unavailable,
-                    format!(
-                        "{e}; the connection was lost while committing, so whether these changes \
-                     were committed is unknown"
-                    ),
-                )
-            } else {
-                e
-            }
-        })
-        .map_err(Lost::Failed)
+    }
+}
+
+/// The error of a commit whose connection was lost on the way: its outcome is unknown.
+fn unknown_commit(e: StoreError) -> StoreError {
+    StoreError::backend(
+        BackendErrorKind::Unavailable,
+        format!(
+            "{e}; the connection was lost while committing, so whether these changes were \
+             committed is unknown"
+        ),
+    )
 }
 
 /// A reader task: reads in read-only snapshots until the queue closes. A read that fails on a
