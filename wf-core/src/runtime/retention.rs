@@ -28,11 +28,19 @@ pub(crate) async fn purge(core: &Core, request: PurgeRequest) -> Result<PurgeRep
         return Ok(PurgeReport { runs, more: false });
     }
     let batch = request.batch_size();
-    let purged = core.store.purge_closed_runs(closed_before, batch).await?;
+    let purged = purge_batch(core, closed_before, batch).await?;
     Ok(PurgeReport {
         runs: purged.len() as u64,
         more: purged.len() >= batch,
     })
+}
+
+/// Purges one batch from the store and forgets the purged runs this engine still held as
+/// hot (a terminated run stays there until evicted): a query must find them gone.
+async fn purge_batch(core: &Core, closed_before: i64, max: usize) -> Result<Vec<String>, WfError> {
+    let purged = core.store.purge_closed_runs(closed_before, max).await?;
+    core.worker.forget_runs(&purged);
+    Ok(purged)
 }
 
 /// How long the task waits between passes for a retention period: a tenth of it, within
@@ -50,10 +58,7 @@ async fn pass(core: &Core, retention: Duration) -> Result<u64, WfError> {
         if core.is_shutdown() {
             return Ok(total);
         }
-        let purged = core
-            .store
-            .purge_closed_runs(cutoff, DEFAULT_PURGE_BATCH)
-            .await?;
+        let purged = purge_batch(core, cutoff, DEFAULT_PURGE_BATCH).await?;
         total += purged.len() as u64;
         if purged.len() < DEFAULT_PURGE_BATCH {
             return Ok(total);
@@ -71,12 +76,13 @@ pub(crate) async fn run(core: Arc<Core>, retention: Duration) {
         if core.is_shutdown() {
             break;
         }
+        // From the pass's start: if the clock moved on during the pass, the next one is due.
+        let next = core.now_ms().saturating_add(every);
         match pass(&core, retention).await {
             Ok(0) => {}
             Ok(runs) => tracing::info!(runs, "retention: purged closed runs"),
             Err(e) => tracing::warn!(error = %e, "retention: purging closed runs failed"),
         }
-        let next = core.now_ms().saturating_add(every);
         let clock = core.clock.clone();
         tokio::select! {
             () = clock.sleep_until(next) => {}
