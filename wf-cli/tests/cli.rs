@@ -334,7 +334,7 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_served_engine_answers_queries_updates_and_exports_over_url() {
+async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
     let engine = Engine::builder()
         .memory()
         .workflow::<Order>()
@@ -399,6 +399,12 @@ async fn a_served_engine_answers_queries_updates_and_exports_over_url() {
     ok(run(remote(&["signal", "o-url", "ship", "[\"done\"]"])).await);
     let followed = ok(run(remote(&["history", "o-url", "--follow"])).await);
     assert!(followed.contains("WorkflowCompleted"), "{followed}");
+    // Retention on demand over HTTP: the closed run goes.
+    let counted = ok(run(remote(&["purge", "--closed-before", "0s", "--dry-run"])).await);
+    assert!(counted.starts_with("would purge 1 runs"), "{counted}");
+    let purged = ok(run(remote(&["purge", "--closed-before", "0s"])).await);
+    assert!(purged.starts_with("purged 1 runs"), "{purged}");
+    fails(run(remote(&["describe", "o-url"])).await, 3);
 
     let wrong = vec!["--url", url.as_str(), "--token", "wrong", "list"];
     let err = fails(wf(&wrong).await, 4);
