@@ -147,6 +147,12 @@ pub struct RunBody {
     pub status: String,
     /// Events in its history.
     pub history_length: u64,
+    /// Start time, ms since the Unix epoch.
+    #[serde(default)]
+    pub started_at_ms: u64,
+    /// Close time, ms since the Unix epoch, once closed.
+    #[serde(default)]
+    pub closed_at_ms: Option<u64>,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -228,6 +234,8 @@ impl RunBody {
             workflow_type: r.workflow_type.clone(),
             status: r.status.as_str().to_string(),
             history_length: r.history_length,
+            started_at_ms: to_ms(r.started_at),
+            closed_at_ms: r.closed_at.map(to_ms),
         }
     }
 
@@ -239,6 +247,8 @@ impl RunBody {
             workflow_type: self.workflow_type,
             status: RunStatus::parse(&self.status).unwrap_or(RunStatus::Running),
             history_length: self.history_length,
+            started_at: from_ms(self.started_at_ms),
+            closed_at: self.closed_at_ms.map(from_ms),
         }
     }
 }

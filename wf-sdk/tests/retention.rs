@@ -135,6 +135,15 @@ async fn purge_on_demand_removes_old_closed_runs_only(backend: Backend) {
     let new = client.start::<Quick>("new", 3).await.unwrap();
     assert_eq!(new.result().await.unwrap(), 3);
     let cutoff = at(&clock) - 5 * DAY;
+    // `list` carries the times retention goes by.
+    let listed = client.list(Default::default()).await.unwrap();
+    let info = |id: &str| listed.iter().find(|r| r.workflow_id == id).unwrap().clone();
+    let described = client.describe("old-1").await.unwrap();
+    assert_eq!(info("old-1").started_at, described.started_at);
+    assert_eq!(info("old-1").closed_at, described.closed_at);
+    assert!(info("old-1").closed_at.unwrap() < cutoff);
+    assert_eq!(info("new").closed_at, Some(at(&clock)));
+    assert_eq!(info("live").closed_at, None);
 
     let counted = client
         .purge(PurgeRequest {
