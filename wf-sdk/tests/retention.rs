@@ -113,15 +113,51 @@ async fn status(client: &Client, workflow_id: &str) -> RunStatus {
     client.describe(workflow_id).await.unwrap().status
 }
 
-async fn purge_on_demand_removes_old_closed_runs_only(backend: Backend) {
-    let clock = TestClock::new();
-    let engine = builder(backend, "purge-demand")
-        .clock(clock.clone())
-        .workflow::<Quick>()
+/// An engine on `backend` running `Quick` and `Live` on `clock`, with this retention if any.
+async fn engine(backend: Backend, tag: &str, clock: &TestClock, keep: Option<Duration>) -> Engine {
+    let b = builder(backend, tag).clock(clock.clone());
+    let b = match keep {
+        Some(period) => b.retention(period),
+        None => b,
+    };
+    b.workflow::<Quick>()
         .workflow::<Live>()
         .build()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// Starts `old-0` .. `old-{n-1}` (`Quick`) and waits until they have all completed.
+async fn closed_runs(client: &Client, n: u32) {
+    for i in 0..n {
+        client.start::<Quick>(&format!("old-{i}"), i).await.unwrap();
+    }
+    for i in 0..n {
+        let h = client.handle::<Quick>(&format!("old-{i}"));
+        assert_eq!(h.result().await.unwrap(), i);
+    }
+}
+
+/// An engine with `n` runs closed two days ago and a live run: the cutoff of one day ago
+/// takes the closed ones.
+async fn old_and_live(
+    backend: Backend,
+    tag: &str,
+    n: u32,
+) -> (Engine, Client, WorkflowHandle<Live>, SystemTime) {
+    let clock = TestClock::new();
+    let engine = engine(backend, tag, &clock, None).await;
+    let client = engine.client();
+    closed_runs(&client, n).await;
+    let live = client.start::<Live>("live", ()).await.unwrap();
+    clock.advance(2 * DAY);
+    let cutoff = at(&clock) - DAY;
+    (engine, client, live, cutoff)
+}
+
+async fn purge_on_demand_removes_old_closed_runs_only(backend: Backend) {
+    let clock = TestClock::new();
+    let engine = engine(backend, "purge-demand", &clock, None).await;
     let client = engine.client();
     // Old: two closed runs (one terminated) and a live run with a dedupe id, all from day 0.
     let old = client.start::<Quick>("old-1", 1).await.unwrap();
@@ -185,14 +221,7 @@ async fn purge_on_demand_removes_old_closed_runs_only(backend: Backend) {
 
 async fn retention_purges_closed_runs_in_the_background(backend: Backend) {
     let clock = TestClock::new();
-    let engine = builder(backend, "retention-task")
-        .clock(clock.clone())
-        .retention(7 * DAY)
-        .workflow::<Quick>()
-        .workflow::<Live>()
-        .build()
-        .await
-        .unwrap();
+    let engine = engine(backend, "retention-task", &clock, Some(7 * DAY)).await;
     let client = engine.client();
     let a = client.start::<Quick>("a", 1).await.unwrap();
     assert_eq!(a.result().await.unwrap(), 1);
@@ -295,23 +324,8 @@ async fn a_running_parent_gets_the_result_of_a_purged_child(backend: Backend) {
 /// signals and updates, a new run starts and finishes, and the purge then goes on to its end
 /// without touching them.
 async fn live_runs_commit_between_purge_batches(backend: Backend) {
-    let clock = TestClock::new();
-    let engine = builder(backend, "purge-between")
-        .clock(clock.clone())
-        .workflow::<Quick>()
-        .workflow::<Live>()
-        .build()
-        .await
-        .unwrap();
-    let client = engine.client();
     const OLD: u32 = 12;
-    for i in 0..OLD {
-        let h = client.start::<Quick>(&format!("old-{i}"), i).await.unwrap();
-        assert_eq!(h.result().await.unwrap(), i);
-    }
-    let live = client.start::<Live>("live", ()).await.unwrap();
-    clock.advance(2 * DAY);
-    let cutoff = at(&clock) - DAY;
+    let (engine, client, live, cutoff) = old_and_live(backend, "purge-between", OLD).await;
     let batch = |n| PurgeRequest {
         batch: n,
         ..PurgeRequest::closed_before(cutoff)
@@ -354,26 +368,8 @@ async fn live_runs_commit_between_purge_batches(backend: Backend) {
 /// A purge of many runs, batch after batch, while a live run takes updates at the same time:
 /// every update is answered, every old run goes, nothing live is lost.
 async fn a_concurrent_purge_and_live_updates_both_complete(backend: Backend) {
-    let clock = TestClock::new();
-    let engine = builder(backend, "purge-concurrent")
-        .clock(clock.clone())
-        .workflow::<Quick>()
-        .workflow::<Live>()
-        .build()
-        .await
-        .unwrap();
-    let client = engine.client();
     const OLD: u32 = 120;
-    for i in 0..OLD {
-        client.start::<Quick>(&format!("old-{i}"), i).await.unwrap();
-    }
-    for i in 0..OLD {
-        let h = client.handle::<Quick>(&format!("old-{i}"));
-        assert_eq!(h.result().await.unwrap(), i);
-    }
-    let live = client.start::<Live>("live", ()).await.unwrap();
-    clock.advance(2 * DAY);
-    let cutoff = at(&clock) - DAY;
+    let (engine, client, live, cutoff) = old_and_live(backend, "purge-concurrent", OLD).await;
 
     let purged = Arc::new(AtomicU64::new(0));
     let purger = {

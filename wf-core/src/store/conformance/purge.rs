@@ -46,25 +46,40 @@ async fn assert_gone(store: &dyn Store, workflow_id: &str, run_id: &str) {
     );
 }
 
+/// Starts `workflow_id` (run `run_id`) at [`T0`] with signal id `s-1` and update `u-1`
+/// delivered, and runs a task at `at_ms` that completes the update and closes the run with
+/// `close`. Returns the update's final state.
+async fn with_dedupe_ids(
+    store: &dyn Store,
+    workflow_id: &str,
+    run_id: &str,
+    at_ms: i64,
+    close: RunClose,
+) -> UpdateState {
+    start(store, workflow_id, run_id, T0).await;
+    store
+        .deliver(workflow_id, None, signal("pause", Some("s-1")), T0)
+        .await
+        .unwrap();
+    store
+        .deliver(workflow_id, None, update("u-1", "rename"), T0)
+        .await
+        .unwrap();
+    let done = UpdateState::Completed(UpdateOutcome::Completed(payload("renamed")));
+    run_task(store, at_ms, |_, c| {
+        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
+        c.close = Some(close);
+    })
+    .await;
+    done
+}
+
 /// Purge deletes closed runs older than the cutoff with everything keyed by them, and only
 /// them: a newer closed run, a running run and schedules stay; the workflow id starts again.
 pub async fn purge_deletes_closed_runs_before_the_cutoff_with_their_rows(store: Arc<dyn Store>) {
     // wf-old: a signal id and a completed update, closed at T0 + 10.
-    start(&*store, "wf-old", "run-old", T0).await;
-    store
-        .deliver("wf-old", None, signal("pause", Some("s-1")), T0)
-        .await
-        .unwrap();
-    store
-        .deliver("wf-old", None, update("u-1", "rename"), T0)
-        .await
-        .unwrap();
-    let done = UpdateState::Completed(UpdateOutcome::Completed(payload("renamed")));
-    run_task(&*store, T0 + 10, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
-        c.close = Some(RunClose::Completed(payload("done")));
-    })
-    .await;
+    let close = RunClose::Completed(payload("done"));
+    with_dedupe_ids(&*store, "wf-old", "run-old", T0 + 10, close).await;
     completed(&*store, "wf-new", "run-new", T0 + 20, T0 + 1_000).await;
     start(&*store, "wf-live", "run-live", T0 + 30).await;
     store
@@ -206,25 +221,12 @@ pub async fn purge_never_touches_a_running_run(store: Arc<dyn Store>) {
 /// A run that continued as new is purged on its own, but its chain's dedupe ids stay while a
 /// run of the chain remains; they go with the chain's last run.
 pub async fn purge_keeps_a_chains_dedupe_ids_while_a_run_of_it_remains(store: Arc<dyn Store>) {
-    start(&*store, "wf-1", "run-1", T0).await;
-    store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
-        .await
-        .unwrap();
-    store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
-        .await
-        .unwrap();
-    let done = UpdateState::Completed(UpdateOutcome::Completed(payload("renamed")));
     let next = NewRun {
         input: payload("round 2"),
         ..new_run("wf-1", "run-2")
     };
-    run_task(&*store, T0 + 1, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
-        c.close = Some(RunClose::ContinuedAsNew(next));
-    })
-    .await;
+    let close = RunClose::ContinuedAsNew(next);
+    let done = with_dedupe_ids(&*store, "wf-1", "run-1", T0 + 1, close).await;
 
     let purged = store.purge_closed_runs(T0 + 100, 100).await.unwrap();
     assert_eq!(purged, vec!["run-1".to_string()]);
