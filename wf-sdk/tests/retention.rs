@@ -267,13 +267,12 @@ async fn retention_purges_closed_runs_in_the_background(backend: Backend) {
 async fn a_running_parent_gets_the_result_of_a_purged_child(backend: Backend) {
     let clock = TestClock::new();
     let engines = shared_store(backend, "purge-child");
-    let parents = engines()
-        .clock(clock.clone())
-        .task_queue("parents")
-        .workflow::<Parent>()
-        .build()
-        .await
-        .unwrap();
+    // The parents' engine serves only the `parents` queue: without it, a parent does not run.
+    let parents_engine = || async {
+        let b = engines().clock(clock.clone()).task_queue("parents");
+        b.workflow::<Parent>().build().await.unwrap()
+    };
+    let parents = parents_engine().await;
     let parent = parents
         .client()
         .start::<Parent>("parent", 41)
@@ -307,13 +306,7 @@ async fn a_running_parent_gets_the_result_of_a_purged_child(backend: Backend) {
     assert!(is_not_found(client.describe("the-child").await));
     assert_eq!(status(&client, "parent").await, RunStatus::Running);
 
-    let parents = engines()
-        .clock(clock.clone())
-        .task_queue("parents")
-        .workflow::<Parent>()
-        .build()
-        .await
-        .unwrap();
+    let parents = parents_engine().await;
     let parent = parents.client().handle::<Parent>("parent");
     assert_eq!(parent.result().await.unwrap(), 42);
     parents.shutdown().await;
