@@ -150,6 +150,20 @@ pub enum Command {
     /// Schedules: list, describe, pause, unpause, trigger, delete.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Delete the runs closed more than a given time ago (completed, failed, cancelled,
+    /// terminated, continued as new) with their histories, updates and dedupe ids, in batches
+    /// (each one transaction). Running runs are never deleted.
+    Purge {
+        /// How long ago the runs closed at the latest (`30d`, `12h`, `90m`).
+        #[arg(long, value_name = "AGE", value_parser = crate::render::parse_duration)]
+        closed_before: std::time::Duration,
+        /// Only count the runs that would go.
+        #[arg(long)]
+        dry_run: bool,
+        /// Runs per transaction.
+        #[arg(long, default_value_t = wf_core::client::DEFAULT_PURGE_BATCH, value_name = "N")]
+        batch: usize,
+    },
 }
 
 /// `wf export`.

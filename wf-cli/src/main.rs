@@ -1,6 +1,7 @@
 //! `wf`, the command line for operators of wf workflows: list, describe, follow and export
-//! runs, send signals and updates, cancel and terminate, manage schedules, and check exported
-//! histories before a deploy. Against a SQLite file (`--db`) or a wf-http server (`--url`).
+//! runs, send signals and updates, cancel and terminate, manage schedules, purge closed runs,
+//! and check exported histories before a deploy. Against a SQLite file (`--db`) or a wf-http
+//! server (`--url`).
 //!
 //! | module | what lives there |
 //! |---|---|

@@ -334,7 +334,7 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_served_engine_answers_queries_updates_and_exports_over_url() {
+async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
     let engine = Engine::builder()
         .memory()
         .workflow::<Order>()
@@ -399,6 +399,12 @@ async fn a_served_engine_answers_queries_updates_and_exports_over_url() {
     ok(run(remote(&["signal", "o-url", "ship", "[\"done\"]"])).await);
     let followed = ok(run(remote(&["history", "o-url", "--follow"])).await);
     assert!(followed.contains("WorkflowCompleted"), "{followed}");
+    // Retention on demand over HTTP: the closed run goes.
+    let counted = ok(run(remote(&["purge", "--closed-before", "0s", "--dry-run"])).await);
+    assert!(counted.starts_with("would purge 1 runs"), "{counted}");
+    let purged = ok(run(remote(&["purge", "--closed-before", "0s"])).await);
+    assert!(purged.starts_with("purged 1 runs"), "{purged}");
+    fails(run(remote(&["describe", "o-url"])).await, 3);
 
     let wrong = vec!["--url", url.as_str(), "--token", "wrong", "list"];
     let err = fails(wf(&wrong).await, 4);
@@ -453,5 +459,111 @@ async fn schedules_are_listed_described_paused_and_deleted() {
     ok(wf(&["--db", d, "schedule", "delete", "nightly"]).await);
     fails(wf(&["--db", d, "schedule", "describe", "nightly"]).await, 3);
     engine.shutdown().await;
+    remove_db(&db);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn purge_deletes_runs_closed_before_the_age_given() {
+    let db = scratch("purge", "db");
+    const DAY_MS: i64 = 86_400_000;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    // Runs that closed 40 days ago, one still running since then, one closed today.
+    let clock = TestClock::starting_at(now_ms - 40 * DAY_MS);
+    let engine = Engine::builder()
+        .sqlite(&db)
+        .clock(clock.clone())
+        .poll_interval(Duration::from_millis(20))
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    for id in ["old-a", "old-b", "old-c"] {
+        let h = client.start::<Order>(id, id.to_string()).await.unwrap();
+        h.ship("x".to_string()).await.unwrap();
+        h.result().await.unwrap();
+    }
+    client
+        .start::<Order>("live", "l".to_string())
+        .await
+        .unwrap();
+    clock.advance(Duration::from_millis(40 * DAY_MS as u64));
+    let recent = client
+        .start::<Order>("recent", "r".to_string())
+        .await
+        .unwrap();
+    recent.ship("y".to_string()).await.unwrap();
+    recent.result().await.unwrap();
+    engine.shutdown().await;
+    let d = db.to_str().unwrap();
+
+    let counted = ok(wf(&["--db", d, "purge", "--closed-before", "30d", "--dry-run"]).await);
+    assert!(
+        counted.starts_with("would purge 3 runs closed before "),
+        "{counted}"
+    );
+    let counted: Value = serde_json::from_str(&ok(wf(&[
+        "--db",
+        d,
+        "--json",
+        "purge",
+        "--closed-before",
+        "30d",
+        "--dry-run",
+    ])
+    .await))
+    .unwrap();
+    assert_eq!(
+        (counted["dry_run"].as_bool(), counted["runs"].as_u64()),
+        (Some(true), Some(3))
+    );
+    let listed: Value =
+        serde_json::from_str(&ok(wf(&["--db", d, "--json", "list"]).await)).unwrap();
+    assert_eq!(
+        listed.as_array().unwrap().len(),
+        5,
+        "a dry run deletes nothing"
+    );
+
+    let purged: Value = serde_json::from_str(&ok(wf(&[
+        "--db",
+        d,
+        "--json",
+        "purge",
+        "--closed-before",
+        "30d",
+        "--batch",
+        "2",
+    ])
+    .await))
+    .unwrap();
+    assert_eq!(purged["purged"].as_u64(), Some(3), "{purged}");
+    assert!(purged["closed_before"].as_str().unwrap().ends_with('Z'));
+    let listed: Value =
+        serde_json::from_str(&ok(wf(&["--db", d, "--json", "list"]).await)).unwrap();
+    let mut ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["workflow_id"].as_str().unwrap())
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["live", "recent"]);
+    let err = fails(wf(&["--db", d, "describe", "old-a"]).await, 3);
+    assert!(err.contains("old-a"), "{err}");
+    let again = ok(wf(&["--db", d, "purge", "--closed-before", "30d"]).await);
+    assert!(again.starts_with("purged 0 runs"), "{again}");
+    // Bad usage, refused by the grammar with exit code 2.
+    let bad = wf(&["--db", d, "purge", "--closed-before", "soon"]).await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a duration"), "{}", stderr(&bad));
+    assert_eq!(wf(&["--db", d, "purge"]).await.status.code(), Some(2));
+    fails(
+        wf(&["--db", d, "purge", "--closed-before", "1d", "--batch", "0"]).await,
+        2,
+    );
     remove_db(&db);
 }

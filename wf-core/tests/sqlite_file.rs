@@ -72,7 +72,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -86,7 +86,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     assert_eq!(
         message,
         format!(
-            "opening \"{}\": it has wf schema version 99, newer than the 5 this wf knows; \
+            "opening \"{}\": it has wf schema version 99, newer than the 6 this wf knows; \
              upgrade wf to open it",
             db.path().display()
         )
@@ -129,10 +129,12 @@ async fn opening_an_unusable_path_is_a_backend_error() {
 async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let db = SqliteFile::new("migrate");
     drop(db.open_sqlite());
-    // Make the file look like one written by a v1 engine: no schedules, no task queues.
+    // Make the file look like one written by a v1 engine: no schedules, no task queues, no
+    // index of closed runs.
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.execute_batch(
-        "DROP TABLE schedules; DROP TABLE engines; ALTER TABLE runs DROP COLUMN task_queue; \
+        "DROP INDEX runs_by_closed; DROP TABLE schedules; DROP TABLE engines; \
+         ALTER TABLE runs DROP COLUMN task_queue; \
          PRAGMA user_version = 1;",
     )
     .unwrap();
@@ -151,7 +153,7 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
 }
 
 /// A new database file with run `run-1` of `wf-1` started at `T0` and signal `a` waiting for it.
@@ -190,7 +192,8 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
         )
         .unwrap();
     }
-    conn.execute_batch("DROP TABLE engines").unwrap();
+    conn.execute_batch("DROP TABLE engines; DROP INDEX runs_by_closed")
+        .unwrap();
     conn.pragma_update(None, "user_version", 3).unwrap();
     drop(conn);
 
@@ -372,7 +375,7 @@ fn wfs_schema_with_a_table_of_someone_elses_is_not_adopted() {
     let (_, message) = refused_untouched(db.path());
     assert!(
         message.contains(
-            "it has application_id 0, user_version 5 and tables activities, engines, events, \
+            "it has application_id 0, user_version 6 and tables activities, engines, events, \
              inbox, runs, schedules, signal_ids, timers and 2 more;"
         ),
         "{message}"
@@ -430,7 +433,7 @@ async fn a_new_file_an_empty_file_and_an_empty_database_become_wf_databases() {
         let store = db.open_sqlite();
         start(&store, "wf-1", "run-1", T0).await;
         drop(store);
-        assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 5));
+        assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 6));
         assert!(db
             .open_sqlite()
             .get_run("wf-1", None)
@@ -446,9 +449,9 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.pragma_update(None, "application_id", 0).unwrap();
     drop(conn);
-    assert_eq!(mark_and_version(db.path()), (0, 5));
+    assert_eq!(mark_and_version(db.path()), (0, 6));
     assert_eq!(snapshot(&db.open_sqlite()).await, before);
-    assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 5));
+    assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 6));
 
     // One written by a v1 engine: no schedules, no task queues, no mark.
     let old = SqliteFile::new("unmarked-v1");
@@ -457,7 +460,8 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     drop(store);
     let conn = rusqlite::Connection::open(old.path()).unwrap();
     conn.execute_batch(
-        "DROP TABLE schedules; DROP TABLE engines; ALTER TABLE runs DROP COLUMN task_queue; \
+        "DROP INDEX runs_by_closed; DROP TABLE schedules; DROP TABLE engines; \
+         ALTER TABLE runs DROP COLUMN task_queue; \
          PRAGMA user_version = 1; PRAGMA application_id = 0;",
     )
     .unwrap();
@@ -465,7 +469,7 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let store = old.open_sqlite();
     assert!(store.get_run("wf-1", None).await.unwrap().is_some());
     drop(store);
-    assert_eq!(mark_and_version(old.path()), (WF_APPLICATION_ID, 5));
+    assert_eq!(mark_and_version(old.path()), (WF_APPLICATION_ID, 6));
 }
 
 #[test]

@@ -147,6 +147,12 @@ pub struct RunBody {
     pub status: String,
     /// Events in its history.
     pub history_length: u64,
+    /// Start time, ms since the Unix epoch.
+    #[serde(default)]
+    pub started_at_ms: u64,
+    /// Close time, ms since the Unix epoch, once closed.
+    #[serde(default)]
+    pub closed_at_ms: Option<u64>,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -228,6 +234,8 @@ impl RunBody {
             workflow_type: r.workflow_type.clone(),
             status: r.status.as_str().to_string(),
             history_length: r.history_length,
+            started_at_ms: to_ms(r.started_at),
+            closed_at_ms: r.closed_at.map(to_ms),
         }
     }
 
@@ -239,6 +247,8 @@ impl RunBody {
             workflow_type: self.workflow_type,
             status: RunStatus::parse(&self.status).unwrap_or(RunStatus::Running),
             history_length: self.history_length,
+            started_at: from_ms(self.started_at_ms),
+            closed_at: self.closed_at_ms.map(from_ms),
         }
     }
 }
@@ -414,4 +424,47 @@ impl ScheduleBody {
             last_error: self.last_error,
         }
     }
+}
+
+/// `POST /_purge`: purge one batch of closed runs (or count them).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PurgeBody {
+    /// Runs closed before this time (ms since the Unix epoch) go.
+    pub closed_before_ms: i64,
+    /// At most this many runs in this call (0 or absent: the server's default batch).
+    #[serde(default)]
+    pub batch: usize,
+    /// Only count the runs that would go.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+impl PurgeBody {
+    /// The body of a purge request.
+    pub fn of(request: &wf_core::PurgeRequest) -> PurgeBody {
+        PurgeBody {
+            closed_before_ms: request.closed_before_ms(),
+            batch: request.batch,
+            dry_run: request.dry_run,
+        }
+    }
+
+    /// The purge request it carries.
+    pub fn into_request(self) -> wf_core::PurgeRequest {
+        let ms = u64::try_from(self.closed_before_ms).unwrap_or(0);
+        wf_core::PurgeRequest {
+            closed_before: UNIX_EPOCH + Duration::from_millis(ms),
+            batch: self.batch,
+            dry_run: self.dry_run,
+        }
+    }
+}
+
+/// The answer to `POST /_purge`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct PurgeReply {
+    /// Runs purged (for a dry run: runs that would be).
+    pub runs: u64,
+    /// Whether more may remain: post again.
+    pub more: bool,
 }

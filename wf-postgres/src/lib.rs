@@ -16,8 +16,8 @@
 //! Files: `options.rs`, `connect.rs` (connections), `schema.rs` (migrations), `store.rs`
 //! (opening, the `Backend`), `writer.rs` (the connection tasks and group commit), `listen.rs`
 //! (`LISTEN/NOTIFY`), `notify.rs` (what a transaction tells others), `tx.rs` (the transaction
-//! the rules see), `rows.rs` (decoding, errors), one file per table, and `testing.rs`
-//! (feature `testing`).
+//! the rules see), `rows.rs` (decoding, errors), one file per table, `purge.rs` (retention's
+//! deletes), and `testing.rs` (feature `testing`).
 
 mod activities;
 mod connect;
@@ -27,6 +27,7 @@ mod inbox;
 mod listen;
 mod notify;
 mod options;
+mod purge;
 mod rows;
 mod runs;
 mod schedules;

@@ -86,6 +86,8 @@ pub use wf_core::{
     PayloadError,
     PendingActivity,
     PendingUpdate,
+    PurgeReport,
+    PurgeRequest,
     QueryCall,
     Rejection,
     ReplayError,

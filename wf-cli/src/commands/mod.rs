@@ -1,9 +1,10 @@
 //! The commands, one file per family: runs (list, describe, history, export), messages
-//! (signal, update, query, cancel, terminate), schedules, and replay checks.
+//! (signal, update, query, cancel, terminate), schedules, purge (retention), and replay checks.
 //!
 //! May import: `args`, `exit`, `render`, `target`.
 
 mod messages;
+mod purge;
 mod replay;
 mod runs;
 mod schedules;
@@ -73,6 +74,11 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
         Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
         Command::Schedule(command) => schedules::run(ctx, command).await,
+        Command::Purge {
+            closed_before,
+            dry_run,
+            batch,
+        } => purge::run(ctx, closed_before, dry_run, batch).await,
         // Handled in `run`, before a session is opened.
         Command::Replay { .. } => Ok(()),
     }

@@ -31,7 +31,7 @@ fn time_json(t: Option<SystemTime>) -> Value {
     t.map_or(Value::Null, |t| iso8601_ms(ms_of(t)).into())
 }
 
-/// `wf list`: a table of runs with their start and close times (one describe per run).
+/// `wf list`: a table of runs with their start and close times.
 pub async fn list(
     ctx: &Ctx<'_>,
     workflow_type: Option<String>,
@@ -50,30 +50,21 @@ pub async fn list(
     let mut rows = Vec::with_capacity(runs.len());
     let mut items = Vec::with_capacity(runs.len());
     for run in runs {
-        // A run's times are in its description; a latest run that moved on (continued as
-        // new meanwhile) shows none.
-        let d = client
-            .describe(&run.workflow_id)
-            .await
-            .ok()
-            .filter(|d| d.run_id == run.run_id);
-        let started = d.as_ref().map(|d| d.started_at);
-        let closed = d.as_ref().and_then(|d| d.closed_at);
         items.push(json!({
             "workflow_id": run.workflow_id,
             "run_id": run.run_id,
             "workflow_type": run.workflow_type,
             "status": run.status.as_str(),
             "history_length": run.history_length,
-            "started_at": time_json(started),
-            "closed_at": time_json(closed),
+            "started_at": time_json(Some(run.started_at)),
+            "closed_at": time_json(run.closed_at),
         }));
         rows.push(vec![
             run.workflow_id,
             run.workflow_type,
             ctx.style.status(run.status.as_str()),
-            started.map_or("-".into(), |t| when(&ctx.style, t)),
-            closed.map_or("-".into(), |t| when(&ctx.style, t)),
+            when(&ctx.style, run.started_at),
+            run.closed_at.map_or("-".into(), |t| when(&ctx.style, t)),
             run.history_length.to_string(),
             ctx.style.dim(&run.run_id),
         ]);

@@ -1,5 +1,5 @@
 //! The client: start runs, send signals, queries and updates, wait for results, read
-//! histories, manage schedules. Typed methods per handler come from the `#[workflow]` macro
+//! histories, manage schedules, purge closed runs. Typed methods per handler come from the `#[workflow]` macro
 //! (an extension trait on [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded
 //! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
 //!
@@ -9,6 +9,7 @@
 
 mod calls;
 mod handle;
+mod purge;
 mod schedules;
 mod transport;
 mod types;
@@ -18,6 +19,7 @@ pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;
 #[doc(hidden)]
 pub use handle::{query_call, signal_call, update_call};
+pub use purge::{PurgeReport, PurgeRequest, DEFAULT_PURGE_BATCH};
 pub use schedules::{ScheduleHandle, Schedules};
 pub use transport::{
     CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,

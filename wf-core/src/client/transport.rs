@@ -2,6 +2,7 @@
 //! implements it (with its in-memory fast paths); a remote transport (wf-http) carries the
 //! same calls to a server, so the typed handles work the same either way.
 
+use super::purge::{PurgeReport, PurgeRequest};
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
@@ -171,4 +172,7 @@ pub trait Transport: Send + Sync + 'static {
     ) -> CallFuture<'a, ()>;
     /// Deletes a schedule (its running actions go on).
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()>;
+    /// Purges one batch of closed runs, or counts them (see
+    /// [`Client::purge`](crate::Client::purge)).
+    fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport>;
 }

@@ -146,4 +146,8 @@ pub struct RunInfo {
     pub status: RunStatus,
     /// Events in its history.
     pub history_length: u64,
+    /// Start time (engine clock).
+    pub started_at: SystemTime,
+    /// Close time, once closed: retention purges the run that long after it.
+    pub closed_at: Option<SystemTime>,
 }

@@ -23,6 +23,8 @@ pub(crate) struct Config {
     pub liveness_lease: Duration,
     /// How long an update call waits for its stage when the call sets no timeout.
     pub update_timeout: Duration,
+    /// How long closed runs are kept before the retention task purges them (`None`: forever).
+    pub retention: Option<Duration>,
 }
 
 impl Default for Config {
@@ -39,6 +41,7 @@ impl Default for Config {
             poll_when_quiet: true,
             liveness_lease: Duration::from_secs(3),
             update_timeout: crate::client::DEFAULT_UPDATE_TIMEOUT,
+            retention: None,
         }
     }
 }

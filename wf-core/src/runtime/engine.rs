@@ -9,6 +9,7 @@ use super::liveness::{self, Liveness};
 use super::local::LocalTransport;
 use super::peers;
 use super::registry::Registry;
+use super::retention;
 use super::time_keeper;
 use super::wakeups::Wakeups;
 use super::worker::{self, WorkerHandle};
@@ -223,6 +224,36 @@ impl EngineBuilder {
         self
     }
 
+    /// Keeps closed runs (completed, failed, cancelled, terminated, continued as new) for
+    /// `period` after they closed, then purges them with their histories, updates and dedupe
+    /// ids: a background task of this engine looks every tenth of the period (at least every
+    /// second, at most every hour, by the engine clock) and deletes them in batches of
+    /// [`DEFAULT_PURGE_BATCH`](crate::client::DEFAULT_PURGE_BATCH) runs, each one transaction,
+    /// so that live runs' commits go on between batches. Default: kept forever. Running runs
+    /// are never purged; schedules keep running. A purged run answers `NotFound`, and its
+    /// workflow id may be started again.
+    ///
+    /// Dedupe ids (signal ids, update ids) live as long as their run is retained (across
+    /// continue-as-new, as long as a run of the chain is): a client retrying a signal or an
+    /// update after its run was purged is not deduplicated. Keep the period well above your
+    /// clients' retry horizon. An engine that runs no workers ([`client_only`](Self::client_only))
+    /// runs no retention task. A zero period makes [`build`](Self::build) fail.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), wf_core::WfError> {
+    /// use std::time::Duration;
+    /// let engine = wf_core::Engine::builder()
+    ///     .sqlite("app.db")
+    ///     .retention(Duration::from_secs(30 * 86_400))
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn retention(mut self, period: Duration) -> Self {
+        self.config.retention = Some(period);
+        self
+    }
+
     /// Runs no workers: the engine is only a client of the store (other engines, in this
     /// process or others, do the work). It still registers in the store, holding no lease,
     /// so that the engines that run its workflows poke it when an outcome it waits for (an
@@ -310,6 +341,11 @@ impl EngineBuilder {
             engine
                 .tasks
                 .push(tokio::spawn(time_keeper::run(core.clone())));
+            if let Some(period) = core.config.retention {
+                engine
+                    .tasks
+                    .push(tokio::spawn(retention::run(core.clone(), period)));
+            }
         }
         Ok(engine)
     }
@@ -331,6 +367,13 @@ impl EngineBuilder {
             .map_err(|e| e.to_string())?;
         if let Some(id) = &self.config.build_id {
             Ident::BuildId.check(id).map_err(|e| e.to_string())?;
+        }
+        if self.config.retention == Some(Duration::ZERO) {
+            return Err(
+                "the retention period must be longer than zero (a run would be purged \
+                        as it closes, before anyone reads its result)"
+                    .to_string(),
+            );
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! The runtime: the engine and everything that runs in it — the workflow worker (its loop,
 //! one task, its commit, the in-memory hand-offs), the activity worker, the time keeper, the
-//! scheduler, the client calls this process serves, and every quiet-engine spin in one place.
+//! scheduler, retention's purge, the client calls this process serves, and every quiet-engine spin in one place.
 //!
 //! May import everything below it: `data`, `error`, `activity`, `workflow`, `replay`,
 //! `store`, `schedule`, `client` (it implements the client's `Transport`).
@@ -16,6 +16,7 @@ mod local;
 mod peers;
 mod persist;
 mod registry;
+mod retention;
 mod scheduler;
 mod spin;
 mod time_keeper;

@@ -6,9 +6,11 @@ use super::records::{
     ActivityTask, DeliverOutcome, EngineRecord, PendingMessages, RunRecord, ScheduleRow,
     StartOutcome, StartRequest, TaskCommit, WorkflowTask,
 };
-use super::rules::tx::{ActivityTable, EngineTable, RunTable, ScheduleTable, Tx, UpdateTable};
+use super::rules::tx::{
+    ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable, Tx, UpdateTable,
+};
 use super::rules::{
-    activities, commit, deliver, engines, leases, reads, schedules, start, terminate, timers,
+    activities, commit, deliver, engines, leases, purge, reads, schedules, start, terminate, timers,
 };
 use super::{Store, StoreFuture};
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -466,5 +468,16 @@ impl<B: Backend> Store for B {
         self.write(Durable, move |tx| {
             Box::pin(terminate::terminate(tx, workflow_id, reason, now_ms))
         })
+    }
+
+    fn purge_closed_runs(&self, closed_before_ms: i64, max: usize) -> StoreFuture<'_, Vec<String>> {
+        // Losing a purge to a crash loses nothing: the next one deletes the same runs.
+        self.write(Soft, move |tx| {
+            Box::pin(purge::purge_closed_runs(tx, closed_before_ms, max))
+        })
+    }
+
+    fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'_, u64> {
+        self.read(move |tx| Box::pin(tx.count_closed_runs(closed_before_ms)))
     }
 }

@@ -64,6 +64,8 @@ pub enum Op {
     FireTimers,
     /// `terminate`.
     Terminate,
+    /// `purge_closed_runs`.
+    Purge,
     /// `create_schedule`, `update_schedule`, `delete_schedule`.
     Schedule,
     /// `register_engine`, `renew_engine`, `remove_engine` (never counted as commits).
@@ -81,13 +83,14 @@ impl Op {
     }
 
     /// Whether a call counts as a commit whatever it returns (polls count only when they
-    /// leased or fired something; engine renewals and reads never do).
+    /// leased or fired something, purges when they deleted something; engine renewals and reads never do).
     fn always_counted(self) -> bool {
         !matches!(
             self,
             Op::LeaseWorkflowTask
                 | Op::LeaseActivity
                 | Op::FireTimers
+                | Op::Purge
                 | Op::Engine
                 | Op::Close
                 | Op::Read
@@ -287,7 +290,7 @@ impl FaultStore {
                 Ok(v)
                     if matches!(
                         op,
-                        Op::LeaseWorkflowTask | Op::LeaseActivity | Op::FireTimers
+                        Op::LeaseWorkflowTask | Op::LeaseActivity | Op::FireTimers | Op::Purge
                     ) =>
                 {
                     if did_work(v) {
@@ -686,6 +689,20 @@ impl Store for FaultStore {
         let (workflow_id, reason) = (workflow_id.to_owned(), reason.to_owned());
         self.plain(Op::Terminate, move || {
             self.inner.terminate(&workflow_id, &reason, now_ms)
+        })
+    }
+
+    fn purge_closed_runs(&self, closed_before_ms: i64, max: usize) -> StoreFuture<'_, Vec<String>> {
+        self.run(
+            Op::Purge,
+            move || self.inner.purge_closed_runs(closed_before_ms, max),
+            non_empty,
+        )
+    }
+
+    fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'_, u64> {
+        self.plain(Op::Read, move || {
+            self.inner.count_closed_runs(closed_before_ms)
         })
     }
 }

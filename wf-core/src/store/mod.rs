@@ -14,7 +14,7 @@
 //! # Where things live
 //!
 //! - `mod.rs`: the [`Store`] trait; `records.rs`: the rows and requests it speaks.
-//! - `rules/`: the rules of the contract, written once as `async fn`s over [`Tx`], the table
+//! - `rules/`: the rules of the contract (retention's purge in `rules/purge.rs`), written once as `async fn`s over [`Tx`], the table
 //!   primitives (one SQL statement or one map operation each) every store provides.
 //! - `backend.rs`: [`Backend`] (a store's transactions) and the one generic `Store` impl that
 //!   runs each method's rule in one transaction.
@@ -58,9 +58,9 @@ pub use backend::{Answer, Backend, Durability, TxFuture, TxOp};
 pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
 pub use rules::tx::{
-    ActivityTable, Attempt, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
-    NewActivity, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable, ScheduleTable,
-    TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
+    ActivityTable, Attempt, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
+    NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
+    ScheduleTable, TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
@@ -335,4 +335,18 @@ pub trait Store: Send + Sync + 'static {
     /// way (recursively), `RequestCancel` delivers a cancel request.
     fn terminate(&self, workflow_id: &str, reason: &str, now_ms: i64)
         -> StoreFuture<'_, RunRecord>;
+
+    /// Purges at most `max` closed runs (any status but running) whose close time is before
+    /// `closed_before_ms`, oldest close first, in one transaction; returns their run ids (fewer
+    /// than `max`: nothing more to purge now). A purged run is gone with its history and
+    /// whatever its inbox, activities and timers held: reading it finds nothing, and its
+    /// workflow id may be started again. Its continue-as-new chain's update records and signal
+    /// dedupe ids go with the chain's last run, so dedupe ids live as long as the runs they
+    /// deduplicate for are retained. Running runs are never touched, nor anything a running
+    /// parent needs (a child's result is in the parent's inbox from the moment it closed).
+    fn purge_closed_runs(&self, closed_before_ms: i64, max: usize) -> StoreFuture<'_, Vec<String>>;
+
+    /// How many closed runs closed before `closed_before_ms`: what purging them all would
+    /// delete.
+    fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'_, u64>;
 }

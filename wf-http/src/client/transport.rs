@@ -4,9 +4,9 @@
 use super::conns::Conns;
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    DescriptionBody, HistoryPage, NewScheduleBody, NoteBody, PendingBody, QueryBody, ReasonBody,
-    RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE,
-    MSGPACK,
+    DescriptionBody, HistoryPage, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
+    QueryBody, ReasonBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody,
+    ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -19,8 +19,8 @@ use wf_core::client::{
     Transport, UpdateRequest,
 };
 use wf_core::{
-    Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, RunInfo, ScheduleDescription,
-    UpdateStage, WfError,
+    Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
+    RunInfo, ScheduleDescription, UpdateStage, WfError,
 };
 
 /// How long one long poll asks the server to wait (the client polls again after it).
@@ -444,6 +444,17 @@ impl Transport for HttpTransport {
             let path = format!("/_schedules/{}", segment(schedule_id));
             self.send(Method::DELETE, &path, NO_BODY).await?;
             Ok(())
+        })
+    }
+
+    fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
+        Box::pin(async move {
+            let body = PurgeBody::of(&request);
+            let reply: PurgeReply = self.call(Method::POST, "/_purge", Some(&body)).await?;
+            Ok(PurgeReport {
+                runs: reply.runs,
+                more: reply.more,
+            })
         })
     }
 }

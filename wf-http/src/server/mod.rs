@@ -7,6 +7,7 @@
 
 mod body;
 mod messages;
+mod purge;
 mod runs;
 mod schedules;
 mod serve;
@@ -111,6 +112,7 @@ impl From<&Engine> for Api {
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
+/// | `POST /_purge` | `{"closed_before_ms", "batch", "dry_run"}` -> `{"runs", "more"}` |
 ///
 /// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run
 /// routes. Bodies are JSON, or MessagePack with `Content-Type: application/msgpack` (payloads
@@ -141,6 +143,7 @@ pub fn router(api: impl Into<Api>) -> Router {
                 .delete(schedules::delete),
         )
         .route("/_schedules/{id}/{action}", post(schedules::change))
+        .route("/_purge", post(purge::purge))
         .fallback(runs::no_route)
         .method_not_allowed_fallback(runs::wrong_method)
         .with_state(api)

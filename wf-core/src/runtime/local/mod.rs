@@ -15,8 +15,8 @@ mod update;
 use super::core::Core;
 use super::worker::{Direct, DirectReply};
 use crate::client::{
-    CallFuture, Description, NewSchedule, RunInfo, ScheduleChange, SignalRequest, SignalStatus,
-    StartRequest, Started, Transport, UpdateRequest, UpdateStage,
+    CallFuture, Description, NewSchedule, PurgeReport, PurgeRequest, RunInfo, ScheduleChange,
+    SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest, UpdateStage,
 };
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
@@ -242,5 +242,9 @@ impl Transport for LocalTransport {
 
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {
         Box::pin(async move { self.scheduler().delete(schedule_id).await })
+    }
+
+    fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
+        Box::pin(super::retention::purge(&self.core, request))
     }
 }

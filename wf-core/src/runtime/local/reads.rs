@@ -127,6 +127,8 @@ impl LocalTransport {
                 workflow_type: r.workflow_type,
                 status: r.status,
                 history_length: r.next_event_id.saturating_sub(1),
+                started_at: ms_to_time(r.created_ms),
+                closed_at: r.closed_ms.map(ms_to_time),
             })
             .collect())
     }

@@ -151,6 +151,18 @@ impl WorkerHandle {
         }
     }
 
+    /// Drops the workflow ids whose run in the map is one of `run_ids` (runs purged from the
+    /// store: queries must find them gone, not answer from memory).
+    pub fn forget_runs(&self, run_ids: &[String]) {
+        if run_ids.is_empty() {
+            return;
+        }
+        let gone: std::collections::HashSet<&str> = run_ids.iter().map(String::as_str).collect();
+        if let Ok(mut hot) = self.hot.lock() {
+            hot.retain(|_, (run_id, _)| !gone.contains(run_id.as_str()));
+        }
+    }
+
     /// Updates the map after a commit of `run_id`: it is the workflow id's latest run while
     /// running; runs evicted from the cache leave it (unless their workflow id now points at
     /// the run just committed: an evicted older run of a continue-as-new chain).

@@ -28,6 +28,7 @@ pub mod deliver_dedupe;
 pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
+pub mod purge;
 pub mod start;
 pub mod terminate;
 pub mod timers;
@@ -54,6 +55,7 @@ mod tests {
             ("large_payloads", include_str!("large_payloads.rs")),
             ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),
+            ("purge", include_str!("purge.rs")),
             ("start", include_str!("start.rs")),
             ("terminate", include_str!("terminate.rs")),
             ("timers", include_str!("timers.rs")),

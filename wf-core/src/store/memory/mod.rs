@@ -13,6 +13,7 @@ mod activities;
 mod engines;
 mod events;
 mod inbox;
+mod purge;
 mod runs;
 mod schedules;
 mod tables;

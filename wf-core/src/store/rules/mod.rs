@@ -1,7 +1,7 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
 //! and commit checks, what a commit or a termination does to other runs, activity attempts,
-//! timers. Each rule is an `async fn` generic over [`Tx`], the table primitives a store
-//! provides (one statement of SQL, or one map operation, each); the generic
+//! timers, retention's purge. Each rule is an `async fn` generic over [`Tx`], the table
+//! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
 //! [`Backend`](crate::store::Backend).
 //!
@@ -15,6 +15,7 @@ pub(crate) mod commit;
 pub(crate) mod deliver;
 pub(crate) mod engines;
 pub(crate) mod leases;
+pub(crate) mod purge;
 pub(crate) mod reads;
 pub(crate) mod schedules;
 pub(crate) mod start;

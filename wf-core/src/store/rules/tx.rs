@@ -537,6 +537,86 @@ pub trait EngineTable {
     fn engines(&mut self) -> impl Future<Output = Result<Vec<EngineRecord>, StoreError>> + Send;
 }
 
+/// A closed run a purge may delete, with what its dedupe ids are keyed by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClosedRun {
+    /// The run.
+    pub run_id: String,
+    /// Its workflow id.
+    pub workflow_id: String,
+    /// Its continue-as-new chain (whose runs all share the workflow id).
+    pub chain_id: String,
+}
+
+/// The deletes of a purge (see `rules/purge.rs`): each one statement over a batch of runs (or
+/// of their continue-as-new chains), so that a batch of hundreds of runs costs a handful of
+/// statements.
+pub trait PurgeTable {
+    /// At most `max` closed runs whose close time is before `closed_before_ms`, oldest close
+    /// first (then oldest created). A store whose writers lock rows may skip runs another
+    /// transaction holds: a later batch purges them.
+    fn closed_runs(
+        &mut self,
+        closed_before_ms: i64,
+        max: usize,
+    ) -> impl Future<Output = Result<Vec<ClosedRun>, StoreError>> + Send;
+
+    /// How many closed runs closed before `closed_before_ms`.
+    fn count_closed_runs(
+        &mut self,
+        closed_before_ms: i64,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    /// Deletes the rows of these runs (none is fine).
+    fn delete_runs(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the history events of these runs.
+    fn delete_runs_events(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the inbox messages of these runs.
+    fn delete_runs_inbox(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the activities of these runs.
+    fn delete_runs_activities(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the timers of these runs.
+    fn delete_runs_timers(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Those of these chains, given as (workflow id, chain id), that some run still belongs
+    /// to.
+    fn chains_in_use(
+        &mut self,
+        chains: &[(String, String)],
+    ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Deletes the update records of these chains.
+    fn delete_chains_updates(
+        &mut self,
+        chain_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the signal dedupe ids of these chains.
+    fn delete_chains_signal_ids(
+        &mut self,
+        chain_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
 /// One transaction on a store's tables: every table's primitives, plus what spans tables.
 ///
 /// A lease held by a registered engine whose liveness lease expired counts as expired
@@ -551,6 +631,7 @@ pub trait Tx:
     + TimerTable
     + ScheduleTable
     + EngineTable
+    + PurgeTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

@@ -54,6 +54,7 @@ mod identity;
 mod inbox;
 mod opening;
 mod options;
+mod purge;
 mod rows;
 mod runs;
 mod schedules;

@@ -8,7 +8,15 @@ use rusqlite::Connection;
 
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
-pub(super) const MIGRATIONS: &[&str] = &[SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5];
+pub(super) const MIGRATIONS: &[&str] = &[
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+];
+
+/// v6: closed runs by close time, for retention's purge (oldest close first; `seq`, the
+/// rowid, breaks ties).
+const SCHEMA_V6: &str = "
+CREATE INDEX runs_by_closed ON runs(closed_ms) WHERE closed_ms IS NOT NULL;
+";
 
 /// v5: the engines working on the file, with their liveness leases.
 const SCHEMA_V5: &str = "
