@@ -8,6 +8,7 @@
 //!
 //! | module | what lives there |
 //! |---|---|
+//! | [`metrics`] | counters, gauges and histograms on atomics, their snapshot and Prometheus text (imports nothing; every layer records into it) |
 //! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
 //! | [`error`] | the errors of every layer |
 //! | [`activity`] | activity definitions, registry and context |
@@ -24,6 +25,7 @@ pub mod activity;
 pub mod client;
 pub mod data;
 pub mod error;
+pub mod metrics;
 mod replay;
 mod runtime;
 pub mod schedule;

@@ -8,6 +8,7 @@ use super::liveness::Liveness;
 use super::registry::Registry;
 use super::wakeups::Wakeups;
 use super::worker::WorkerHandle;
+use crate::metrics::EngineMetrics;
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -28,6 +29,8 @@ pub(crate) struct Core {
     pub liveness: Liveness,
     /// Where other engines poke this one (see `peers.rs`), if it listens.
     pub wake_address: Option<String>,
+    /// What this engine counts and times (see `crate::metrics`).
+    pub metrics: EngineMetrics,
 }
 
 impl Core {
