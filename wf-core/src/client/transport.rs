@@ -8,6 +8,7 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::ListFilter;
 use crate::error::WfError;
+use crate::metrics::MetricsSnapshot;
 use crate::schedule::{ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduleSpec};
 use std::future::Future;
 use std::pin::Pin;
@@ -171,4 +172,9 @@ pub trait Transport: Send + Sync + 'static {
     ) -> CallFuture<'a, ()>;
     /// Deletes a schedule (its running actions go on).
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()>;
+    /// The metrics of the engine behind this transport, if it is in this process (see
+    /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.
+    fn metrics(&self) -> Option<MetricsSnapshot> {
+        None
+    }
 }

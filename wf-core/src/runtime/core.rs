@@ -8,7 +8,7 @@ use super::liveness::Liveness;
 use super::registry::Registry;
 use super::wakeups::Wakeups;
 use super::worker::WorkerHandle;
-use crate::metrics::EngineMetrics;
+use crate::metrics::{EngineMetrics, MetricsSnapshot};
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -40,5 +40,11 @@ impl Core {
 
     pub fn is_shutdown(&self) -> bool {
         self.wake.is_shutdown()
+    }
+
+    /// This engine's metrics and its store's.
+    pub fn metrics_snapshot(&self) -> MetricsSnapshot {
+        let store = self.store.metrics();
+        self.metrics.snapshot(store.as_deref())
     }
 }

@@ -422,8 +422,7 @@ impl Engine {
     /// # Ok(()) }
     /// ```
     pub fn metrics(&self) -> MetricsSnapshot {
-        let store = self.core.store.metrics();
-        self.core.metrics.snapshot(store.as_deref())
+        self.core.metrics_snapshot()
     }
 
     /// A client of this engine (cheap to clone).

@@ -24,6 +24,7 @@ use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 use crate::data::run::{ListFilter, RunStatus};
 use crate::error::WfError;
+use crate::metrics::MetricsSnapshot;
 use crate::replay::ErasedDefinition;
 use crate::schedule::ScheduleDescription;
 use crate::store::RunRecord;
@@ -242,5 +243,9 @@ impl Transport for LocalTransport {
 
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {
         Box::pin(async move { self.scheduler().delete(schedule_id).await })
+    }
+
+    fn metrics(&self) -> Option<MetricsSnapshot> {
+        Some(self.core.metrics_snapshot())
     }
 }
