@@ -18,6 +18,7 @@
 //! | [`schedule`] | schedule specs and their stored state |
 //! | [`client`] | the client and its typed handles, over a `Transport` |
 //! | `runtime` | the engine, its workers, and the client calls it serves |
+//! | `otel` | (feature `otel`) export spans with OpenTelemetry |
 
 #![warn(missing_docs)]
 
@@ -26,6 +27,8 @@ pub mod client;
 pub mod data;
 pub mod error;
 pub mod metrics;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod replay;
 mod runtime;
 pub mod schedule;
