@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// What a store records about its write transactions; an engine includes them in its
 /// [`metrics`](crate::Engine::metrics). A store creates one, records every write transaction
-/// into it, and hands it out from [`Store::metrics`](crate::store::Store::metrics). Recording
+/// into it, and hands it out from `Store::metrics`. Recording
 /// is a few atomic additions.
 ///
 /// ```

@@ -107,7 +107,10 @@ impl Worker {
             run.history_bytes,
             core.config.build_id.clone(),
         );
-        let signals = inputs.iter().filter(|m| is_signal(m)).count();
+        let signals = inputs
+            .iter()
+            .filter(|m| matches!(m, Message::Signal { .. }))
+            .count();
         let activation = tracing::debug_span!("activation", messages = inputs.len());
         let mut output = match activation.in_scope(|| instance.run_task(inputs, meta, None)) {
             Ok(o) => o,
@@ -288,11 +291,6 @@ fn refuse_signals_after_cancel(
         }
     }
     kept
-}
-
-/// Whether a message is a signal (what `wf_signals_delivered_total` counts).
-fn is_signal(message: &Message) -> bool {
-    matches!(message, Message::Signal { .. })
 }
 
 /// How many updates reached each step in a task's update states (those committed and the
