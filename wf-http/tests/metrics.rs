@@ -79,8 +79,12 @@ impl Flaky {
     }
 }
 
+/// Sorted label names and values.
+type Labels = Vec<(String, String)>;
 /// Series name and sorted labels -> value.
-type Series = BTreeMap<(String, Vec<(String, String)>), f64>;
+type Series = BTreeMap<(String, Labels), f64>;
+/// A histogram's buckets per label set (without `le`): (bound, cumulative count).
+type Buckets = HashMap<Labels, Vec<(f64, f64)>>;
 
 /// Parses the Prometheus text format strictly: every sample belongs to the family of the last
 /// `# TYPE` line (with `_bucket`/`_sum`/`_count` for a histogram), `# HELP` comes first, label
@@ -91,7 +95,7 @@ fn parse(text: &str) -> Series {
     let mut series = Series::new();
     let mut family: Option<(String, String)> = None;
     let mut helped = None;
-    let mut buckets: HashMap<Vec<(String, String)>, Vec<(f64, f64)>> = HashMap::new();
+    let mut buckets = Buckets::new();
     assert!(text.ends_with('\n'), "the exposition ends with a line feed");
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("# HELP ") {
@@ -147,11 +151,7 @@ fn parse(text: &str) -> Series {
 }
 
 /// The buckets of the family just read: rising bounds, cumulative counts, `+Inf` = `_count`.
-fn check_histograms(
-    family: &Option<(String, String)>,
-    buckets: &mut HashMap<Vec<(String, String)>, Vec<(f64, f64)>>,
-    series: &Series,
-) {
+fn check_histograms(family: &Option<(String, String)>, buckets: &mut Buckets, series: &Series) {
     let Some((name, kind)) = family else { return };
     if kind != "histogram" {
         return;

@@ -31,11 +31,14 @@ impl Traced {
     }
 }
 
+/// The requests a collector got: path and body.
+type Requests = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
 /// Serves `POST`s on a thread: answers 200 to each and keeps its path and body.
-fn collector() -> (String, Arc<Mutex<Vec<(String, Vec<u8>)>>>) {
+fn collector() -> (String, Requests) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen = Requests::default();
     let keep = seen.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
