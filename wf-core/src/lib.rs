@@ -8,6 +8,7 @@
 //!
 //! | module | what lives there |
 //! |---|---|
+//! | [`metrics`] | counters, gauges and histograms on atomics, their snapshot and Prometheus text (imports nothing; every layer records into it) |
 //! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
 //! | [`error`] | the errors of every layer |
 //! | [`activity`] | activity definitions, registry and context |
@@ -17,6 +18,7 @@
 //! | [`schedule`] | schedule specs and their stored state |
 //! | [`client`] | the client and its typed handles, over a `Transport` |
 //! | `runtime` | the engine, its workers, and the client calls it serves |
+//! | `otel` | (feature `otel`) export spans with OpenTelemetry |
 
 #![warn(missing_docs)]
 
@@ -24,6 +26,9 @@ pub mod activity;
 pub mod client;
 pub mod data;
 pub mod error;
+pub mod metrics;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod replay;
 mod runtime;
 pub mod schedule;

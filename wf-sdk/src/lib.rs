@@ -165,6 +165,22 @@ pub mod faults {
     pub use wf_core::store::faults::{Crash, Fault, FaultStore, Op, Target, CRASHES};
 }
 
+/// Metrics: what [`Engine::metrics`] returns, rendered for Prometheus by
+/// [`MetricsSnapshot::to_prometheus_text`](metrics::MetricsSnapshot::to_prometheus_text)
+/// (what wf-http's `GET /metrics` serves), and what a store records about its writes.
+pub mod metrics {
+    pub use wf_core::metrics::{
+        MetricFamily, MetricKind, MetricsSnapshot, Sample, SampleValue, StoreMetrics,
+    };
+}
+
+/// Exporting spans with OpenTelemetry over OTLP/HTTP (the `otel` feature): see
+/// [`otel::Otel`].
+#[cfg(feature = "otel")]
+pub mod otel {
+    pub use wf_core::otel::{Otel, OtelError};
+}
+
 /// What a store implementation needs (the `store` feature): the records a store keeps and
 /// the requests it takes, its errors, and the conformance suite a new store must pass.
 #[cfg(feature = "store")]

@@ -63,6 +63,13 @@ impl Client {
         &self.transport
     }
 
+    /// The metrics of this client's engine, as [`Engine::metrics`](crate::Engine::metrics)
+    /// gives them; `None` for a client of an engine in another process (over HTTP, scrape
+    /// that process's `GET /metrics`).
+    pub fn metrics(&self) -> Option<crate::metrics::MetricsSnapshot> {
+        self.transport.metrics()
+    }
+
     /// Starts a run of `W` with workflow id `workflow_id`; fails with `AlreadyStarted` if one is
     /// running. On an engine that runs `W` (on the run's task queue), the run's first workflow
     /// task runs before this returns and is recorded in the start's own transaction.

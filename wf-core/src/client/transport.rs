@@ -9,6 +9,7 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::ListFilter;
 use crate::error::WfError;
+use crate::metrics::MetricsSnapshot;
 use crate::schedule::{ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduleSpec};
 use std::future::Future;
 use std::pin::Pin;
@@ -175,4 +176,9 @@ pub trait Transport: Send + Sync + 'static {
     /// Purges one batch of closed runs, or counts them (see
     /// [`Client::purge`](crate::Client::purge)).
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport>;
+    /// The metrics of the engine behind this transport, if it is in this process (see
+    /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.
+    fn metrics(&self) -> Option<MetricsSnapshot> {
+        None
+    }
 }

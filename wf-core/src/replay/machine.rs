@@ -20,6 +20,7 @@ use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Why a workflow task failed. The run is kept; the task is retried with backoff.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,6 +198,14 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         event
     }
 
+    /// The run's workflow id and run id, for a span's fields (read only when it is enabled).
+    fn ids(&self) -> (String, String) {
+        match self.core.try_borrow() {
+            Ok(c) => (c.workflow_id.clone(), c.run_id.clone()),
+            Err(_) => Default::default(),
+        }
+    }
+
     fn apply_signal(&mut self, name: String, args: Payload, sent_at: Option<i64>) {
         let def = self.def.clone();
         let Some(handler) = def.handler(&name, Role::Signal) else {
@@ -205,6 +214,13 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 .buffer_signal(Signal::new(name, args, sent_at));
             return;
         };
+        let span = tracing::debug_span!(
+            "signal",
+            workflow_id = %self.ids().0,
+            run_id = %self.ids().1,
+            handler = %name,
+        );
+        let _entered = span.enter();
         match &handler.kind {
             HandlerKind::SyncSignal(f) => {
                 if let Err(e) = f(&mut self.state.borrow_mut(), &args) {
@@ -219,10 +235,12 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                         .borrow_mut()
                         .handler_started(format!("signal {name}"), handler.unfinished);
                     let core = self.core.clone();
-                    self.executor.spawn_handler(Box::pin(async move {
+                    let fut = async move {
                         fut.await;
                         core.borrow_mut().handler_finished(id);
-                    }));
+                    };
+                    self.executor
+                        .spawn_handler(Box::pin(fut.instrument(span.clone())));
                 }
                 Err(e) => {
                     tracing::warn!(signal = %name, error = %e, "signal arguments do not decode; signal ignored")
@@ -250,6 +268,15 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         validate: bool,
     ) -> bool {
         let def = self.def.clone();
+        let span = tracing::debug_span!(
+            "update",
+            workflow_id = %self.ids().0,
+            run_id = %self.ids().1,
+            handler = %name,
+            update_id = %update_id,
+            validate,
+        );
+        let _entered = span.enter();
         let reject = |core: &Rc<RefCell<Commands>>, msg: String| {
             core.borrow_mut().update_state(
                 update_id.clone(),
@@ -297,7 +324,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                         handler.unfinished,
                     );
                     let core = self.core.clone();
-                    self.executor.spawn_handler(Box::pin(async move {
+                    let fut = async move {
                         let outcome = match fut.await {
                             Ok(p) => UpdateOutcome::Completed(p),
                             Err(e) => UpdateOutcome::Failed(e.message),
@@ -305,7 +332,9 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                         let mut core = core.borrow_mut();
                         core.complete_update(update_id, name, outcome);
                         core.handler_finished(id);
-                    }));
+                    };
+                    self.executor
+                        .spawn_handler(Box::pin(fut.instrument(span.clone())));
                 }
                 Err(e) => self.core.borrow_mut().complete_update(
                     update_id,
@@ -490,6 +519,13 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
     }
 
     fn query(&self, name: &str, args: &Payload) -> Result<Payload, WfError> {
+        let _span = tracing::debug_span!(
+            "query",
+            workflow_id = %self.ids().0,
+            run_id = %self.ids().1,
+            handler = %name,
+        )
+        .entered();
         let handler = self
             .def
             .handler(name, Role::Query)

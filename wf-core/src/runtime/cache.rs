@@ -28,6 +28,11 @@ impl<V> Lru<V> {
         Some(v)
     }
 
+    /// How many entries it holds.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// The entry, without changing its recency.
     pub fn get(&self, key: &str) -> Option<&V> {
         self.entries.get(key).map(|(v, _)| v)

@@ -8,6 +8,7 @@ use super::liveness::Liveness;
 use super::registry::Registry;
 use super::wakeups::Wakeups;
 use super::worker::WorkerHandle;
+use crate::metrics::{EngineMetrics, MetricsSnapshot};
 use crate::store::Store;
 use std::sync::Arc;
 
@@ -28,6 +29,8 @@ pub(crate) struct Core {
     pub liveness: Liveness,
     /// Where other engines poke this one (see `peers.rs`), if it listens.
     pub wake_address: Option<String>,
+    /// What this engine counts and times (see `crate::metrics`).
+    pub metrics: EngineMetrics,
 }
 
 impl Core {
@@ -37,5 +40,11 @@ impl Core {
 
     pub fn is_shutdown(&self) -> bool {
         self.wake.is_shutdown()
+    }
+
+    /// This engine's metrics and its store's.
+    pub fn metrics_snapshot(&self) -> MetricsSnapshot {
+        let store = self.store.metrics();
+        self.metrics.snapshot(store.as_deref())
     }
 }

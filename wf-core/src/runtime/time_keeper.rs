@@ -19,7 +19,10 @@ pub(crate) async fn run(core: Arc<Core>) {
         // First, so that this engine never sees its own leases as lost.
         liveness::renew_if_due(&core, now).await;
         match core.store.fire_due_timers(now, 1024).await {
-            Ok(fired) if !fired.is_empty() => core.wake.workflow.notify_one(),
+            Ok(fired) if !fired.is_empty() => {
+                core.metrics.timers_fired.add(fired.len() as u64);
+                core.wake.workflow.notify_one()
+            }
             Ok(_) => {}
             Err(e) => tracing::error!(error = %e, "firing timers failed"),
         }

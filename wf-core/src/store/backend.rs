@@ -106,6 +106,11 @@ pub trait Backend: Send + Sync + 'static {
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
     }
+
+    /// See [`Store::metrics`]; the default is `None`.
+    fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
+        None
+    }
 }
 
 /// Runs a rule whose primitives never wait (SQLite, memory) to its end: it is ready on its
@@ -127,6 +132,10 @@ impl<B: Backend> Store for B {
 
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         Backend::changes(self)
+    }
+
+    fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
+        Backend::metrics(self)
     }
 
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {

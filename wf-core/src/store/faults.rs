@@ -680,6 +680,10 @@ impl Store for FaultStore {
         self.inner.changes()
     }
 
+    fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
+        self.inner.metrics()
+    }
+
     fn terminate(
         &self,
         workflow_id: &str,

@@ -328,6 +328,13 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
+    /// What the store records about its write transactions (group commit sizes, commit and
+    /// fsync times), included in the engine's [`metrics`](crate::Engine::metrics). The
+    /// default is `None`: the store records nothing.
+    fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
+        None
+    }
+
     /// Terminates the latest run of `workflow_id`: appends `WorkflowTerminated`, closes the run,
     /// abandons its updates, drops its inbox, activities and timers. In the same transaction, a
     /// running parent gets `ChildClosed { outcome: Terminated }`, and the run's open children

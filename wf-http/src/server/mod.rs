@@ -7,6 +7,7 @@
 
 mod body;
 mod messages;
+mod metrics;
 mod purge;
 mod runs;
 mod schedules;
@@ -99,6 +100,7 @@ impl From<&Engine> for Api {
 /// | route | what |
 /// |---|---|
 /// | `GET /healthz` | `{"status": "ok"}` |
+/// | `GET /metrics` | the engine's metrics, Prometheus text format (404 for a client that is not an engine's) |
 /// | `GET /{type}` | the type's signals, queries and updates with their parameters |
 /// | `POST /{type}/runs` | start: `{"id", "input", "conflict"}` -> 201 |
 /// | `GET /{type}/runs` | list: `?status=&limit=&cursor=&latest=` |
@@ -121,6 +123,7 @@ pub fn router(api: impl Into<Api>) -> Router {
     let api: Api = api.into();
     Router::new()
         .route("/healthz", get(runs::healthz))
+        .route("/metrics", get(metrics::metrics))
         .route("/{type}", get(runs::describe_type))
         .route("/{type}/runs", post(messages::start).get(runs::list))
         .route("/{type}/runs/{id}", get(runs::describe))

@@ -5,10 +5,13 @@ use super::outcome::finish;
 use crate::activity::{ActivityContext, ActivityInfo, BoxFuture, HeartbeatSink};
 use crate::data::activity::{ActivityFailure, TimeoutKind};
 use crate::data::payload::Payload;
+use crate::metrics::AttemptFailure;
 use crate::replay::panic_message;
 use crate::runtime::core::Core;
 use crate::store::ActivityTask;
 use std::sync::Arc;
+use std::time::Instant;
+use tracing::Instrument;
 
 struct StoreHeartbeat(Arc<Core>);
 
@@ -43,8 +46,23 @@ enum AttemptEnd {
     Shutdown,
 }
 
-/// Runs one attempt of `task` and applies its outcome.
+/// Runs one attempt of `task` and applies its outcome, in an `activity_attempt` span.
 pub(crate) async fn run_attempt(core: &Arc<Core>, task: ActivityTask) {
+    let span = tracing::info_span!(
+        "activity_attempt",
+        workflow_id = %task.workflow_id,
+        run_id = %task.run_id,
+        activity = %task.name,
+        seq = task.seq,
+        attempt = task.attempt,
+    );
+    attempt(core, task).instrument(span).await
+}
+
+async fn attempt(core: &Arc<Core>, task: ActivityTask) {
+    let metrics = core.metrics.of_activity(&task.name);
+    metrics.attempts.inc();
+    let started = Instant::now();
     let key = (task.run_id.clone(), task.seq);
     let Some(invoker) = core.registry.activities.get(&task.name).cloned() else {
         let failure = ActivityFailure {
@@ -55,6 +73,7 @@ pub(crate) async fn run_attempt(core: &Arc<Core>, task: ActivityTask) {
             ),
             non_retryable: true,
         };
+        metrics.failed(AttemptFailure::Error);
         finish(core, &task, Err((failure, None))).await;
         return;
     };
@@ -88,6 +107,13 @@ pub(crate) async fn run_attempt(core: &Arc<Core>, task: ActivityTask) {
     };
     if let Ok(mut running) = core.activities.running.lock() {
         running.remove(&key);
+    }
+    metrics.attempt_seconds.observe_duration(started.elapsed());
+    match &end {
+        AttemptEnd::Done(Ok(_)) | AttemptEnd::Shutdown => {}
+        AttemptEnd::Done(Err(_)) => metrics.failed(AttemptFailure::Error),
+        AttemptEnd::Panicked(_) => metrics.failed(AttemptFailure::Panic),
+        AttemptEnd::TimedOut => metrics.failed(AttemptFailure::Timeout),
     }
     match end {
         AttemptEnd::Done(Ok(result)) => finish(core, &task, Ok(result)).await,

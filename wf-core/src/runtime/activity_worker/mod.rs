@@ -15,7 +15,6 @@ use crate::store::ActivityTask;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
-use tracing::Instrument;
 
 /// The activity attempts of one engine: the running ones (to abort them), the slots that
 /// bound how many run at once (shared by the poller and the workflow worker, which starts the
@@ -98,19 +97,15 @@ pub(crate) async fn run(core: Arc<Core>) {
                         };
                         let core = core.clone();
                         let semaphore = permits.clone();
-                        let span = tracing::info_span!("activity", run_id = %task.run_id, seq = task.seq, name = %task.name, attempt = task.attempt);
-                        tokio::spawn(
-                            async move {
-                                run_attempt(&core, task).await;
-                                let was_full = semaphore.available_permits() == 0;
-                                drop(permit);
-                                // Only a full pool may have left visible tasks behind.
-                                if was_full {
-                                    core.wake.activity.notify_local();
-                                }
+                        tokio::spawn(async move {
+                            run_attempt(&core, task).await;
+                            let was_full = semaphore.available_permits() == 0;
+                            drop(permit);
+                            // Only a full pool may have left visible tasks behind.
+                            if was_full {
+                                core.wake.activity.notify_local();
                             }
-                            .instrument(span),
-                        );
+                        });
                     }
                 }
                 Err(e) => tracing::error!(error = %e, "polling activity tasks failed"),

@@ -3,6 +3,7 @@
 
 use crate::data::activity::{ActivityFailure, ActivityResolution, TimeoutKind};
 use crate::data::payload::Payload;
+use crate::metrics::Resolution;
 use crate::runtime::core::Core;
 use crate::runtime::persist::until_durable;
 use crate::runtime::worker::Direct;
@@ -28,6 +29,7 @@ pub(crate) async fn finish(
             let within_deadline = task.schedule_deadline_ms().is_none_or(|d| retry_at < d);
             if task.options.retry.allows_retry(next, &failure) && within_deadline {
                 tracing::info!(attempt = attempts, error = %failure.message, delay_ms = delay, "activity attempt failed; retrying");
+                core.metrics.of_activity(&task.name).retries.inc();
                 let retried = until_durable(core, "scheduling an activity retry", || {
                     store.retry_activity(
                         &task.run_id,
@@ -59,6 +61,13 @@ pub(crate) async fn finish(
             }
         }
     };
+    core.metrics
+        .of_activity(&task.name)
+        .resolved(match resolution {
+            ActivityResolution::Completed { .. } => Resolution::Completed,
+            ActivityResolution::Failed { .. } => Resolution::Failed,
+            ActivityResolution::TimedOut { .. } => Resolution::TimedOut,
+        });
     if core.config.run_workers && !core.is_shutdown() {
         // Hand the result to the workflow worker: one commit records it together with what
         // the workflow does next (it falls back to the store if the run is busy elsewhere).

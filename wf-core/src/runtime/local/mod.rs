@@ -24,6 +24,7 @@ use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 use crate::data::run::{ListFilter, RunStatus};
 use crate::error::WfError;
+use crate::metrics::MetricsSnapshot;
 use crate::replay::ErasedDefinition;
 use crate::schedule::ScheduleDescription;
 use crate::store::RunRecord;
@@ -246,5 +247,9 @@ impl Transport for LocalTransport {
 
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
         Box::pin(super::retention::purge(&self.core, request))
+    }
+
+    fn metrics(&self) -> Option<MetricsSnapshot> {
+        Some(self.core.metrics_snapshot())
     }
 }

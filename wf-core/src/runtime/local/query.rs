@@ -206,6 +206,7 @@ impl LocalTransport {
             .filter(is_signal)
             .collect();
         let history = pending.history;
+        core.metrics.of_type(def.name()).replayed(history.len());
         let meta = TaskMeta::live(
             core.now_ms(),
             history.len() as u64 + 1,

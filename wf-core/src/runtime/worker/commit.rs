@@ -21,13 +21,15 @@ use crate::store::{
 use crate::workflow::commands::Close;
 use std::cell::Cell;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::OwnedSemaphorePermit;
+use tracing::Instrument;
 
 /// A task's commit, and what to do once it is durable.
 pub(super) struct Plan {
     commit: TaskCommit,
     /// The update states the task produced (rejections of in-memory updates left out).
-    update_states: Vec<(String, String, UpdateState)>,
+    pub update_states: Vec<(String, String, UpdateState)>,
     /// Activities leased to this process by the commit, with their slots, to start after it.
     local: Vec<(ActivityTask, OwnedSemaphorePermit)>,
     has_activities: bool,
@@ -301,7 +303,7 @@ fn child_outcome(close: &RunClose) -> Option<ChildOutcome> {
 impl Worker {
     /// Commits `plan` (with the start it completes, for a new run's first task) and acts on
     /// the outcome: the run back in the cache and callers answered, or the work handed back to
-    /// the store path.
+    /// the store path. True if the task's result was committed.
     pub(super) async fn commit(
         &self,
         run: RunRecord,
@@ -310,7 +312,7 @@ impl Worker {
         direct_rejections: Vec<(String, String, UpdateState)>,
         direct: Vec<Direct>,
         start: Option<(StartRequest, StartReply)>,
-    ) {
+    ) -> bool {
         let core = &self.core;
         let store = &core.store;
         let without_lease = plan.commit.without_lease;
@@ -324,10 +326,16 @@ impl Worker {
         } = plan;
         let mut start_reply = None;
         let marks_seen = core.worker.marks.finished();
+        let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
         let committed = match start {
-            None => self.await_commit(store.commit_workflow_task(commit)).await,
+            None => {
+                self.await_commit(store.commit_workflow_task(commit))
+                    .instrument(span)
+                    .await
+            }
             Some((request, reply)) => match self
                 .await_commit(store.start_run_with_task(request, commit))
+                .instrument(span)
                 .await
             {
                 Ok((outcome, Some(first))) => {
@@ -337,11 +345,11 @@ impl Worker {
                 // An existing run was kept (`UseExisting`): this task is moot.
                 Ok((outcome, None)) => {
                     let _ = reply.send(Ok(outcome));
-                    return;
+                    return false;
                 }
                 Err(e) => {
                     let _ = reply.send(Err(e.into()));
-                    return;
+                    return false;
                 }
             },
         };
@@ -371,7 +379,7 @@ impl Worker {
                 // store took them, while the release may wait for the store to recover.
                 self.fallback(direct).await;
                 self.release_if_leased(&run.run_id, without_lease).await;
-                return;
+                return false;
             }
         };
         instance.set_next_event_id(record.next_event_id);
@@ -387,7 +395,13 @@ impl Worker {
             record,
             entered,
         };
-        let evicted = self.cache.borrow_mut().put(run.run_id.clone(), live);
+        let evicted = {
+            let mut cache = self.cache.borrow_mut();
+            let evicted = cache.put(run.run_id.clone(), live);
+            core.metrics.cache_runs.set(cache.len() as i64);
+            evicted
+        };
+        core.metrics.cache_evictions.add(evicted.len() as u64);
         for gone in &evicted {
             if gone.record.status == RunStatus::Running
                 && gone.record.workflow_id != run.workflow_id
@@ -460,6 +474,7 @@ impl Worker {
         if let Some((reply, outcome)) = start_reply {
             let _ = reply.send(Ok(outcome));
         }
+        true
     }
 
     /// Awaits a commit. The only commit in flight is polled without parking the thread (see
@@ -475,10 +490,14 @@ impl Worker {
         let solo = self.committing.get() == 0 && self.core.config.poll_when_quiet;
         self.committing.set(self.committing.get() + 1);
         let _in_flight = InFlight(&self.committing);
-        if solo {
+        let started = Instant::now();
+        let result = if solo {
             await_solo(commit, || self.committing.get() == 1).await
         } else {
             commit.await
-        }
+        };
+        let took = started.elapsed();
+        self.core.metrics.task_commit_seconds.observe_duration(took);
+        result
     }
 }

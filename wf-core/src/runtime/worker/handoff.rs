@@ -200,6 +200,7 @@ impl Worker {
             let Some(mut items) = self.pending.borrow_mut().remove(run_id) else {
                 break;
             };
+            self.core.metrics.inbox_depth.add(-(items.len() as i64));
             if let Some(i) = items.iter().position(|d| matches!(d, Direct::Start { .. })) {
                 if let Direct::Start { request, reply } = items.remove(i) {
                     self.start_eagerly(request, reply).await;

@@ -21,6 +21,7 @@ use super::cache::Lru;
 use super::core::Core;
 use super::spin::{next_awake, DIRECT_AWAKE, QUERY_AWAKE};
 use crate::error::WfError;
+use crate::metrics::Lookup;
 use crate::replay::Instance;
 use crate::store::{RunRecord, StartRequest};
 use std::cell::{Cell, RefCell};
@@ -29,7 +30,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tracing::Instrument;
 
 /// Starts the workflow worker thread.
 pub(crate) fn spawn(
@@ -93,6 +93,17 @@ pub(super) enum Mode {
     },
 }
 
+impl Mode {
+    /// The mode as the `workflow_task` span shows it.
+    fn name(&self) -> &'static str {
+        match self {
+            Mode::Leased => "leased",
+            Mode::LeaseFree => "lease_free",
+            Mode::Start { .. } => "start",
+        }
+    }
+}
+
 impl Worker {
     fn new(core: Arc<Core>) -> Rc<Self> {
         let capacity = core.config.cache_capacity;
@@ -119,6 +130,7 @@ impl Worker {
             let awake = || me.direct_awake_until.get();
             while let Some(d) = next_awake(&mut direct, awake, Some(&me.direct_awake)).await {
                 let run_id = d.run_id().to_string();
+                me.core.metrics.inbox_depth.add(1);
                 me.pending
                     .borrow_mut()
                     .entry(run_id.clone())
@@ -157,6 +169,9 @@ impl Worker {
                     .filter(|live| q.at.is_none_or(|at| live.record.next_event_id == at))
                     .filter(|live| live.entered <= q.entries)
                     .map(|live| live.instance.query(&q.name, &q.args));
+                me.core
+                    .metrics
+                    .cache_lookup(Lookup::Query, answer.is_some());
                 let _ = q.reply.send(answer);
                 if me.core.config.poll_when_quiet {
                     awake_until = Some(std::time::Instant::now() + QUERY_AWAKE);
@@ -195,15 +210,11 @@ impl Worker {
                         for task in tasks {
                             self.in_flight.set(self.in_flight.get() + 1);
                             let me = self.clone();
-                            let span = tracing::info_span!("workflow_task", run_id = %task.run.run_id, workflow_id = %task.run.workflow_id);
-                            tokio::task::spawn_local(
-                                async move {
-                                    me.process(task, Vec::new(), Mode::Leased).await;
-                                    me.in_flight.set(me.in_flight.get() - 1);
-                                    me.core.wake.workflow.notify_local();
-                                }
-                                .instrument(span),
-                            );
+                            tokio::task::spawn_local(async move {
+                                me.process(task, Vec::new(), Mode::Leased).await;
+                                me.in_flight.set(me.in_flight.get() - 1);
+                                me.core.wake.workflow.notify_local();
+                            });
                         }
                     }
                     Err(e) => tracing::error!(error = %e, "polling workflow tasks failed"),

@@ -8,13 +8,15 @@ use super::handoff::{Direct, DirectReply};
 use super::{Mode, Worker};
 use crate::data::message::Message;
 use crate::data::run::{RunStatus, TaskFailure};
-use crate::data::update::UpdateState;
+use crate::data::update::{UpdateOutcome, UpdateState};
 use crate::error::WfError;
+use crate::metrics::{Lookup, TaskOutcome, UpdateStep};
 use crate::replay::{replay, Instance, TaskError, TaskMeta};
 use crate::runtime::persist::until_durable;
 use crate::store::{RunRecord, WorkflowTask};
 use std::collections::HashSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tracing::Instrument;
 
 /// Delay before retrying a failed workflow task: 1 s, doubling, at most 60 s.
 fn task_retry_delay(attempts: u32) -> Duration {
@@ -27,6 +29,22 @@ impl Worker {
     /// lease (see `TaskCommit::without_lease`); a failure then hands everything back to the
     /// store path, where a leased task redoes it.
     pub(super) async fn process(&self, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) {
+        let started = Instant::now();
+        let metrics = self.core.metrics.of_type(&task.run.workflow_type);
+        let span = tracing::info_span!(
+            "workflow_task",
+            workflow_id = %task.run.workflow_id,
+            run_id = %task.run.run_id,
+            workflow_type = %task.run.workflow_type,
+            event_id = task.run.next_event_id,
+            mode = mode.name(),
+        );
+        let outcome = self.run_task(task, direct, mode).instrument(span).await;
+        metrics.task(outcome, started.elapsed());
+    }
+
+    /// [`process`](Self::process), without the span and the metrics.
+    async fn run_task(&self, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) -> TaskOutcome {
         let WorkflowTask { run, messages } = task;
         let without_lease = !matches!(mode, Mode::Leased);
         let (start, fresh) = match mode {
@@ -42,12 +60,14 @@ impl Worker {
             Err(Some(e)) => {
                 self.fail_if_leased(&run, e, without_lease).await;
                 self.left_cache(&run);
-                return self.give_up(direct, start).await;
+                self.give_up(direct, start).await;
+                return TaskOutcome::Failed;
             }
             Err(None) => {
                 self.release_if_leased(&run.run_id, without_lease).await;
                 self.left_cache(&run);
-                return self.give_up(direct, start).await;
+                self.give_up(direct, start).await;
+                return TaskOutcome::Discarded;
             }
         };
         instance.set_next_event_id(run.next_event_id);
@@ -89,12 +109,18 @@ impl Worker {
             run.history_bytes,
             core.config.build_id.clone(),
         );
-        let mut output = match instance.run_task(inputs, meta, None) {
+        let signals = inputs
+            .iter()
+            .filter(|m| matches!(m, Message::Signal { .. }))
+            .count();
+        let activation = tracing::debug_span!("activation", messages = inputs.len());
+        let mut output = match activation.in_scope(|| instance.run_task(inputs, meta, None)) {
             Ok(o) => o,
             Err(e) => {
                 self.fail_if_leased(&run, e, without_lease).await;
                 self.left_cache(&run);
-                return self.give_up(direct, start).await;
+                self.give_up(direct, start).await;
+                return TaskOutcome::Failed;
             }
         };
         // A rejected in-memory update leaves no trace at all: its caller hears it directly.
@@ -116,8 +142,19 @@ impl Worker {
             handed_messages,
             now,
         );
-        self.commit(run, instance, plan, direct_rejections, direct, start)
-            .await;
+        let updates = update_steps(&plan.update_states, &direct_rejections);
+        let metrics = core.metrics.of_type(&run.workflow_type);
+        if !self
+            .commit(run, instance, plan, direct_rejections, direct, start)
+            .await
+        {
+            return TaskOutcome::Discarded;
+        }
+        metrics.signals.add(signals as u64);
+        for (step, n) in updates {
+            metrics.updates(step, n);
+        }
+        TaskOutcome::Committed
     }
 
     /// Records that `run` is not in the cache after a failed task or commit: its marks are
@@ -142,22 +179,33 @@ impl Worker {
             .definition(&run.workflow_type)
             .map_err(|e| Some(TaskError::Other(e.to_string())))?
             .clone();
-        let cached = match fresh {
-            Some(instance) => Some(instance),
-            None => self
-                .cache
-                .borrow_mut()
-                .take(&run.run_id)
-                .map(|l| l.instance),
+        let (cached, fresh) = match fresh {
+            Some(instance) => (Some(instance), true),
+            None => (
+                self.cache
+                    .borrow_mut()
+                    .take(&run.run_id)
+                    .map(|l| l.instance),
+                false,
+            ),
         };
         if let Some(i) = cached.filter(|i| i.next_event_id() == run.next_event_id) {
+            if !fresh {
+                core.metrics.cache_lookup(Lookup::Task, true);
+            }
             return Ok(i);
         }
+        core.metrics.cache_lookup(Lookup::Task, false);
         let history = core.store.read_history(&run.run_id, 1).await.map_err(|e| {
             tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
             None
         })?;
-        replay(def.as_ref(), &run.workflow_id, &run.run_id, &history).map_err(Some)
+        let span = tracing::debug_span!("replay", events = history.len());
+        core.metrics
+            .of_type(&run.workflow_type)
+            .replayed(history.len());
+        span.in_scope(|| replay(def.as_ref(), &run.workflow_id, &run.run_id, &history))
+            .map_err(Some)
     }
 
     /// Records a failed workflow task as [`fail`](Self::fail) does, if the task held the
@@ -254,4 +302,34 @@ fn refuse_signals_after_cancel(
         }
     }
     kept
+}
+
+/// How many updates reached each step in a task's update states (those committed and the
+/// in-memory rejections), for `wf_updates_total`.
+fn update_steps(
+    committed: &[(String, String, UpdateState)],
+    rejected: &[(String, String, UpdateState)],
+) -> Vec<(UpdateStep, u64)> {
+    let mut counts = [0u64; 4];
+    let steps = [
+        UpdateStep::Accepted,
+        UpdateStep::Rejected,
+        UpdateStep::Completed,
+        UpdateStep::Failed,
+    ];
+    for (_, _, state) in committed.iter().chain(rejected) {
+        let step = match state {
+            UpdateState::Accepted => UpdateStep::Accepted,
+            UpdateState::Rejected(_) => UpdateStep::Rejected,
+            UpdateState::Completed(UpdateOutcome::Completed(_)) => UpdateStep::Completed,
+            UpdateState::Completed(UpdateOutcome::Failed(_)) => UpdateStep::Failed,
+            UpdateState::Requested | UpdateState::Abandoned => continue,
+        };
+        counts[step as usize] += 1;
+    }
+    steps
+        .into_iter()
+        .zip(counts)
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }

@@ -70,6 +70,7 @@ pub use tx::SqliteTx;
 use super::backend::{run_ready, Answer, Backend, Durability, TxOp};
 use super::StoreFuture;
 use crate::error::{BackendErrorKind, StoreError};
+use crate::metrics::StoreMetrics;
 use damage::Health;
 use identity::inspect;
 use opening::Opening;
@@ -99,6 +100,7 @@ pub struct SqliteStore {
     writer: Option<JoinHandle<()>>,
     readers: Vec<JoinHandle<()>>,
     health: Arc<Health>,
+    metrics: Arc<StoreMetrics>,
 }
 
 impl SqliteStore {
@@ -153,11 +155,13 @@ impl SqliteStore {
         }
 
         let health = Arc::new(Health::new(path));
+        let metrics = Arc::new(StoreMetrics::new("sqlite"));
         let (write_tx, write_rx) = mpsc::channel::<Box<dyn Request>>();
         let settings = WriterSettings {
             max_batch: options.max_batch.max(1),
             full: options.synchronous_full,
             poll_when_quiet: options.poll_when_quiet,
+            metrics: Arc::clone(&metrics),
         };
         let writer = SqliteTx { conn: writer };
         let writer_health = Arc::clone(&health);
@@ -182,6 +186,7 @@ impl SqliteStore {
             writer: Some(writer),
             readers,
             health,
+            metrics,
         })
     }
 }
@@ -263,6 +268,10 @@ impl Backend for SqliteStore {
 
     fn read<T: Answer>(&self, op: impl TxOp<SqliteTx, T>) -> StoreFuture<'_, T> {
         submit(self.reads.as_ref(), false, move |tx| run_ready(op(tx)))
+    }
+
+    fn metrics(&self) -> Option<Arc<StoreMetrics>> {
+        Some(Arc::clone(&self.metrics))
     }
 
     /// Folds the WAL into the database file (on a thread of its own: it copies up to the

@@ -8,11 +8,13 @@ use super::damage::Health;
 use super::rows::db;
 use super::tx::SqliteTx;
 use crate::error::{BackendErrorKind, StoreError};
+use crate::metrics::StoreMetrics;
 use crate::store::StoreFuture;
 use rusqlite::Connection;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// One caller's work, run on a store thread; answered after its transaction ends.
@@ -110,6 +112,8 @@ pub(super) struct WriterSettings {
     pub(super) full: bool,
     /// Whether to look for the next request for a while after a lone one.
     pub(super) poll_when_quiet: bool,
+    /// Where each transaction's size and times are recorded.
+    pub(super) metrics: Arc<StoreMetrics>,
 }
 
 /// The writer thread: group commits until the queue closes.
@@ -145,6 +149,7 @@ fn writer_batches(
         max_batch,
         full,
         poll_when_quiet,
+        metrics,
     } = settings;
     let mut solo = false;
     loop {
@@ -190,10 +195,23 @@ fn writer_batches(
         if soft {
             let _ = tx.conn.execute_batch("PRAGMA synchronous = NORMAL");
         }
-        let failure = run_batch(tx, &mut batch, health).err().map(|e| {
-            health.note(&e);
-            health.explain(e)
-        });
+        let span = tracing::debug_span!("group_commit", requests = batch.len(), soft).entered();
+        let started = Instant::now();
+        let mut commit = Duration::ZERO;
+        let failure = run_batch(tx, &mut batch, health, &mut commit)
+            .err()
+            .map(|e| {
+                health.note(&e);
+                health.explain(e)
+            });
+        metrics.record_transaction(
+            batch.len(),
+            full && !soft,
+            failure.is_none(),
+            started.elapsed(),
+            commit,
+        );
+        drop(span);
         if soft {
             let _ = tx.conn.execute_batch("PRAGMA synchronous = FULL");
         }
@@ -219,12 +237,19 @@ fn run_one(tx: &mut SqliteTx, request: &mut dyn Request, health: &Health) -> boo
 }
 
 /// Runs a batch in one transaction, each request in its own savepoint (a batch of one needs
-/// none); commits once.
+/// none); commits once, adding the time its `COMMIT` (or `ROLLBACK`) took to `commit_time`.
 fn run_batch(
     tx: &mut SqliteTx,
     batch: &mut [Box<dyn Request>],
     health: &Health,
+    commit_time: &mut Duration,
 ) -> Result<(), StoreError> {
+    let mut timed = |conn: &Connection, sql: &str| {
+        let started = Instant::now();
+        let result = conn.execute_batch(sql);
+        *commit_time += started.elapsed();
+        result
+    };
     tx.conn
         .execute_batch("BEGIN IMMEDIATE")
         .map_err(db("begin a write transaction"))?;
@@ -244,9 +269,7 @@ fn run_batch(
             ));
         }
         let end = if ok { "COMMIT" } else { "ROLLBACK" };
-        let result = conn
-            .execute_batch(end)
-            .map_err(db("end a write transaction"));
+        let result = timed(conn, end).map_err(db("end a write transaction"));
         if result.is_err() && !conn.is_autocommit() {
             let _ = conn.execute_batch("ROLLBACK");
         }
@@ -256,7 +279,7 @@ fn run_batch(
         .iter_mut()
         .try_for_each(|request| run_in_savepoint(tx, request.as_mut(), health));
     let conn = &tx.conn;
-    let result = result.and_then(|()| conn.execute_batch("COMMIT").map_err(db("commit")));
+    let result = result.and_then(|()| timed(conn, "COMMIT").map_err(db("commit")));
     if result.is_err() && !conn.is_autocommit() {
         // Best effort: if even the rollback fails, the connection reports it on the next BEGIN.
         let _ = conn.execute_batch("ROLLBACK");
@@ -462,6 +485,7 @@ mod tests {
             max_batch,
             full: false,
             poll_when_quiet: true,
+            metrics: Arc::new(StoreMetrics::new("sqlite")),
         };
         writer_loop(SqliteTx { conn }, queue, settings, health());
     }
@@ -488,7 +512,11 @@ mod tests {
         let (c, mut c_answer) = insert("c");
         let mut batch = vec![a, failing, panicking, c];
         let health = health();
-        assert_eq!(run_batch(&mut tx, &mut batch, &health), Ok(()));
+        let mut commit_time = Duration::ZERO;
+        assert_eq!(
+            run_batch(&mut tx, &mut batch, &health, &mut commit_time),
+            Ok(())
+        );
         for r in batch {
             r.answer(None, &health);
         }
