@@ -10,6 +10,7 @@ mod messages;
 mod runs;
 mod schedules;
 mod serve;
+mod ui;
 
 pub use serve::{serve, ServeOptions, Server};
 
@@ -55,6 +56,11 @@ impl Api {
 
     pub(crate) fn client(&self) -> &Client {
         &self.inner.client
+    }
+
+    /// The workflow types served.
+    pub(crate) fn types(&self) -> impl Iterator<Item = &WorkflowType> {
+        self.inner.types.values()
     }
 
     /// The type named in the path: `None` for [`ANY_TYPE`], 404 for a type not served.
@@ -111,6 +117,7 @@ impl From<&Engine> for Api {
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
+/// | `GET /ui/` | the web view (its static files need no token; its data routes do) |
 ///
 /// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run
 /// routes. Bodies are JSON, or MessagePack with `Content-Type: application/msgpack` (payloads
@@ -141,6 +148,7 @@ pub fn router(api: impl Into<Api>) -> Router {
                 .delete(schedules::delete),
         )
         .route("/_schedules/{id}/{action}", post(schedules::change))
+        .merge(ui::routes())
         .fallback(runs::no_route)
         .method_not_allowed_fallback(runs::wrong_method)
         .with_state(api)

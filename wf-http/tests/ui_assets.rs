@@ -1,0 +1,155 @@
+//! The web view over plain HTTP (no browser): its files are served with their content types
+//! and a Content-Security-Policy, without the token, while the data routes, the view's own
+//! included, stay behind it.
+
+mod common;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::header::HeaderMap;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+struct Got {
+    status: u16,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+async fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> Got {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let mut req = hyper::Request::builder()
+        .method(method)
+        .uri(format!("http://{addr}{path}"));
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let req = req.body(Full::new(Bytes::new())).expect("request");
+    let res = tokio::time::timeout(Duration::from_secs(20), client.request(req))
+        .await
+        .expect("the server answers within 20 s")
+        .expect("HTTP request");
+    let status = res.status().as_u16();
+    let headers = res.headers().clone();
+    let body = res.into_body().collect().await.expect("body").to_bytes();
+    Got {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn header<'a>(got: &'a Got, name: &str) -> &'a str {
+    got.headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+}
+
+#[tokio::test]
+async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp() {
+    let (_engine, server) =
+        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
+    let addr = server.local_addr();
+    for (path, content_type, needle) in [
+        ("/ui/", "text/html; charset=utf-8", "<script src=\"app.js\""),
+        (
+            "/ui/app.js",
+            "text/javascript; charset=utf-8",
+            "'use strict'",
+        ),
+        ("/ui/run.js", "text/javascript; charset=utf-8", "renderRun"),
+        ("/ui/app.css", "text/css; charset=utf-8", ".status"),
+        ("/ui/favicon.svg", "image/svg+xml", "<svg"),
+    ] {
+        let got = request(addr, "GET", path, None).await;
+        assert_eq!(got.status, 200, "{path}");
+        assert_eq!(header(&got, "content-type"), content_type, "{path}");
+        let csp = header(&got, "content-security-policy");
+        for directive in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "connect-src 'self'",
+        ] {
+            assert!(
+                csp.contains(directive),
+                "{path}: CSP {csp:?} lacks {directive}"
+            );
+        }
+        assert!(!csp.contains("unsafe-inline"), "{path}: {csp}");
+        assert_eq!(header(&got, "x-content-type-options"), "nosniff", "{path}");
+        let text = String::from_utf8_lossy(&got.body);
+        assert!(text.contains(needle), "{path} does not contain {needle:?}");
+    }
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
+async fn ui_without_a_slash_redirects_relatively() {
+    let (_engine, server) =
+        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
+    let got = request(server.local_addr(), "GET", "/ui", None).await;
+    assert_eq!(got.status, 308);
+    assert_eq!(header(&got, "location"), "ui/");
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
+async fn the_token_still_gates_the_data_routes() {
+    let (_engine, server) =
+        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
+    let addr = server.local_addr();
+    for (method, path) in [
+        ("GET", "/ui/types"),
+        ("GET", "/_/runs"),
+        ("GET", "/agent_run"),
+        ("GET", "/ui/nothing-here"),
+        // Only GET of the files is open.
+        ("POST", "/ui/"),
+    ] {
+        let got = request(addr, method, path, None).await;
+        assert_eq!(got.status, 401, "{method} {path} without the token");
+        let wrong = request(addr, method, path, Some("wrong-token")).await;
+        assert_eq!(wrong.status, 401, "{method} {path} with a wrong token");
+    }
+    let got = request(addr, "GET", "/_/runs", Some(common::TOKEN)).await;
+    assert_eq!(got.status, 200);
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test]
+async fn ui_types_lists_every_served_type_with_its_handlers() {
+    let (_engine, server) =
+        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
+    let got = request(server.local_addr(), "GET", "/ui/types", Some(common::TOKEN)).await;
+    assert_eq!(got.status, 200);
+    assert_eq!(header(&got, "content-type"), "application/json");
+    let body: serde_json::Value = serde_json::from_slice(&got.body).expect("JSON");
+    let names: Vec<&str> = body["types"]
+        .as_array()
+        .expect("a types array")
+        .iter()
+        .map(|t| t["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(names, ["agent_run", "nap"]);
+    let agent = &body["types"][0];
+    let queries: Vec<&str> = agent["queries"]
+        .as_array()
+        .expect("queries")
+        .iter()
+        .map(|q| q["name"].as_str().expect("a query name"))
+        .collect();
+    assert_eq!(queries, ["status", "notes_with"]);
+    let note = agent["signals"]
+        .as_array()
+        .expect("signals")
+        .iter()
+        .find(|s| s["name"] == "note")
+        .expect("the note signal");
+    assert_eq!(note["params"][0]["name"], "text");
+    assert_eq!(note["params"][1]["name"], "times");
+    assert_eq!(note["params"][1]["type"], "u32");
+    server.shutdown().await.expect("shutdown");
+}
