@@ -21,7 +21,12 @@ pub fn find_chromium() -> Option<PathBuf> {
     }
     let path = std::env::var_os("PATH")?;
     for dir in std::env::split_paths(&path) {
-        for name in ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"] {
+        for name in [
+            "chromium",
+            "chromium-browser",
+            "google-chrome",
+            "google-chrome-stable",
+        ] {
             let candidate = dir.join(name);
             if candidate.is_file() {
                 return Some(candidate);
@@ -147,7 +152,10 @@ impl Ws {
             .expect("send the WebSocket handshake");
         let mut head = Vec::new();
         while !head.ends_with(b"\r\n\r\n") {
-            let b = reader.read_u8().await.expect("read the WebSocket handshake");
+            let b = reader
+                .read_u8()
+                .await
+                .expect("read the WebSocket handshake");
             head.push(b);
         }
         let head = String::from_utf8_lossy(&head);
@@ -175,7 +183,10 @@ impl Ws {
                 frame.extend_from_slice(&(n as u64).to_be_bytes());
             }
         }
-        self.mask_seed = self.mask_seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        self.mask_seed = self
+            .mask_seed
+            .wrapping_mul(1_664_525)
+            .wrapping_add(1_013_904_223);
         let mask = self.mask_seed.to_be_bytes();
         frame.extend_from_slice(&mask);
         frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
@@ -254,7 +265,10 @@ impl Page {
         let target = page
             .call("Target.createTarget", json!({ "url": "about:blank" }))
             .await;
-        let target_id = target["targetId"].as_str().expect("a target id").to_string();
+        let target_id = target["targetId"]
+            .as_str()
+            .expect("a target id")
+            .to_string();
         let attached = page
             .call(
                 "Target.attachToTarget",
@@ -334,9 +348,8 @@ impl Page {
         let deadline = Instant::now() + within;
         loop {
             let v = self.eval(expression).await;
-            let truthy = !matches!(&v, Value::Null | Value::Bool(false))
-                && v != json!("")
-                && v != json!(0);
+            let truthy =
+                !matches!(&v, Value::Null | Value::Bool(false)) && v != json!("") && v != json!(0);
             if truthy {
                 return v;
             }
@@ -375,10 +388,13 @@ impl Page {
         self.events
             .iter()
             .filter_map(|e| match e["method"].as_str() {
-                Some("Runtime.exceptionThrown") => Some(e["params"]["exceptionDetails"].to_string()),
+                Some("Runtime.exceptionThrown") => {
+                    Some(e["params"]["exceptionDetails"].to_string())
+                }
                 Some("Log.entryAdded") => {
                     let text = e["params"]["entry"]["text"].as_str().unwrap_or("");
-                    text.contains("Content Security Policy").then(|| text.to_string())
+                    text.contains("Content Security Policy")
+                        .then(|| text.to_string())
                 }
                 _ => None,
             })
