@@ -203,23 +203,33 @@ const wfui = (window.wfui = {});
     return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), params: new URLSearchParams(query || '') };
   }
 
+  let generation = 0;
+  /** Renders the page the hash names into a fresh view; a view a newer route replaced
+   * may finish its requests but is no longer on the page. `#main[data-rendered]` names the
+   * hash once its view is complete. */
   async function route() {
     if (leave) leave();
     leave = null;
+    const gen = ++generation;
+    const hash = location.hash;
     document.getElementById('live').hidden = true;
     document.getElementById('forget-token').hidden = !token.get();
     const main = document.getElementById('main');
+    delete main.dataset.rendered;
+    const view = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
+    fill(main, view);
     const { parts, params } = parseHash();
     try {
       if (parts[0] === 'run' && parts.length >= 3) {
-        await wfui.renderRun(main, parts[1], parts.slice(2).join('/'), params);
+        await wfui.renderRun(view, parts[1], parts.slice(2).join('/'), params);
       } else {
-        await renderList(main, params);
+        await renderList(view, params);
       }
     } catch (e) {
-      if (e instanceof NeedToken) showTokenForm(main, e.message);
-      else fill(main, errorBanner(e), el('p', {}, el('a', { href: '#/', text: '← all runs' })));
+      if (e instanceof NeedToken) showTokenForm(view, e.message);
+      else fill(view, errorBanner(e), el('p', {}, el('a', { href: '#/', text: '← all runs' })));
     }
+    if (gen === generation) main.dataset.rendered = hash;
   }
 
   // ---- The runs list ----

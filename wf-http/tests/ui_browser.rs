@@ -234,14 +234,14 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
 
     // Filter by status.
     page.eval(
-        "const s = document.querySelector('#filters select[name=status]'); s.value = 'completed'; \
-         s.dispatchEvent(new Event('change')); true",
+        "{ const s = document.querySelector('#filters select[name=status]'); s.value = 'completed'; \
+         s.dispatchEvent(new Event('change')); true }",
     )
     .await;
     let filtered = page
         .wait_for(
             "the completed filter",
-            "location.hash.includes('status=completed') && document.querySelector('#runs') && \
+            "(document.querySelector('#main').dataset.rendered || '').includes('status=completed') && \
              [...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.workflowId)",
             PATIENCE,
         )
@@ -334,11 +334,37 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
     assert_eq!(state.stage, "waiting");
     assert_eq!(state.approved_by, None);
 
+    // An update, through its form: the page shows the handler's value and the accepted event.
+    page.eval(
+        "{ const f = document.querySelector('#update-form'); f.querySelector('select').value = 'add_note'; \
+         f.querySelector('select').dispatchEvent(new Event('change')); \
+         f.querySelector('input[name=text]').value = 'gift wrap'; f.requestSubmit(); true }",
+    )
+    .await;
+    let value = page
+        .wait_for(
+            "the update's value",
+            "document.querySelector('#update-outcome.ok pre')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    assert_eq!(
+        value.as_str().map(str::trim),
+        Some("1"),
+        "add_note returns the count of notes"
+    );
+    page.wait_for(
+        "the update's events in the timeline",
+        "!!document.querySelector('#timeline .event[data-event-type=UpdateCompleted]')",
+        PATIENCE,
+    )
+    .await;
+
     // A signal, through the form: its event appears and the run completes.
     page.eval(
-        "const f = document.querySelector('#signal-form'); f.querySelector('select').value = 'approve'; \
+        "{ const f = document.querySelector('#signal-form'); f.querySelector('select').value = 'approve'; \
          f.querySelector('select').dispatchEvent(new Event('change')); \
-         f.querySelector('input[name=by]').value = 'alice <script>x</script>'; f.requestSubmit(); true",
+         f.querySelector('input[name=by]').value = 'alice <script>x</script>'; f.requestSubmit(); true }",
     )
     .await;
     let signal = page
