@@ -14,9 +14,10 @@
     WorkflowTerminated: 'terminated', WorkflowCancelled: 'cancelled',
   };
 
-  async function history(type, id, runId) {
-    const events = [];
-    let from = 1;
+  /** The events of the run after those in `have` (its history, read page by page). */
+  async function history(type, id, runId, have) {
+    const events = have.slice();
+    let from = events.length ? events[events.length - 1].event_id + 1 : 1;
     while (from !== null && events.length < HISTORY_CAP) {
       const q = new URLSearchParams({ from: String(from), limit: '1000' });
       if (runId) q.set('run_id', runId);
@@ -364,7 +365,8 @@
     const acts = el('div', { class: 'panel', id: 'work' });
     const relations = el('div', { id: 'relations' });
     const pending = el('div');
-    const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), el('div', { id: 'timeline' }));
+    const tlNode = el('div', { id: 'timeline' });
+    const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), tlNode);
     const side = [queriesPanel(meta, base)];
     if (!older) {
       side.push(messageForm('signal', meta.signals, async (name, args, signalId) => {
@@ -391,12 +393,27 @@
     let timer = null;
     let stopped = false;
     let lastKey = '';
+    let cached = [];
+    let cachedRun = null;
+    let busy = false;
+    let again = false;
+    /** One refresh at a time: a call during one asks for another right after it. */
     async function refresh() {
       if (stopped) return;
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      clearTimeout(timer);
       let desc = d;
       try {
         desc = (await api('GET', seg(pathType) + '/runs/' + seg(id))).data;
-        const { events, truncated } = await history(type, id, older ? wantRun : null);
+        // Only the new events: histories only grow, until the id names a newer run.
+        if (desc.run_id !== cachedRun) cached = [];
+        cachedRun = desc.run_id;
+        const { events, truncated } = await history(type, id, older ? wantRun : desc.run_id, cached);
+        cached = events;
         if (stopped) return;
         const key = desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates);
         if (key !== lastKey) {
@@ -410,6 +427,12 @@
           return;
         }
         fill(head, errorBanner(e));
+      } finally {
+        busy = false;
+      }
+      if (again && !stopped) {
+        again = false;
+        return refresh();
       }
       const live = !older && desc.status === 'running';
       document.getElementById('live').hidden = !live;
@@ -467,7 +490,12 @@
       }
       fill(relations, rel.length ? el('div', { class: 'panel' }, el('h2', { text: 'Related runs' }), el('ul', { class: 'plain' }, rel)) : null);
 
-      fill(document.getElementById('timeline'), events.length ? timeline(events, ix, type, status === 'running') : el('p', { class: 'muted', text: 'No events.' }));
+      // Redrawn as a whole: keep the details the reader unfolded.
+      const open = new Set([...tlNode.querySelectorAll('details[open]')].map((x) => x.closest('.event').dataset.eventId));
+      fill(tlNode, events.length ? timeline(events, ix, type, status === 'running') : el('p', { class: 'muted', text: 'No events.' }));
+      for (const x of tlNode.querySelectorAll('.event')) {
+        if (open.has(x.dataset.eventId)) x.querySelector('details')?.setAttribute('open', '');
+      }
     }
 
     await refresh();

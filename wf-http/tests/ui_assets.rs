@@ -153,3 +153,28 @@ async fn ui_types_lists_every_served_type_with_its_handlers() {
     assert_eq!(note["params"][1]["type"], "u32");
     server.shutdown().await.expect("shutdown");
 }
+
+#[tokio::test]
+async fn the_view_works_nested_under_a_prefix() {
+    let engine = common::engine().await;
+    let app = axum::Router::new().nest("/wf", wf_http::router(&engine));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    let task = tokio::spawn(async move { axum::serve(listener, app).await });
+    let page = request(addr, "GET", "/wf/ui/", None).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(header(&page, "content-type"), "text/html; charset=utf-8");
+    // The page reaches the API relative to itself: ../ of /wf/ui/ is /wf/.
+    let types = request(addr, "GET", "/wf/ui/types", None).await;
+    assert_eq!(types.status, 200);
+    let redirect = request(addr, "GET", "/wf/ui", None).await;
+    assert_eq!(redirect.status, 308);
+    assert_eq!(
+        header(&redirect, "location"),
+        "ui/",
+        "relative: /wf/ui -> /wf/ui/"
+    );
+    task.abort();
+}
