@@ -73,6 +73,7 @@
     return ix;
   }
 
+  const plural = (n, word) => n + ' ' + word + (n === 1 ? '' : 's');
   const chip = (t) => el('span', { class: 'chip', text: t });
   const kind = (cls, t) => el('span', { class: 'kind ' + cls, text: t });
   const argsLine = (v) => (v === undefined || v === null || (Array.isArray(v) && v.length === 0) ? '()' : short(v));
@@ -200,10 +201,10 @@
         detail = ea.attempts > 1 ? 'succeeded on attempt ' + ea.attempts : '';
       } else if (end.type === 'ActivityFailed') {
         state = el('span', { class: 'status s-failed', text: 'failed' });
-        detail = (ea.failure ? ea.failure.kind + ': ' + ea.failure.message : '') + ' (' + ea.attempts + ' attempts)';
+        detail = (ea.failure ? ea.failure.kind + ': ' + ea.failure.message : '') + ' (' + plural(ea.attempts, 'attempt') + ')';
       } else if (end.type === 'ActivityTimedOut') {
         state = el('span', { class: 'status s-failed', text: 'timed out' });
-        detail = ea.timeout + ' (' + ea.attempts + ' attempts)';
+        detail = ea.timeout + ' (' + plural(ea.attempts, 'attempt') + ')';
       } else state = el('span', { class: 'status s-cancelled', text: 'cancelled' });
       return el('tr', { 'data-activity-seq': x.seq }, el('td', { text: '#' + x.seq }), el('td', { class: 'id', text: x.name }), el('td', {}, state),
         el('td', { text: end ? duration(end.time_ms - x.scheduled.time_ms) : '' }), el('td', { text: detail }));
@@ -368,13 +369,14 @@
     const tlNode = el('div', { id: 'timeline' });
     const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), tlNode);
     const side = [queriesPanel(meta, base)];
+    const messages = [];
     if (!older) {
-      side.push(messageForm('signal', meta.signals, async (name, args, signalId) => {
+      messages.push(messageForm('signal', meta.signals, async (name, args, signalId) => {
         const { data } = await api('POST', base + '/signal', { name, args, signal_id: signalId });
         setTimeout(refresh, 300);
         return data && data.status ? 'signal ' + name + ': ' + data.status : 'signal ' + name + ' sent';
       }));
-      side.push(messageForm('update', meta.updates, async (name, args, updateId) => {
+      messages.push(messageForm('update', meta.updates, async (name, args, updateId) => {
         try {
           const { data } = await api('POST', base + '/update', { name, args, update_id: updateId, wait: 'completed', timeout_ms: 15000 });
           return data.value;
@@ -388,7 +390,7 @@
       head,
       el('div', { class: 'grid' },
         el('div', {}, io, acts, tl),
-        el('div', {}, pending, relations, side)));
+        el('div', {}, pending, relations, side, messages)));
 
     let timer = null;
     let stopped = false;
@@ -473,6 +475,9 @@
         else result = el('div', { class: 'banner warn', text: status + ': ' + a.reason });
       }
       fill(io, el('h3', { text: 'Input' }), valueBlock(input), el('h3', { text: end && end.type === 'WorkflowFailed' ? 'Failure' : 'Result' }), el('div', { id: 'result' }, result));
+
+      // A closed run takes no more signals or updates.
+      for (const panel of messages) if (panel) panel.hidden = status !== 'running';
 
       const table = activitiesTable(ix, older ? [] : desc.pending_activities);
       acts.hidden = !table;

@@ -107,6 +107,12 @@ impl Stock {
         item: String,
         qty: u32,
     ) -> Result<String, ActivityError> {
+        if qty == 0 {
+            return Err(ActivityError::non_retryable(
+                "out_of_stock",
+                format!("no {item} to reserve"),
+            ));
+        }
         if ctx.attempt() == 1 {
             return Err(ActivityError::retryable("warehouse busy, try again"));
         }
@@ -182,6 +188,21 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
+    // And one that fails: its activity refuses for good.
+    let bad = client
+        .start::<OrderFlow>(
+            "order-bad",
+            Order {
+                item: "sofa".into(),
+                qty: 0,
+            },
+        )
+        .await
+        .expect("start order-bad");
+    assert!(tokio::time::timeout(PATIENCE, bad.result())
+        .await
+        .expect("order-bad finishes")
+        .is_err());
     done.approve("bob".into())
         .await
         .expect("approve order-done");
@@ -412,6 +433,34 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
         Some("alice <script>x</script>")
     );
     page.screenshot("5-finished-query").await;
+
+    // A failed run: its failure, and the activity that failed for good.
+    page.navigate(&format!("{base}/ui/#/run/order/order-bad"))
+        .await;
+    let failure = page
+        .wait_for(
+            "the failed run's page",
+            "document.querySelector('#run-status')?.textContent === 'failed' && \
+             document.querySelector('#failure')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    assert!(
+        failure
+            .as_str()
+            .unwrap_or("")
+            .contains("no sofa to reserve"),
+        "{failure}"
+    );
+    let failed = page
+        .eval("document.querySelector('#timeline .event[data-event-type=ActivityFailed]')?.textContent")
+        .await;
+    let failed = failed.as_str().unwrap_or("");
+    assert!(
+        failed.contains("out_of_stock") && failed.contains("non-retryable"),
+        "{failed}"
+    );
+    page.screenshot("6-failed").await;
 
     let problems = page.problems();
     assert!(problems.is_empty(), "the page reported: {problems:#?}");
