@@ -48,6 +48,13 @@ fn header<'a>(got: &'a Got, name: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// The `name` of each item of a JSON array.
+fn names(v: &serde_json::Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|x| x["name"].as_str()).collect())
+        .unwrap_or_default()
+}
+
 #[tokio::test]
 async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp() {
     let (_engine, server) =
@@ -127,20 +134,10 @@ async fn ui_types_lists_every_served_type_with_its_handlers() {
     assert_eq!(got.status, 200);
     assert_eq!(header(&got, "content-type"), "application/json");
     let body: serde_json::Value = serde_json::from_slice(&got.body).expect("JSON");
-    let names: Vec<&str> = body["types"]
-        .as_array()
-        .expect("a types array")
-        .iter()
-        .map(|t| t["name"].as_str().expect("a name"))
-        .collect();
-    assert_eq!(names, ["agent_run", "nap"]);
+    let type_names = names(&body["types"]);
+    assert_eq!(type_names, ["agent_run", "nap"]);
     let agent = &body["types"][0];
-    let queries: Vec<&str> = agent["queries"]
-        .as_array()
-        .expect("queries")
-        .iter()
-        .map(|q| q["name"].as_str().expect("a query name"))
-        .collect();
+    let queries = names(&agent["queries"]);
     assert_eq!(queries, ["status", "notes_with"]);
     let note = agent["signals"]
         .as_array()

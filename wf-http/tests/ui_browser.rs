@@ -120,6 +120,13 @@ impl Stock {
     }
 }
 
+/// The strings of a JSON array the page returned.
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
 /// The JavaScript text of `s` (a JSON string literal).
 fn js(s: &str) -> String {
     Value::from(s).to_string()
@@ -239,12 +246,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
             PATIENCE,
         )
         .await;
-    let ids: Vec<&str> = ids
-        .as_array()
-        .expect("rows")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let ids = strings(&ids);
     assert!(ids.contains(&"order-42:running"), "{ids:?}");
     assert!(ids.contains(&"order-done:completed"), "{ids:?}");
     assert!(
@@ -267,12 +269,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
             PATIENCE,
         )
         .await;
-    let filtered: Vec<&str> = filtered
-        .as_array()
-        .expect("rows")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let filtered = strings(&filtered);
     assert!(filtered.contains(&"order-done"), "{filtered:?}");
     assert!(
         !filtered.contains(&"order-42"),
@@ -298,12 +295,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
     let kinds = page
         .eval("[...document.querySelectorAll('#timeline .event')].map(e => e.dataset.eventType)")
         .await;
-    let kinds: Vec<&str> = kinds
-        .as_array()
-        .expect("events")
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let kinds = strings(&kinds);
     for expected in [
         "WorkflowStarted",
         "ActivityScheduled",
