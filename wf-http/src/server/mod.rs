@@ -12,6 +12,7 @@ mod purge;
 mod runs;
 mod schedules;
 mod serve;
+mod ui;
 
 pub use serve::{serve, ServeOptions, Server};
 
@@ -57,6 +58,11 @@ impl Api {
 
     pub(crate) fn client(&self) -> &Client {
         &self.inner.client
+    }
+
+    /// The workflow types served.
+    pub(crate) fn types(&self) -> impl Iterator<Item = &WorkflowType> {
+        self.inner.types.values()
     }
 
     /// The type named in the path: `None` for [`ANY_TYPE`], 404 for a type not served.
@@ -115,6 +121,7 @@ impl From<&Engine> for Api {
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
 /// | `POST /_purge` | `{"closed_before_ms", "batch", "dry_run"}` -> `{"runs", "more"}` |
+/// | `GET /ui/` | the web view (its static files need no token; its data routes do) |
 ///
 /// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run
 /// routes. Bodies are JSON, or MessagePack with `Content-Type: application/msgpack` (payloads
@@ -147,6 +154,7 @@ pub fn router(api: impl Into<Api>) -> Router {
         )
         .route("/_schedules/{id}/{action}", post(schedules::change))
         .route("/_purge", post(purge::purge))
+        .merge(ui::routes())
         .fallback(runs::no_route)
         .method_not_allowed_fallback(runs::wrong_method)
         .with_state(api)

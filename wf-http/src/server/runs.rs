@@ -66,7 +66,7 @@ pub(crate) async fn describe_type(
     Ok(Codec::Json.reply(200, &type_json(wt)))
 }
 
-fn type_json(wt: &WorkflowType) -> Value {
+pub(crate) fn type_json(wt: &WorkflowType) -> Value {
     let of = |role: Role| -> Vec<Value> {
         wt.handlers
             .iter()

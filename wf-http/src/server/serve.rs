@@ -21,8 +21,8 @@ const ENVELOPE_BYTES: usize = 64 * 1024;
 /// How [`serve`] guards the service.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
-    /// The bearer token every request but `GET /healthz` must carry
-    /// (`Authorization: Bearer <token>`). Required when the address is not loopback.
+    /// The bearer token every request but `GET /healthz` and the web view's static files
+    /// must carry (`Authorization: Bearer <token>`). Required when the address is not loopback.
     pub token: Option<String>,
     /// Largest request body in bytes (default: the engine's payload limit, 2 MiB, plus 64 KiB
     /// for what surrounds it); larger bodies get 413.
@@ -153,7 +153,10 @@ struct Guard {
 impl Guard {
     async fn run(&self, req: Request, next: Next) -> Response {
         if let Some(token) = &self.token {
-            if req.uri().path() != "/healthz" && !authorized(&req, token) {
+            let path = req.uri().path();
+            let public = path == "/healthz"
+                || (req.method() == axum::http::Method::GET && super::ui::is_public_asset(path));
+            if !public && !authorized(&req, token) {
                 return Failure::new(
                     401,
                     ErrorBody::new(

@@ -1,0 +1,462 @@
+//! The web view in a real browser: headless Chromium driven over the DevTools protocol opens
+//! the runs list (giving the token the page asks for), opens a run, runs a query, sends a
+//! signal through the form and sees its event in the timeline, and queries the finished run.
+//! Screenshots go to `target/ui-screenshots/`. Without Chromium the test skips loudly, unless
+//! `WF_REQUIRE_CHROMIUM=1`.
+
+mod browser;
+
+use browser::{find_chromium, Browser, Page};
+use serde_json::Value;
+use std::time::Duration;
+use wf_sdk::prelude::*;
+
+const TOKEN: &str = "ui-test-token";
+/// How long the page may take to show something: a failure detector on a loaded machine.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+#[derive(Serialize, Deserialize, Clone, Debug)]
+pub struct Order {
+    pub item: String,
+    pub qty: u32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct OrderState {
+    pub stage: String,
+    pub approved_by: Option<String>,
+    pub notes: Vec<String>,
+}
+
+/// An order: reserves stock (an activity that fails its first attempt), notifies through a
+/// child run, waits a short timer, then waits for approval.
+#[derive(Default)]
+pub struct OrderFlow {
+    stage: String,
+    approved_by: Option<String>,
+    notes: Vec<String>,
+}
+
+#[workflow(name = "order")]
+impl OrderFlow {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, order: Order) -> Result<String, WorkflowError> {
+        ctx.state_mut(|s| s.stage = "reserving".into());
+        let retry = RetryPolicy {
+            initial_interval: Duration::from_millis(50),
+            ..RetryPolicy::default()
+        };
+        let reserved = ctx
+            .activity(Stock::reserve, (order.item.clone(), order.qty))
+            .retry(retry)
+            .await?;
+        ctx.child::<Notify>(format!("{}-notify", ctx.workflow_id()), &reserved)
+            .await
+            .map_err(|e| WorkflowError::new(e.to_string()))?;
+        ctx.sleep(Duration::from_millis(50)).await?;
+        ctx.state_mut(|s| s.stage = "waiting".into());
+        ctx.wait_condition(|s| s.approved_by.is_some()).await;
+        ctx.state_mut(|s| s.stage = "approved".into());
+        let by = ctx.state(|s| s.approved_by.clone().unwrap_or_default());
+        Ok(format!("{} x{} approved by {by}", order.item, order.qty))
+    }
+
+    #[signal]
+    fn approve(&mut self, by: String) {
+        self.approved_by = Some(by);
+    }
+
+    #[query]
+    fn state(&self) -> OrderState {
+        OrderState {
+            stage: self.stage.clone(),
+            approved_by: self.approved_by.clone(),
+            notes: self.notes.clone(),
+        }
+    }
+
+    #[update]
+    fn add_note(&mut self, text: String) -> Result<usize, UpdateError> {
+        self.notes.push(text);
+        Ok(self.notes.len())
+    }
+}
+
+/// A child that completes at once.
+#[derive(Default)]
+pub struct Notify;
+
+#[workflow(name = "notify")]
+impl Notify {
+    #[run]
+    async fn run(_ctx: &mut WorkflowContext<Self>, what: String) -> Result<String, WorkflowError> {
+        Ok(format!("notified: {what}"))
+    }
+}
+
+#[derive(Default)]
+pub struct Stock;
+
+#[activities]
+impl Stock {
+    /// Fails its first attempt, so that the page has a retried activity to show.
+    #[activity]
+    pub async fn reserve(
+        &self,
+        ctx: ActivityContext,
+        item: String,
+        qty: u32,
+    ) -> Result<String, ActivityError> {
+        if qty == 0 {
+            return Err(ActivityError::non_retryable(
+                "out_of_stock",
+                format!("no {item} to reserve"),
+            ));
+        }
+        if ctx.attempt() == 1 {
+            return Err(ActivityError::retryable("warehouse busy, try again"));
+        }
+        Ok(format!("{qty} x {item} reserved"))
+    }
+}
+
+/// The strings of a JSON array the page returned.
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// The JavaScript text of `s` (a JSON string literal).
+fn js(s: &str) -> String {
+    Value::from(s).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
+    let Some(binary) = find_chromium() else {
+        let msg = "no Chromium found (looked for WF_CHROMIUM, chromium, chromium-browser, \
+                   google-chrome on PATH); install it with `apt-get install -y chromium` \
+                   to run the web view's browser test";
+        if std::env::var("WF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+            panic!("WF_REQUIRE_CHROMIUM=1: {msg}");
+        }
+        eprintln!("\n*** SKIPPED the_web_view_lists_runs_queries_and_signals_in_a_real_browser: {msg} ***\n");
+        return;
+    };
+
+    let engine = Engine::builder()
+        .memory()
+        .poll_interval(Duration::from_millis(20))
+        .workflow::<OrderFlow>()
+        .workflow::<Notify>()
+        .activities(Stock)
+        .build()
+        .await
+        .expect("engine");
+    let server = wf_http::serve(
+        &engine,
+        "127.0.0.1:0",
+        wf_http::ServeOptions::default().token(TOKEN),
+    )
+    .await
+    .expect("serve");
+    let base = format!("http://{}", server.local_addr());
+
+    // One run finished (approved by bob), one waiting for approval.
+    let client = engine.client();
+    let done = client
+        .start::<OrderFlow>(
+            "order-done",
+            Order {
+                item: "lamp".into(),
+                qty: 1,
+            },
+        )
+        .await
+        .expect("start order-done");
+    let waiting = client
+        .start::<OrderFlow>(
+            "order-42",
+            Order {
+                item: "desk".into(),
+                qty: 2,
+            },
+        )
+        .await
+        .expect("start order-42");
+    for h in [&done, &waiting] {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while h.state().await.expect("query").stage != "waiting" {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the order never got to waiting"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    // And one that fails: its activity refuses for good.
+    let bad = client
+        .start::<OrderFlow>(
+            "order-bad",
+            Order {
+                item: "sofa".into(),
+                qty: 0,
+            },
+        )
+        .await
+        .expect("start order-bad");
+    assert!(tokio::time::timeout(PATIENCE, bad.result())
+        .await
+        .expect("order-bad finishes")
+        .is_err());
+    done.approve("bob".into())
+        .await
+        .expect("approve order-done");
+    tokio::time::timeout(PATIENCE, done.result())
+        .await
+        .expect("order-done finishes")
+        .expect("order-done completes");
+
+    let chromium = Browser::launch(&binary);
+    eprintln!("chromium pid {} at {}", chromium.pid(), chromium.ws_url);
+    let mut page = Page::open(&chromium.ws_url).await;
+
+    // The list: the page asks for the token first.
+    page.navigate(&format!("{base}/ui/")).await;
+    page.wait_for(
+        "the token form",
+        "!!document.querySelector('#token-form')",
+        PATIENCE,
+    )
+    .await;
+    page.screenshot("1-token").await;
+    page.eval(&format!(
+        "document.querySelector('#token-form input[name=token]').value = {}; \
+         document.querySelector('#token-form').requestSubmit(); true",
+        js(TOKEN)
+    ))
+    .await;
+    let ids = page
+        .wait_for(
+            "both runs listed with their start times",
+            "(() => { const rows = [...document.querySelectorAll('#runs tbody tr')]; \
+              if (rows.length < 2 || rows.some(r => !r.querySelector('time'))) return null; \
+              return rows.map(r => r.dataset.workflowId + ':' + r.querySelector('.status').textContent); })()",
+            PATIENCE,
+        )
+        .await;
+    let ids = strings(&ids);
+    assert!(ids.contains(&"order-42:running"), "{ids:?}");
+    assert!(ids.contains(&"order-done:completed"), "{ids:?}");
+    assert!(
+        ids.iter().any(|i| i.starts_with("order-42-notify:")),
+        "children are runs too: {ids:?}"
+    );
+    page.screenshot("2-runs").await;
+
+    // Filter by status.
+    page.eval(
+        "{ const s = document.querySelector('#filters select[name=status]'); s.value = 'completed'; \
+         s.dispatchEvent(new Event('change')); true }",
+    )
+    .await;
+    let filtered = page
+        .wait_for(
+            "the completed filter",
+            "(document.querySelector('#main').dataset.rendered || '').includes('status=completed') && \
+             [...document.querySelectorAll('#runs tbody tr')].map(r => r.dataset.workflowId)",
+            PATIENCE,
+        )
+        .await;
+    let filtered = strings(&filtered);
+    assert!(filtered.contains(&"order-done"), "{filtered:?}");
+    assert!(
+        !filtered.contains(&"order-42"),
+        "a running run under the completed filter: {filtered:?}"
+    );
+
+    // The run page, opened from the list.
+    page.navigate(&format!("{base}/ui/")).await;
+    page.wait_for(
+        "the run's link",
+        "(() => { const a = document.querySelector('#runs tr[data-workflow-id=\"order-42\"] a'); if (a) a.click(); return !!a; })()",
+        PATIENCE,
+    )
+    .await;
+    let status = page
+        .wait_for(
+            "the run page",
+            "document.querySelector('#timeline .event') && document.querySelector('#run-status').textContent",
+            PATIENCE,
+        )
+        .await;
+    assert_eq!(status, "running");
+    let kinds = page
+        .eval("[...document.querySelectorAll('#timeline .event')].map(e => e.dataset.eventType)")
+        .await;
+    let kinds = strings(&kinds);
+    for expected in [
+        "WorkflowStarted",
+        "ActivityScheduled",
+        "ActivityCompleted",
+        "ChildWorkflowStarted",
+        "TimerStarted",
+        "TimerFired",
+    ] {
+        assert!(
+            kinds.contains(&expected),
+            "no {expected} in the timeline: {kinds:?}"
+        );
+    }
+    let tasks = page
+        .eval("document.querySelectorAll('#timeline .task').length")
+        .await;
+    assert!(
+        tasks.as_u64().unwrap_or(0) >= 3,
+        "events grouped by workflow task: {tasks}"
+    );
+    let retried = page
+        .eval("document.querySelector('#activities tr[data-activity-seq]').textContent")
+        .await;
+    assert!(
+        retried
+            .as_str()
+            .unwrap_or("")
+            .contains("succeeded on attempt 2"),
+        "the retried activity: {retried}"
+    );
+    let child = page
+        .eval("!!document.querySelector('[data-child=\"order-42-notify\"] a')")
+        .await;
+    assert_eq!(child, Value::Bool(true), "the child is linked");
+    page.screenshot("3-run").await;
+
+    // A query, through its button.
+    page.eval("document.querySelector('form[data-query=state]').requestSubmit(); true")
+        .await;
+    let answer = page
+        .wait_for(
+            "the state query's answer",
+            "document.querySelector('[data-query-result=state] pre')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    let state: OrderState =
+        serde_json::from_str(answer.as_str().expect("text")).expect("the answer is JSON");
+    assert_eq!(state.stage, "waiting");
+    assert_eq!(state.approved_by, None);
+
+    // An update, through its form: the page shows the handler's value and the accepted event.
+    page.eval(
+        "{ const f = document.querySelector('#update-form'); f.querySelector('select').value = 'add_note'; \
+         f.querySelector('select').dispatchEvent(new Event('change')); \
+         f.querySelector('input[name=text]').value = 'gift wrap'; f.requestSubmit(); true }",
+    )
+    .await;
+    let value = page
+        .wait_for(
+            "the update's value",
+            "document.querySelector('#update-outcome.ok pre')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    assert_eq!(
+        value.as_str().map(str::trim),
+        Some("1"),
+        "add_note returns the count of notes"
+    );
+    page.wait_for(
+        "the update's events in the timeline",
+        "!!document.querySelector('#timeline .event[data-event-type=UpdateCompleted]')",
+        PATIENCE,
+    )
+    .await;
+
+    // A signal, through the form: its event appears and the run completes.
+    page.eval(
+        "{ const f = document.querySelector('#signal-form'); f.querySelector('select').value = 'approve'; \
+         f.querySelector('select').dispatchEvent(new Event('change')); \
+         f.querySelector('input[name=by]').value = 'alice <script>x</script>'; f.requestSubmit(); true }",
+    )
+    .await;
+    let signal = page
+        .wait_for(
+            "the signal's event in the timeline",
+            "document.querySelector('#timeline .event[data-event-type=SignalReceived]')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    let signal = signal.as_str().expect("text");
+    assert!(
+        signal.contains("approve") && signal.contains("alice <script>x</script>"),
+        "{signal}"
+    );
+    let injected = page
+        .eval("document.querySelectorAll('#timeline script').length")
+        .await;
+    assert_eq!(injected, 0, "run data shown as text, not markup");
+    page.wait_for(
+        "the run to show as completed",
+        "document.querySelector('#run-status').textContent === 'completed' && \
+         document.querySelector('#result').textContent.includes('approved by alice')",
+        PATIENCE,
+    )
+    .await;
+    page.screenshot("4-signalled").await;
+
+    // Queries work on the finished run too.
+    page.eval(
+        "document.querySelector('[data-query-result=state]').replaceChildren(); \
+               document.querySelector('form[data-query=state]').requestSubmit(); true",
+    )
+    .await;
+    let answer = page
+        .wait_for(
+            "the finished run's query answer",
+            "document.querySelector('[data-query-result=state] pre')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    let state: OrderState = serde_json::from_str(answer.as_str().expect("text")).expect("JSON");
+    assert_eq!(state.stage, "approved");
+    assert_eq!(
+        state.approved_by.as_deref(),
+        Some("alice <script>x</script>")
+    );
+    page.screenshot("5-finished-query").await;
+
+    // A failed run: its failure, and the activity that failed for good.
+    page.navigate(&format!("{base}/ui/#/run/order/order-bad"))
+        .await;
+    let failure = page
+        .wait_for(
+            "the failed run's page",
+            "document.querySelector('#run-status')?.textContent === 'failed' && \
+             document.querySelector('#failure')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    assert!(
+        failure
+            .as_str()
+            .unwrap_or("")
+            .contains("no sofa to reserve"),
+        "{failure}"
+    );
+    let failed = page
+        .eval("document.querySelector('#timeline .event[data-event-type=ActivityFailed]')?.textContent")
+        .await;
+    let failed = failed.as_str().unwrap_or("");
+    assert!(
+        failed.contains("out_of_stock") && failed.contains("non-retryable"),
+        "{failed}"
+    );
+    page.screenshot("6-failed").await;
+
+    let problems = page.problems();
+    assert!(problems.is_empty(), "the page reported: {problems:#?}");
+    drop(page);
+    drop(chromium);
+    server.shutdown().await.expect("shutdown");
+}
