@@ -311,13 +311,59 @@ pub(crate) struct Waiters {
     outbox: Arc<Outbox>,
 }
 
+/// A client's wake-up for one workflow id; dropping it removes the id's entry when no other
+/// client holds one (a wait that ends without a publish, e.g. a result read from a run that
+/// had closed already, must not leave an entry behind: a million of them held ~180 MB).
+pub(crate) struct Subscription<'a> {
+    waiters: &'a Waiters,
+    workflow_id: String,
+    notify: Arc<Notify>,
+}
+
+impl std::ops::Deref for Subscription<'_> {
+    type Target = Notify;
+
+    fn deref(&self) -> &Notify {
+        &self.notify
+    }
+}
+
+impl Drop for Subscription<'_> {
+    fn drop(&mut self) {
+        let mut map = self
+            .waiters
+            .map
+            .lock()
+            .expect("waiters lock is never poisoned: no code panics under it");
+        // Held by the map and by this subscription only: nobody else waits.
+        if map
+            .get(&self.workflow_id)
+            .is_some_and(|n| Arc::ptr_eq(n, &self.notify) && Arc::strong_count(&self.notify) == 2)
+        {
+            map.remove(&self.workflow_id);
+        }
+    }
+}
+
 impl Waiters {
-    pub fn subscribe(&self, workflow_id: &str) -> Arc<Notify> {
+    /// A wake-up for `workflow_id`, woken by [`publish`](Self::publish).
+    pub fn subscribe(&self, workflow_id: &str) -> Subscription<'_> {
         let mut map = self
             .map
             .lock()
             .expect("waiters lock is never poisoned: no code panics under it");
-        map.entry(workflow_id.to_string()).or_default().clone()
+        let notify = map.entry(workflow_id.to_string()).or_default().clone();
+        Subscription {
+            waiters: self,
+            workflow_id: workflow_id.to_string(),
+            notify,
+        }
+    }
+
+    /// How many workflow ids have a wake-up entry (for tests).
+    #[cfg(test)]
+    fn entries(&self) -> usize {
+        self.map.lock().map(|m| m.len()).unwrap_or(0)
     }
 
     /// Wakes the clients waiting on `workflow_id`, here and (after a commit) in the peers.
@@ -391,5 +437,36 @@ mod tests {
         let (bits, ids) = wake.outbox.take();
         assert_eq!(bits, flag::WAITERS | flag::ALL_WAITERS);
         assert_eq!(ids.len(), MAX_POKE_IDS);
+    }
+
+    #[test]
+    fn a_wait_that_ends_without_a_publish_leaves_no_entry() {
+        let wake = Wakeups::new();
+        for i in 0..100 {
+            let sub = wake.waiters.subscribe(&format!("w{i}"));
+            drop(sub);
+        }
+        assert_eq!(wake.waiters.entries(), 0);
+        let a = wake.waiters.subscribe("a");
+        let b = wake.waiters.subscribe("a");
+        drop(a);
+        assert_eq!(
+            wake.waiters.entries(),
+            1,
+            "another client still waits on it"
+        );
+        {
+            let notified = b.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            wake.waiters.publish_local("a");
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(
+                std::future::Future::poll(notified.as_mut(), &mut cx).is_ready(),
+                "the remaining client is woken"
+            );
+        }
+        drop(b);
+        assert_eq!(wake.waiters.entries(), 0);
     }
 }
