@@ -180,7 +180,19 @@ impl Drop for TestSchema {
         if self.keep {
             return;
         }
-        let sql = format!("DROP SCHEMA IF EXISTS {} CASCADE", self.schema);
+        // An engine a test made "crash" in-process may keep a connection with an open
+        // transaction on this schema (a real crash would have closed it): end those
+        // backends, so that the drop does not wait for their locks for ever. Only backends
+        // holding locks on this schema's tables: other tests' schemas are left alone.
+        let sql = format!(
+            "SELECT pg_terminate_backend(pid) FROM (SELECT DISTINCT l.pid FROM pg_locks l \
+             JOIN pg_class c ON c.oid = l.relation \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = lower('{schema}') AND l.pid <> pg_backend_pid()) AS holders; \
+             SET lock_timeout = '30s'; \
+             DROP SCHEMA IF EXISTS {schema} CASCADE",
+            schema = self.schema
+        );
         run_on_the_side(self.url.clone(), sql);
     }
 }
