@@ -17,6 +17,17 @@ impl UpdateTable for PostgresTx {
         Ok(inserted > 0)
     }
 
+    async fn has_signal_id(&mut self, chain_id: &str, signal_id: &str) -> Result<bool> {
+        let row = self
+            .query_opt(
+                "SELECT 1 FROM signal_ids WHERE chain_id = $1 AND signal_id = $2",
+                &[&chain_id, &signal_id],
+                "read a signal id",
+            )
+            .await?;
+        Ok(row.is_some())
+    }
+
     async fn get_update(&mut self, chain_id: &str, id: &str) -> Result<Option<UpdateRecord>> {
         let row = self
             .query_opt(

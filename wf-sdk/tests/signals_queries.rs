@@ -83,6 +83,13 @@ async fn signal_id_applies_once(backend: Backend) {
         h.result().await.unwrap(),
         vec!["x".to_string(), "y".to_string()]
     );
+    // A retry after the run closed (its first answer lost, say) learns that it was applied;
+    // a new signal id is refused.
+    h.push("y".into()).signal_id("cmd-2").await.unwrap();
+    assert!(matches!(
+        h.push("z".into()).signal_id("cmd-3").await,
+        Err(WfError::RunFinished { .. })
+    ));
     let history = h.history().await.unwrap();
     assert_eq!(
         count(

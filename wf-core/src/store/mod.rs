@@ -99,7 +99,9 @@ pub trait Store: Send + Sync + 'static {
 
     /// Delivers a message to the latest run of `workflow_id` (or to `run_id` if given): dedupe
     /// check, inbox insert, run marked ready, update recorded as `Requested`. One transaction.
-    /// A duplicate update is answered with its record even when the run has closed.
+    /// A duplicate update is answered with its record, and a duplicate signal id as a
+    /// duplicate, even when the run has closed (so that a retry of a message whose answer was
+    /// lost learns it was applied).
     fn deliver(
         &self,
         workflow_id: &str,

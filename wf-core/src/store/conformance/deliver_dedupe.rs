@@ -229,7 +229,7 @@ pub async fn a_task_that_moves_an_update_through_several_states_records_the_last
     );
 }
 
-/// A closed run refuses new messages but answers duplicate updates.
+/// A closed run refuses new messages but answers duplicate updates and signal ids.
 pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
     store: Arc<dyn Store>,
 ) {
@@ -256,7 +256,6 @@ pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
     };
     for message in [
         signal("pause", None),
-        signal("pause", Some("s-1")),
         signal("pause", Some("s-2")),
         update("u-2", "rename"),
         Message::CancelRequested {
@@ -269,6 +268,17 @@ pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
             .unwrap_err();
         assert_eq!(err, finished, "delivering {message:?}");
     }
+    // The retry of a signal that was applied before the run closed learns that it was.
+    let retried = store
+        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 2)
+        .await
+        .unwrap();
+    assert_eq!(
+        retried,
+        DeliverOutcome::DuplicateSignal {
+            run_id: "run-1".into()
+        }
+    );
     let dup = store
         .deliver("wf-1", None, update("u-1", "rename"), T0 + 2)
         .await

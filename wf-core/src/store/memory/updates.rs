@@ -14,6 +14,11 @@ impl UpdateTable for MemoryTx {
         Ok(true)
     }
 
+    async fn has_signal_id(&mut self, chain_id: &str, signal_id: &str) -> Result<bool> {
+        let key = (chain_id.to_string(), signal_id.to_string());
+        Ok(self.signal_ids.contains_key(&key))
+    }
+
     async fn get_update(&mut self, chain_id: &str, id: &str) -> Result<Option<UpdateRecord>> {
         let key = (chain_id.to_string(), id.to_string());
         Ok(self.updates.get(&key).map(|(_, record)| record.clone()))

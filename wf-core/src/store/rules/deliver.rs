@@ -40,8 +40,8 @@ pub(crate) async fn find_run<X: Tx>(
     }
 }
 
-/// Delivers a message to a run: a known update id is answered with its record (even by a
-/// closed run); a closed run refuses; a known signal id is dropped; else the message goes to
+/// Delivers a message to a run: a known update id is answered with its record and a known
+/// signal id as a duplicate (even by a closed run); a closed run refuses; else the message goes to
 /// the inbox (an update also to the chain's updates, as `Requested`) and the run is ready.
 pub(crate) async fn deliver_to<X: Tx>(
     tx: &mut X,
@@ -52,6 +52,23 @@ pub(crate) async fn deliver_to<X: Tx>(
     if let Message::Update { update_id, .. } = &message {
         if let Some(existing) = tx.get_update(&run.chain_id, update_id).await? {
             return Ok(DeliverOutcome::DuplicateUpdate(existing));
+        }
+    }
+    let refused = run.status != RunStatus::Running
+        || (matches!(message, Message::Signal { .. })
+            && RunSummary::cancel_requested_in(&run.summary));
+    // A signal id the chain already holds is answered as a duplicate even by a run that has
+    // closed or refuses signals since: the sender's first try was applied (its answer was
+    // lost, say), and a retry must learn that rather than a refusal.
+    if let Message::Signal {
+        signal_id: Some(id),
+        ..
+    } = &message
+    {
+        if refused && tx.has_signal_id(&run.chain_id, id).await? {
+            return Ok(DeliverOutcome::DuplicateSignal {
+                run_id: run.run_id.clone(),
+            });
         }
     }
     if run.status != RunStatus::Running {

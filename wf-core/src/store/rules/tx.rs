@@ -331,6 +331,13 @@ pub trait UpdateTable {
         signal_id: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
+    /// Whether the chain holds the signal id (without recording it).
+    fn has_signal_id(
+        &mut self,
+        chain_id: &str,
+        signal_id: &str,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// The update `id` of the chain.
     fn get_update(
         &mut self,

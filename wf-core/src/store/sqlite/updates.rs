@@ -18,6 +18,13 @@ impl UpdateTable for SqliteTx {
         Ok(inserted > 0)
     }
 
+    async fn has_signal_id(&mut self, chain_id: &str, signal_id: &str) -> Result<bool> {
+        self.conn
+            .prepare_cached("SELECT 1 FROM signal_ids WHERE chain_id = ?1 AND signal_id = ?2")
+            .and_then(|mut s| s.exists([chain_id, signal_id]))
+            .map_err(db("read a signal id"))
+    }
+
     async fn get_update(&mut self, chain_id: &str, id: &str) -> Result<Option<UpdateRecord>> {
         let row: Option<(String, String, Vec<u8>)> = self
             .conn
