@@ -47,6 +47,23 @@ enum Queued {
     },
 }
 
+/// The transaction's id, if it has one (it wrote something).
+const XID: &str = "SELECT txid_current_if_assigned()";
+
+/// What a commit's round trip learnt of its transaction's id (see
+/// [`PostgresTx::send_commit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Xid {
+    /// The transaction wrote nothing (it has no id): whether it committed does not matter.
+    NotAssigned,
+    /// Its id.
+    Id(i64),
+    /// The server answered the question with an error: the transaction did not commit.
+    Refused,
+    /// The answer was lost with the connection.
+    Unknown,
+}
+
 /// A statement's future, borrowing the connection.
 type Sending<'a> = Pin<Box<dyn Future<Output = std::result::Result<(), StoreError>> + Send + 'a>>;
 
@@ -302,6 +319,44 @@ impl PostgresTx {
     ) -> (Option<StoreError>, Result<()>) {
         let (failed, done) = self.pipelined(|c| c.batch_execute(sql)).await;
         (failed, done.map_err(db(what)))
+    }
+
+    /// Sends the queued statements, then asks for the transaction's id, then `sql` (which ends
+    /// with the `COMMIT`), all in one round trip: as [`send_then`](Self::send_then), plus what
+    /// it learnt of the transaction's id, with which [`settle`](crate::writer) finds out on a
+    /// new connection whether a commit whose connection was lost went through. The id's
+    /// answer comes before the `COMMIT` runs, so a connection lost while committing has
+    /// usually delivered it. Fails before sending anything only if the id's statement cannot
+    /// be prepared.
+    pub(crate) async fn send_commit(
+        &mut self,
+        sql: &str,
+        what: &'static str,
+    ) -> Result<(Option<StoreError>, Result<()>, Xid)> {
+        let xid_statement = self.statement(XID).await?;
+        let (failed, (xid, done)) = self
+            .pipelined(move |c| async move {
+                // Polled together: both are sent on the first poll, in this order.
+                futures_util::future::join(c.query_one(&xid_statement, &[]), c.batch_execute(sql))
+                    .await
+            })
+            .await;
+        let xid = match xid.map(|row| row.try_get::<_, Option<i64>>(0)) {
+            Ok(Ok(Some(id))) => Xid::Id(id),
+            Ok(Ok(None)) => Xid::NotAssigned,
+            // The server answered it with an error: the transaction was aborted there (or the
+            // server ended the session), before its `COMMIT`.
+            Err(e) if e.as_db_error().is_some() => Xid::Refused,
+            Ok(Err(_)) | Err(_) => Xid::Unknown,
+        };
+        Ok((failed, done.map_err(db(what)), xid))
+    }
+
+    /// Prepares the statement of [`send_commit`](Self::send_commit) (once per connection):
+    /// done before the transaction's statements, as a statement cannot be prepared in a
+    /// transaction that a failed statement aborted.
+    pub(crate) async fn prepare_commit(&mut self) -> Result<()> {
+        self.statement(XID).await.map(|_| ())
     }
 
     /// Forgets the advisory locks it noted: a new transaction, or a rolled back savepoint.

@@ -7,7 +7,7 @@
 
 use crate::connect::Connector;
 use crate::rows::error_kind;
-use crate::tx::PostgresTx;
+use crate::tx::{PostgresTx, Xid};
 use futures_util::FutureExt;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -281,7 +281,8 @@ pub(crate) async fn writer_loop(
 enum Lost {
     /// The connection failed before the commit was sent: nothing of the batch was committed.
     BeforeCommit(StoreError),
-    /// Anything else, including a connection lost while committing (the outcome is unknown).
+    /// Anything else, including a connection lost while committing whose outcome could not be
+    /// learnt (see [`settle`]).
     Failed(StoreError),
 }
 
@@ -324,17 +325,6 @@ async fn write_batch(
         }
     };
     tx.drop_queued();
-    if tx.client.is_closed() {
-        begin(tx, connector, settings, begin_sql)
-            .await
-            .map_err(Lost::Failed)?;
-    } else {
-        // Sent with the first request's first statement: a lost connection shows there, and
-        // the batch runs again from `begin` (nothing of it was committed).
-        tx.begin_later(begin_sql);
-    }
-    tx.notes = Default::default();
-    tx.forget_locks();
     let lost = |tx: &PostgresTx, e: StoreError| {
         if tx.client.is_closed() {
             Lost::BeforeCommit(e)
@@ -342,6 +332,19 @@ async fn write_batch(
             Lost::Failed(e)
         }
     };
+    if tx.client.is_closed() {
+        begin(tx, connector, settings, begin_sql)
+            .await
+            .map_err(Lost::Failed)?;
+        tx.prepare_commit().await.map_err(|e| lost(tx, e))?;
+    } else {
+        tx.prepare_commit().await.map_err(|e| lost(tx, e))?;
+        // Sent with the first request's first statement: a lost connection shows there, and
+        // the batch runs again from `begin` (nothing of it was committed).
+        tx.begin_later(begin_sql);
+    }
+    tx.notes = Default::default();
+    tx.forget_locks();
     for (i, request) in batch.iter_mut().enumerate() {
         let mut runs = 0;
         let kept = loop {
@@ -350,16 +353,25 @@ async fn write_batch(
                 Ran::Ok => {
                     // Its queued statements, then its savepoint released; the last request's
                     // round trip also commits the batch.
-                    let end = if i == last {
-                        format!("RELEASE SAVEPOINT request; {}COMMIT", notify(tx, settings))
+                    let (sent, xid) = if i == last {
+                        let end =
+                            format!("RELEASE SAVEPOINT request; {}COMMIT", notify(tx, settings));
+                        let (failed, done, xid) = tx
+                            .send_commit(&end, "commit a group of requests")
+                            .await
+                            .map_err(|e| lost(tx, e))?;
+                        ((failed, done), xid)
                     } else {
-                        format!("RELEASE SAVEPOINT request; {}", next_savepoint(i))
+                        let end = format!("RELEASE SAVEPOINT request; {}", next_savepoint(i));
+                        (tx.send_then(&end, "close a savepoint").await, Xid::Unknown)
                     };
-                    match tx.send_then(&end, "close a savepoint").await {
+                    match sent {
                         (None, Ok(())) if i == last => return Ok(later),
                         (None, Ok(())) => break true,
                         (_, Err(e)) if tx.client.is_closed() && i == last => {
-                            return Err(Lost::Failed(unknown_commit(e)))
+                            return settle(tx, connector, settings, xid, e)
+                                .await
+                                .map(|()| later)
                         }
                         (Some(e), Err(_)) if !tx.client.is_closed() => request.fail(e),
                         (_, Err(e)) => return Err(lost(tx, e)),
@@ -416,10 +428,22 @@ async fn write_batch(
                 next_savepoint(i)
             )
         };
-        match tx.batch(&sql, "close a savepoint").await {
+        if i < last {
+            tx.batch(&sql, "close a savepoint")
+                .await
+                .map_err(|e| lost(tx, e))?;
+            continue;
+        }
+        let (failed, done, xid) = tx
+            .send_commit(&sql, "commit a group of requests")
+            .await
+            .map_err(|e| lost(tx, e))?;
+        match failed.map_or(done, Err) {
             Ok(()) => {}
-            Err(e) if i == last && tx.client.is_closed() => {
-                return Err(Lost::Failed(unknown_commit(e)))
+            Err(e) if tx.client.is_closed() => {
+                return settle(tx, connector, settings, xid, e)
+                    .await
+                    .map(|()| later)
             }
             Err(e) => return Err(lost(tx, e)),
         }
@@ -428,11 +452,65 @@ async fn write_batch(
     Ok(later)
 }
 
-/// The `NOTIFY` a batch sends with its commit: when it made work ready.
-fn notify<'s>(tx: &PostgresTx, settings: &'s Settings) -> &'s str {
+/// The `NOTIFY` a batch sends with its commit: when it made work ready. The commit of a
+/// transaction that notifies waits for a lock every notifying commit takes in turn: the short
+/// `lock_timeout` the batch set for its requests must not apply to it (it would fail the whole
+/// batch when commits queue up there).
+fn notify(tx: &PostgresTx, settings: &Settings) -> String {
     match (&settings.notify, tx.notes.work) {
-        (Some(sql), true) => sql.as_str(),
-        _ => "",
+        (Some(sql), true) => format!("SET LOCAL lock_timeout = 0; {sql}"),
+        _ => String::new(),
+    }
+}
+
+/// Finds out whether a batch whose connection was lost while committing (with `error`) went
+/// through: `Ok` if it did (or wrote nothing), [`Lost::BeforeCommit`] if it did not (it may
+/// run again), and an error that says the outcome is unknown when that cannot be learnt (the
+/// transaction's id was lost too, or the server stays away for
+/// [`reconnect_for`](crate::PostgresOptions)). Asked on a new connection with `txid_status`,
+/// again while the old transaction is still in progress (its backend has not yet seen the
+/// connection go).
+async fn settle(
+    tx: &mut PostgresTx,
+    connector: &Connector,
+    settings: &Settings,
+    xid: Xid,
+    error: StoreError,
+) -> Result<(), Lost> {
+    let id = match xid {
+        Xid::NotAssigned => return Ok(()),
+        Xid::Refused => return Err(Lost::BeforeCommit(error)),
+        Xid::Unknown => return Err(Lost::Failed(unknown_commit(error))),
+        Xid::Id(id) => id,
+    };
+    let until = Instant::now() + settings.reconnect_for;
+    loop {
+        if ensure_connected(tx, connector, settings).await.is_err() {
+            return Err(Lost::Failed(unknown_commit(error)));
+        }
+        let status = tx
+            .client
+            .query_one("SELECT txid_status($1)", &[&id])
+            .await
+            .map(|row| row.try_get::<_, Option<String>>(0));
+        match status {
+            Ok(Ok(Some(s))) if s == "committed" => {
+                tracing::info!(
+                    xid = id,
+                    "wf-postgres: the connection was lost while committing; the commit went through"
+                );
+                return Ok(());
+            }
+            Ok(Ok(Some(s))) if s == "aborted" => return Err(Lost::BeforeCommit(error)),
+            // Too old to tell (the server forgot it).
+            Ok(Ok(None)) | Ok(Err(_)) => return Err(Lost::Failed(unknown_commit(error))),
+            // In progress, or the new connection was lost too: ask again.
+            Ok(Ok(Some(_))) | Err(_) => {}
+        }
+        if Instant::now() >= until {
+            return Err(Lost::Failed(unknown_commit(error)));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -497,5 +575,86 @@ pub(crate) async fn reader_loop(
         for request in batch {
             request.answer(failure.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            max_batch: 1,
+            synchronous_commit: true,
+            reconnect_for: Duration::from_secs(10),
+            notify: None,
+        }
+    }
+
+    /// A connection in a transaction that has an id, and that id.
+    async fn writing(connector: &Connector) -> (PostgresTx, i64) {
+        let tx = PostgresTx::new(connector.connect().await.unwrap(), true);
+        tx.client.batch_execute("BEGIN").await.unwrap();
+        let row = tx
+            .client
+            .query_one("SELECT txid_current()", &[])
+            .await
+            .unwrap();
+        (tx, row.get(0))
+    }
+
+    #[tokio::test]
+    async fn a_commit_whose_connection_was_lost_is_settled_by_its_transaction_id() {
+        let Some(url) = crate::testing::url() else {
+            return;
+        };
+        let connector = Connector::new(&url, "public", Duration::from_secs(5)).unwrap();
+        let lost = || StoreError::backend(BackendErrorKind::Unavailable, "lost");
+
+        // The commit's round trip tells the transaction's id, or that it has none.
+        let (mut tx, id) = writing(&connector).await;
+        tx.prepare_commit().await.unwrap();
+        let (failed, done, xid) = tx.send_commit("COMMIT", "commit").await.unwrap();
+        assert!(failed.is_none() && done.is_ok());
+        assert_eq!(xid, Xid::Id(id));
+        tx.client.batch_execute("BEGIN").await.unwrap();
+        let (_, _, xid) = tx.send_commit("COMMIT", "commit").await.unwrap();
+        assert_eq!(xid, Xid::NotAssigned, "a transaction that wrote nothing");
+
+        // It committed: the batch's callers get their answers.
+        let settled = settle(&mut tx, &connector, &settings(), Xid::Id(id), lost()).await;
+        assert!(settled.is_ok());
+
+        // Its connection ended before the commit: it may run again.
+        let (mut doomed, id) = writing(&connector).await;
+        let pid: i32 = doomed
+            .client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let other = connector.connect().await.unwrap();
+        other
+            .execute("SELECT pg_terminate_backend($1)", &[&pid])
+            .await
+            .unwrap();
+        while !doomed.client.is_closed() {
+            let _ = doomed.client.batch_execute("SELECT 1").await;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let settled = settle(&mut doomed, &connector, &settings(), Xid::Id(id), lost()).await;
+        assert!(matches!(settled, Err(Lost::BeforeCommit(_))));
+        assert!(
+            !doomed.client.is_closed(),
+            "settling made the connection again"
+        );
+
+        // Without the id, or when the server refused the question.
+        let unknown = settle(&mut tx, &connector, &settings(), Xid::Unknown, lost()).await;
+        assert!(matches!(unknown, Err(Lost::Failed(e)) if e.to_string().contains("unknown")));
+        let refused = settle(&mut tx, &connector, &settings(), Xid::Refused, lost()).await;
+        assert!(matches!(refused, Err(Lost::BeforeCommit(_))));
+        let nothing = settle(&mut tx, &connector, &settings(), Xid::NotAssigned, lost()).await;
+        assert!(nothing.is_ok());
     }
 }

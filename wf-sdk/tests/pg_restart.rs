@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
+use wf_sdk::EventKind;
 
 const ORDERS: u32 = 100;
 const PAUSE_MS: u64 = 100;
@@ -139,6 +140,9 @@ async fn restarting_postgres_under_load_loses_nothing_and_applies_nothing_twice(
             .unwrap_or_else(|_| panic!("{} did not finish", order_id(i as u32)))
             .unwrap();
     }
+    // Activities that ran a second attempt: allowed (at least once), and reported; a lease
+    // lost with a commit's answer would show as one after its start-to-close (60 s).
+    let mut second_attempts = 0;
     for i in 0..ORDERS {
         let history = client
             .handle::<Order>(&order_id(i))
@@ -146,6 +150,10 @@ async fn restarting_postgres_under_load_loses_nothing_and_applies_nothing_twice(
             .await
             .unwrap();
         check_history(i, &history);
+        second_attempts += count(
+            &history,
+            |k| matches!(k, EventKind::ActivityCompleted { attempts, .. } if *attempts > 1),
+        );
     }
     // Each store (two workers, one client) listens again.
     let mut heard = 0;
@@ -160,8 +168,10 @@ async fn restarting_postgres_under_load_loses_nothing_and_applies_nothing_twice(
     let (median, max) = median_max(&mut after);
     println!(
         "{ORDERS} orders across two restarts: first update acknowledged median {median:?}, \
-         max {max:?} after the server was back; {} client calls retried",
-        RETRIES.load(Ordering::Relaxed)
+         max {max:?} after the server was back; {} client calls retried; {second_attempts} \
+         of {} activities ran a second attempt",
+        RETRIES.load(Ordering::Relaxed),
+        ORDERS * load::STEPS
     );
     clients.shutdown().await;
     for w in workers {

@@ -20,6 +20,10 @@ pub(crate) struct Liveness {
     /// Other engines share the store: a message for a run cached here may reach its inbox
     /// from them, so a cached query looks there first (see `local/query.rs`).
     others: AtomicBool,
+    /// The last renewal failed: the store cannot be reached (or refuses writes).
+    out_of_touch: AtomicBool,
+    /// When a renewal succeeded again after failing (engine-clock ms; 0 until then).
+    back_ms: AtomicI64,
 }
 
 impl Liveness {
@@ -32,6 +36,20 @@ impl Liveness {
     pub fn next_renewal_ms(core: &Core) -> i64 {
         let renewed = core.liveness.renewed_ms.load(Ordering::Relaxed);
         renewed.saturating_add(Self::lease_ms(core) / 3)
+    }
+
+    /// Whether this engine may judge other engines dead at `now_ms` (their liveness leases
+    /// ran out): not while its own renewals fail, nor for a lease's length after one succeeds
+    /// again or ends a gap longer than a lease. An outage of the store stops every engine's renewals alike: an engine that is
+    /// back must give the others a lease's length to renew before it retries their activity
+    /// attempts (which would run them twice).
+    pub fn may_judge_others(core: &Core, now_ms: i64) -> bool {
+        let liveness = &core.liveness;
+        if liveness.out_of_touch.load(Ordering::Relaxed) {
+            return false;
+        }
+        let back = liveness.back_ms.load(Ordering::Relaxed);
+        back == 0 || now_ms >= back.saturating_add(Self::lease_ms(core))
     }
 
     /// Whether other live engines were registered at the last registration or renewal.
@@ -80,9 +98,22 @@ pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
         Ok(false) => core.store.register_engine(record(core, now_ms)).await,
         Err(e) => Err(e),
     };
+    let liveness = &core.liveness;
     match renewed {
-        Ok(()) => core.liveness.renewed_ms.store(now_ms, Ordering::Relaxed),
-        Err(e) => tracing::warn!(error = %e, "renewing the engine's liveness lease failed"),
+        Ok(()) => {
+            // Out of touch: the last renewal failed, or this one (or the wait for it) took
+            // longer than a lease (a store that blocks calls while it is away).
+            let done = core.now_ms();
+            let previous = liveness.renewed_ms.swap(now_ms, Ordering::Relaxed);
+            let failed_before = liveness.out_of_touch.swap(false, Ordering::Relaxed);
+            if failed_before || done.saturating_sub(previous) > Liveness::lease_ms(core) {
+                liveness.back_ms.store(done.max(1), Ordering::Relaxed);
+            }
+        }
+        Err(e) => {
+            liveness.out_of_touch.store(true, Ordering::Relaxed);
+            tracing::warn!(error = %e, "renewing the engine's liveness lease failed");
+        }
     }
     count_others(core, now_ms).await;
 }

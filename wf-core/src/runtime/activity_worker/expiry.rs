@@ -5,6 +5,7 @@
 use super::outcome::finish;
 use crate::data::activity::{ActivityFailure, ActivityResolution, TimeoutKind};
 use crate::runtime::core::Core;
+use crate::runtime::liveness::Liveness;
 use std::sync::Arc;
 
 /// Times out every attempt whose lease or deadline passed at `now`.
@@ -16,9 +17,17 @@ pub(crate) async fn expire_due(core: &Arc<Core>, now: i64) {
             return;
         }
     };
+    // After an outage of the store, other engines get a lease's length to renew before their
+    // attempts count as lost (see `Liveness::may_judge_others`).
+    let judge = Liveness::may_judge_others(core, now);
     for task in expired {
+        let deadline_passed = task.schedule_deadline_ms().is_some_and(|d| d <= now);
+        let lease_running = task.lease_until_ms.is_some_and(|l| l > now);
+        if lease_running && !deadline_passed && !judge {
+            continue;
+        }
         core.activities.abort(&task.run_id, task.seq);
-        if task.schedule_deadline_ms().is_some_and(|d| d <= now) {
+        if deadline_passed {
             let resolution = ActivityResolution::TimedOut {
                 timeout: TimeoutKind::ScheduleToClose,
                 attempts: task.attempt,
@@ -32,7 +41,7 @@ pub(crate) async fn expire_due(core: &Arc<Core>, now: i64) {
             }
             continue;
         }
-        if task.lease_until_ms.is_some_and(|l| l > now) {
+        if lease_running {
             // Its lease has not run out: its engine's liveness lease did (a crashed process).
             let failure = ActivityFailure {
                 kind: "worker_lost".into(),
