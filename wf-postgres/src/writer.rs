@@ -313,17 +313,6 @@ async fn write_batch(
         return Ok(Vec::new());
     };
     let mut later = vec![false; batch.len()];
-    // Past the first request the transaction holds locks others may wait for: it waits for a
-    // lock only briefly, then puts the request off (see above), so that writers never wait
-    // for each other in long chains or cycles (each cycle costs the server's
-    // `deadlock_timeout`, a second, to break).
-    let next_savepoint = |i: usize| {
-        if i == 0 {
-            "SET LOCAL lock_timeout = '20ms'; SAVEPOINT request"
-        } else {
-            "SAVEPOINT request"
-        }
-    };
     tx.drop_queued();
     let lost = |tx: &PostgresTx, e: StoreError| {
         if tx.client.is_closed() {
@@ -353,16 +342,14 @@ async fn write_batch(
                 Ran::Ok => {
                     // Its queued statements, then its savepoint released; the last request's
                     // round trip also commits the batch.
+                    let end = closing(tx, settings, i, last, true);
                     let (sent, xid) = if i == last {
-                        let end =
-                            format!("RELEASE SAVEPOINT request; {}COMMIT", notify(tx, settings));
                         let (failed, done, xid) = tx
                             .send_commit(&end, "commit a group of requests")
                             .await
                             .map_err(|e| lost(tx, e))?;
                         ((failed, done), xid)
                     } else {
-                        let end = format!("RELEASE SAVEPOINT request; {}", next_savepoint(i));
                         (tx.send_then(&end, "close a savepoint").await, Xid::Unknown)
                     };
                     match sent {
@@ -417,17 +404,7 @@ async fn write_batch(
             continue;
         }
         tx.forget_locks();
-        let sql = if i == last {
-            format!(
-                "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {}COMMIT",
-                notify(tx, settings)
-            )
-        } else {
-            format!(
-                "ROLLBACK TO SAVEPOINT request; RELEASE SAVEPOINT request; {}",
-                next_savepoint(i)
-            )
-        };
+        let sql = closing(tx, settings, i, last, false);
         if i < last {
             tx.batch(&sql, "close a savepoint")
                 .await
@@ -450,6 +427,28 @@ async fn write_batch(
     }
     // The last request's round trip committed.
     Ok(later)
+}
+
+/// The statements that end request `i`'s savepoint (rolled back first unless the request is
+/// `kept`), then commit the batch after its `last` request, or open the next one's savepoint.
+fn closing(tx: &PostgresTx, settings: &Settings, i: usize, last: usize, kept: bool) -> String {
+    let rollback = if kept {
+        ""
+    } else {
+        "ROLLBACK TO SAVEPOINT request; "
+    };
+    let then = if i == last {
+        format!("{}COMMIT", notify(tx, settings))
+    } else if i == 0 {
+        // Past the first request the transaction holds locks others may wait for: it waits
+        // for a lock only briefly, then puts the request off (see `write_batch`), so that
+        // writers never wait for each other in long chains or cycles (each cycle costs the
+        // server's `deadlock_timeout`, a second, to break).
+        "SET LOCAL lock_timeout = '20ms'; SAVEPOINT request".to_string()
+    } else {
+        "SAVEPOINT request".to_string()
+    };
+    format!("{rollback}RELEASE SAVEPOINT request; {then}")
 }
 
 /// The `NOTIFY` a batch sends with its commit: when it made work ready. The commit of a

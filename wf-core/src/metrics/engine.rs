@@ -229,20 +229,7 @@ impl EngineMetrics {
         let per_type = |label: &'static str,
                         values: &[&str],
                         get: &dyn Fn(&TypeMetrics, usize) -> SampleValue| {
-            let mut samples = Vec::new();
-            for (name, m) in self.types() {
-                for (i, v) in values.iter().enumerate() {
-                    let mut labels = vec![("workflow_type", name.to_string())];
-                    if !label.is_empty() {
-                        labels.push((label, v.to_string()));
-                    }
-                    samples.push(Sample {
-                        labels,
-                        value: get(m, i),
-                    });
-                }
-            }
-            samples
+            labelled(self.types(), "workflow_type", label, values, get)
         };
         out.extend([
             family(
@@ -289,20 +276,7 @@ impl EngineMetrics {
             |label: &'static str,
              values: &[&str],
              get: &dyn Fn(&ActivityMetrics, usize) -> SampleValue| {
-                let mut samples = Vec::new();
-                for (name, m) in self.activities() {
-                    for (i, v) in values.iter().enumerate() {
-                        let mut labels = vec![("activity", name.to_string())];
-                        if !label.is_empty() {
-                            labels.push((label, v.to_string()));
-                        }
-                        samples.push(Sample {
-                            labels,
-                            value: get(m, i),
-                        });
-                    }
-                }
-                samples
+                labelled(self.activities(), "activity", label, values, get)
             };
         out.extend([
             family(
@@ -406,6 +380,32 @@ impl EngineMetrics {
             ),
         ]);
     }
+}
+
+/// One sample per name of `named` (labelled `name_label`) and per value of `values` (labelled
+/// `label`, unless it is empty), each read by `get` from the name's metrics and the value's
+/// index.
+fn labelled<'a, M: 'a>(
+    named: impl Iterator<Item = (&'a str, &'a M)>,
+    name_label: &'static str,
+    label: &'static str,
+    values: &[&str],
+    get: &dyn Fn(&M, usize) -> SampleValue,
+) -> Vec<Sample> {
+    let mut samples = Vec::new();
+    for (name, m) in named {
+        for (i, v) in values.iter().enumerate() {
+            let mut labels = vec![(name_label, name.to_string())];
+            if !label.is_empty() {
+                labels.push((label, v.to_string()));
+            }
+            samples.push(Sample {
+                labels,
+                value: get(m, i),
+            });
+        }
+    }
+    samples
 }
 
 fn family(
