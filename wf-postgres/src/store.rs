@@ -7,6 +7,7 @@ use crate::tx::PostgresTx;
 use crate::writer::{reader_loop, submit, writer_loop, Inbox, Queue, Settings};
 use std::sync::Arc;
 use tokio::sync::{mpsc, Mutex};
+use wf_core::metrics::StoreMetrics;
 use wf_core::store::{
     Answer, Backend, BackendErrorKind, Durability, StoreError, StoreFuture, TxOp,
 };
@@ -31,6 +32,8 @@ pub struct PostgresStore {
     writes: Queue,
     reads: Queue,
     pub(crate) wake: crate::listen::Listening,
+    /// The writers' transactions, batch sizes and commit times.
+    metrics: Arc<StoreMetrics>,
 }
 
 impl PostgresStore {
@@ -67,11 +70,13 @@ impl PostgresStore {
         crate::schema::migrate(&first, &options.schema).await?;
         let channel = crate::listen::channel(&options.schema);
         let instance = crate::listen::instance_id();
+        let metrics = Arc::new(StoreMetrics::new("postgres"));
         let settings = Settings {
             max_batch: options.max_batch.max(1),
             synchronous_commit: options.synchronous_commit,
             reconnect_for: options.reconnect_for,
             notify: Some(format!("NOTIFY {channel}, '{instance}';")),
+            metrics: Some(Arc::clone(&metrics)),
         };
         let (writes, write_rx) = mpsc::unbounded_channel();
         let write_rx: Inbox = Arc::new(Mutex::new(write_rx));
@@ -93,6 +98,7 @@ impl PostgresStore {
         let read_rx: Inbox = Arc::new(Mutex::new(read_rx));
         let read_settings = Settings {
             notify: None,
+            metrics: None,
             ..settings
         };
         for _ in 0..options.readers.max(1) {
@@ -109,6 +115,7 @@ impl PostgresStore {
             writes,
             reads,
             wake,
+            metrics,
         })
     }
 }
@@ -132,5 +139,11 @@ impl Backend for PostgresStore {
     /// [`PostgresOptions::listen`] is off.
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         self.wake.changes()
+    }
+
+    /// The writers' transactions: how many requests each folded together, how long each
+    /// took, and its `COMMIT` round trip.
+    fn metrics(&self) -> Option<Arc<StoreMetrics>> {
+        Some(Arc::clone(&self.metrics))
     }
 }

@@ -91,6 +91,8 @@ pub struct PostgresTx {
     pub(crate) locked: std::collections::HashSet<String>,
     /// The workflow ids whose advisory lock this transaction holds.
     pub(crate) locked_workflows: std::collections::HashSet<String>,
+    /// How long the last commit's round trip took (see [`send_commit`](Self::send_commit)).
+    pub(crate) commit_time: std::time::Duration,
 }
 
 /// Runs `queued` and then `last` in one round trip: every request is sent, in order, on the
@@ -172,6 +174,7 @@ impl PostgresTx {
             notes: Default::default(),
             locked: Default::default(),
             locked_workflows: Default::default(),
+            commit_time: Default::default(),
         }
     }
 
@@ -334,6 +337,7 @@ impl PostgresTx {
         what: &'static str,
     ) -> Result<(Option<StoreError>, Result<()>, Xid)> {
         let xid_statement = self.statement(XID).await?;
+        let sent = std::time::Instant::now();
         let (failed, (xid, done)) = self
             .pipelined(move |c| async move {
                 // Polled together: both are sent on the first poll, in this order.
@@ -341,6 +345,7 @@ impl PostgresTx {
                     .await
             })
             .await;
+        self.commit_time = sent.elapsed();
         let xid = match xid.map(|row| row.try_get::<_, Option<i64>>(0)) {
             Ok(Ok(Some(id))) => Xid::Id(id),
             Ok(Ok(None)) => Xid::NotAssigned,

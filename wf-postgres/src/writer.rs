@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot, Mutex};
+use wf_core::metrics::StoreMetrics;
 use wf_core::store::{BackendErrorKind, StoreError, StoreFuture, TxOp};
 
 /// A request's run, borrowing it and the transaction.
@@ -151,6 +152,8 @@ pub(crate) struct Settings {
     pub(crate) reconnect_for: Duration,
     /// The `NOTIFY` a batch that made work ready sends (None: none).
     pub(crate) notify: Option<String>,
+    /// Where a writer records its transactions (None: a reader's).
+    pub(crate) metrics: Option<Arc<StoreMetrics>>,
 }
 
 /// The next batch: blocks for a first request, then takes those already queued.
@@ -249,6 +252,8 @@ pub(crate) async fn writer_loop(
             std::mem::take(&mut put_off)
         };
         let mut runs = 0;
+        let began = Instant::now();
+        tx.commit_time = Duration::ZERO;
         let (failure, later) = loop {
             runs += 1;
             match write_batch(&mut tx, &mut batch, &connector, &settings).await {
@@ -261,6 +266,17 @@ pub(crate) async fn writer_loop(
                 Err(Lost::BeforeCommit(e) | Lost::Failed(e)) => break (Some(e), Vec::new()),
             }
         };
+        if let Some(metrics) = &settings.metrics {
+            let durable = settings.synchronous_commit && batch.iter().any(|r| r.durable());
+            let answered = batch.len() - later.iter().filter(|l| **l).count();
+            metrics.record_transaction(
+                answered,
+                durable,
+                failure.is_none(),
+                began.elapsed(),
+                tx.commit_time,
+            );
+        }
         if let Some(e) = &failure {
             tracing::error!(requests = batch.len(), error = %e, "wf-postgres: group commit failed");
             if !tx.client.is_closed() {
@@ -587,6 +603,7 @@ mod tests {
             synchronous_commit: true,
             reconnect_for: Duration::from_secs(10),
             notify: None,
+            metrics: None,
         }
     }
 
