@@ -80,8 +80,9 @@ pub enum ActivityCallError {
     /// The input could not be encoded or the result decoded.
     #[error(transparent)]
     Payload(#[from] PayloadError),
-    /// The run's cancellation was requested while the activity was pending; its task was
-    /// dropped.
+    /// The activity was cancelled while pending (the run's cancellation was requested, or a
+    /// [`CancellationScope`](crate::CancellationScope) it belongs to was cancelled); its task
+    /// was dropped.
     #[error("activity {activity} cancelled")]
     Cancelled {
         /// Activity wire name.
