@@ -256,21 +256,27 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     ActivityResolution::Completed { result, .. } => {
                         result.decode::<R>().map_err(ActivityCallError::Payload)
                     }
-                    ActivityResolution::Failed { failure, attempts } => {
-                        Err(ActivityCallError::Failed {
-                            activity,
-                            kind: failure.kind,
-                            message: failure.message,
-                            attempts,
-                        })
-                    }
-                    ActivityResolution::TimedOut { timeout, attempts } => {
-                        Err(ActivityCallError::TimedOut {
-                            activity,
-                            timeout,
-                            attempts,
-                        })
-                    }
+                    ActivityResolution::Failed {
+                        failure,
+                        attempts,
+                        last_heartbeat,
+                    } => Err(ActivityCallError::Failed {
+                        activity,
+                        kind: failure.kind,
+                        message: failure.message,
+                        attempts,
+                        last_heartbeat,
+                    }),
+                    ActivityResolution::TimedOut {
+                        timeout,
+                        attempts,
+                        last_heartbeat,
+                    } => Err(ActivityCallError::TimedOut {
+                        activity,
+                        timeout,
+                        attempts,
+                        last_heartbeat,
+                    }),
                 })
             }
             ActivityState::Cancelled(cause) => {

@@ -14,20 +14,36 @@ use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 
-struct StoreHeartbeat(Arc<Core>);
+/// Heartbeats of one attempt go to the store; the last recorded one is kept for its outcome.
+struct StoreHeartbeat {
+    core: Arc<Core>,
+    last: Arc<std::sync::Mutex<Option<Payload>>>,
+}
 
 impl HeartbeatSink for StoreHeartbeat {
     fn heartbeat(&self, info: &ActivityInfo, details: Payload) -> BoxFuture<bool> {
-        let core = self.0.clone();
+        let core = self.core.clone();
         let info = info.clone();
+        let last = self.last.clone();
         Box::pin(async move {
             let now = core.now_ms();
             match core
                 .store
-                .heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now)
+                .heartbeat_activity(
+                    &info.run_id,
+                    info.seq,
+                    info.attempt,
+                    Some(details.clone()),
+                    now,
+                )
                 .await
             {
                 Ok(current) => {
+                    if current {
+                        if let Ok(mut last) = last.lock() {
+                            *last = Some(details);
+                        }
+                    }
                     core.wake.timer.notify_local();
                     if !current {
                         // Gone, or only its lease ran out: the store tells which.
@@ -64,7 +80,7 @@ pub(crate) async fn run_attempt(core: &Arc<Core>, task: ActivityTask) {
     attempt(core, task).instrument(span).await
 }
 
-async fn attempt(core: &Arc<Core>, task: ActivityTask) {
+async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
     let metrics = core.metrics.of_activity(&task.name);
     metrics.attempts.inc();
     let started = Instant::now();
@@ -90,12 +106,12 @@ async fn attempt(core: &Arc<Core>, task: ActivityTask) {
         attempt: task.attempt,
     };
     let (cancel, cancelled) = tokio::sync::watch::channel(false);
-    let ctx = ActivityContext::new(
-        info,
-        task.heartbeat.clone(),
-        Arc::new(StoreHeartbeat(core.clone())),
-        cancelled,
-    );
+    let beats = Arc::new(std::sync::Mutex::new(None));
+    let sink = StoreHeartbeat {
+        core: core.clone(),
+        last: beats.clone(),
+    };
+    let ctx = ActivityContext::new(info, task.heartbeat.clone(), Arc::new(sink), cancelled);
     // Registered before it starts, so that a cancellation committed meanwhile reaches it.
     let handle = {
         let mut running = core.activities.running.lock().ok();
@@ -143,6 +159,10 @@ async fn attempt(core: &Arc<Core>, task: ActivityTask) {
         // Its task is gone (cancelled, or its run closed): nothing is left to record.
         tracing::debug!("activity attempt ended after its cancellation; result dropped");
         return;
+    }
+    // The outcome carries the last details reported, this attempt's or an earlier one's.
+    if let Some(details) = beats.lock().ok().and_then(|mut last| last.take()) {
+        task.heartbeat = Some(details);
     }
     match end {
         AttemptEnd::Done(Ok(result)) => finish(core, &task, Ok(result)).await,

@@ -294,10 +294,12 @@ pub async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<
     let failed = ActivityResolution::Failed {
         failure: failure("bad card"),
         attempts: 3,
+        last_heartbeat: Some(payload("charged 2 of 3")),
     };
     let timed_out = ActivityResolution::TimedOut {
         timeout: TimeoutKind::StartToClose,
         attempts: 1,
+        last_heartbeat: None,
     };
     assert!(store
         .resolve_activity("run-1", 2, 1, failed.clone(), T0 + 40)
