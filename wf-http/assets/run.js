@@ -109,11 +109,15 @@
       case 'ActivityFailed': {
         const f = a.failure || {};
         return [kind('k-fail', 'Activity failed'), chip('#' + a.seq), chip(act(a.seq)), chip(f.kind || 'error'), f.message || '',
-          el('span', { class: 'muted', text: ' · after ' + a.attempts + ' attempt' + (a.attempts === 1 ? '' : 's') + (f.non_retryable ? ' · non-retryable' : '') })];
+          el('span', { class: 'muted', text: ' · after ' + a.attempts + ' attempt' + (a.attempts === 1 ? '' : 's') + (f.non_retryable ? ' · non-retryable' : '') }),
+          a.last_heartbeat != null ? el('span', { class: 'muted', text: ' · last heartbeat ' }) : null,
+          a.last_heartbeat != null ? short(a.last_heartbeat) : null];
       }
       case 'ActivityTimedOut':
         return [kind('k-fail', 'Activity timed out'), chip('#' + a.seq), chip(act(a.seq)), String(a.timeout),
-          el('span', { class: 'muted', text: ' · after ' + a.attempts + ' attempt' + (a.attempts === 1 ? '' : 's') })];
+          el('span', { class: 'muted', text: ' · after ' + a.attempts + ' attempt' + (a.attempts === 1 ? '' : 's') }),
+          a.last_heartbeat != null ? el('span', { class: 'muted', text: ' · last heartbeat ' }) : null,
+          a.last_heartbeat != null ? short(a.last_heartbeat) : null];
       case 'ActivityCancelled':
         return [kind('k-fail', 'Activity cancelled'), chip('#' + a.seq), chip(act(a.seq))];
       case 'TimerStarted':

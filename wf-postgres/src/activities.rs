@@ -75,6 +75,8 @@ impl ActivityTable for PostgresTx {
             "cancel an activity",
         )
         .await?;
+        // An engine running its attempt is to hear of it (`ActivityContext::cancelled`).
+        self.notes.work = true;
         Ok(())
     }
 
@@ -85,6 +87,8 @@ impl ActivityTable for PostgresTx {
             "clear a closed run's activities",
         )
         .await?;
+        // Engines running their attempts are to hear of it (`ActivityContext::cancelled`).
+        self.notes.work = true;
         Ok(())
     }
 

@@ -54,6 +54,7 @@ pub use wf_core::{
     ActivityInfo,
     // Schedules.
     CalendarSpec,
+    CancellationScope,
     Cancelled,
     ChildCall,
     ChildError,
@@ -73,6 +74,7 @@ pub use wf_core::{
     HistoryEvent,
     HistoryFormatError,
     IdConflictPolicy,
+    InScope,
     IntervalSpec,
     LimitError,
     ListFilter,

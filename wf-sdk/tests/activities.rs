@@ -1,6 +1,7 @@
 //! Activities: retries with backoff, non-retryable errors, attempt limits, timeouts
 //! (start-to-close, schedule-to-close, heartbeat) and heartbeat details handed to the next
-//! attempt. Time-based cases use the test clock.
+//! attempt, and to the workflow with a final failure or time-out. Time-based cases use the test
+//! clock.
 
 mod common;
 use common::*;
@@ -8,7 +9,35 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{ActivityCallError, EventKind, TimeoutKind};
+use wf_sdk::{ActivityCallError, EventKind, Replayer, TimeoutKind};
+
+/// Activities that report progress and then stop.
+pub struct Progress;
+
+#[activities]
+impl Progress {
+    /// Heartbeats 1..=n, then fails for good.
+    #[activity]
+    pub async fn fail_after(&self, ctx: ActivityContext, n: u32) -> Result<(), ActivityError> {
+        for i in 1..=n {
+            ctx.heartbeat(&i).await?;
+        }
+        Err(ActivityError::non_retryable(
+            "stuck",
+            format!("stuck after {n}"),
+        ))
+    }
+
+    /// Heartbeats 1..=n, then hangs (until its start-to-close timeout).
+    #[activity]
+    pub async fn hang_after(&self, ctx: ActivityContext, n: u32) -> Result<(), ActivityError> {
+        for i in 1..=n {
+            ctx.heartbeat(&i).await?;
+        }
+        std::future::pending::<()>().await;
+        Ok(())
+    }
+}
 
 #[derive(Default)]
 pub struct Runner;
@@ -22,6 +51,8 @@ pub enum Case {
     StartToClose,
     ScheduleToClose,
     Heartbeat,
+    FailAfterProgress,
+    TimeOutAfterProgress,
 }
 
 #[workflow]
@@ -81,6 +112,26 @@ impl Runner {
                 .retry(fast)
                 .await
                 .map(|v| format!("{v:?}")),
+            Case::FailAfterProgress | Case::TimeOutAfterProgress => {
+                let call = if case == Case::FailAfterProgress {
+                    ctx.activity(Progress::fail_after, 3)
+                } else {
+                    ctx.activity(Progress::hang_after, 4)
+                };
+                let once = RetryPolicy {
+                    maximum_attempts: 1,
+                    ..fast
+                };
+                let e = match call
+                    .start_to_close(Duration::from_secs(10))
+                    .retry(once)
+                    .await
+                {
+                    Ok(()) => return Err(WorkflowError::new("the activity succeeded")),
+                    Err(e) => e,
+                };
+                return Ok(format!("stopped at {:?}", e.last_heartbeat::<u32>()));
+            }
         };
         Ok(match outcome {
             Ok(s) => s,
@@ -109,6 +160,7 @@ async fn setup(backend: Backend, tag: &str, fail_first: u32) -> Setup {
         .clock(clock.clone())
         .workflow::<Runner>()
         .shared_activities(tools.clone())
+        .activities(Progress)
         .build()
         .await
         .unwrap();
@@ -294,7 +346,43 @@ async fn heartbeat_details_reach_the_next_attempt(backend: Backend) {
     assert!(h.history().await.unwrap().len() > history_before);
 }
 
+async fn a_final_failure_carries_the_last_heartbeat(backend: Backend) {
+    let s = setup(backend, "heartbeat-failure", 0).await;
+    let client = s.engine.client();
+    let h = client
+        .start::<Runner>("failed", Case::FailAfterProgress)
+        .await
+        .unwrap();
+    assert_eq!(h.result().await.unwrap(), "stopped at Some(3)");
+    let h2 = client
+        .start::<Runner>("timed-out", Case::TimeOutAfterProgress)
+        .await
+        .unwrap();
+    eventually("heartbeat 4 recorded", || async {
+        let d = h2.describe().await.unwrap();
+        let details = d.pending_activities.first()?.heartbeat_details.as_ref()?;
+        (details.decode::<u32>().ok()? == 4).then_some(())
+    })
+    .await;
+    assert_eq!(
+        finish(&s, &h2, Duration::from_secs(11)).await,
+        "stopped at Some(4)"
+    );
+    // Recorded with the failure: the history says it, and replay hands it to the code again.
+    let history = h2.history().await.unwrap();
+    let details = history.iter().find_map(|e| match &e.kind {
+        EventKind::ActivityTimedOut { last_heartbeat, .. } => last_heartbeat.clone(),
+        _ => None,
+    });
+    assert_eq!(details.map(|d| d.decode::<u32>().unwrap()), Some(4));
+    let replayer = Replayer::new().workflow::<Runner>();
+    for h in [&h, &h2] {
+        replayer.replay(&h.export().await.unwrap()).unwrap();
+    }
+}
+
 both!(
+    a_final_failure_carries_the_last_heartbeat,
     retryable_errors_are_retried_with_backoff,
     maximum_attempts_bounds_retries,
     non_retryable_errors_fail_at_once,

@@ -1,5 +1,5 @@
-//! What a running activity attempt receives: its identity, heartbeats, and the details the
-//! previous attempt last reported.
+//! What a running activity attempt receives: its identity, heartbeats, the details the
+//! previous attempt last reported, and word of its cancellation.
 
 use super::registry::BoxFuture;
 use crate::data::payload::Payload;
@@ -7,6 +7,7 @@ use crate::error::ActivityError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::sync::Arc;
+use tokio::sync::watch;
 
 /// Facts about the running attempt.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +36,8 @@ pub struct ActivityContext {
     info: ActivityInfo,
     last_heartbeat: Option<Payload>,
     sink: Option<Arc<dyn HeartbeatSink>>,
+    /// Turns true when the attempt is cancelled (`None`: a test context, never cancelled).
+    cancelled: Option<watch::Receiver<bool>>,
 }
 
 impl std::fmt::Debug for ActivityContext {
@@ -50,11 +53,13 @@ impl ActivityContext {
         info: ActivityInfo,
         last_heartbeat: Option<Payload>,
         sink: Arc<dyn HeartbeatSink>,
+        cancelled: watch::Receiver<bool>,
     ) -> Self {
         ActivityContext {
             info,
             last_heartbeat,
             sink: Some(sink),
+            cancelled: Some(cancelled),
         }
     }
 
@@ -65,6 +70,7 @@ impl ActivityContext {
             info,
             last_heartbeat: None,
             sink: None,
+            cancelled: None,
         }
     }
 
@@ -103,6 +109,38 @@ impl ActivityContext {
                 ),
             ))
         }
+    }
+
+    /// Resolves when this attempt is cancelled: the workflow cancelled the activity (its
+    /// [`CancellationScope`](crate::CancellationScope), or the run's cancellation), or the run
+    /// closed. It resolves promptly, whichever engine runs the attempt, without waiting for a
+    /// heartbeat. The task is gone by then: whatever the attempt returns afterwards is
+    /// dropped, so race it against the work and clean up.
+    ///
+    /// ```ignore
+    /// tokio::select! {
+    ///     r = long_job(&input) => r,
+    ///     _ = ctx.cancelled() => Err(ActivityError::non_retryable("cancelled", "stopped early")),
+    /// }
+    /// ```
+    ///
+    /// In a [`for_test`](Self::for_test) context it never resolves.
+    pub async fn cancelled(&self) {
+        match &self.cancelled {
+            Some(rx) => {
+                let mut rx = rx.clone();
+                // An error means the engine dropped the attempt: it is being aborted anyway.
+                if rx.wait_for(|c| *c).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            None => std::future::pending::<()>().await,
+        }
+    }
+
+    /// Whether this attempt was cancelled (see [`cancelled`](Self::cancelled)).
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.as_ref().is_some_and(|rx| *rx.borrow())
     }
 
     /// The details of the last heartbeat of a previous attempt (or of this one).

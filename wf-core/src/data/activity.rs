@@ -105,6 +105,9 @@ pub enum ActivityResolution {
         failure: ActivityFailure,
         /// Attempts made.
         attempts: u32,
+        /// The details of the last heartbeat of any attempt.
+        #[serde(default)]
+        last_heartbeat: Option<Payload>,
     },
     /// It timed out and will not be retried.
     TimedOut {
@@ -112,6 +115,9 @@ pub enum ActivityResolution {
         timeout: TimeoutKind,
         /// Attempts made.
         attempts: u32,
+        /// The details of the last heartbeat of any attempt.
+        #[serde(default)]
+        last_heartbeat: Option<Payload>,
     },
 }
 

@@ -139,6 +139,48 @@ mod tests {
         );
     }
 
+    /// An `ActivityFailed` written before it kept the last heartbeat still decodes (as `None`).
+    #[test]
+    fn an_activity_failure_without_its_last_heartbeat_decodes() {
+        #[derive(serde::Serialize)]
+        #[allow(dead_code)]
+        enum Old {
+            WorkflowStarted,
+            SignalReceived,
+            UpdateAccepted,
+            UpdateCompleted,
+            ActivityScheduled,
+            ActivityCompleted,
+            ActivityFailed {
+                seq: u32,
+                failure: crate::data::activity::ActivityFailure,
+                attempts: u32,
+            },
+        }
+        let failure = crate::data::activity::ActivityFailure {
+            kind: "declined".into(),
+            message: "card declined".into(),
+            non_retryable: true,
+        };
+        let old = Old::ActivityFailed {
+            seq: 2,
+            failure: failure.clone(),
+            attempts: 1,
+        };
+        let mut bytes = vec![HISTORY_FORMAT_VERSION];
+        rmp_serde::encode::write(&mut bytes, &(42i64, &old)).unwrap();
+        let e = decode_event(3, &bytes).unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::ActivityFailed {
+                seq: 2,
+                failure,
+                attempts: 1,
+                last_heartbeat: None,
+            }
+        );
+    }
+
     #[test]
     fn consecutive_events_decode_with_consecutive_ids() {
         let kinds = [

@@ -194,19 +194,35 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                 attempts,
             })
             .boxed(),
-        (any::<u32>(), failure(), any::<u32>())
-            .prop_map(|(seq, failure, attempts)| EventKind::ActivityFailed {
-                seq,
-                failure,
-                attempts,
-            })
+        (
+            any::<u32>(),
+            failure(),
+            any::<u32>(),
+            proptest::option::of(payload()),
+        )
+            .prop_map(
+                |(seq, failure, attempts, last_heartbeat)| EventKind::ActivityFailed {
+                    seq,
+                    failure,
+                    attempts,
+                    last_heartbeat,
+                },
+            )
             .boxed(),
-        (any::<u32>(), timeout(), any::<u32>())
-            .prop_map(|(seq, timeout, attempts)| EventKind::ActivityTimedOut {
-                seq,
-                timeout,
-                attempts,
-            })
+        (
+            any::<u32>(),
+            timeout(),
+            any::<u32>(),
+            proptest::option::of(payload()),
+        )
+            .prop_map(
+                |(seq, timeout, attempts, last_heartbeat)| EventKind::ActivityTimedOut {
+                    seq,
+                    timeout,
+                    attempts,
+                    last_heartbeat,
+                },
+            )
             .boxed(),
         (any::<u32>(), any::<i64>())
             .prop_map(|(seq, fire_at_ms)| EventKind::TimerStarted { seq, fire_at_ms })
@@ -305,10 +321,20 @@ fn message() -> impl Strategy<Value = Message> {
     let resolution = prop_oneof![
         (payload(), any::<u32>())
             .prop_map(|(result, attempts)| ActivityResolution::Completed { result, attempts }),
-        (failure(), any::<u32>())
-            .prop_map(|(failure, attempts)| ActivityResolution::Failed { failure, attempts }),
-        (timeout(), any::<u32>())
-            .prop_map(|(timeout, attempts)| ActivityResolution::TimedOut { timeout, attempts }),
+        (failure(), any::<u32>(), proptest::option::of(payload())).prop_map(
+            |(failure, attempts, last_heartbeat)| ActivityResolution::Failed {
+                failure,
+                attempts,
+                last_heartbeat,
+            }
+        ),
+        (timeout(), any::<u32>(), proptest::option::of(payload())).prop_map(
+            |(timeout, attempts, last_heartbeat)| ActivityResolution::TimedOut {
+                timeout,
+                attempts,
+                last_heartbeat,
+            }
+        ),
     ];
     prop_oneof![
         (text(), payload(), proptest::option::of(text()))

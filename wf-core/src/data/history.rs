@@ -92,6 +92,10 @@ pub enum EventKind {
         failure: ActivityFailure,
         /// Attempts made.
         attempts: u32,
+        /// The details of its last heartbeat (absent from histories recorded before they were
+        /// kept here).
+        #[serde(default)]
+        last_heartbeat: Option<Payload>,
     },
     /// An activity timed out for good.
     ActivityTimedOut {
@@ -101,6 +105,10 @@ pub enum EventKind {
         timeout: TimeoutKind,
         /// Attempts made.
         attempts: u32,
+        /// The details of its last heartbeat (absent from histories recorded before they were
+        /// kept here).
+        #[serde(default)]
+        last_heartbeat: Option<Payload>,
     },
     /// A durable timer was started.
     TimerStarted {
@@ -318,18 +326,25 @@ impl EventKind {
                 seq,
                 failure,
                 attempts,
+                last_heartbeat,
             } => {
                 format!(
-                    "#{seq} {}: {} (attempts {attempts})",
-                    failure.kind, failure.message
+                    "#{seq} {}: {} (attempts {attempts}){}",
+                    failure.kind,
+                    failure.message,
+                    heartbeat_note(last_heartbeat)
                 )
             }
             EventKind::ActivityTimedOut {
                 seq,
                 timeout,
                 attempts,
+                last_heartbeat,
             } => {
-                format!("#{seq} {timeout:?} (attempts {attempts})")
+                format!(
+                    "#{seq} {timeout:?} (attempts {attempts}){}",
+                    heartbeat_note(last_heartbeat)
+                )
             }
             EventKind::TimerStarted { seq, fire_at_ms } => {
                 format!("#{seq} fires at {fire_at_ms} ms")
@@ -393,4 +408,12 @@ fn args_display(args: &Payload) -> String {
         None if shown == "nil" => "()".to_string(),
         None => format!("({shown})"),
     }
+}
+
+/// ", last heartbeat DETAILS" for an event's description, or nothing.
+fn heartbeat_note(details: &Option<Payload>) -> String {
+    details
+        .as_ref()
+        .map(|d| format!(", last heartbeat {}", d.display()))
+        .unwrap_or_default()
 }

@@ -135,15 +135,25 @@ impl Message {
                         attempts,
                     }
                 }
-                ActivityResolution::Failed { failure, attempts } => EventKind::ActivityFailed {
+                ActivityResolution::Failed {
+                    failure,
+                    attempts,
+                    last_heartbeat,
+                } => EventKind::ActivityFailed {
                     seq,
                     failure,
                     attempts,
+                    last_heartbeat,
                 },
-                ActivityResolution::TimedOut { timeout, attempts } => EventKind::ActivityTimedOut {
+                ActivityResolution::TimedOut {
+                    timeout,
+                    attempts,
+                    last_heartbeat,
+                } => EventKind::ActivityTimedOut {
                     seq,
                     timeout,
                     attempts,
+                    last_heartbeat,
                 },
             },
             Message::TimerFired { seq } => EventKind::TimerFired { seq },
@@ -189,17 +199,27 @@ impl Message {
                 seq,
                 failure,
                 attempts,
+                last_heartbeat,
             } => Message::ActivityResolved {
                 seq,
-                resolution: ActivityResolution::Failed { failure, attempts },
+                resolution: ActivityResolution::Failed {
+                    failure,
+                    attempts,
+                    last_heartbeat,
+                },
             },
             EventKind::ActivityTimedOut {
                 seq,
                 timeout,
                 attempts,
+                last_heartbeat,
             } => Message::ActivityResolved {
                 seq,
-                resolution: ActivityResolution::TimedOut { timeout, attempts },
+                resolution: ActivityResolution::TimedOut {
+                    timeout,
+                    attempts,
+                    last_heartbeat,
+                },
             },
             EventKind::TimerFired { seq } => Message::TimerFired { seq },
             EventKind::CancelRequested { reason } => Message::CancelRequested { reason },

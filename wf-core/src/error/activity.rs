@@ -2,7 +2,8 @@
 //! workflow that awaited it.
 
 use crate::data::activity::TimeoutKind;
-use crate::data::payload::PayloadError;
+use crate::data::payload::{Payload, PayloadError};
+use serde::de::DeserializeOwned;
 
 /// An activity attempt's error: retryable (the default) or not.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -66,6 +67,9 @@ pub enum ActivityCallError {
         message: String,
         /// Attempts made.
         attempts: u32,
+        /// The details its attempts last reported with `ctx.heartbeat(..)` (read them with
+        /// [`last_heartbeat`](ActivityCallError::last_heartbeat)).
+        last_heartbeat: Option<Payload>,
     },
     /// It timed out for good.
     #[error("activity {activity} timed out ({timeout:?}) after {attempts} attempt(s)")]
@@ -76,15 +80,47 @@ pub enum ActivityCallError {
         timeout: TimeoutKind,
         /// Attempts made.
         attempts: u32,
+        /// The details its attempts last reported with `ctx.heartbeat(..)` (read them with
+        /// [`last_heartbeat`](ActivityCallError::last_heartbeat)).
+        last_heartbeat: Option<Payload>,
     },
     /// The input could not be encoded or the result decoded.
     #[error(transparent)]
     Payload(#[from] PayloadError),
-    /// The run's cancellation was requested while the activity was pending; its task was
-    /// dropped.
+    /// The activity was cancelled while pending (the run's cancellation was requested, or a
+    /// [`CancellationScope`](crate::CancellationScope) it belongs to was cancelled); its task
+    /// was dropped.
     #[error("activity {activity} cancelled")]
     Cancelled {
         /// Activity wire name.
         activity: String,
     },
+}
+
+impl ActivityCallError {
+    /// The details the activity last reported with
+    /// [`ActivityContext::heartbeat`](crate::ActivityContext::heartbeat) before it failed or
+    /// timed out for good (recorded with the failure in history, so replay sees them too), to
+    /// resume or compensate from where it stopped. `None` when it never heartbeated, when the
+    /// details do not decode as `T`, and for a cancelled activity (cancellation does not wait
+    /// for the attempt to report).
+    ///
+    /// ```ignore
+    /// match ctx.activity(Tools::import, file).await {
+    ///     Err(e) => {
+    ///         let done: u64 = e.last_heartbeat().unwrap_or(0);
+    ///         ctx.activity(Tools::import_from, (file, done)).await?
+    ///     }
+    ///     Ok(n) => n,
+    /// }
+    /// ```
+    pub fn last_heartbeat<T: DeserializeOwned>(&self) -> Option<T> {
+        match self {
+            ActivityCallError::Failed { last_heartbeat, .. }
+            | ActivityCallError::TimedOut { last_heartbeat, .. } => {
+                last_heartbeat.as_ref().and_then(|p| p.decode().ok())
+            }
+            ActivityCallError::Payload(_) | ActivityCallError::Cancelled { .. } => None,
+        }
+    }
 }

@@ -83,10 +83,12 @@ impl WorkflowError {
     }
 }
 
-/// A timer or wait was cut short because the run's cancellation was requested. `?` turns it
-/// into [`WorkflowError::Cancelled`], which ends the run as cancelled.
+/// A timer or wait was cut short because the run's cancellation was requested, or (a timer)
+/// because its [`CancellationScope`](crate::CancellationScope) was cancelled. `?` turns it
+/// into [`WorkflowError::Cancelled`], which ends the run as cancelled when the run's
+/// cancellation was requested (and fails it otherwise).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("cancelled: the run's cancellation was requested")]
+#[error("cancelled: the run's cancellation was requested, or the timer's scope was cancelled")]
 pub struct Cancelled;
 
 /// A bounded signal wait ran out of time, or its argument did not decode.

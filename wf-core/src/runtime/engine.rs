@@ -347,6 +347,11 @@ impl EngineBuilder {
                 .push(tokio::spawn(activity_worker::run(core.clone())));
             engine
                 .tasks
+                .push(tokio::spawn(activity_worker::watch_cancellations(
+                    core.clone(),
+                )));
+            engine
+                .tasks
                 .push(tokio::spawn(time_keeper::run(core.clone())));
             if let Some(period) = core.config.retention {
                 engine

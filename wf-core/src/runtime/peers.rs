@@ -60,7 +60,8 @@ pub(crate) async fn follow_store(core: Arc<Core>, mut changes: tokio::sync::watc
         if core.is_shutdown() {
             return;
         }
-        let all = flag::WORKFLOW | flag::ACTIVITY | flag::TIMER | flag::ALL_WAITERS;
+        let all =
+            flag::WORKFLOW | flag::ACTIVITY | flag::TIMER | flag::CANCELLED | flag::ALL_WAITERS;
         core.wake.apply_poke(all, &[]);
     }
 }

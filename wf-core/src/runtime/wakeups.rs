@@ -30,8 +30,11 @@ pub(crate) mod flag {
     pub const ALL_WAITERS: u8 = 16;
     /// The set of live engines changed: look it up again.
     pub const PEERS: u8 = 32;
+    /// Activities were cancelled (or their runs closed): attempts running here may no longer
+    /// be current. (Engines that predate this bit drop it.)
+    pub const CANCELLED: u8 = 64;
     /// Every bit a receiver understands.
-    pub const ALL: u8 = WORKFLOW | ACTIVITY | TIMER | WAITERS | ALL_WAITERS | PEERS;
+    pub const ALL: u8 = WORKFLOW | ACTIVITY | TIMER | WAITERS | ALL_WAITERS | PEERS | CANCELLED;
 }
 
 /// At most this many workflow ids are named in one poke; past it the poke says `ALL_WAITERS`.
@@ -235,6 +238,8 @@ pub(crate) struct Wakeups {
     pub activity: Wake,
     /// The time keeper's next deadline may have moved earlier.
     pub timer: Wake,
+    /// Activity attempts running here may have been cancelled (see `activity_worker::cancel`).
+    pub cancelled: Wake,
     /// Clients waiting on a workflow id.
     pub waiters: Waiters,
     /// What the peers are to be told.
@@ -253,6 +258,7 @@ impl Wakeups {
             workflow: Wake::new(flag::WORKFLOW, outbox.clone()),
             activity: Wake::new(flag::ACTIVITY, outbox.clone()),
             timer: Wake::new(flag::TIMER, outbox.clone()),
+            cancelled: Wake::new(flag::CANCELLED, outbox.clone()),
             waiters: Waiters {
                 map: Mutex::default(),
                 outbox: outbox.clone(),
@@ -273,6 +279,7 @@ impl Wakeups {
         self.workflow.notify_local();
         self.activity.notify_local();
         self.timer.notify_local();
+        self.cancelled.notify_local();
     }
 
     /// Marks the stop as a crash (see `crashed`).
@@ -294,6 +301,9 @@ impl Wakeups {
         }
         if bits & flag::TIMER != 0 {
             self.timer.notify_local();
+        }
+        if bits & flag::CANCELLED != 0 {
+            self.cancelled.notify_local();
         }
         if bits & flag::ALL_WAITERS != 0 {
             self.waiters.publish_all_local();

@@ -338,6 +338,10 @@ impl<B: Backend> Store for B {
         })
     }
 
+    fn current_attempts(&self, attempts: Vec<(String, u32, u32)>) -> StoreFuture<'_, Vec<bool>> {
+        self.read(move |tx| Box::pin(activities::current_attempts(tx, attempts)))
+    }
+
     fn expired_activities(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ActivityTask>> {
         self.read(move |tx| Box::pin(tx.expired_activities(now_ms, max)))
     }

@@ -544,6 +544,10 @@ impl Store for FaultStore {
         })
     }
 
+    fn current_attempts(&self, attempts: Vec<(String, u32, u32)>) -> StoreFuture<'_, Vec<bool>> {
+        self.plain(Op::Read, move || self.inner.current_attempts(attempts))
+    }
+
     fn expired_activities(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ActivityTask>> {
         self.plain(Op::Read, move || self.inner.expired_activities(now_ms, max))
     }

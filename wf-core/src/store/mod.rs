@@ -222,6 +222,11 @@ pub trait Store: Send + Sync + 'static {
     /// Clears the lease of a running attempt without counting it (shutdown): visible at once.
     fn release_activity(&self, run_id: &str, seq: u32, attempt: u32) -> StoreFuture<'_, ()>;
 
+    /// Which of `attempts` (run id, seq, attempt) are still current: leased, and not resolved,
+    /// retried, cancelled or cleared with their run. An engine asks about the attempts it runs
+    /// when a peer says activities were cancelled, and tells those that are not.
+    fn current_attempts(&self, attempts: Vec<(String, u32, u32)>) -> StoreFuture<'_, Vec<bool>>;
+
     /// Activity tasks whose lease expired (`lease_until <= now`) or whose schedule-to-close
     /// deadline passed, at most `max`.
     fn expired_activities(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ActivityTask>>;

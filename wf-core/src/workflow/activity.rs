@@ -3,8 +3,13 @@
 //!
 //! ```text
 //! Scheduled --(ActivityResolved input)--> Resolved --(future polled)--> Taken
-//! Scheduled --(run cancellation requested)--> Cancelled --(future polled)--> Taken
+//! Scheduled --(run cancellation requested)--> Cancelled(Run) --(future polled)--> CancelSeen
+//! Scheduled --(its scope cancelled)--> Cancelled(Scope) --(future polled)--> CancelSeen
 //! ```
+//!
+//! A cancelled activity's task row is dropped with the commit that records
+//! `ActivityCancelled`; an attempt that was running may still report a result, which is
+//! recorded and ignored. Dropping the future does not cancel the activity (see `scope.rs`).
 
 use super::commands::Commands;
 use super::context::WorkflowContext;
@@ -30,10 +35,21 @@ pub(crate) enum ActivityState {
     Scheduled { waker: Option<Waker> },
     /// Resolved; the awaiting future has not seen it yet.
     Resolved(ActivityResolution),
-    /// Cancelled by a cancellation request before it resolved.
-    Cancelled,
-    /// The future took the resolution (or the cancellation).
+    /// Cancelled before it resolved; the awaiting future has not seen it yet.
+    Cancelled(CancelCause),
+    /// The future took the cancellation: a late resolution is ignored.
+    CancelSeen,
+    /// The future took the resolution.
     Taken,
+}
+
+/// What cancelled an activity or timer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CancelCause {
+    /// The run's cancellation was requested.
+    Run,
+    /// A [`CancellationScope`](super::scope::CancellationScope) it belongs to was cancelled.
+    Scope,
 }
 
 impl Commands {
@@ -66,10 +82,36 @@ impl Commands {
                     w.wake();
                 }
             }
+            // An attempt that ran on while its cancellation was committed.
+            Some(ActivityState::Cancelled(_) | ActivityState::CancelSeen) => {}
             _ => self.record_mismatch(format!(
                 "history resolves activity #{seq}, which the workflow code did not schedule (or already saw resolved)"
             )),
         }
+    }
+
+    /// Cancels activity `seq` if it is still scheduled (records `ActivityCancelled` and wakes
+    /// its future); false if it is not a pending activity.
+    fn cancel_activity(&mut self, seq: u32, cause: CancelCause) -> bool {
+        if !matches!(
+            self.activities.get(&seq),
+            Some(ActivityState::Scheduled { .. })
+        ) {
+            return false;
+        }
+        if let Some(ActivityState::Scheduled { waker: Some(w) }) =
+            self.activities.insert(seq, ActivityState::Cancelled(cause))
+        {
+            w.wake();
+        }
+        self.issued.push(EventKind::ActivityCancelled { seq });
+        true
+    }
+
+    /// Cancels activity `seq` for its cancellation scope; false if it is not a pending
+    /// activity.
+    pub(super) fn cancel_activity_by_scope(&mut self, seq: u32) -> bool {
+        !self.tearing_down && self.cancel_activity(seq, CancelCause::Scope)
     }
 
     /// Cancels every scheduled activity (a run cancellation request), in sequence order so
@@ -83,12 +125,7 @@ impl Commands {
             .collect();
         seqs.sort_unstable();
         for seq in seqs {
-            if let Some(ActivityState::Scheduled { waker: Some(w) }) =
-                self.activities.insert(seq, ActivityState::Cancelled)
-            {
-                w.wake();
-            }
-            self.issued.push(EventKind::ActivityCancelled { seq });
+            self.cancel_activity(seq, CancelCause::Run);
         }
     }
 }
@@ -192,6 +229,10 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                 if core.polling_main && core.take_undelivered_cancel() {
                     return Poll::Ready(Err(ActivityCallError::Cancelled { activity: name }));
                 }
+                // Started in a cancelled scope: cancelled before it starts.
+                if core.scopes.cancelled() {
+                    return Poll::Ready(Err(ActivityCallError::Cancelled { activity: name }));
+                }
                 let seq = core.schedule_activity(name, input, options);
                 drop(core);
                 self.seq = Some(seq);
@@ -215,28 +256,41 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                     ActivityResolution::Completed { result, .. } => {
                         result.decode::<R>().map_err(ActivityCallError::Payload)
                     }
-                    ActivityResolution::Failed { failure, attempts } => {
-                        Err(ActivityCallError::Failed {
-                            activity,
-                            kind: failure.kind,
-                            message: failure.message,
-                            attempts,
-                        })
-                    }
-                    ActivityResolution::TimedOut { timeout, attempts } => {
-                        Err(ActivityCallError::TimedOut {
-                            activity,
-                            timeout,
-                            attempts,
-                        })
-                    }
+                    ActivityResolution::Failed {
+                        failure,
+                        attempts,
+                        last_heartbeat,
+                    } => Err(ActivityCallError::Failed {
+                        activity,
+                        kind: failure.kind,
+                        message: failure.message,
+                        attempts,
+                        last_heartbeat,
+                    }),
+                    ActivityResolution::TimedOut {
+                        timeout,
+                        attempts,
+                        last_heartbeat,
+                    } => Err(ActivityCallError::TimedOut {
+                        activity,
+                        timeout,
+                        attempts,
+                        last_heartbeat,
+                    }),
                 })
             }
-            ActivityState::Cancelled => {
-                core.cancel_received();
+            ActivityState::Cancelled(cause) => {
+                *state = ActivityState::CancelSeen;
+                if cause == CancelCause::Run {
+                    core.cancel_received();
+                }
                 Poll::Ready(Err(ActivityCallError::Cancelled {
                     activity: self.name.clone(),
                 }))
+            }
+            ActivityState::CancelSeen => {
+                *state = ActivityState::CancelSeen;
+                Poll::Pending
             }
             ActivityState::Taken => Poll::Pending,
         }

@@ -11,6 +11,7 @@ use super::activity::ActivityState;
 use super::child::ChildState;
 use super::definition::Unfinished;
 use super::rng::Rng;
+use super::scope::ActiveScopes;
 use super::signal::Signal;
 use super::timer::TimerState;
 use crate::data::history::EventKind;
@@ -88,6 +89,8 @@ pub(crate) struct Commands {
     pub replay_patches: Option<Vec<(usize, String)>>,
     /// `ctx.patched(id)` answers, fixed for the life of the run.
     pub patches: HashMap<String, bool>,
+    /// The cancellation scopes whose futures are being polled (see `scope.rs`).
+    pub scopes: ActiveScopes,
 }
 
 impl Commands {
@@ -121,6 +124,7 @@ impl Commands {
             mismatch: None,
             replay_patches: None,
             patches: HashMap::new(),
+            scopes: ActiveScopes::default(),
         }
     }
 
@@ -128,6 +132,8 @@ impl Commands {
     pub(super) fn next_seq(&mut self) -> u32 {
         let s = self.next_seq;
         self.next_seq += 1;
+        // A command started inside cancellation scopes belongs to them.
+        self.scopes.enlist(s);
         s
     }
 

@@ -20,6 +20,7 @@ mod external;
 mod metadata;
 pub(crate) mod patch;
 mod rng;
+mod scope;
 mod signal;
 pub mod sync;
 mod timer;
@@ -33,5 +34,6 @@ pub use definition::{
     SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
 };
 pub use metadata::{HandlerInfo, WorkflowType};
+pub use scope::{CancellationScope, InScope};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};
 pub use timer::Sleep;

@@ -5,6 +5,7 @@
 //! Started --(TimerFired input)--> Fired --(future polled)--> Done
 //! Started --(future dropped, or its condition met first)--> Done    (TimerCancelled command)
 //! Started --(run cancellation requested)--> CancelledByRequest --(future polled)--> Done
+//! Started --(its scope cancelled)--> CancelledByScope --(future polled)--> Done
 //! ```
 
 use super::commands::Commands;
@@ -28,6 +29,8 @@ pub(crate) enum TimerState {
     Fired,
     /// Cancelled by a cancellation request; the awaiting future has not seen it yet.
     CancelledByRequest,
+    /// Cancelled with its cancellation scope; the awaiting future has not seen it yet.
+    CancelledByScope,
     /// Cancelled before it fired, or consumed.
     Done,
 }
@@ -70,6 +73,21 @@ impl Commands {
         }
     }
 
+    /// Cancels timer `seq` for its cancellation scope (records `TimerCancelled`, wakes its
+    /// future); false if it is not a pending timer.
+    pub(super) fn cancel_timer_by_scope(&mut self, seq: u32) -> bool {
+        if self.tearing_down || !matches!(self.timers.get(&seq), Some(TimerState::Started { .. })) {
+            return false;
+        }
+        if let Some(TimerState::Started { waker: Some(w) }) =
+            self.timers.insert(seq, TimerState::CancelledByScope)
+        {
+            w.wake();
+        }
+        self.issued.push(EventKind::TimerCancelled { seq });
+        true
+    }
+
     /// Cancels every started timer (a run cancellation request), in sequence order.
     pub(super) fn cancel_timers_by_request(&mut self) {
         let mut seqs: Vec<u32> = self
@@ -98,7 +116,9 @@ impl<W: 'static> WorkflowContext<W> {
     }
 }
 
-/// Future of [`WorkflowContext::sleep`]. Dropping it before it fires cancels the timer.
+/// Future of [`WorkflowContext::sleep`]: `Ok(())` when the timer fires, `Err(Cancelled)` when
+/// the run's cancellation or its [`CancellationScope`](super::CancellationScope) cancelled it.
+/// Dropping it before it fires cancels the timer.
 pub struct Sleep {
     core: Rc<RefCell<Commands>>,
     duration: Duration,
@@ -127,6 +147,10 @@ impl Future for Sleep {
                 if core.polling_main && core.take_undelivered_cancel() {
                     return Poll::Ready(Err(Cancelled));
                 }
+                // Started in a cancelled scope: cancelled before it starts.
+                if core.scopes.cancelled() {
+                    return Poll::Ready(Err(Cancelled));
+                }
                 let fire_at = core.task_time_ms.saturating_add(duration_ms(self.duration));
                 let seq = core.start_timer(fire_at);
                 drop(core);
@@ -143,6 +167,10 @@ impl Future for Sleep {
             Some(TimerState::CancelledByRequest) => {
                 core.timers.insert(seq, TimerState::Done);
                 core.cancel_received();
+                Poll::Ready(Err(Cancelled))
+            }
+            Some(TimerState::CancelledByScope) => {
+                core.timers.insert(seq, TimerState::Done);
                 Poll::Ready(Err(Cancelled))
             }
             Some(TimerState::Started { waker }) => {

@@ -1,6 +1,7 @@
 //! One activity attempt: run the activity on the tokio runtime with its context (heartbeats
 //! go to the store), bounded by its deadline and the engine's shutdown.
 
+use super::cancel::Running;
 use super::outcome::finish;
 use crate::activity::{ActivityContext, ActivityInfo, BoxFuture, HeartbeatSink};
 use crate::data::activity::{ActivityFailure, TimeoutKind};
@@ -13,21 +14,41 @@ use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 
-struct StoreHeartbeat(Arc<Core>);
+/// Heartbeats of one attempt go to the store; the last recorded one is kept for its outcome.
+struct StoreHeartbeat {
+    core: Arc<Core>,
+    last: Arc<std::sync::Mutex<Option<Payload>>>,
+}
 
 impl HeartbeatSink for StoreHeartbeat {
     fn heartbeat(&self, info: &ActivityInfo, details: Payload) -> BoxFuture<bool> {
-        let core = self.0.clone();
+        let core = self.core.clone();
         let info = info.clone();
+        let last = self.last.clone();
         Box::pin(async move {
             let now = core.now_ms();
             match core
                 .store
-                .heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now)
+                .heartbeat_activity(
+                    &info.run_id,
+                    info.seq,
+                    info.attempt,
+                    Some(details.clone()),
+                    now,
+                )
                 .await
             {
                 Ok(current) => {
+                    if current {
+                        if let Ok(mut last) = last.lock() {
+                            *last = Some(details);
+                        }
+                    }
                     core.wake.timer.notify_local();
+                    if !current {
+                        // Gone, or only its lease ran out: the store tells which.
+                        core.wake.cancelled.notify_local();
+                    }
                     current
                 }
                 Err(e) => {
@@ -59,7 +80,7 @@ pub(crate) async fn run_attempt(core: &Arc<Core>, task: ActivityTask) {
     attempt(core, task).instrument(span).await
 }
 
-async fn attempt(core: &Arc<Core>, task: ActivityTask) {
+async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
     let metrics = core.metrics.of_activity(&task.name);
     metrics.attempts.inc();
     let started = Instant::now();
@@ -84,15 +105,30 @@ async fn attempt(core: &Arc<Core>, task: ActivityTask) {
         name: task.name.clone(),
         attempt: task.attempt,
     };
-    let ctx = ActivityContext::new(
-        info,
-        task.heartbeat.clone(),
-        Arc::new(StoreHeartbeat(core.clone())),
-    );
-    let handle = tokio::spawn(invoker(ctx, task.input.clone()));
-    if let Ok(mut running) = core.activities.running.lock() {
-        running.insert(key.clone(), handle.abort_handle());
-    }
+    let (cancel, cancelled) = tokio::sync::watch::channel(false);
+    let beats = Arc::new(std::sync::Mutex::new(None));
+    let sink = StoreHeartbeat {
+        core: core.clone(),
+        last: beats.clone(),
+    };
+    let ctx = ActivityContext::new(info, task.heartbeat.clone(), Arc::new(sink), cancelled);
+    // Registered before it starts, so that a cancellation committed meanwhile reaches it.
+    let handle = {
+        let mut running = core.activities.running.lock().ok();
+        let handle = tokio::spawn(invoker(ctx, task.input.clone()));
+        if let Some(running) = running.as_mut() {
+            running.insert(
+                key.clone(),
+                Running {
+                    workflow_id: task.workflow_id.clone(),
+                    attempt: task.attempt,
+                    abort: handle.abort_handle(),
+                    cancel,
+                },
+            );
+        }
+        handle
+    };
     let abort = handle.abort_handle();
     let deadline = task.attempt_deadline_ms.unwrap_or(i64::MAX);
     let mut shutdown = core.wake.shutdown.subscribe();
@@ -105,15 +141,28 @@ async fn attempt(core: &Arc<Core>, task: ActivityTask) {
         _ = core.clock.sleep_until(deadline) => AttemptEnd::TimedOut,
         _ = shutdown.changed() => AttemptEnd::Shutdown,
     };
-    if let Ok(mut running) = core.activities.running.lock() {
-        running.remove(&key);
-    }
+    let told = core
+        .activities
+        .running
+        .lock()
+        .ok()
+        .and_then(|mut running| running.remove(&key))
+        .is_some_and(|r| *r.cancel.borrow());
     metrics.attempt_seconds.observe_duration(started.elapsed());
     match &end {
         AttemptEnd::Done(Ok(_)) | AttemptEnd::Shutdown => {}
         AttemptEnd::Done(Err(_)) => metrics.failed(AttemptFailure::Error),
         AttemptEnd::Panicked(_) => metrics.failed(AttemptFailure::Panic),
         AttemptEnd::TimedOut => metrics.failed(AttemptFailure::Timeout),
+    }
+    if told && !matches!(end, AttemptEnd::Shutdown) {
+        // Its task is gone (cancelled, or its run closed): nothing is left to record.
+        tracing::debug!("activity attempt ended after its cancellation; result dropped");
+        return;
+    }
+    // The outcome carries the last details reported, this attempt's or an earlier one's.
+    if let Some(details) = beats.lock().ok().and_then(|mut last| last.take()) {
+        task.heartbeat = Some(details);
     }
     match end {
         AttemptEnd::Done(Ok(result)) => finish(core, &task, Ok(result)).await,

@@ -31,6 +31,7 @@ pub(crate) async fn expire_due(core: &Arc<Core>, now: i64) {
             let resolution = ActivityResolution::TimedOut {
                 timeout: TimeoutKind::ScheduleToClose,
                 attempts: task.attempt,
+                last_heartbeat: task.heartbeat.clone(),
             };
             if let Ok(true) = core
                 .store

@@ -1,13 +1,16 @@
 //! The activity worker: leases activity tasks, runs each attempt on the tokio runtime (outside
 //! the workflow executor), applies the retry policy and timeouts to its outcome, and times out
 //! attempts whose lease or deadline passed. `attempt.rs` runs one attempt, `outcome.rs`
-//! decides what its end means, `expiry.rs` handles expired leases and deadlines.
+//! decides what its end means, `expiry.rs` handles expired leases and deadlines, `cancel.rs`
+//! tells running attempts that they were cancelled.
 
 mod attempt;
+mod cancel;
 mod expiry;
 mod outcome;
 
 pub(crate) use attempt::run_attempt;
+pub(crate) use cancel::{after_commit, after_terminate, watch as watch_cancellations};
 pub(crate) use expiry::expire_due;
 
 use super::core::Core;
@@ -20,7 +23,7 @@ use tokio::sync::Semaphore;
 /// bound how many run at once (shared by the poller and the workflow worker, which starts the
 /// activities its own commits lease to it), and the runtime they run on.
 pub(crate) struct ActivitySlots {
-    pub running: Mutex<HashMap<(String, u32), tokio::task::AbortHandle>>,
+    pub running: Mutex<HashMap<(String, u32), cancel::Running>>,
     pub permits: Arc<Semaphore>,
     /// The runtime activities run on (the one `build()` was called in).
     pub runtime: tokio::runtime::Handle,
@@ -43,7 +46,7 @@ impl ActivitySlots {
             .ok()
             .and_then(|mut m| m.remove(&(run_id.to_string(), seq)))
         {
-            handle.abort();
+            handle.abort.abort();
         }
     }
 
@@ -52,7 +55,7 @@ impl ActivitySlots {
         let running = self
             .running
             .lock()
-            .map(|m| m.values().cloned().collect::<Vec<_>>());
+            .map(|m| m.values().map(|r| r.abort.clone()).collect::<Vec<_>>());
         for handle in running.unwrap_or_default() {
             handle.abort();
         }

@@ -54,10 +54,19 @@ pub(crate) async fn finish(
                     ActivityResolution::TimedOut {
                         timeout: TimeoutKind::ScheduleToClose,
                         attempts,
+                        last_heartbeat: task.heartbeat.clone(),
                     }
                 }
-                Some(timeout) => ActivityResolution::TimedOut { timeout, attempts },
-                None => ActivityResolution::Failed { failure, attempts },
+                Some(timeout) => ActivityResolution::TimedOut {
+                    timeout,
+                    attempts,
+                    last_heartbeat: task.heartbeat.clone(),
+                },
+                None => ActivityResolution::Failed {
+                    failure,
+                    attempts,
+                    last_heartbeat: task.heartbeat.clone(),
+                },
             }
         }
     };

@@ -49,6 +49,7 @@ impl LocalTransport {
             .await?;
         core.wake.waiters.publish(workflow_id);
         core.wake.workflow.notify_one();
+        crate::runtime::activity_worker::after_terminate(core, workflow_id);
         Ok(())
     }
 

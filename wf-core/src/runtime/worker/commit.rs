@@ -326,6 +326,7 @@ impl Worker {
         } = plan;
         let mut start_reply = None;
         let marks_seen = core.worker.marks.finished();
+        let cancelled_activities = commit.cancel_activities.clone();
         let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
         let committed = match start {
             None => {
@@ -427,6 +428,7 @@ impl Worker {
             marks.clear_if_settled(&run.workflow_id, marks_seen);
             marks.left(&run.workflow_id);
         }
+        activity_worker::after_commit(core, &run.run_id, &cancelled_activities, !running);
         // Answer only now: a caller that acts on the answer finds the cache and the map of
         // runs in memory as this commit left them.
         for d in direct {

@@ -294,10 +294,12 @@ pub async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<
     let failed = ActivityResolution::Failed {
         failure: failure("bad card"),
         attempts: 3,
+        last_heartbeat: Some(payload("charged 2 of 3")),
     };
     let timed_out = ActivityResolution::TimedOut {
         timeout: TimeoutKind::StartToClose,
         attempts: 1,
+        last_heartbeat: None,
     };
     assert!(store
         .resolve_activity("run-1", 2, 1, failed.clone(), T0 + 40)
@@ -438,6 +440,66 @@ pub async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
         .resolve_activity("run-1", 1, 1, out, T0 + 3)
         .await
         .unwrap());
+}
+
+/// An attempt is current while it is leased and its task stands: a cancelled activity's, a
+/// retried attempt's, an unleased or a closed run's attempts are not (the engine that runs them
+/// tells them they were cancelled).
+pub async fn attempts_stop_being_current_when_cancelled_retried_or_closed(store: Arc<dyn Store>) {
+    schedule(&*store, timed(60_000, None)).await;
+    let key = |seq: u32, attempt: u32| ("run-1".to_string(), seq, attempt);
+    // Scheduled, not yet leased.
+    assert_eq!(
+        store.current_attempts(vec![key(1, 1)]).await.unwrap(),
+        [false]
+    );
+    store
+        .deliver("wf-1", None, signal("more", None), T0 + 1)
+        .await
+        .unwrap();
+    run_task(&*store, T0 + 1, |_, c| {
+        c.new_activities = vec![
+            activity(2, timed(60_000, None)),
+            activity(3, timed(60_000, None)),
+        ];
+    })
+    .await;
+    assert_eq!(
+        store
+            .poll_activity_tasks("aw", T0 + 2, 10)
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        store
+            .current_attempts(vec![key(1, 1), key(2, 1), key(3, 1), key(3, 2), key(9, 1)])
+            .await
+            .unwrap(),
+        [true, true, true, false, false]
+    );
+    assert!(store
+        .retry_activity("run-1", 2, 1, T0 + 3, failure("boom"))
+        .await
+        .unwrap());
+    store
+        .deliver("wf-1", None, signal("cancel-it", None), T0 + 4)
+        .await
+        .unwrap();
+    run_task(&*store, T0 + 5, |_, c| c.cancel_activities = vec![1]).await;
+    assert_eq!(
+        store
+            .current_attempts(vec![key(1, 1), key(2, 1), key(3, 1)])
+            .await
+            .unwrap(),
+        [false, false, true]
+    );
+    store.terminate("wf-1", "enough", T0 + 6).await.unwrap();
+    assert_eq!(
+        store.current_attempts(vec![key(3, 1)]).await.unwrap(),
+        [false]
+    );
 }
 
 /// Polls filtered by name take only those activities.

@@ -229,6 +229,7 @@ macro_rules! __store_conformance_properties {
             check activities::a_released_activity_is_visible_again_with_the_same_attempt,
             check activities::expired_activities_lists_expired_leases_and_passed_schedule_deadlines,
             check activities::cancelled_activities_are_dropped,
+            check activities::attempts_stop_being_current_when_cancelled_retried_or_closed,
             check activities::polls_filtered_by_name_take_only_those_activities,
             check activities::activities_leased_in_their_commit_are_not_polled,
             check liveness::engines_register_renew_and_leave,

@@ -75,6 +75,25 @@ pub(crate) async fn heartbeat_activity<X: Tx>(
     Ok(true)
 }
 
+/// [`Store::current_attempts`](crate::store::Store::current_attempts): an attempt is current
+/// while its row holds it, leased.
+pub(crate) async fn current_attempts<X: Tx>(
+    tx: &mut X,
+    attempts: Vec<(String, u32, u32)>,
+) -> Result<Vec<bool>, StoreError> {
+    let mut current = Vec::with_capacity(attempts.len());
+    for (run_id, seq, attempt) in &attempts {
+        let at = Attempt {
+            run_id,
+            seq: *seq,
+            attempt: *attempt,
+        };
+        let state = tx.lease_state(&at).await?;
+        current.push(state.is_some_and(|s| s.lease_owner.is_some()));
+    }
+    Ok(current)
+}
+
 /// [`Store::resolve_activity`](crate::store::Store::resolve_activity).
 pub(crate) async fn resolve_activity<X: Tx>(
     tx: &mut X,
