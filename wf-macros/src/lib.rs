@@ -17,6 +17,7 @@ mod attr;
 mod check;
 mod client;
 mod ctxt;
+mod dynamic;
 mod expand;
 mod fallback;
 mod hygiene;

@@ -164,11 +164,12 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     /// A signal by name with one argument, for signals the workflow takes with
     /// `ctx.wait_for_signal::<A>(name)` rather than a handler method (it answers
     /// [`SignalStatus::Buffered`](crate::client::SignalStatus), or `Delivered` if a `#[signal]`
-    /// method has that name after all).
+    /// method has that name after all, or the type has a `#[signal(dynamic)]` handler).
     pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
         let handled = W::handlers()
             .iter()
-            .any(|h| h.name == name && h.kind.role() == Role::Signal);
+            .any(|h| h.name == name && h.kind.role() == Role::Signal)
+            || W::dynamic_handlers().signal.is_some();
         SignalCall {
             handled: Some(handled),
             ..signal_call(self, name, Payload::encode(&(arg,)))
