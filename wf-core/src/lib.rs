@@ -70,8 +70,7 @@ pub use workflow::sync;
 pub use workflow::{
     encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, DynamicHandlers, DynamicInfo,
     DynamicQueryFn, DynamicSignal, DynamicSignalKind, DynamicUpdate, DynamicUpdateKind,
-    DynamicValidator, Handler, HandlerInfo,
-    HandlerKind, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition,
-    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
-    WorkflowDefinition, WorkflowType,
+    DynamicValidator, Handler, HandlerInfo, HandlerKind, LocalBoxFuture, Param, Role, Signal,
+    Sleep, SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal,
+    WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
 };

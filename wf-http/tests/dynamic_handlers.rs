@@ -18,7 +18,8 @@ pub struct Router {
 impl Router {
     #[run]
     async fn run(ctx: &mut WorkflowContext<Self>) -> Result<(), WorkflowError> {
-        ctx.wait_condition(|s| s.log.iter().any(|l| l == "finish")).await;
+        ctx.wait_condition(|s| s.log.iter().any(|l| l == "finish"))
+            .await;
         Ok(())
     }
 
@@ -37,7 +38,11 @@ impl Router {
 
     #[query(dynamic)]
     fn any_query(&self, name: String, _args: Payload) -> Vec<String> {
-        self.log.iter().filter(|l| l.starts_with(&name)).cloned().collect()
+        self.log
+            .iter()
+            .filter(|l| l.starts_with(&name))
+            .cloned()
+            .collect()
     }
 
     #[update(dynamic)]

@@ -64,7 +64,11 @@ pub(crate) fn one_per_role(cx: &Ctxt, wf: &Workflow) {
             }
         }
     }
-    let validators: Vec<&Method> = wf.methods.iter().filter(|m| m.validates_dynamic()).collect();
+    let validators: Vec<&Method> = wf
+        .methods
+        .iter()
+        .filter(|m| m.validates_dynamic())
+        .collect();
     if let [first, rest @ ..] = validators.as_slice() {
         for extra in rest {
             cx.error_spanned_by(
@@ -119,7 +123,10 @@ pub(crate) fn method(cx: &Ctxt, wf: &Workflow, m: &Method) {
             }
         }
         Role::Validator { update } => {
-            if !wf.dynamic_handlers().any(|u| u.role.kind() == RoleKind::Update) {
+            if !wf
+                .dynamic_handlers()
+                .any(|u| u.role.kind() == RoleKind::Update)
+            {
                 cx.error_spanned_by(
                     update,
                     "`#[validator(dynamic)]` checks the `#[update(dynamic)]` handler, and this \
@@ -331,7 +338,9 @@ fn update_entry(m: &Method, validator: Option<&Method>, p: &TokenStream) -> Toke
     let validator = match validator {
         Some(v) => {
             let v_ident = v.ident();
-            let output = v.output.expect("checked: a validator returns Result<(), _>");
+            let output = v
+                .output
+                .expect("checked: a validator returns Result<(), _>");
             let call = spans::over(quote!(Self::#v_ident(#state, #name, #args)), output);
             quote! {
                 #p::Some(|#state: &Self, #name: &str, #args: &#p::Payload| -> #p::Result<(), #p::Rejection> {

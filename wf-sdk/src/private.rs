@@ -22,7 +22,7 @@ pub use wf_core::client::{query_call, signal_call, update_call};
 pub use wf_core::{
     encode_update_result, type_id_of_val, ActivityContext, ActivityError, ActivityGroup,
     ActivityRegistry, BoxFuture, DynamicHandlers, DynamicSignal, DynamicSignalKind, DynamicUpdate,
-    DynamicUpdateKind, Handler, HandlerKind, LocalBoxFuture, Param, Payload,
-    PayloadError, QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError,
-    WorkflowContext, WorkflowDefinition, WorkflowError, WorkflowHandle,
+    DynamicUpdateKind, Handler, HandlerKind, LocalBoxFuture, Param, Payload, PayloadError,
+    QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError, WorkflowContext,
+    WorkflowDefinition, WorkflowError, WorkflowHandle,
 };

@@ -305,13 +305,16 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             };
         };
         if validate {
-            let verdict = (handler.check_args)(&args).and_then(|()| match handler.kind.validator() {
-                Some(v) => v(&self.state.borrow(), &args),
-                None => Ok(Ok(())),
-            });
+            let verdict =
+                (handler.check_args)(&args).and_then(|()| match handler.kind.validator() {
+                    Some(v) => v(&self.state.borrow(), &args),
+                    None => Ok(Ok(())),
+                });
             match verdict {
                 Ok(Ok(())) => {}
-                Ok(Err(rejection)) => return self.reject_update(update_id, name, rejection.message),
+                Ok(Err(rejection)) => {
+                    return self.reject_update(update_id, name, rejection.message)
+                }
                 Err(e) => return self.reject_update(update_id, name, e.to_string()),
             }
         }

@@ -1,5 +1,4 @@
 use wf_sdk::prelude::*;
-use wf_sdk::Payload;
 
 #[derive(Default)]
 struct W {
