@@ -68,9 +68,9 @@ pub use schedule::{
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
-    encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, DynamicHandlers, DynamicInfo,
-    DynamicQueryFn, DynamicSignal, DynamicSignalKind, DynamicUpdate, DynamicUpdateKind,
-    DynamicValidator, Handler, HandlerInfo, HandlerKind, LocalBoxFuture, Param, Role, Signal,
-    Sleep, SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal,
-    WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
+    encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, DynamicAsyncUpdateFn,
+    DynamicHandlers, DynamicInfo, DynamicQueryFn, DynamicSignal, DynamicSignalKind, DynamicUpdate,
+    DynamicUpdateKind, DynamicValidator, Handler, HandlerInfo, HandlerKind, LocalBoxFuture, Param,
+    Role, Signal, Sleep, SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition,
+    WaitForSignal, WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
 };

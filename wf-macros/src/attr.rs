@@ -462,9 +462,14 @@ mod tests {
         let parsed = role(&cx, RoleKind::Signal, &attr).unwrap();
         assert_eq!(errors(cx), "");
         match parsed {
-            Role::Signal { name, unfinished } => {
+            Role::Signal {
+                name,
+                unfinished,
+                dynamic,
+            } => {
                 assert_eq!(name.unwrap().value(), "wire");
                 assert_eq!(unfinished, Unfinished::Abandon);
+                assert!(!dynamic);
             }
             other => panic!("{other:?}"),
         }
@@ -476,13 +481,30 @@ mod tests {
         let attr: Attribute = parse_quote!(#[query(unfinished = "abandon")]);
         assert!(matches!(
             role(&cx, RoleKind::Query, &attr),
-            Some(Role::Query { name: None })
+            Some(Role::Query {
+                name: None,
+                dynamic: false
+            })
         ));
         let err = errors(cx);
         assert!(
             err.contains("unknown key `unfinished` in `#[query(..)]`; valid keys: `name`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn dynamic_is_a_flag_without_a_name() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[update(dynamic, unfinished = "abandon")]);
+        let parsed = role(&cx, RoleKind::Update, &attr).unwrap();
+        assert_eq!(errors(cx), "");
+        assert!(parsed.is_dynamic());
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[query(dynamic, name = "x")]);
+        let parsed = role(&cx, RoleKind::Query, &attr).unwrap();
+        assert!(errors(cx).contains("remove `name = ..`"));
+        assert!(parsed.is_dynamic() && parsed.wire_name().is_none());
     }
 
     #[test]

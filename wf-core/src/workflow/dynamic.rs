@@ -79,8 +79,12 @@ pub enum DynamicUpdateKind<W> {
     /// `#[update(dynamic)] fn x(&mut self, name: String, args: Payload) -> Result<T, UpdateError>`.
     Sync(fn(&mut W, String, Payload) -> Result<Payload, UpdateError>),
     /// `#[update(dynamic)] async fn x(ctx, name: String, args: Payload) -> Result<T, UpdateError>`.
-    Async(fn(WorkflowContext<W>, String, Payload) -> LocalBoxFuture<Result<Payload, UpdateError>>),
+    Async(DynamicAsyncUpdateFn<W>),
 }
+
+/// Starts the async dynamic update handler: `(ctx, name, args)` to its future.
+pub type DynamicAsyncUpdateFn<W> =
+    fn(WorkflowContext<W>, String, Payload) -> LocalBoxFuture<Result<Payload, UpdateError>>;
 
 /// `#[validator(dynamic)] fn x(&self, name: &str, args: &Payload) -> Result<(), Rejection>`.
 pub type DynamicValidator<W> = fn(&W, &str, &Payload) -> Result<(), Rejection>;

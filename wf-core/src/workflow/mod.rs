@@ -34,8 +34,8 @@ pub use definition::{
     SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
 };
 pub use dynamic::{
-    DynamicHandlers, DynamicQueryFn, DynamicSignal, DynamicSignalKind, DynamicUpdate,
-    DynamicUpdateKind, DynamicValidator,
+    DynamicAsyncUpdateFn, DynamicHandlers, DynamicQueryFn, DynamicSignal, DynamicSignalKind,
+    DynamicUpdate, DynamicUpdateKind, DynamicValidator,
 };
 pub use metadata::{DynamicInfo, HandlerInfo, WorkflowType};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};
