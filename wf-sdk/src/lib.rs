@@ -65,6 +65,7 @@ pub use wf_core::{
     Clock,
     Description,
     Divergence,
+    DynamicInfo,
     Engine,
     EngineBuilder,
     EventKind,
