@@ -68,8 +68,10 @@ pub use schedule::{
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
-    encode_update_result, ActivityCall, AsyncUpdateFn, CancellationScope, ChildCall, Handler,
-    HandlerInfo, HandlerKind, InScope, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn,
-    TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil,
-    WorkflowContext, WorkflowDefinition, WorkflowType,
+    encode_update_result, ActivityCall, AsyncUpdateFn, CancellationScope, ChildCall,
+    DynamicAsyncUpdateFn, DynamicHandlers, DynamicInfo, DynamicQueryFn, DynamicSignal,
+    DynamicSignalKind, DynamicUpdate, DynamicUpdateKind, DynamicValidator, Handler, HandlerInfo,
+    HandlerKind, InScope, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition,
+    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
+    WorkflowDefinition, WorkflowType,
 };

@@ -110,19 +110,28 @@ impl<'a> Workflow<'a> {
         self.with_role(RoleKind::Init).next()
     }
 
-    /// Signals, queries and updates: the methods with a wire name and a client method.
+    /// Signals, queries and updates: the methods with a wire name and a client method (the
+    /// dynamic handlers have neither: see [`dynamic_handlers`](Self::dynamic_handlers)).
     pub(crate) fn handlers(&self) -> impl Iterator<Item = &Method<'a>> {
-        self.methods.iter().filter(|m| m.is_handler())
+        self.methods
+            .iter()
+            .filter(|m| m.is_handler() && !m.role.is_dynamic())
     }
 
-    /// The validators of the update named `update` (Rust name).
+    /// `#[signal(dynamic)]`, `#[query(dynamic)]` and `#[update(dynamic)]` methods.
+    pub(crate) fn dynamic_handlers(&self) -> impl Iterator<Item = &Method<'a>> {
+        self.methods.iter().filter(|m| m.role.is_dynamic())
+    }
+
+    /// The validators of the update named `update` (Rust name). `#[validator(dynamic)]` is
+    /// the dynamic update's, whatever the methods are named.
     pub(crate) fn validators_of<'s>(
         &'s self,
         update: &'s Ident,
     ) -> impl Iterator<Item = &'s Method<'a>> + 's {
-        self.methods.iter().filter(
-            move |m| matches!(&m.role, Role::Validator { update: target } if target == update),
-        )
+        self.methods.iter().filter(move |m| {
+            matches!(&m.role, Role::Validator { update: target } if target == update && !m.validates_dynamic())
+        })
     }
 }
 
@@ -195,6 +204,11 @@ impl<'a> Method<'a> {
 
     pub(crate) fn is_async(&self) -> bool {
         self.sig.asyncness.is_some()
+    }
+
+    /// `#[validator(dynamic)]`: checks the `#[update(dynamic)]` handler.
+    pub(crate) fn validates_dynamic(&self) -> bool {
+        matches!(&self.role, Role::Validator { update } if update == crate::dynamic::KEY)
     }
 
     pub(crate) fn is_handler(&self) -> bool {

@@ -131,16 +131,20 @@ impl RoleKind {
 pub(crate) enum Role {
     Init,
     Run,
+    /// `dynamic`: the catch-all handler of its role (see `dynamic.rs`).
     Signal {
         name: Option<LitStr>,
         unfinished: Unfinished,
+        dynamic: bool,
     },
     Query {
         name: Option<LitStr>,
+        dynamic: bool,
     },
     Update {
         name: Option<LitStr>,
         unfinished: Unfinished,
+        dynamic: bool,
     },
     /// `#[validator(update)]`: the Rust name of the update it checks.
     Validator {
@@ -164,11 +168,21 @@ impl Role {
         }
     }
 
+    /// Whether this is a catch-all handler (`#[signal(dynamic)]`, ...).
+    pub(crate) fn is_dynamic(&self) -> bool {
+        matches!(
+            self,
+            Role::Signal { dynamic: true, .. }
+                | Role::Query { dynamic: true, .. }
+                | Role::Update { dynamic: true, .. }
+        )
+    }
+
     /// The `name = ".."` override, for roles that have a wire name.
     pub(crate) fn wire_name(&self) -> Option<&LitStr> {
         match self {
             Role::Signal { name, .. }
-            | Role::Query { name }
+            | Role::Query { name, .. }
             | Role::Update { name, .. }
             | Role::Activity { name } => name.as_ref(),
             Role::Init | Role::Run | Role::Validator { .. } => None,
@@ -224,31 +238,50 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
                 Role::Run
             })
         }
-        RoleKind::Query | RoleKind::Activity => {
+        RoleKind::Activity => {
             let mut name = None;
             parse_keys(cx, what, &["name"], tokens, |_, meta| {
                 name = Some(wire_name(meta)?);
                 Ok(())
             });
-            Some(match kind {
-                RoleKind::Query => Role::Query { name },
-                _ => Role::Activity { name },
-            })
+            Some(Role::Activity { name })
         }
-        RoleKind::Signal | RoleKind::Update => {
-            let mut name = None;
-            let mut unfinished = Unfinished::Warn;
-            parse_keys(cx, what, &["name", "unfinished"], tokens, |key, meta| {
-                if key == "name" {
-                    name = Some(wire_name(meta)?);
-                } else {
-                    unfinished = unfinished_policy(meta)?;
+        RoleKind::Query => {
+            let (mut name, mut dynamic) = (None, false);
+            parse_keys(cx, what, &["name", "dynamic"], tokens, |key, meta| {
+                match key {
+                    "name" => name = Some(wire_name(meta)?),
+                    _ => dynamic = dynamic_flag(meta)?,
                 }
                 Ok(())
             });
+            let name = crate::dynamic::unnamed(cx, what, name, dynamic);
+            Some(Role::Query { name, dynamic })
+        }
+        RoleKind::Signal | RoleKind::Update => {
+            let (mut name, mut dynamic) = (None, false);
+            let mut unfinished = Unfinished::Warn;
+            let keys = &["name", "unfinished", "dynamic"];
+            parse_keys(cx, what, keys, tokens, |key, meta| {
+                match key {
+                    "name" => name = Some(wire_name(meta)?),
+                    "unfinished" => unfinished = unfinished_policy(meta)?,
+                    _ => dynamic = dynamic_flag(meta)?,
+                }
+                Ok(())
+            });
+            let name = crate::dynamic::unnamed(cx, what, name, dynamic);
             Some(match kind {
-                RoleKind::Signal => Role::Signal { name, unfinished },
-                _ => Role::Update { name, unfinished },
+                RoleKind::Signal => Role::Signal {
+                    name,
+                    unfinished,
+                    dynamic,
+                },
+                _ => Role::Update {
+                    name,
+                    unfinished,
+                    dynamic,
+                },
             })
         }
         RoleKind::Validator => match syn::parse2::<Ident>(tokens) {
@@ -318,6 +351,14 @@ fn parse_keys(
     if let Err(err) = parser.parse2(tokens) {
         cx.syn_error(err);
     }
+}
+
+/// `dynamic`: a bare flag, no value.
+fn dynamic_flag(meta: &ParseNestedMeta) -> syn::Result<bool> {
+    if meta.input.peek(syn::Token![=]) {
+        return Err(meta.error("`dynamic` takes no value: write `dynamic` alone"));
+    }
+    Ok(true)
 }
 
 /// `name = "wire_name"`: a non-empty string.
@@ -421,9 +462,14 @@ mod tests {
         let parsed = role(&cx, RoleKind::Signal, &attr).unwrap();
         assert_eq!(errors(cx), "");
         match parsed {
-            Role::Signal { name, unfinished } => {
+            Role::Signal {
+                name,
+                unfinished,
+                dynamic,
+            } => {
                 assert_eq!(name.unwrap().value(), "wire");
                 assert_eq!(unfinished, Unfinished::Abandon);
+                assert!(!dynamic);
             }
             other => panic!("{other:?}"),
         }
@@ -435,13 +481,30 @@ mod tests {
         let attr: Attribute = parse_quote!(#[query(unfinished = "abandon")]);
         assert!(matches!(
             role(&cx, RoleKind::Query, &attr),
-            Some(Role::Query { name: None })
+            Some(Role::Query {
+                name: None,
+                dynamic: false
+            })
         ));
         let err = errors(cx);
         assert!(
             err.contains("unknown key `unfinished` in `#[query(..)]`; valid keys: `name`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn dynamic_is_a_flag_without_a_name() {
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[update(dynamic, unfinished = "abandon")]);
+        let parsed = role(&cx, RoleKind::Update, &attr).unwrap();
+        assert_eq!(errors(cx), "");
+        assert!(parsed.is_dynamic());
+        let cx = Ctxt::new();
+        let attr: Attribute = parse_quote!(#[query(dynamic, name = "x")]);
+        let parsed = role(&cx, RoleKind::Query, &attr).unwrap();
+        assert!(errors(cx).contains("remove `name = ..`"));
+        assert!(parsed.is_dynamic() && parsed.wire_name().is_none());
     }
 
     #[test]

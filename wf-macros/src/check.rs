@@ -13,7 +13,7 @@ use quote::ToTokens;
 use std::collections::BTreeMap;
 use syn::{ItemImpl, Type};
 
-const CTX: &str = "ctx: &mut WorkflowContext<Self>";
+pub(crate) const CTX: &str = "ctx: &mut WorkflowContext<Self>";
 
 /// Checks a `#[workflow]` impl block.
 pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
@@ -52,6 +52,12 @@ pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
         }
     }
     for method in &wf.methods {
+        if method.role.is_dynamic() || method.validates_dynamic() {
+            if no_generics(cx, method) {
+                crate::dynamic::method(cx, wf, method);
+            }
+            continue;
+        }
         if no_generics(cx, method) {
             match &method.role {
                 Role::Run => run(cx, method),
@@ -64,6 +70,7 @@ pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
             }
         }
     }
+    crate::dynamic::one_per_role(cx, wf);
     unique_wire_names(cx, wf.handlers(), "each signal, query and update");
     client_names_free(cx, wf);
 }
@@ -170,7 +177,7 @@ fn no_generics(cx: &Ctxt, m: &Method) -> bool {
 }
 
 /// Shared by all roles: what crosses the wire is decoded into owned, concrete values.
-fn wire_args(cx: &Ctxt, m: &Method) {
+pub(crate) fn wire_args(cx: &Ctxt, m: &Method) {
     for arg in &m.args {
         if ty::context_borrow(arg.ty, "WorkflowContext").is_some()
             || ty::context_borrow(arg.ty, "ActivityContext").is_some()
@@ -195,7 +202,7 @@ fn wire_args(cx: &Ctxt, m: &Method) {
 }
 
 /// The context parameter of an async method: present, and borrowed.
-fn async_ctx(cx: &Ctxt, m: &Method, what: &str) -> bool {
+pub(crate) fn async_ctx(cx: &Ctxt, m: &Method, what: &str) -> bool {
     if let Some(receiver) = &m.receiver {
         cx.error_spanned_by(
             receiver.node,
@@ -226,7 +233,7 @@ fn async_ctx(cx: &Ctxt, m: &Method, what: &str) -> bool {
 }
 
 /// The receiver of a sync method that changes state: `&mut self`, no context.
-fn sync_mut_self(cx: &Ctxt, m: &Method, what: &str) -> bool {
+pub(crate) fn sync_mut_self(cx: &Ctxt, m: &Method, what: &str) -> bool {
     if let Some(ctx) = &m.ctx {
         cx.error_spanned_by(
             ctx.node,
@@ -261,7 +268,7 @@ fn sync_mut_self(cx: &Ctxt, m: &Method, what: &str) -> bool {
 }
 
 /// The receiver of a method that only reads state: `&self`, no context, not async.
-fn sync_ref_self(cx: &Ctxt, m: &Method, what: &str, why: &str) -> bool {
+pub(crate) fn sync_ref_self(cx: &Ctxt, m: &Method, what: &str, why: &str) -> bool {
     if let Some(asyncness) = &m.sig.asyncness {
         cx.error_spanned_by(
             asyncness,

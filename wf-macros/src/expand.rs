@@ -125,6 +125,7 @@ fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
             quote!(fn init_state(_: &Self::Input) -> Self { #default })
         }
     };
+    let dynamic = crate::dynamic::definition_item(wf, p);
     let entries = wf.handlers().map(|m| {
         let (cfgs, entry) = (m.cfgs(), handler(wf, m, p));
         quote!(#(#cfgs)* #handlers.push(#entry);)
@@ -163,6 +164,8 @@ fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
                 #(#entries)*
                 #handlers
             }
+
+            #dynamic
         }
     }
 }

@@ -17,6 +17,7 @@ mod attr;
 mod check;
 mod client;
 mod ctxt;
+mod dynamic;
 mod expand;
 mod fallback;
 mod hygiene;
@@ -38,6 +39,14 @@ use proc_macro::TokenStream;
 /// | `#[query]` | `fn x(&self, ..) -> T` |
 /// | `#[update]` | `fn x(&mut self, ..) -> Result<T, UpdateError>`, or `async fn x(ctx: &mut WorkflowContext<Self>, ..) -> Result<T, UpdateError>` |
 /// | `#[validator(update)]` | `fn x(&self, a: &A, ..) -> Result<(), Rejection>`, borrowing the update's arguments |
+///
+/// Catch-all handlers: `#[signal(dynamic)] fn x(&mut self, name: String, args: Payload)` (or
+/// async, taking `ctx`), `#[query(dynamic)] fn x(&self, name: String, args: Payload) -> T`,
+/// `#[update(dynamic)]` (as `#[update]`, with `name: String, args: Payload`) and
+/// `#[validator(dynamic)] fn x(&self, name: &str, args: &Payload) -> Result<(), Rejection>`,
+/// at most one of each. They take the messages no named handler takes, with the message's
+/// name and its encoded argument tuple (`args.decode::<(A, B)>()`); they have no wire name
+/// and no generated client method (clients use `signal_raw`, `query_raw`, `update_raw`).
 ///
 /// Async methods take no `self`: they reach the state through `ctx.state(|s| ..)` and
 /// `ctx.state_mut(|s| ..)`, so no borrow of it can live across an `.await`. Arguments and

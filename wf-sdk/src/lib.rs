@@ -66,6 +66,7 @@ pub use wf_core::{
     Clock,
     Description,
     Divergence,
+    DynamicInfo,
     Engine,
     EngineBuilder,
     EventKind,

@@ -15,12 +15,14 @@ pub use std::clone::Clone;
 pub use std::default::Default;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result::{self, Ok};
+pub use std::string::String;
 pub use std::sync::Arc;
 pub use std::vec::Vec;
 pub use wf_core::client::{query_call, signal_call, update_call};
 pub use wf_core::{
     encode_update_result, type_id_of_val, ActivityContext, ActivityError, ActivityGroup,
-    ActivityRegistry, BoxFuture, Handler, HandlerKind, LocalBoxFuture, Param, Payload,
-    PayloadError, QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError,
-    WorkflowContext, WorkflowDefinition, WorkflowError, WorkflowHandle,
+    ActivityRegistry, BoxFuture, DynamicHandlers, DynamicSignal, DynamicSignalKind, DynamicUpdate,
+    DynamicUpdateKind, Handler, HandlerKind, LocalBoxFuture, Param, Payload, PayloadError,
+    QueryCall, Rejection, SignalCall, Unfinished, UpdateCall, UpdateError, WorkflowContext,
+    WorkflowDefinition, WorkflowError, WorkflowHandle,
 };

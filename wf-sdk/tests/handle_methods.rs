@@ -15,7 +15,7 @@ const MACROS_LIST_FILE: &str = "wf-macros/src/check.rs";
 const FROM_TRAITS: &[&str] = &["clone", "clone_from"];
 
 /// In the list ahead of wf-core, which is about to add them to the handle.
-const ANNOUNCED: &[&str] = &["export", "run_id", "update_handle"];
+const ANNOUNCED: &[&str] = &["export", "run_id"];
 
 fn read(relative: &str) -> String {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -151,12 +151,11 @@ impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
                 timeout: self.timeout,
             })
             .await?;
-        Ok(UpdateHandle {
-            client: self.client.clone(),
-            workflow_id: self.workflow_id.to_string(),
+        Ok(UpdateHandle::new(
+            self.client.clone(),
+            self.workflow_id.to_string(),
             update_id,
-            _r: PhantomData,
-        })
+        ))
     }
 }
 
@@ -219,7 +218,9 @@ impl<T, R> Future for CallOutcome<'_, T, R> {
     }
 }
 
-/// An accepted update; [`result`](Self::result) waits for its handler.
+/// An accepted update (from [`UpdateCall::start`], or attached to by id with
+/// [`WorkflowHandle::update_handle`](super::WorkflowHandle::update_handle));
+/// [`result`](Self::result) waits for its handler.
 pub struct UpdateHandle<R> {
     client: Client,
     workflow_id: String,
@@ -228,6 +229,15 @@ pub struct UpdateHandle<R> {
 }
 
 impl<R: DeserializeOwned> UpdateHandle<R> {
+    pub(super) fn new(client: Client, workflow_id: String, update_id: String) -> Self {
+        UpdateHandle {
+            client,
+            workflow_id,
+            update_id,
+            _r: PhantomData,
+        }
+    }
+
     /// The update's id.
     pub fn update_id(&self) -> &str {
         &self.update_id

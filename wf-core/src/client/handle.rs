@@ -2,7 +2,7 @@
 //! `#[workflow]` macro's `<Workflow>Client` extension trait, built on the hidden call
 //! constructors at the end of this file.
 
-use super::calls::{QueryCall, SignalCall, UpdateCall};
+use super::calls::{QueryCall, SignalCall, UpdateCall, UpdateHandle};
 use super::types::{Description, StartOptions, UpdateStage};
 use super::Client;
 use crate::data::history::HistoryEvent;
@@ -59,6 +59,26 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     /// The client this handle uses.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// A handle on an update sent earlier with the id `update_id` (by this client or another,
+    /// before a restart too): [`UpdateHandle::result`] waits for its outcome, as the caller
+    /// that sent it would (`R` is the handler's value type). An id no update of this
+    /// workflow has fails there with `NotFound`.
+    ///
+    /// ```ignore
+    /// h.change_goal(g).update_id("cmd-9f1e").start().await?;      // elsewhere, earlier
+    /// let goal: String = h.update_handle("cmd-9f1e").result().await?;
+    /// ```
+    pub fn update_handle<R: DeserializeOwned>(
+        &self,
+        update_id: impl Into<String>,
+    ) -> UpdateHandle<R> {
+        UpdateHandle::new(
+            self.client.clone(),
+            self.workflow_id.clone(),
+            update_id.into(),
+        )
     }
 
     /// Waits for the run's result (following continue-as-new).
@@ -164,11 +184,12 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     /// A signal by name with one argument, for signals the workflow takes with
     /// `ctx.wait_for_signal::<A>(name)` rather than a handler method (it answers
     /// [`SignalStatus::Buffered`](crate::client::SignalStatus), or `Delivered` if a `#[signal]`
-    /// method has that name after all).
+    /// method has that name after all, or the type has a `#[signal(dynamic)]` handler).
     pub fn signal<A: serde::Serialize>(&self, name: &'static str, arg: &A) -> SignalCall<'_> {
         let handled = W::handlers()
             .iter()
-            .any(|h| h.name == name && h.kind.role() == Role::Signal);
+            .any(|h| h.name == name && h.kind.role() == Role::Signal)
+            || W::dynamic_handlers().signal.is_some();
         SignalCall {
             handled: Some(handled),
             ..signal_call(self, name, Payload::encode(&(arg,)))

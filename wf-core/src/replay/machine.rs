@@ -12,10 +12,12 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ParentClosePolicy, ParentInfo, RunSummary};
 use crate::data::update::{UpdateOutcome, UpdateState};
-use crate::error::{WfError, WorkflowError};
+use crate::error::{UpdateError, WfError, WorkflowError};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
-use crate::workflow::{HandlerKind, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition};
+use crate::workflow::{
+    HandlerKind, LocalBoxFuture, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition,
+};
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -120,8 +122,8 @@ pub(crate) trait Instance {
 /// The in-memory run of workflow type `W`.
 pub(crate) struct RunMachine<W: WorkflowDefinition> {
     def: Arc<Table<W>>,
-    core: Rc<RefCell<Commands>>,
-    state: Rc<RefCell<W>>,
+    pub(super) core: Rc<RefCell<Commands>>,
+    pub(super) state: Rc<RefCell<W>>,
     executor: Executor,
     /// The run's input until the main method starts (in the first task).
     input: Option<W::Input>,
@@ -159,7 +161,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         })
     }
 
-    fn ctx(&self) -> WorkflowContext<W> {
+    pub(super) fn ctx(&self) -> WorkflowContext<W> {
         WorkflowContext {
             core: self.core.clone(),
             state: self.state.clone(),
@@ -208,12 +210,13 @@ impl<W: WorkflowDefinition> RunMachine<W> {
 
     fn apply_signal(&mut self, name: String, args: Payload, sent_at: Option<i64>) {
         let def = self.def.clone();
-        let Some(handler) = def.handler(&name, Role::Signal) else {
+        let handler = def.handler(&name, Role::Signal);
+        if handler.is_none() && def.dynamic().signal.is_none() {
             self.core
                 .borrow_mut()
                 .buffer_signal(Signal::new(name, args, sent_at));
             return;
-        };
+        }
         let span = tracing::debug_span!(
             "signal",
             workflow_id = %self.ids().0,
@@ -221,6 +224,10 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             handler = %name,
         );
         let _entered = span.enter();
+        let Some(handler) = handler else {
+            let dynamic = def.dynamic().signal.as_ref().expect("checked above");
+            return self.apply_dynamic_signal(dynamic, name, args, &span);
+        };
         match &handler.kind {
             HandlerKind::SyncSignal(f) => {
                 if let Err(e) = f(&mut self.state.borrow_mut(), &args) {
@@ -229,19 +236,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 self.core.borrow_mut().state_changed();
             }
             HandlerKind::AsyncSignal(f) => match f(self.ctx(), &args) {
-                Ok(fut) => {
-                    let id = self
-                        .core
-                        .borrow_mut()
-                        .handler_started(format!("signal {name}"), handler.unfinished);
-                    let core = self.core.clone();
-                    let fut = async move {
-                        fut.await;
-                        core.borrow_mut().handler_finished(id);
-                    };
-                    self.executor
-                        .spawn_handler(Box::pin(fut.instrument(span.clone())));
-                }
+                Ok(fut) => self.spawn_signal(&name, handler.unfinished, fut, &span),
                 Err(e) => {
                     tracing::warn!(signal = %name, error = %e, "signal arguments do not decode; signal ignored")
                 }
@@ -252,6 +247,27 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 unreachable!("Table::handler returned a handler of another role")
             }
         }
+    }
+
+    /// Runs an async signal handler as a task of the run.
+    pub(super) fn spawn_signal(
+        &mut self,
+        name: &str,
+        unfinished: Unfinished,
+        fut: LocalBoxFuture<()>,
+        span: &tracing::Span,
+    ) {
+        let id = self
+            .core
+            .borrow_mut()
+            .handler_started(format!("signal {name}"), unfinished);
+        let core = self.core.clone();
+        let fut = async move {
+            fut.await;
+            core.borrow_mut().handler_finished(id);
+        };
+        self.executor
+            .spawn_handler(Box::pin(fut.instrument(span.clone())));
     }
 
     /// Validates (if `validate`) and starts an update; false if it was rejected.
@@ -277,35 +293,32 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             validate,
         );
         let _entered = span.enter();
-        let reject = |core: &Rc<RefCell<Commands>>, msg: String| {
-            core.borrow_mut().update_state(
-                update_id.clone(),
-                name.clone(),
-                UpdateState::Rejected(msg),
-            );
-            false
-        };
         let Some(handler) = def.handler(&name, Role::Update) else {
-            return reject(
-                &self.core,
-                format!("unknown update {name:?}{}", def.names_of(Role::Update)),
-            );
+            return match &def.dynamic().update {
+                Some(dynamic) => {
+                    self.apply_dynamic_update(dynamic, update_id, name, args, validate, &span)
+                }
+                None => {
+                    let msg = format!("unknown update {name:?}{}", def.names_of(Role::Update));
+                    self.reject_update(update_id, name, msg)
+                }
+            };
         };
         if validate {
-            if let Err(e) = (handler.check_args)(&args) {
-                return reject(&self.core, e.to_string());
-            }
-            if let Some(v) = handler.kind.validator() {
-                match v(&self.state.borrow(), &args) {
-                    Ok(Ok(())) => {}
-                    Ok(Err(rejection)) => return reject(&self.core, rejection.message),
-                    Err(e) => return reject(&self.core, e.to_string()),
+            let verdict =
+                (handler.check_args)(&args).and_then(|()| match handler.kind.validator() {
+                    Some(v) => v(&self.state.borrow(), &args),
+                    None => Ok(Ok(())),
+                });
+            match verdict {
+                Ok(Ok(())) => {}
+                Ok(Err(rejection)) => {
+                    return self.reject_update(update_id, name, rejection.message)
                 }
+                Err(e) => return self.reject_update(update_id, name, e.to_string()),
             }
         }
-        self.core
-            .borrow_mut()
-            .update_state(update_id.clone(), name.clone(), UpdateState::Accepted);
+        self.accept_update(&update_id, &name);
         match &handler.kind {
             HandlerKind::SyncUpdate { handler: f, .. } => {
                 let outcome = match f(&mut self.state.borrow_mut(), &args) {
@@ -313,29 +326,10 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                     Ok(Err(e)) => UpdateOutcome::Failed(e.message),
                     Err(e) => UpdateOutcome::Failed(e.to_string()),
                 };
-                let mut core = self.core.borrow_mut();
-                core.complete_update(update_id, name, outcome);
-                core.state_changed();
+                self.complete_sync_update(update_id, name, outcome);
             }
             HandlerKind::AsyncUpdate { handler: f, .. } => match f(self.ctx(), &args) {
-                Ok(fut) => {
-                    let id = self.core.borrow_mut().handler_started(
-                        format!("update {name} (id {update_id})"),
-                        handler.unfinished,
-                    );
-                    let core = self.core.clone();
-                    let fut = async move {
-                        let outcome = match fut.await {
-                            Ok(p) => UpdateOutcome::Completed(p),
-                            Err(e) => UpdateOutcome::Failed(e.message),
-                        };
-                        let mut core = core.borrow_mut();
-                        core.complete_update(update_id, name, outcome);
-                        core.handler_finished(id);
-                    };
-                    self.executor
-                        .spawn_handler(Box::pin(fut.instrument(span.clone())));
-                }
+                Ok(fut) => self.spawn_update(update_id, name, handler.unfinished, fut, &span),
                 Err(e) => self.core.borrow_mut().complete_update(
                     update_id,
                     name,
@@ -347,6 +341,62 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             }
         }
         true
+    }
+
+    /// Records a rejected update (nothing goes to history); returns false.
+    pub(super) fn reject_update(&self, update_id: String, name: String, msg: String) -> bool {
+        self.core
+            .borrow_mut()
+            .update_state(update_id, name, UpdateState::Rejected(msg));
+        false
+    }
+
+    /// Records that an update passed validation.
+    pub(super) fn accept_update(&self, update_id: &str, name: &str) {
+        self.core.borrow_mut().update_state(
+            update_id.to_string(),
+            name.to_string(),
+            UpdateState::Accepted,
+        );
+    }
+
+    /// Records the outcome of a sync update handler.
+    pub(super) fn complete_sync_update(
+        &self,
+        update_id: String,
+        name: String,
+        outcome: UpdateOutcome,
+    ) {
+        let mut core = self.core.borrow_mut();
+        core.complete_update(update_id, name, outcome);
+        core.state_changed();
+    }
+
+    /// Runs an async update handler as a task of the run; its outcome completes the update.
+    pub(super) fn spawn_update(
+        &mut self,
+        update_id: String,
+        name: String,
+        unfinished: Unfinished,
+        fut: LocalBoxFuture<Result<Payload, UpdateError>>,
+        span: &tracing::Span,
+    ) {
+        let id = self
+            .core
+            .borrow_mut()
+            .handler_started(format!("update {name} (id {update_id})"), unfinished);
+        let core = self.core.clone();
+        let fut = async move {
+            let outcome = match fut.await {
+                Ok(p) => UpdateOutcome::Completed(p),
+                Err(e) => UpdateOutcome::Failed(e.message),
+            };
+            let mut core = core.borrow_mut();
+            core.complete_update(update_id, name, outcome);
+            core.handler_finished(id);
+        };
+        self.executor
+            .spawn_handler(Box::pin(fut.instrument(span.clone())));
     }
 
     fn start_main(&mut self) {
@@ -526,18 +576,26 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             handler = %name,
         )
         .entered();
-        let handler = self
-            .def
-            .handler(name, Role::Query)
-            .ok_or_else(|| self.def.unknown_query(name))?;
-        let HandlerKind::Query(f) = &handler.kind else {
-            unreachable!("Table::handler returned a handler of another role")
+        let named = match self.def.handler(name, Role::Query).map(|h| &h.kind) {
+            Some(HandlerKind::Query(f)) => Some(*f),
+            Some(_) => unreachable!("Table::handler returned a handler of another role"),
+            None => None,
         };
+        // A named query wins; the dynamic one answers the others.
+        let dynamic = self.def.dynamic().query;
+        if named.is_none() && dynamic.is_none() {
+            return Err(self.def.unknown_query(name));
+        }
         let state = self
             .state
             .try_borrow()
             .map_err(|_| WfError::QueryError("the workflow state is being changed".into()))?;
-        match catch_unwind(AssertUnwindSafe(|| f(&state, args))) {
+        let answer = || match (named, dynamic) {
+            (Some(f), _) => f(&state, args),
+            (None, Some(f)) => f(&state, name.to_string(), args.clone()),
+            (None, None) => unreachable!("checked above"),
+        };
+        match catch_unwind(AssertUnwindSafe(answer)) {
             Ok(Ok(p)) => Ok(p),
             Ok(Err(e)) => Err(WfError::PayloadError(e)),
             Err(p) => Err(WfError::QueryError(format!(

@@ -5,6 +5,7 @@
 //! May import: `data`, `error`, `workflow`. Knows neither the store nor the runtime.
 
 mod compare;
+mod dynamic;
 mod machine;
 mod rebuild;
 mod registry;

@@ -5,7 +5,7 @@ use super::machine::{Instance, RunMachine, TaskError};
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::WfError;
-use crate::workflow::{Handler, Role, WorkflowDefinition, WorkflowType};
+use crate::workflow::{DynamicHandlers, Handler, Role, WorkflowDefinition, WorkflowType};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -21,9 +21,10 @@ pub(crate) trait ErasedDefinition: Send + Sync {
     fn check_input(&self, input: &Payload) -> Result<(), PayloadError>;
     /// Checks that `name` is a handler of `role` and that `args` decode for it. A signal with
     /// no handler is fine: it is kept and buffered (for `ctx.wait_for_signal`, or a later
-    /// version of the code with a handler for it).
+    /// version of the code with a handler for it). A message for the dynamic handler of its
+    /// role is fine too: that handler decodes its arguments itself.
     fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError>;
-    /// Whether the type has a handler `name` of `role`.
+    /// Whether the type has a handler `name` of `role`, or a dynamic one that takes it.
     fn has_handler(&self, role: Role, name: &str) -> bool;
     /// The type's public shape: input, output, handlers with their parameters.
     fn shape(&self) -> WorkflowType;
@@ -47,6 +48,7 @@ impl<W: WorkflowDefinition> Definition<W> {
 pub(crate) struct Table<W: WorkflowDefinition> {
     handlers: Vec<Handler<W>>,
     index: HashMap<&'static str, usize>,
+    dynamic: DynamicHandlers<W>,
 }
 
 impl<W: WorkflowDefinition> Table<W> {
@@ -62,7 +64,16 @@ impl<W: WorkflowDefinition> Table<W> {
                 ));
             }
         }
-        Ok(Table { handlers, index })
+        Ok(Table {
+            handlers,
+            index,
+            dynamic: W::dynamic_handlers(),
+        })
+    }
+
+    /// The catch-all handlers, for messages no named handler takes.
+    pub fn dynamic(&self) -> &DynamicHandlers<W> {
+        &self.dynamic
     }
 
     /// The handler named `name` if it plays `role`.
@@ -143,7 +154,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
     fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError> {
         match self.table.handler(name, role) {
             Some(h) => (h.check_args)(args).map_err(WfError::from),
-            None if role == Role::Signal => Ok(()),
+            None if role == Role::Signal || self.table.dynamic.has(role) => Ok(()),
             None if role == Role::Query => Err(self.table.unknown_query(name)),
             None => Err(WfError::Unknown {
                 kind: role.as_str(),
@@ -154,7 +165,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
     }
 
     fn has_handler(&self, role: Role, name: &str) -> bool {
-        self.table.handler(name, role).is_some()
+        self.table.handler(name, role).is_some() || self.table.dynamic.has(role)
     }
 
     fn shape(&self) -> WorkflowType {

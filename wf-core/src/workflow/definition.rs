@@ -6,6 +6,7 @@
 //! keyed by wire name. The engine knows nothing else about user code.
 
 use super::context::WorkflowContext;
+use super::dynamic::DynamicHandlers;
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::{Rejection, UpdateError, WorkflowError};
 use serde::de::DeserializeOwned;
@@ -36,6 +37,13 @@ pub trait WorkflowDefinition: Sized + 'static {
 
     /// The handlers, by wire name. Called once when the type is registered.
     fn handlers() -> Vec<Handler<Self>>;
+
+    /// The catch-all handlers (`#[signal(dynamic)]`, `#[query(dynamic)]`,
+    /// `#[update(dynamic)]`), which take the messages no handler of
+    /// [`handlers`](Self::handlers) takes. None by default.
+    fn dynamic_handlers() -> DynamicHandlers<Self> {
+        DynamicHandlers::default()
+    }
 
     /// The input type's name as written in the workflow's code (`#[workflow]` records it;
     /// by default the full Rust path), for tools that describe the type (`GET /{type}`).

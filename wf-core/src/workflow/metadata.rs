@@ -16,6 +16,8 @@ pub struct WorkflowType {
     pub output: &'static str,
     /// Signals, queries and updates, in declaration order.
     pub handlers: Vec<HandlerInfo>,
+    /// Which catch-all handlers the type has.
+    pub dynamic: DynamicInfo,
     output_with_names: fn(&Payload) -> Result<Payload, PayloadError>,
     check_input: fn(&Payload) -> Result<(), PayloadError>,
 }
@@ -36,6 +38,31 @@ pub struct HandlerInfo {
     check_args: fn(&Payload) -> Result<(), PayloadError>,
 }
 
+/// The catch-all handlers of a [`WorkflowType`]: which roles have one (it takes every message
+/// of that role no named handler takes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DynamicInfo {
+    /// `#[signal(dynamic)]`.
+    pub signal: bool,
+    /// `#[query(dynamic)]`.
+    pub query: bool,
+    /// `#[update(dynamic)]`.
+    pub update: bool,
+    /// `#[validator(dynamic)]`.
+    pub update_validated: bool,
+}
+
+impl DynamicInfo {
+    /// Whether a dynamic handler plays `role`.
+    pub fn has(&self, role: Role) -> bool {
+        match role {
+            Role::Signal => self.signal,
+            Role::Query => self.query,
+            Role::Update => self.update,
+        }
+    }
+}
+
 impl WorkflowType {
     /// The shape of `W`.
     pub fn of<W: WorkflowDefinition>() -> WorkflowType {
@@ -50,11 +77,18 @@ impl WorkflowType {
                 check_args: h.check_args,
             })
             .collect();
+        let dynamic = W::dynamic_handlers();
         WorkflowType {
             name: W::NAME,
             input: W::input_type_name(),
             output: W::output_type_name(),
             handlers,
+            dynamic: DynamicInfo {
+                signal: dynamic.signal.is_some(),
+                query: dynamic.query.is_some(),
+                update: dynamic.update.is_some(),
+                update_validated: dynamic.update.is_some_and(|u| u.validator.is_some()),
+            },
             output_with_names: W::output_with_names,
             check_input: |input| input.decode::<W::Input>().map(|_| ()),
         }

@@ -15,6 +15,7 @@ pub(crate) mod commands;
 mod condition;
 mod context;
 pub mod definition;
+mod dynamic;
 pub(crate) mod executor;
 mod external;
 mod metadata;
@@ -33,7 +34,11 @@ pub use definition::{
     encode_update_result, AsyncUpdateFn, Handler, HandlerKind, LocalBoxFuture, Param, Role,
     SyncUpdateFn, Unfinished, Validator, WorkflowDefinition,
 };
-pub use metadata::{HandlerInfo, WorkflowType};
+pub use dynamic::{
+    DynamicAsyncUpdateFn, DynamicHandlers, DynamicQueryFn, DynamicSignal, DynamicSignalKind,
+    DynamicUpdate, DynamicUpdateKind, DynamicValidator,
+};
+pub use metadata::{DynamicInfo, HandlerInfo, WorkflowType};
 pub use scope::{CancellationScope, InScope};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};
 pub use timer::Sleep;

@@ -99,6 +99,20 @@ fn conflict_policy(s: Option<&str>) -> Result<IdConflictPolicy, Failure> {
     }
 }
 
+/// JSON arguments for the handler `name` of `role`: checked against its parameters, or, for
+/// a name only the type's dynamic handler takes, positional (that handler decodes them).
+fn handler_args(
+    wt: &WorkflowType,
+    name: &str,
+    role: Role,
+    json_args: Option<&Value>,
+) -> Result<Payload, Failure> {
+    if wt.handler(name, role).is_none() && wt.dynamic.has(role) {
+        return positional(json_args.cloned(), "a dynamic handler");
+    }
+    args(handler(wt, name, role)?, json_args)
+}
+
 /// The handler `name` of `role`, or a 404 that lists the ones there are.
 fn handler<'t>(wt: &'t WorkflowType, name: &str, role: Role) -> Result<&'t HandlerInfo, Failure> {
     wt.handler(name, role).ok_or_else(|| {
@@ -153,8 +167,9 @@ pub(crate) async fn signal(
             let wt = api.run_type(&ty, &id).await?;
             let payload = match wt.handler(&b.name, Role::Signal) {
                 Some(h) => args(h, b.args.as_ref())?,
-                // No handler: kept for `ctx.wait_for_signal` (positional arguments).
-                None => positional(b.args)?,
+                // No handler (or the dynamic one): kept for `ctx.wait_for_signal` (positional
+                // arguments).
+                None => positional(b.args, "a signal without a handler")?,
             };
             (b.name, payload, b.signal_id)
         }
@@ -178,14 +193,16 @@ pub(crate) async fn signal(
     Ok(codec.reply(202, &serde_json::json!({ "status": status.as_str() })))
 }
 
-fn positional(args: Option<Value>) -> Result<Payload, Failure> {
+/// Arguments as a JSON array, encoded as the tuple a Rust sender would send; `what` names
+/// the receiver in the error.
+fn positional(args: Option<Value>, what: &str) -> Result<Payload, Failure> {
     let tuple = match args {
         None | Some(Value::Null) => return Ok(Payload::encode(&())?),
         Some(Value::Array(a)) if a.is_empty() => return Ok(Payload::encode(&())?),
         Some(a @ Value::Array(_)) => a,
         Some(_) => {
             return Err(Failure::invalid_args(
-                "a signal without a handler takes its arguments as an array".into(),
+                format!("{what} takes its arguments as an array"),
                 None,
             ))
         }
@@ -206,8 +223,7 @@ pub(crate) async fn update(
         Codec::Json => {
             let b: UpdateBody<Value> = codec.decode(body, None)?;
             let wt = api.run_type(&ty, &id).await?;
-            let h = handler(wt, &b.name, Role::Update)?;
-            let payload = args(h, b.args.as_ref())?;
+            let payload = handler_args(wt, &b.name, Role::Update, b.args.as_ref())?;
             (b.name, payload, b.update_id, b.wait, b.timeout_ms)
         }
         Codec::Msgpack => {
@@ -296,8 +312,7 @@ pub(crate) async fn query(
         Codec::Json => {
             let b: QueryBody<Value> = codec.decode(body, None)?;
             let wt = api.run_type(&ty, &id).await?;
-            let h = handler(wt, &b.name, Role::Query)?;
-            let payload = args(h, b.args.as_ref())?;
+            let payload = handler_args(wt, &b.name, Role::Query, b.args.as_ref())?;
             let value = api.client().query_raw(&id, &b.name, payload).await?;
             let value = Some(value_json(&value)?);
             Ok(codec.reply(

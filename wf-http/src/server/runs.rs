@@ -54,7 +54,8 @@ pub(crate) async fn wrong_method() -> Failure {
     )
 }
 
-/// `GET /{type}`: the type's handlers with their parameter names and types.
+/// `GET /{type}`: the type's handlers with their parameter names and types, and which roles
+/// have a dynamic (catch-all) handler.
 pub(crate) async fn describe_type(
     State(api): State<Api>,
     p: Result<Path<String>, PathRejection>,
@@ -95,6 +96,12 @@ pub(crate) fn type_json(wt: &WorkflowType) -> Value {
         "signals": of(Role::Signal),
         "queries": of(Role::Query),
         "updates": of(Role::Update),
+        "dynamic": {
+            "signal": wt.dynamic.signal,
+            "query": wt.dynamic.query,
+            "update": wt.dynamic.update,
+            "update_validated": wt.dynamic.update_validated,
+        },
     })
 }
 

@@ -1,0 +1,22 @@
+use wf_sdk::prelude::*;
+use wf_sdk::Payload;
+
+#[derive(Default)]
+struct W {
+    seen: Vec<String>,
+}
+
+#[workflow]
+impl W {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<usize, WorkflowError> {
+        Ok(ctx.state(|s| s.seen.len()))
+    }
+
+    #[signal(dynamic)]
+    fn any(&mut self, name: &str, _args: Payload) {
+        self.seen.push(name.to_string());
+    }
+}
+
+fn main() {}
