@@ -86,7 +86,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     assert_eq!(
         message,
         format!(
-            "opening \"{}\": it has wf schema version 99, newer than the 6 this wf knows; \
+            "opening \"{}\": it has wf schema version 99, newer than the 7 this wf knows; \
              upgrade wf to open it",
             db.path().display()
         )
@@ -376,8 +376,8 @@ fn wfs_schema_with_a_table_of_someone_elses_is_not_adopted() {
     let (_, message) = refused_untouched(db.path());
     assert!(
         message.contains(
-            "it has application_id 0, user_version 6 and tables activities, engines, events, \
-             inbox, runs, schedules, signal_ids, timers and 2 more;"
+            "it has application_id 0, user_version 7 and tables activities, engines, events, \
+             inbox, runs, schedules, signal_ids, start_requests and 3 more;"
         ),
         "{message}"
     );
