@@ -51,8 +51,8 @@ pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 pub use data::run::{
-    ChildOutcome, IdConflictPolicy, ListFilter, ParentClosePolicy, ParentInfo, RunStatus,
-    RunSummary, TaskFailure,
+    ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
+    RunStatus, RunSummary, TaskFailure,
 };
 pub use data::update::UpdateOutcome;
 pub use error::{

@@ -112,6 +112,19 @@ pub fn to_http(error: &WfError) -> (u16, ErrorBody) {
                 ..ErrorBody::new("already_started", msg)
             },
         ),
+        WfError::DuplicateRejected {
+            workflow_id,
+            run_id,
+            status,
+        } => (
+            409,
+            ErrorBody {
+                workflow_id: Some(workflow_id.clone()),
+                run_id: Some(run_id.clone()),
+                status: Some(status.as_str().to_string()),
+                ..ErrorBody::new("duplicate_rejected", msg)
+            },
+        ),
         WfError::Rejected(d) => (422, ErrorBody::with_detail("rejected", error, d)),
         WfError::UpdateFailed(d) => (422, ErrorBody::with_detail("update_failed", error, d)),
         WfError::QueryError(d) => (422, ErrorBody::with_detail("query_failed", error, d)),
@@ -242,6 +255,15 @@ pub fn from_http(status: u16, body: ErrorBody) -> WfError {
             workflow_id: text(&body.workflow_id),
             run_id: text(&body.run_id),
         },
+        "duplicate_rejected" => WfError::DuplicateRejected {
+            workflow_id: text(&body.workflow_id),
+            run_id: text(&body.run_id),
+            status: body
+                .status
+                .as_deref()
+                .and_then(RunStatus::parse)
+                .unwrap_or(RunStatus::Completed),
+        },
         "rejected" => WfError::Rejected(detail()),
         "update_failed" => WfError::UpdateFailed(detail()),
         "query_failed" => WfError::QueryError(detail()),
@@ -349,6 +371,11 @@ mod tests {
             WfError::AlreadyStarted {
                 workflow_id: "w".into(),
                 run_id: "r".into(),
+            },
+            WfError::DuplicateRejected {
+                workflow_id: "w".into(),
+                run_id: "r".into(),
+                status: RunStatus::Failed,
             },
             WfError::Rejected("no".into()),
             WfError::UpdateFailed("boom".into()),

@@ -30,10 +30,33 @@ pub struct StartBody<V> {
     /// The task queue (default: the server engine's).
     #[serde(default)]
     pub task_queue: Option<String>,
+    /// `allow_duplicate` (default), `allow_duplicate_failed_only` or `reject_duplicate`: whether
+    /// a new run may follow a closed run of the workflow id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_reuse: Option<String>,
+    /// The start's request id: a start sent again with it answers the run the first one
+    /// started (`started: false`), running or closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
     /// Signals and updates delivered with the start (signal- and update-with-start; MessagePack
     /// bodies only, as the remote client sends them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+}
+
+impl<V> StartBody<V> {
+    /// The body without its input (taken out and checked by the route).
+    pub fn without_input(self) -> StartBody<()> {
+        StartBody {
+            id: self.id,
+            input: None,
+            conflict: self.conflict,
+            task_queue: self.task_queue,
+            id_reuse: self.id_reuse,
+            request_id: self.request_id,
+            messages: self.messages,
+        }
+    }
 }
 
 /// The answer to a start.
@@ -43,7 +66,8 @@ pub struct StartedBody {
     pub workflow_id: String,
     /// The run the workflow id now names.
     pub run_id: String,
-    /// False when `use_existing` kept a running run.
+    /// False when `use_existing` kept a running run, or when a start with the same
+    /// `request_id` started the run before.
     pub started: bool,
 }
 

@@ -291,3 +291,49 @@ where
     }
     out
 }
+
+/// A start retried over HTTP with its request id returns the run the first attempt started,
+/// also after that run closed; the id-reuse policy travels in the body and its refusal comes
+/// back as `DuplicateRejected`.
+#[tokio::test]
+async fn a_retried_start_over_http_returns_the_same_run() {
+    let (engine, server, client) = remote().await;
+    let input = AgentInput {
+        goal: "ship".into(),
+        step: 0,
+    };
+    let options = wf_sdk::StartOptions::new().request_id("req-http");
+    let first = client
+        .start_with::<AgentRun>("agent-7", input.clone(), options.clone())
+        .await
+        .unwrap();
+    let run_id = first.start_outcome().unwrap().run_id.clone();
+    assert!(first.start_outcome().unwrap().started);
+    let retry = client
+        .start_with::<AgentRun>("agent-7", input.clone(), options.clone())
+        .await
+        .unwrap();
+    assert_eq!(retry.start_outcome().unwrap().run_id, run_id);
+    assert!(!retry.start_outcome().unwrap().started);
+
+    first.terminate("done here").await.unwrap();
+    let strict = options.id_reuse_policy(IdReusePolicy::RejectDuplicate);
+    let late = client
+        .start_with::<AgentRun>("agent-7", input.clone(), strict.clone())
+        .await
+        .unwrap();
+    assert_eq!(late.start_outcome().unwrap().run_id, run_id);
+    let other = client
+        .start_with::<AgentRun>("agent-7", input, strict.request_id("req-other"))
+        .await;
+    match other {
+        Err(WfError::DuplicateRejected {
+            run_id: closed,
+            status,
+            ..
+        }) => assert_eq!((closed, status), (run_id, RunStatus::Terminated)),
+        other => panic!("expected DuplicateRejected, got {other:?}"),
+    }
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}

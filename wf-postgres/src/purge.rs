@@ -146,4 +146,14 @@ impl PurgeTable for PostgresTx {
         .await?;
         Ok(())
     }
+
+    async fn delete_chains_start_requests(&mut self, chain_ids: &[String]) -> Result<()> {
+        self.execute(
+            "DELETE FROM start_requests WHERE chain_id = ANY($1)",
+            &[&chain_ids],
+            "delete purged chains' start request ids",
+        )
+        .await?;
+        Ok(())
+    }
 }

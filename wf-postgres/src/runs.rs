@@ -31,7 +31,7 @@ const LOCK_RUN: &str =
 impl PostgresTx {
     /// Locks the workflow id (a writer only). Its statement is queued and runs before the next
     /// one, which then sees every commit made under the lock.
-    async fn lock_workflow(&mut self, workflow_id: &str) -> Result<()> {
+    pub(crate) async fn lock_workflow(&mut self, workflow_id: &str) -> Result<()> {
         if self.writer && !self.locked_workflows.contains(workflow_id) {
             self.later(
                 LOCK_WORKFLOW,

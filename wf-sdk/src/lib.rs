@@ -76,6 +76,7 @@ pub use wf_core::{
     HistoryFormatError,
     IdConflictPolicy,
     InScope,
+    IdReusePolicy,
     IntervalSpec,
     LimitError,
     ListFilter,
@@ -206,9 +207,9 @@ pub mod prelude {
     pub use crate::PostgresExt;
     pub use crate::{
         activities, activity, init, query, run, signal, update, validator, workflow,
-        ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, ParentClosePolicy,
-        Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError, WorkflowContext,
-        WorkflowError, WorkflowHandle,
+        ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, IdReusePolicy,
+        ParentClosePolicy, Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError,
+        WorkflowContext, WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
     #[cfg(feature = "http")]

@@ -3,6 +3,7 @@
 //! constructors at the end of this file.
 
 use super::calls::{QueryCall, SignalCall, UpdateCall, UpdateHandle};
+use super::transport::Started;
 use super::types::{Description, StartOptions, UpdateStage};
 use super::Client;
 use crate::data::history::HistoryEvent;
@@ -19,6 +20,7 @@ use std::marker::PhantomData;
 pub struct WorkflowHandle<W> {
     client: Client,
     workflow_id: String,
+    started: Option<Started>,
     _w: PhantomData<fn() -> W>,
 }
 
@@ -27,6 +29,7 @@ impl<W> Clone for WorkflowHandle<W> {
         WorkflowHandle {
             client: self.client.clone(),
             workflow_id: self.workflow_id.clone(),
+            started: self.started.clone(),
             _w: PhantomData,
         }
     }
@@ -45,7 +48,16 @@ impl<W> WorkflowHandle<W> {
         WorkflowHandle {
             client,
             workflow_id,
+            started: None,
             _w: PhantomData,
+        }
+    }
+
+    /// The handle a start returns, with what the start did.
+    pub(super) fn started(client: Client, workflow_id: String, started: Started) -> Self {
+        WorkflowHandle {
+            started: Some(started),
+            ..WorkflowHandle::new(client, workflow_id)
         }
     }
 }
@@ -79,6 +91,23 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
             self.workflow_id.clone(),
             update_id.into(),
         )
+    }
+
+    /// For a handle returned by a start ([`Client::start`], [`Client::start_with`]): the run
+    /// the start addressed and whether this call started it (`started == false` when an
+    /// existing run was kept, or when a start with the same
+    /// [`request_id`](super::StartOptions::request_id) started it before). `None` for a
+    /// handle from [`Client::handle`].
+    ///
+    /// ```ignore
+    /// let options = StartOptions::new().request_id("req-1");
+    /// let first = client.start_with::<Order>("order-7", input.clone(), options.clone()).await?;
+    /// let retry = client.start_with::<Order>("order-7", input, options).await?; // lost reply
+    /// assert_eq!(retry.start_outcome().unwrap().run_id, first.start_outcome().unwrap().run_id);
+    /// assert!(!retry.start_outcome().unwrap().started);
+    /// ```
+    pub fn start_outcome(&self) -> Option<&Started> {
+        self.started.as_ref()
     }
 
     /// Waits for the run's result (following continue-as-new).

@@ -82,7 +82,10 @@ impl Client {
             .await
     }
 
-    /// Starts a run of `W` with options.
+    /// Starts a run of `W` with options: id-conflict policy (a running run), id-reuse policy
+    /// (a closed run), task queue, and a request id that makes a retried start return the run
+    /// its first attempt started ([`WorkflowHandle::start_outcome`] says which run, and that
+    /// this call did not start it) instead of a second run or `AlreadyStarted`.
     pub async fn start_with<W: WorkflowDefinition>(
         &self,
         workflow_id: impl Into<String>,
@@ -91,9 +94,10 @@ impl Client {
     ) -> Result<WorkflowHandle<W>, WfError> {
         let workflow_id = workflow_id.into();
         let input = Payload::encode(&input)?;
-        self.start_raw(&workflow_id, W::NAME, input, options)
+        let started = self
+            .start_with_messages(&workflow_id, W::NAME, input, options, Vec::new())
             .await?;
-        Ok(self.handle::<W>(workflow_id))
+        Ok(WorkflowHandle::started(self.clone(), workflow_id, started))
     }
 
     /// Starts a run by workflow type name with an encoded input; returns the run id.

@@ -2,16 +2,63 @@
 //! and the descriptions of runs.
 
 use crate::data::payload::Payload;
-use crate::data::run::{IdConflictPolicy, RunStatus, TaskFailure};
+use crate::data::run::{IdConflictPolicy, IdReusePolicy, RunStatus, TaskFailure};
 use std::time::{Duration, SystemTime};
 
-/// Options of [`Client::start_with`](crate::Client::start_with).
+/// Options of [`Client::start_with`](crate::Client::start_with). Build them field by field or
+/// with the builder calls:
+///
+/// ```ignore
+/// let options = StartOptions::new()
+///     .request_id("order-7-attempt")                       // a retry returns the same run
+///     .id_reuse_policy(IdReusePolicy::AllowDuplicateFailedOnly)
+///     .id_conflict_policy(IdConflictPolicy::UseExisting);
+/// let h = client.start_with::<Order>("order-7", input, options).await?;
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct StartOptions {
     /// What to do if the workflow id is already running (default: fail with `AlreadyStarted`).
     pub id_conflict: IdConflictPolicy,
+    /// Whether a new run may follow a closed run of the workflow id (default: it may).
+    pub id_reuse: IdReusePolicy,
     /// The task queue to run it on (default: the engine's, see `EngineBuilder::task_queue`).
     pub task_queue: Option<String>,
+    /// The start's request id: a start retried with the same request id (after a lost reply)
+    /// whose first attempt succeeded returns the run that attempt started, running or closed,
+    /// with `started == false`; it never starts a second run nor fails with
+    /// `AlreadyStarted`. Kept per workflow id until retention purges the run's chain.
+    pub request_id: Option<String>,
+}
+
+impl StartOptions {
+    /// The default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets [`request_id`](Self::request_id).
+    pub fn request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+
+    /// Sets [`id_reuse`](Self::id_reuse).
+    pub fn id_reuse_policy(mut self, policy: IdReusePolicy) -> Self {
+        self.id_reuse = policy;
+        self
+    }
+
+    /// Sets [`id_conflict`](Self::id_conflict).
+    pub fn id_conflict_policy(mut self, policy: IdConflictPolicy) -> Self {
+        self.id_conflict = policy;
+        self
+    }
+
+    /// Sets [`task_queue`](Self::task_queue).
+    pub fn task_queue(mut self, queue: impl Into<String>) -> Self {
+        self.task_queue = Some(queue.into());
+        self
+    }
 }
 
 /// How long an update call waits for its stage when neither the call

@@ -60,6 +60,8 @@ pub enum Ident {
     TaskQueue,
     /// A worker's build id.
     BuildId,
+    /// A start's request id (dedupe).
+    RequestId,
 }
 
 impl Ident {
@@ -78,6 +80,7 @@ impl Ident {
             Ident::ActivityName => "activity name",
             Ident::TaskQueue => "task queue name",
             Ident::BuildId => "build id",
+            Ident::RequestId => "start request id",
         }
     }
 
@@ -88,7 +91,8 @@ impl Ident {
             | Ident::RunId
             | Ident::SignalId
             | Ident::UpdateId
-            | Ident::ScheduleId => MAX_ID_BYTES,
+            | Ident::ScheduleId
+            | Ident::RequestId => MAX_ID_BYTES,
             Ident::WorkflowType
             | Ident::SignalName
             | Ident::QueryName

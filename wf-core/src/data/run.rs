@@ -111,6 +111,58 @@ pub enum IdConflictPolicy {
     TerminateExisting,
 }
 
+/// Whether a start may open a new run under a workflow id whose latest run is closed
+/// (Temporal's workflow id reuse policy). A running run is the business of
+/// [`IdConflictPolicy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum IdReusePolicy {
+    /// Start a new run whatever the closed run's status (the default).
+    #[default]
+    AllowDuplicate,
+    /// Start a new run only if the latest run did not succeed: it failed, was terminated or
+    /// was cancelled. After a completed run the start is refused with `DuplicateRejected`.
+    AllowDuplicateFailedOnly,
+    /// Never start a second run under the workflow id while a closed run of it is kept
+    /// (retention's purge forgets it): the start is refused with `DuplicateRejected`.
+    RejectDuplicate,
+}
+
+impl IdReusePolicy {
+    /// Every policy, in declaration order.
+    pub const ALL: [IdReusePolicy; 3] = [
+        IdReusePolicy::AllowDuplicate,
+        IdReusePolicy::AllowDuplicateFailedOnly,
+        IdReusePolicy::RejectDuplicate,
+    ];
+
+    /// Whether a new run may follow a latest run closed with `status`.
+    pub fn allows_after(self, status: RunStatus) -> bool {
+        match self {
+            IdReusePolicy::AllowDuplicate => true,
+            IdReusePolicy::AllowDuplicateFailedOnly => matches!(
+                status,
+                RunStatus::Failed | RunStatus::Terminated | RunStatus::Cancelled
+            ),
+            IdReusePolicy::RejectDuplicate => false,
+        }
+    }
+
+    /// Stable text form used on the wire: `"allow_duplicate"`,
+    /// `"allow_duplicate_failed_only"` or `"reject_duplicate"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IdReusePolicy::AllowDuplicate => "allow_duplicate",
+            IdReusePolicy::AllowDuplicateFailedOnly => "allow_duplicate_failed_only",
+            IdReusePolicy::RejectDuplicate => "reject_duplicate",
+        }
+    }
+
+    /// Parses [`IdReusePolicy::as_str`].
+    pub fn parse(s: &str) -> Option<IdReusePolicy> {
+        IdReusePolicy::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
 /// The task queue of runs and workers that name none.
 pub const DEFAULT_TASK_QUEUE: &str = "default";
 

@@ -35,6 +35,17 @@ pub enum WfError {
         /// The running run.
         run_id: String,
     },
+    /// The workflow id's latest run is closed and the start's
+    /// [`IdReusePolicy`](crate::IdReusePolicy) refuses a new run after it.
+    #[error("workflow {workflow_id:?} already ran as run {run_id} ({status}); the id-reuse policy refuses another run: pick another id, or start with IdReusePolicy::AllowDuplicate")]
+    DuplicateRejected {
+        /// The workflow id.
+        workflow_id: String,
+        /// The closed latest run.
+        run_id: String,
+        /// How it closed.
+        status: RunStatus,
+    },
     /// The update's validator refused it; nothing was recorded.
     #[error("update rejected: {0}")]
     Rejected(String),
@@ -137,6 +148,16 @@ impl From<StoreError> for WfError {
             } => WfError::AlreadyStarted {
                 workflow_id,
                 run_id,
+            },
+            StoreError::DuplicateRejected {
+                workflow_id,
+                run_id,
+                status,
+                ..
+            } => WfError::DuplicateRejected {
+                workflow_id,
+                run_id,
+                status,
             },
             other => WfError::Store(other),
         }

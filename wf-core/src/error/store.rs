@@ -34,6 +34,19 @@ pub enum StoreError {
         /// The running run.
         run_id: String,
     },
+    /// The workflow id's latest run is closed and the start's id-reuse policy refuses a new
+    /// run after it.
+    #[error("workflow {workflow_id:?} already ran as run {run_id} ({status}) and the id-reuse policy {policy} refuses another run")]
+    DuplicateRejected {
+        /// The workflow id.
+        workflow_id: String,
+        /// The closed latest run.
+        run_id: String,
+        /// How it closed.
+        status: RunStatus,
+        /// The policy that refused (`as_str` form).
+        policy: &'static str,
+    },
     /// The caller's view of the run is stale: it lost its lease, or the history moved on.
     #[error("run {run_id}: {reason}")]
     Conflict {

@@ -733,6 +733,8 @@ mod tests {
                 task_queue: "default".into(),
             },
             policy: Default::default(),
+            reuse: Default::default(),
+            request_id: None,
             messages: Vec::new(),
             now_ms: 0,
         }

@@ -46,8 +46,8 @@ pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
 pub use crate::data::payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use crate::data::run::{
-    ChildOutcome, IdConflictPolicy, ListFilter, ParentClosePolicy, ParentInfo, RunStatus,
-    RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
+    ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
+    RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
 };
 pub use crate::data::update::{UpdateOutcome, UpdateRecord, UpdateState};
 pub use crate::error::{BackendError, BackendErrorKind, StoreError};
@@ -60,7 +60,7 @@ pub use records::*;
 pub use rules::tx::{
     ActivityTable, Attempt, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
     NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
-    ScheduleTable, TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
+    ScheduleTable, StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 

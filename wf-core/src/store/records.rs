@@ -5,7 +5,7 @@ use crate::data::activity::{duration_ms, ActivityFailure, ActivityOptions};
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
-use crate::data::run::{IdConflictPolicy, ParentInfo, RunStatus, TaskFailure};
+use crate::data::run::{IdConflictPolicy, IdReusePolicy, ParentInfo, RunStatus, TaskFailure};
 use crate::data::update::{UpdateRecord, UpdateState};
 
 /// One run as stored.
@@ -105,6 +105,11 @@ pub struct StartRequest {
     pub run: NewRun,
     /// What to do if the workflow id is running.
     pub policy: IdConflictPolicy,
+    /// Whether a new run may follow the workflow id's closed latest run.
+    pub reuse: IdReusePolicy,
+    /// The start's request id: a start with a request id already recorded for the workflow id
+    /// returns the run it started and writes nothing.
+    pub request_id: Option<String>,
     /// Messages for the run (signals and updates), in order.
     pub messages: Vec<Message>,
     /// Engine-clock time.
@@ -116,7 +121,8 @@ pub struct StartRequest {
 pub struct StartOutcome {
     /// The run now addressed by the workflow id.
     pub run_id: String,
-    /// False when an existing run was kept (`UseExisting`).
+    /// False when an existing run was kept (`UseExisting`), or returned for a request id
+    /// that started it before.
     pub started: bool,
     /// One outcome per start message, in order.
     pub messages: Vec<DeliverOutcome>,

@@ -211,6 +211,8 @@ impl Transport for HttpTransport {
                 input: Some(request.input),
                 conflict: Some(conflict.to_string()),
                 task_queue: request.options.task_queue,
+                id_reuse: Some(request.options.id_reuse.as_str().to_string()),
+                request_id: request.options.request_id,
                 messages: request.messages,
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));

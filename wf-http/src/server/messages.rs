@@ -16,7 +16,8 @@ use std::time::Duration;
 use wf_core::client::{SignalRequest, UpdateRequest};
 use wf_core::data::ids::new_id;
 use wf_core::{
-    HandlerInfo, IdConflictPolicy, Payload, Role, StartOptions, UpdateStage, WfError, WorkflowType,
+    HandlerInfo, IdConflictPolicy, IdReusePolicy, Payload, Role, StartOptions, UpdateStage,
+    WfError, WorkflowType,
 };
 
 type Body = Result<Bytes, BytesRejection>;
@@ -39,25 +40,36 @@ pub(crate) async fn start(
     let wt = api
         .named_type(&ty)?
         .ok_or_else(|| Failure::not_found(format!("start a run of a named type, not {ty:?}")))?;
-    let (id, input, conflict, task_queue, messages) = match codec {
+    let (b, input) = match codec {
         Codec::Json => {
-            let b: StartBody<Value> = codec.decode(body, None)?;
-            let input = json::to_payload(&b.input.unwrap_or(Value::Null))?;
+            let mut b: StartBody<Value> = codec.decode(body, None)?;
+            let input = json::to_payload(&b.input.take().unwrap_or(Value::Null))?;
             check_input(wt, &input)?;
-            (b.id, input, b.conflict, b.task_queue, b.messages)
+            (b.without_input(), input)
         }
         Codec::Msgpack => {
-            let b: StartBody<Payload> = codec.decode(body, None)?;
-            let input = match b.input {
+            let mut b: StartBody<Payload> = codec.decode(body, None)?;
+            let input = match b.input.take() {
                 Some(input) => input,
                 None => Payload::encode(&())?,
             };
-            (b.id, input, b.conflict, b.task_queue, b.messages)
+            (b.without_input(), input)
         }
     };
+    let StartBody {
+        id,
+        conflict,
+        task_queue,
+        id_reuse,
+        request_id,
+        messages,
+        ..
+    } = b;
     let options = StartOptions {
         id_conflict: conflict_policy(conflict.as_deref())?,
+        id_reuse: reuse_policy(id_reuse.as_deref())?,
         task_queue,
+        request_id,
     };
     let started = api
         .client()
@@ -111,6 +123,21 @@ fn handler_args(
         return positional(json_args.cloned(), "a dynamic handler");
     }
     args(handler(wt, name, role)?, json_args)
+}
+
+fn reuse_policy(s: Option<&str>) -> Result<IdReusePolicy, Failure> {
+    match s {
+        None => Ok(IdReusePolicy::default()),
+        Some(s) => IdReusePolicy::parse(s).ok_or_else(|| {
+            Failure::invalid_args(
+                format!(
+                    "id_reuse must be allow_duplicate, allow_duplicate_failed_only or \
+                     reject_duplicate, not {s:?}"
+                ),
+                None,
+            )
+        }),
+    }
 }
 
 /// The handler `name` of `role`, or a 404 that lists the ones there are.

@@ -28,6 +28,9 @@ impl LocalTransport {
         if let Some(queue) = &options.task_queue {
             Ident::TaskQueue.check(queue)?;
         }
+        if let Some(request_id) = &options.request_id {
+            Ident::RequestId.check(request_id)?;
+        }
         let core = &self.core;
         let def = core.registry.definition(&workflow_type)?;
         check_size("the start input", &input)?;
@@ -77,6 +80,8 @@ impl LocalTransport {
                     .unwrap_or_else(|| core.config.task_queue.clone()),
             },
             policy: options.id_conflict,
+            reuse: options.id_reuse,
+            request_id: options.request_id,
             messages,
             now_ms: core.now_ms(),
         };

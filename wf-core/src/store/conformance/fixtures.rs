@@ -3,9 +3,9 @@
 //! may use them too.
 
 use crate::store::{
-    ActivityOptions, ActivityTask, EventKind, HistoryEvent, IdConflictPolicy, ListFilter, Message,
-    NewActivityTask, NewRun, Payload, RunRecord, StartRequest, Store, TaskCommit, UpdateRecord,
-    UpdateState, WorkflowTask,
+    ActivityOptions, ActivityTask, EventKind, HistoryEvent, IdConflictPolicy, IdReusePolicy,
+    ListFilter, Message, NewActivityTask, NewRun, Payload, RunRecord, StartRequest, Store,
+    TaskCommit, UpdateRecord, UpdateState, WorkflowTask,
 };
 use std::time::Duration;
 
@@ -36,6 +36,8 @@ pub fn start_request(workflow_id: &str, run_id: &str, now_ms: i64) -> StartReque
     StartRequest {
         run: new_run(workflow_id, run_id),
         policy: IdConflictPolicy::Fail,
+        reuse: IdReusePolicy::AllowDuplicate,
+        request_id: None,
         messages: Vec::new(),
         now_ms,
     }

@@ -30,6 +30,7 @@ pub mod liveness;
 pub mod persistence;
 pub mod purge;
 pub mod start;
+pub mod start_requests;
 pub mod terminate;
 pub mod timers;
 pub mod workflow_tasks;
@@ -57,6 +58,7 @@ mod tests {
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
             ("start", include_str!("start.rs")),
+            ("start_requests", include_str!("start_requests.rs")),
             ("terminate", include_str!("terminate.rs")),
             ("timers", include_str!("timers.rs")),
             ("workflow_tasks", include_str!("workflow_tasks.rs")),

@@ -25,6 +25,8 @@ pub struct MemoryTx {
     pub(super) updates: UndoMap<(String, String), (u64, UpdateRecord)>,
     /// Signal dedupe ids by (chain id, signal id).
     pub(super) signal_ids: UndoMap<(String, String), ()>,
+    /// Start request ids by (workflow id, request id): the run addressed and its chain.
+    pub(super) start_requests: UndoMap<(String, String), (String, String)>,
     /// Pending activities by (run id, seq).
     pub(super) activities: UndoMap<(String, u32), ActivityRow>,
     /// Fire time of each pending timer by (run id, seq) ...
@@ -97,7 +99,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 11] {
+    fn journals(&mut self) -> [&mut dyn Journal; 12] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -105,6 +107,7 @@ impl MemoryTx {
             &mut self.inbox,
             &mut self.updates,
             &mut self.signal_ids,
+            &mut self.start_requests,
             &mut self.activities,
             &mut self.timers,
             &mut self.due_timers,

@@ -1,7 +1,7 @@
 //! Purging closed runs (retention): a batch of runs closed before a time goes with everything
 //! keyed by them — the run's row, its history, whatever its inbox, activities and timers still
-//! hold — and, once no run of their continue-as-new chain is left, the chain's update records
-//! and signal dedupe ids.
+//! hold — and, once no run of their continue-as-new chain is left, the chain's update
+//! records, signal dedupe ids and start request ids.
 //!
 //! What a purge never touches, and why:
 //! - A running run: only closed runs are candidates.
@@ -54,6 +54,7 @@ pub(crate) async fn purge_closed_runs<X: Tx>(
     if !gone.is_empty() {
         tx.delete_chains_updates(&gone).await?;
         tx.delete_chains_signal_ids(&gone).await?;
+        tx.delete_chains_start_requests(&gone).await?;
     }
     Ok(run_ids)
 }

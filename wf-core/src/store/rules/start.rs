@@ -1,5 +1,7 @@
-//! Starting a run: the id-conflict policy (`Fail`, `UseExisting`, `TerminateExisting`), the
-//! run's row and first event, its start messages, and the first workflow task committed in the
+//! Starting a run: the start's request id (a retry returns what the first attempt did), the
+//! id-conflict policy for a running run (`Fail`, `UseExisting`, `TerminateExisting`), the
+//! id-reuse policy for a closed one (`AllowDuplicate`, `AllowDuplicateFailedOnly`,
+//! `RejectDuplicate`), the run's row and first event, its start messages, and the first workflow task committed in the
 //! same transaction.
 
 use super::commit::commit;
@@ -11,7 +13,9 @@ use crate::data::codec::encode_event;
 use crate::data::message::Message;
 use crate::data::run::{IdConflictPolicy, RunStatus};
 use crate::error::StoreError;
-use crate::store::records::{NewRun, RunRecord, StartOutcome, StartRequest, TaskCommit};
+use crate::store::records::{
+    DeliverOutcome, NewRun, RunRecord, StartOutcome, StartRequest, TaskCommit,
+};
 
 /// [`Store::start_run`](crate::store::Store::start_run).
 pub(crate) async fn start_run<X: Tx>(
@@ -63,7 +67,9 @@ pub(crate) async fn start_run_with_task<X: Tx>(
     Ok((outcome, Some(first)))
 }
 
-/// Starts a run per its id-conflict policy; also returns the created run's record.
+/// Starts a run: a start whose request id is recorded returns the run it addressed and writes
+/// nothing; then the id-conflict policy decides about a running run, the id-reuse policy about
+/// a closed one. Also returns the created run's record.
 async fn start<X: Tx>(
     tx: &mut X,
     req: StartRequest,
@@ -71,34 +77,100 @@ async fn start<X: Tx>(
     let StartRequest {
         run,
         policy,
+        reuse,
+        request_id,
         messages,
         now_ms,
     } = req;
-    let running = tx
-        .latest_run(&run.workflow_id)
-        .await?
-        .filter(|r| r.record.status == RunStatus::Running);
-    if let Some(existing) = running {
-        let existing = existing.record;
-        match policy {
-            IdConflictPolicy::Fail => {
-                return Err(StoreError::AlreadyStarted {
-                    workflow_id: run.workflow_id,
-                    run_id: existing.run_id,
-                })
+    if let Some(request_id) = &request_id {
+        if let Some(run_id) = tx.start_request(&run.workflow_id, request_id).await? {
+            let outcome = repeat(tx, &run.workflow_id, run_id, messages, now_ms).await?;
+            return Ok((outcome, None));
+        }
+    }
+    if let Some(latest) = tx.latest_run(&run.workflow_id).await? {
+        let latest = latest.record;
+        if latest.status == RunStatus::Running {
+            match policy {
+                IdConflictPolicy::Fail => {
+                    return Err(StoreError::AlreadyStarted {
+                        workflow_id: run.workflow_id,
+                        run_id: latest.run_id,
+                    })
+                }
+                IdConflictPolicy::UseExisting => {
+                    let outcome = deliver_all(tx, &latest, messages, now_ms, false).await?;
+                    remember(tx, request_id.as_deref(), &latest).await?;
+                    return Ok((outcome, None));
+                }
+                IdConflictPolicy::TerminateExisting => {
+                    terminate_run(tx, &latest, "terminated by a new start", now_ms).await?;
+                }
             }
-            IdConflictPolicy::UseExisting => {
-                let outcome = deliver_all(tx, &existing, messages, now_ms, false).await?;
-                return Ok((outcome, None));
-            }
-            IdConflictPolicy::TerminateExisting => {
-                terminate_run(tx, &existing, "terminated by a new start", now_ms).await?;
-            }
+        } else if !reuse.allows_after(latest.status) {
+            return Err(StoreError::DuplicateRejected {
+                workflow_id: run.workflow_id,
+                run_id: latest.run_id,
+                status: latest.status,
+                policy: reuse.as_str(),
+            });
         }
     }
     let created = create_run(tx, &run, &run.run_id, now_ms).await?;
+    remember(tx, request_id.as_deref(), &created).await?;
     let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;
     Ok((outcome, Some(created)))
+}
+
+/// Records that the start with `request_id` addressed `run`.
+async fn remember<X: Tx>(
+    tx: &mut X,
+    request_id: Option<&str>,
+    run: &RunRecord,
+) -> Result<(), StoreError> {
+    match request_id {
+        Some(id) => {
+            tx.insert_start_request(&run.workflow_id, id, &run.run_id, &run.chain_id)
+                .await
+        }
+        None => Ok(()),
+    }
+}
+
+/// A start retried with a recorded request id: the run its first attempt addressed, running or
+/// closed, and nothing written. Its signals were delivered by the first attempt; its updates
+/// are answered by their update ids.
+async fn repeat<X: Tx>(
+    tx: &mut X,
+    workflow_id: &str,
+    run_id: String,
+    messages: Vec<Message>,
+    now_ms: i64,
+) -> Result<StartOutcome, StoreError> {
+    let mut outcomes = Vec::with_capacity(messages.len());
+    for m in messages {
+        let outcome = match m {
+            Message::Update { .. } => {
+                let run = tx
+                    .load_run(&run_id)
+                    .await?
+                    .ok_or_else(|| StoreError::NotFound {
+                        workflow_id: workflow_id.to_string(),
+                        run_id: Some(run_id.clone()),
+                    })?;
+                deliver_to(tx, &run.record, m, now_ms).await?
+            }
+            _ => DeliverOutcome::DuplicateSignal {
+                run_id: run_id.clone(),
+            },
+        };
+        outcomes.push(outcome);
+    }
+    Ok(StartOutcome {
+        run_id,
+        started: false,
+        messages: outcomes,
+    })
 }
 
 /// Delivers a start's messages to the run it addresses, in order.

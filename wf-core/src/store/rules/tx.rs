@@ -366,6 +366,29 @@ pub trait UpdateTable {
     ) -> impl Future<Output = Result<Vec<UpdateRecord>, StoreError>> + Send;
 }
 
+/// The `start_requests` table: the request ids of starts, per workflow id, with the run each
+/// start addressed and that run's continue-as-new chain. A chain's request ids go when
+/// retention purges its last run.
+pub trait StartRequestTable {
+    /// The run that the start with `request_id` of `workflow_id` addressed, if recorded.
+    fn start_request(
+        &mut self,
+        workflow_id: &str,
+        request_id: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Records that the start with `request_id` of `workflow_id` addressed run `run_id` of
+    /// chain `chain_id`; a request id already recorded for the workflow id is a `Backend`
+    /// error.
+    fn insert_start_request(
+        &mut self,
+        workflow_id: &str,
+        request_id: &str,
+        run_id: &str,
+        chain_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
 /// The `activities` table: pending activities by (run id, seq), with their current attempt.
 pub trait ActivityTable {
     /// Inserts an activity; a (run id, seq) already pending is a `Backend` error.
@@ -622,6 +645,12 @@ pub trait PurgeTable {
         &mut self,
         chain_ids: &[String],
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the start request ids of these chains.
+    fn delete_chains_start_requests(
+        &mut self,
+        chain_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// One transaction on a store's tables: every table's primitives, plus what spans tables.
@@ -634,6 +663,7 @@ pub trait Tx:
     + EventTable
     + InboxTable
     + UpdateTable
+    + StartRequestTable
     + ActivityTable
     + TimerTable
     + ScheduleTable

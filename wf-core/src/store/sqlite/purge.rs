@@ -105,4 +105,9 @@ impl PurgeTable for SqliteTx {
         let sql = "DELETE FROM signal_ids WHERE chain_id = ?1";
         self.for_each_id(sql, chain_ids, "delete purged chains' signal ids")
     }
+
+    async fn delete_chains_start_requests(&mut self, chain_ids: &[String]) -> Result<()> {
+        let sql = "DELETE FROM start_requests WHERE chain_id = ?1";
+        self.for_each_id(sql, chain_ids, "delete purged chains' start request ids")
+    }
 }

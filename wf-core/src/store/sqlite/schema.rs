@@ -9,8 +9,21 @@ use rusqlite::Connection;
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
-    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6,
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
 ];
+
+/// v7: start request ids per workflow id, with the run each start addressed and its chain
+/// (retention's purge deletes a chain's ids with its last run).
+const SCHEMA_V7: &str = "
+CREATE TABLE start_requests (
+    workflow_id  TEXT NOT NULL,
+    request_id   TEXT NOT NULL,
+    run_id       TEXT NOT NULL,
+    chain_id     TEXT NOT NULL,
+    PRIMARY KEY (workflow_id, request_id)
+) WITHOUT ROWID;
+CREATE INDEX start_requests_by_chain ON start_requests(chain_id);
+";
 
 /// v6: closed runs by close time, for retention's purge (oldest close first; `seq`, the
 /// rowid, breaks ties).
