@@ -68,8 +68,9 @@ pub use schedule::{
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
-    encode_update_result, ActivityCall, AsyncUpdateFn, ChildCall, Handler, HandlerInfo,
-    HandlerKind, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition,
-    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
-    WorkflowDefinition, WorkflowType,
+    child_signal, encode_update_result, join_all, join_bounded, select, select_all, ActivityCall,
+    AsyncUpdateFn, ChildCall, ChildHandle, ChildResult, Either, Handler, HandlerInfo, HandlerKind,
+    JoinAll, LocalBoxFuture, Param, Role, Select, SelectAll, Signal, Sleep, StartChild,
+    SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal,
+    WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
 };
