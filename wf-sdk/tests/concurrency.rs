@@ -80,6 +80,9 @@ async fn evict(client: &Client, n: &mut u32) {
     .await;
 }
 
+/// What marks a step as recorded.
+type Recorded = fn(&EventKind) -> bool;
+
 async fn combinators_replay_to_the_same_history_when_evicted_between_steps(backend: Backend) {
     let clock = TestClock::new();
     let engine = builder(backend, "combinators")
@@ -96,7 +99,7 @@ async fn combinators_replay_to_the_same_history_when_evicted_between_steps(backe
     let mut bystanders = 0;
     let mut seen = Vec::new();
     // After each step: the history so far, then an eviction, then the next step.
-    let steps: [(&str, fn(&EventKind) -> bool); 3] = [
+    let steps: [(&str, Recorded); 3] = [
         ("five activities", |k| {
             matches!(k, EventKind::ActivityCompleted { seq: 5, .. })
         }),
