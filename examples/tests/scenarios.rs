@@ -18,6 +18,9 @@ mod cart;
 #[path = "../backfill.rs"]
 mod backfill;
 
+#[path = "../fanout.rs"]
+mod fanout;
+
 #[test]
 fn agent_run_scenario_completes() {
     agent_run::main().expect("the agent_run scenario");
@@ -41,4 +44,9 @@ fn cart_validates_items_and_answers_queries_after_checkout() {
 #[test]
 fn backfill_resumes_from_the_last_heartbeat_after_losing_workers() {
     backfill::main().expect("the backfill scenario");
+}
+
+#[test]
+fn fanout_runs_a_hundred_children_ten_at_a_time() {
+    fanout::main().expect("the fanout scenario");
 }

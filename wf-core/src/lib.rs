@@ -68,10 +68,11 @@ pub use schedule::{
 pub use store::{MemoryStore, SqliteOptions, SqliteStore, Store};
 pub use workflow::sync;
 pub use workflow::{
-    encode_update_result, ActivityCall, AsyncUpdateFn, CancellationScope, ChildCall,
-    DynamicAsyncUpdateFn, DynamicHandlers, DynamicInfo, DynamicQueryFn, DynamicSignal,
-    DynamicSignalKind, DynamicUpdate, DynamicUpdateKind, DynamicValidator, Handler, HandlerInfo,
-    HandlerKind, InScope, LocalBoxFuture, Param, Role, Signal, Sleep, SyncUpdateFn, TimedCondition,
-    Unfinished, Validator, WaitCondition, WaitForSignal, WaitForSignalUntil, WorkflowContext,
-    WorkflowDefinition, WorkflowType,
+    child_signal, encode_update_result, join_all, join_bounded, select, select_all, ActivityCall,
+    AsyncUpdateFn, CancellationScope, ChildCall, ChildHandle, ChildResult, DynamicAsyncUpdateFn,
+    DynamicHandlers, DynamicInfo, DynamicQueryFn, DynamicSignal, DynamicSignalKind, DynamicUpdate,
+    DynamicUpdateKind, DynamicValidator, Either, Handler, HandlerInfo, HandlerKind, InScope,
+    JoinAll, LocalBoxFuture, Param, Role, Select, SelectAll, Signal, Sleep, StartChild,
+    SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal,
+    WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
 };

@@ -45,6 +45,42 @@ pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
     );
 
     let methods: Vec<ClientMethod> = wf.handlers().map(|m| ClientMethod::new(wf, m, p)).collect();
+    let client = generate(
+        p,
+        bodies,
+        &methods,
+        Trait {
+            ident: &trait_ident,
+            docs: [trait_doc, impl_doc],
+            implemented_for: quote!(#p::WorkflowHandle<#self_ty>),
+        },
+    );
+    // The parent-side child handle's trait, built from the same methods.
+    let child = crate::child_handle::child_handle(wf, p, bodies);
+    let (client_decl, child_decl) = (client.declaration, child.declaration);
+    let (client_impl, child_impl) = (client.implementation, child.implementation);
+    Client {
+        declaration: quote!(#client_decl #child_decl),
+        implementation: quote!(#client_impl #child_impl),
+    }
+}
+
+/// A generated extension trait: its name, its two doc paragraphs, and the type it is
+/// implemented for.
+pub(crate) struct Trait<'a> {
+    pub ident: &'a syn::Ident,
+    pub docs: [String; 2],
+    pub implemented_for: TokenStream,
+}
+
+/// The trait `tr` declaring `methods`, and its impl (each body calls the method's `call` with
+/// the handle, the wire name and the encoded argument tuple).
+pub(crate) fn generate(
+    p: &TokenStream,
+    bodies: Bodies,
+    methods: &[ClientMethod],
+    tr: Trait,
+) -> Client {
     let decls = methods.iter().map(|c| {
         let ClientMethod {
             docs,
@@ -100,6 +136,11 @@ pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
         }
     });
 
+    let Trait {
+        ident: trait_ident,
+        docs: [trait_doc, impl_doc],
+        implemented_for,
+    } = tr;
     let declaration = quote! {
         #[doc = #trait_doc]
         #[doc = ""]
@@ -110,7 +151,7 @@ pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
         }
     };
     let implementation = quote! {
-        impl #trait_ident for #p::WorkflowHandle<#self_ty> {
+        impl #trait_ident for #implemented_for {
             #(#defs)*
         }
     };
@@ -120,26 +161,26 @@ pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
     }
 }
 
-struct ClientMethod<'a> {
-    docs: Vec<TokenStream>,
+pub(crate) struct ClientMethod<'a> {
+    pub(crate) docs: Vec<TokenStream>,
     /// The handler's `#[cfg(..)]` attributes.
-    cfgs: Vec<&'a syn::Attribute>,
-    ident: &'a syn::Ident,
+    pub(crate) cfgs: Vec<&'a syn::Attribute>,
+    pub(crate) ident: &'a syn::Ident,
     /// Parameter names as declared (the handler's, or `_` for a pattern) and types (`Self`
     /// replaced by the workflow type).
-    params: Vec<(TokenStream, TokenStream)>,
-    ret: TokenStream,
+    pub(crate) params: Vec<(TokenStream, TokenStream)>,
+    pub(crate) ret: TokenStream,
     /// The private function that builds the call: `signal_call`, `query_call::<W, R>`,
     /// `update_call::<W, R>`.
-    call: TokenStream,
+    pub(crate) call: TokenStream,
     /// The wire name.
-    name: String,
+    pub(crate) name: String,
     /// The argument tuple's type, spanned for serde errors (see `spans::wire_tuple`).
-    args_ty: TokenStream,
+    pub(crate) args_ty: TokenStream,
 }
 
 impl<'a> ClientMethod<'a> {
-    fn new(wf: &Workflow, m: &'a Method, p: &TokenStream) -> Self {
+    pub(crate) fn new(wf: &Workflow, m: &'a Method, p: &TokenStream) -> Self {
         let self_ty = wf.self_ty;
         let name = m.wire_name();
         let params: Vec<(TokenStream, TokenStream)> = m

@@ -15,6 +15,7 @@
 mod ast;
 mod attr;
 mod check;
+mod child_handle;
 mod client;
 mod ctxt;
 mod dynamic;

@@ -58,8 +58,10 @@ pub use wf_core::{
     Cancelled,
     ChildCall,
     ChildError,
+    ChildHandle,
     // Runs and their histories.
     ChildOutcome,
+    ChildResult,
     // The engine and its client.
     Client,
     // Stores and time.
@@ -75,8 +77,8 @@ pub use wf_core::{
     HistoryEvent,
     HistoryFormatError,
     IdConflictPolicy,
-    InScope,
     IdReusePolicy,
+    InScope,
     IntervalSpec,
     LimitError,
     ListFilter,
@@ -117,6 +119,7 @@ pub use wf_core::{
     Sleep,
     SqliteOptions,
     SqliteStore,
+    StartChild,
     StartOptions,
     Store,
     SystemClock,
@@ -149,6 +152,9 @@ pub use wf_core::{
     MAX_REASON_BYTES,
 };
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
+// Deterministic concurrency in workflow code (in place of `futures::select!`, which picks at
+// random and so does not replay).
+pub use wf_core::{join_all, join_bounded, select, select_all, Either, JoinAll, Select, SelectAll};
 
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -157,9 +163,9 @@ pub use postgres::PostgresExt;
 #[cfg(feature = "postgres")]
 pub use wf_postgres::{PostgresOptions, PostgresStore};
 
-/// Deterministic synchronization for workflow code.
+/// Deterministic synchronization for workflow code: an async mutex and a queue.
 pub mod sync {
-    pub use wf_core::sync::{Lock, Mutex, MutexGuard};
+    pub use wf_core::sync::{Lock, Mutex, MutexGuard, Queue, Recv};
 }
 
 /// Test support (the `fault-injection` feature): a store wrapper that injects I/O errors,

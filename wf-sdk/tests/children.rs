@@ -1,11 +1,12 @@
 //! Child workflows: result awaited, start conflicts, parent close policies, signals between
-//! parent and child, termination reported to the parent.
+//! parent and child, termination reported to the parent; child handles (`ctx.start_child`):
+//! typed signals from the parent, cancellation, replay.
 
 mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{ChildError, EventKind, Payload};
+use wf_sdk::{ChildError, EventKind, Payload, ReplayError, Replayer};
 
 #[derive(Default)]
 pub struct Child {
@@ -454,3 +455,446 @@ async fn cancelling_a_parent_cancels_its_children_but_abandoned_ones(backend: Ba
     assert!(!kinds(&free.history().await.unwrap()).contains(&"CancelRequested"));
     engine.shutdown().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Child handles: `ctx.start_child`, typed signals from the parent, `result()`, `cancel()`.
+
+/// Waits for an approval; a cancellation request interrupts the wait.
+#[derive(Default)]
+pub struct Approval {
+    by: Option<String>,
+}
+
+#[workflow(name = "approval")]
+impl Approval {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, item: String) -> Result<String, WorkflowError> {
+        ctx.wait_condition(|s| s.by.is_some()).await;
+        if ctx.cancel_requested() {
+            return Err(WorkflowError::Cancelled);
+        }
+        let by = ctx.state(|s| s.by.clone().unwrap_or_default());
+        Ok(format!("{item} approved by {by}"))
+    }
+
+    /// Approves the item (the first approval counts).
+    #[signal]
+    fn approve(&mut self, by: String) {
+        self.by.get_or_insert(by);
+    }
+}
+
+/// Starts one approval child per item and keeps the handles; on `go` it approves each child
+/// through its handle (cancels the one named "cancel-me") and collects the results.
+#[derive(Default)]
+pub struct Boss {
+    runs: Vec<(String, String)>,
+    go: bool,
+}
+
+#[workflow(name = "boss")]
+impl Boss {
+    #[run]
+    async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        items: Vec<String>,
+    ) -> Result<Vec<String>, WorkflowError> {
+        let mut children = Vec::new();
+        for item in &items {
+            let child = ctx
+                .start_child::<Approval>(format!("ap-{item}"), item)
+                .await?;
+            let ids = (child.workflow_id().to_string(), child.run_id().to_string());
+            ctx.state_mut(|s| s.runs.push(ids));
+            children.push((item.clone(), child));
+        }
+        ctx.wait_condition(|s| s.go).await;
+        for (item, child) in &children {
+            if item == "cancel-me" {
+                child.cancel();
+            } else {
+                child.approve("boss".to_string())?;
+            }
+        }
+        let mut out = Vec::new();
+        for (item, child) in children {
+            out.push(match child.result().await {
+                Ok(v) => v,
+                Err(e) => format!("{item}: {e}"),
+            });
+        }
+        Ok(out)
+    }
+
+    #[signal]
+    fn go(&mut self) {
+        self.go = true;
+    }
+
+    /// The children started so far: (workflow id, run id) as their handles show them.
+    #[query]
+    fn runs(&self) -> Vec<(String, String)> {
+        self.runs.clone()
+    }
+}
+
+/// `Boss` with its children started in the other order: a change that does not replay.
+#[derive(Default)]
+pub struct BossReordered {
+    go: bool,
+}
+
+#[workflow(name = "boss")]
+impl BossReordered {
+    #[run]
+    async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        items: Vec<String>,
+    ) -> Result<Vec<String>, WorkflowError> {
+        let mut children = Vec::new();
+        for item in items.iter().rev() {
+            children.push(
+                ctx.start_child::<Approval>(format!("ap-{item}"), item)
+                    .await?,
+            );
+        }
+        ctx.wait_condition(|s| s.go).await;
+        let mut out = Vec::new();
+        for child in children {
+            child.approve("boss".to_string())?;
+            out.push(child.result().await?);
+        }
+        Ok(out)
+    }
+
+    #[signal]
+    fn go(&mut self) {
+        self.go = true;
+    }
+}
+
+fn boss_engine(b: wf_sdk::EngineBuilder) -> wf_sdk::EngineBuilder {
+    b.workflow::<Boss>()
+        .workflow::<Approval>()
+        .workflow::<Sleepy>()
+}
+
+/// The children the boss has started, once it has started `n`.
+async fn started_children(h: &WorkflowHandle<Boss>, n: usize) -> Vec<(String, String)> {
+    eventually("the children started", || async {
+        let runs = h.runs().await.ok()?;
+        (runs.len() == n).then_some(runs)
+    })
+    .await
+}
+
+async fn a_parent_signals_its_child_through_the_handle_and_gets_its_result(backend: Backend) {
+    let engine = boss_engine(builder(backend, "child-handle"))
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let h = client
+        .start::<Boss>("boss", vec!["a".to_string(), "b".to_string()])
+        .await
+        .unwrap();
+    let runs = started_children(&h, 2).await;
+    // The handle's run id is the child's first run id, as recorded in the parent's history.
+    for (workflow_id, run_id) in &runs {
+        assert_eq!(&client.describe(workflow_id).await.unwrap().run_id, run_id);
+    }
+    let hist = h.history().await.unwrap();
+    let recorded: Vec<(String, String)> = hist
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::ChildWorkflowStarted {
+                workflow_id,
+                run_id,
+                ..
+            } => Some((workflow_id.clone(), run_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded, runs);
+    h.go().await.unwrap();
+    assert_eq!(
+        h.result().await.unwrap(),
+        vec![
+            "a approved by boss".to_string(),
+            "b approved by boss".to_string()
+        ]
+    );
+    // The signals are the parent's commands, each aimed at its child's runs.
+    let sent: Vec<(String, String, Option<String>)> = h
+        .history()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ExternalSignalSent {
+                workflow_id,
+                name,
+                run_id,
+                ..
+            } => Some((workflow_id, name, run_id)),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<(String, String, Option<String>)> = runs
+        .iter()
+        .map(|(w, r)| (w.clone(), "approve".to_string(), Some(r.clone())))
+        .collect();
+    assert_eq!(sent, expected);
+    let child = kinds(&client.history("ap-a").await.unwrap());
+    assert!(child.contains(&"SignalReceived"), "{child:?}");
+}
+
+async fn a_child_cancelled_through_its_handle_reports_it_to_the_parent(backend: Backend) {
+    let engine = boss_engine(builder(backend, "child-handle-cancel"))
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let h = client
+        .start::<Boss>("boss", vec!["cancel-me".to_string(), "b".to_string()])
+        .await
+        .unwrap();
+    started_children(&h, 2).await;
+    h.go().await.unwrap();
+    let out = h.result().await.unwrap();
+    assert!(out[0].starts_with("cancel-me: child cancelled"), "{out:?}");
+    assert_eq!(out[1], "b approved by boss");
+    assert!(kinds(&h.history().await.unwrap()).contains(&"ChildCancelRequested"));
+    let child = client.handle::<Approval>("ap-cancel-me");
+    assert!(matches!(child.result().await, Err(WfError::Cancelled(_))));
+}
+
+async fn a_signal_through_the_handle_of_a_child_that_did_not_start_reaches_nobody(
+    backend: Backend,
+) {
+    let engine = boss_engine(builder(backend, "child-handle-conflict"))
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    // Someone else holds the child's workflow id: the boss's start of it fails.
+    let other = client
+        .start::<Approval>("ap-x", "someone else's".to_string())
+        .await
+        .unwrap();
+    let h = client
+        .start::<Boss>("boss", vec!["x".to_string()])
+        .await
+        .unwrap();
+    started_children(&h, 1).await;
+    until_recorded(&h, "the start failure", |k| {
+        matches!(
+            k,
+            EventKind::ChildWorkflowClosed {
+                outcome: wf_sdk::ChildOutcome::StartFailed(_),
+                ..
+            }
+        )
+    })
+    .await;
+    h.go().await.unwrap();
+    let out = h.result().await.unwrap();
+    assert!(out[0].starts_with("x: child could not start"), "{out:?}");
+    // The parent did send it (the history says so), but not to the run holding the id.
+    assert!(kinds(&h.history().await.unwrap()).contains(&"ExternalSignalSent"));
+    // Had the boss's approval reached the other run, it would have arrived before this one, and
+    // the first approval counts.
+    other.approve("its owner".into()).await.unwrap();
+    assert_eq!(
+        other.result().await.unwrap(),
+        "someone else's approved by its owner",
+        "another run holding the id got the child's signal"
+    );
+}
+
+/// Runs the boss on `make()`'s engines: the first one is dropped (a crash) once the children
+/// are started, a second one evicts the boss (cache of one) before `go`; returns the boss's
+/// history and the children as its handles showed them, before and after.
+async fn boss_across_crash_and_eviction(
+    make: impl Fn() -> wf_sdk::EngineBuilder,
+) -> (
+    wf_sdk::History,
+    Vec<(String, String)>,
+    Vec<(String, String)>,
+) {
+    let items = vec!["a".to_string(), "b".to_string()];
+    let first = boss_engine(make()).build().await.unwrap();
+    let h = first.client().start::<Boss>("boss", items).await.unwrap();
+    let before = started_children(&h, 2).await;
+    drop(first);
+    let second = boss_engine(make()).cache_capacity(1).build().await.unwrap();
+    let client = second.client();
+    let h = client.handle::<Boss>("boss");
+    // Another run takes the only cache slot: the boss is rebuilt by replay for the query.
+    let bystander = client.start::<Sleepy>("bystander", ()).await.unwrap();
+    until_recorded(&bystander, "the bystander's timer", |k| {
+        matches!(k, EventKind::TimerStarted { .. })
+    })
+    .await;
+    let after = h.runs().await.unwrap();
+    h.go().await.unwrap();
+    h.result().await.unwrap();
+    let history = h.export().await.unwrap();
+    assert!(h.describe().await.unwrap().task_failure.is_none());
+    second.shutdown().await;
+    (history, before, after)
+}
+
+async fn child_handles_replay_to_the_same_history_after_a_crash_and_an_eviction(backend: Backend) {
+    let (history, before, after) =
+        boss_across_crash_and_eviction(shared_store(backend, "child-handle-replay")).await;
+    assert_eq!(
+        before, after,
+        "replay gives the handles the recorded run ids"
+    );
+    // The same run without interruption records the same events.
+    let calm = boss_engine(builder(backend, "child-handle-calm"))
+        .build()
+        .await
+        .unwrap();
+    let h = calm
+        .client()
+        .start::<Boss>("boss", vec!["a".to_string(), "b".to_string()])
+        .await
+        .unwrap();
+    started_children(&h, 2).await;
+    h.go().await.unwrap();
+    h.result().await.unwrap();
+    let same: Vec<_> = kinds(&h.history().await.unwrap())
+        .into_iter()
+        .filter(|k| *k != "WorkflowTaskCompleted")
+        .collect();
+    let interrupted: Vec<_> = kinds(&history.events)
+        .into_iter()
+        .filter(|k| *k != "WorkflowTaskCompleted")
+        .collect();
+    assert_eq!(interrupted, same);
+    // And the recorded history replays on the same code.
+    Replayer::new()
+        .workflow::<Boss>()
+        .workflow::<Approval>()
+        .replay(&history)
+        .unwrap();
+}
+
+async fn children_started_in_another_order_fail_replay_naming_the_start(backend: Backend) {
+    let engine = boss_engine(builder(backend, "child-handle-moved"))
+        .build()
+        .await
+        .unwrap();
+    let h = engine
+        .client()
+        .start::<Boss>("boss", vec!["a".to_string(), "b".to_string()])
+        .await
+        .unwrap();
+    started_children(&h, 2).await;
+    h.go().await.unwrap();
+    h.result().await.unwrap();
+    let history = h.export().await.unwrap();
+    let err = Replayer::new()
+        .workflow::<BossReordered>()
+        .workflow::<Approval>()
+        .replay(&history)
+        .unwrap_err();
+    let ReplayError::NonDeterminism(d) = &err else {
+        panic!("expected a nondeterminism error, got {err}");
+    };
+    let recorded = d.recorded.as_deref().unwrap_or_default();
+    let issued = d.issued.as_deref().unwrap_or_default();
+    assert!(
+        recorded.starts_with("ChildWorkflowStarted") && recorded.contains("ap-a"),
+        "{err}"
+    );
+    assert!(
+        issued.starts_with("ChildWorkflowStarted") && issued.contains("ap-b"),
+        "{err}"
+    );
+}
+
+both!(
+    a_parent_signals_its_child_through_the_handle_and_gets_its_result,
+    a_child_cancelled_through_its_handle_reports_it_to_the_parent,
+    a_signal_through_the_handle_of_a_child_that_did_not_start_reaches_nobody,
+    child_handles_replay_to_the_same_history_after_a_crash_and_an_eviction,
+    children_started_in_another_order_fail_replay_naming_the_start,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Fan-out with bounded concurrency.
+
+/// Adds one to its input with an activity.
+#[derive(Default)]
+pub struct Increment;
+
+#[workflow(name = "increment")]
+impl Increment {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        Ok(ctx.activity(Tools::add_one, n).await?)
+    }
+}
+
+/// Starts `count` increment children through handles, `bound` at a time, and collects their
+/// results in order.
+#[derive(Default)]
+pub struct Spread;
+
+#[workflow(name = "spread")]
+impl Spread {
+    #[run]
+    async fn run(
+        ctx: &mut WorkflowContext<Self>,
+        (count, bound): (u32, usize),
+    ) -> Result<Vec<u32>, WorkflowError> {
+        let ctx = &*ctx;
+        let jobs = (0..count).map(|i| async move {
+            let child = ctx.start_child::<Increment>(format!("inc-{i}"), &i).await?;
+            child.result().await
+        });
+        let results = wf_sdk::join_bounded(jobs, bound).await;
+        Ok(results
+            .into_iter()
+            .collect::<Result<Vec<u32>, ChildError>>()?)
+    }
+}
+
+async fn a_bounded_fan_out_runs_at_most_its_bound_of_children_at_once(backend: Backend) {
+    let engine = builder(backend, "fan-out")
+        .workflow::<Spread>()
+        .workflow::<Increment>()
+        .activities(tools())
+        .build()
+        .await
+        .unwrap();
+    let h = engine
+        .client()
+        .start::<Spread>("spread", (20u32, 5usize))
+        .await
+        .unwrap();
+    assert_eq!(h.result().await.unwrap(), (1..=20).collect::<Vec<u32>>());
+    let history = h.history().await.unwrap();
+    let (mut running, mut most) = (0, 0);
+    let mut started = Vec::new();
+    for e in &history {
+        match &e.kind {
+            EventKind::ChildWorkflowStarted { workflow_id, .. } => {
+                running += 1;
+                started.push(workflow_id.clone());
+            }
+            EventKind::ChildWorkflowClosed { .. } => running -= 1,
+            _ => {}
+        }
+        most = most.max(running);
+    }
+    assert_eq!(most, 5, "five children at once, never more");
+    let in_order: Vec<String> = (0..20).map(|i| format!("inc-{i}")).collect();
+    assert_eq!(started, in_order, "children start in the order given");
+    engine.shutdown().await;
+}
+
+both!(a_bounded_fan_out_runs_at_most_its_bound_of_children_at_once);

@@ -294,13 +294,20 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
         (any::<u32>(), child_outcome())
             .prop_map(|(seq, outcome)| EventKind::ChildWorkflowClosed { seq, outcome })
             .boxed(),
-        (any::<u32>(), text(), text(), payload())
+        (
+            any::<u32>(),
+            text(),
+            text(),
+            payload(),
+            proptest::option::of(text()),
+        )
             .prop_map(
-                |(seq, workflow_id, name, args)| EventKind::ExternalSignalSent {
+                |(seq, workflow_id, name, args, run_id)| EventKind::ExternalSignalSent {
                     seq,
                     workflow_id,
                     name,
                     args,
+                    run_id,
                 },
             )
             .boxed(),

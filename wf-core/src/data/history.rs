@@ -209,6 +209,12 @@ pub enum EventKind {
         name: String,
         /// Encoded arguments (a tuple).
         args: Payload,
+        /// For a signal sent through a child handle: the child's first run id. It is then
+        /// delivered only to a run of the chain that run began, never to another run holding
+        /// the workflow id (one that made the child's start fail). `None` for
+        /// `ctx.signal_external` and in histories written before it was recorded.
+        #[serde(default)]
+        run_id: Option<String>,
     },
     /// A pending activity was cancelled (its task dropped) after a cancellation request.
     ActivityCancelled {
@@ -393,8 +399,13 @@ impl EventKind {
                 workflow_id,
                 name,
                 args,
+                run_id,
             } => {
-                format!("#{seq} {workflow_id:?} {name}{}", args_display(args))
+                let child = run_id
+                    .as_ref()
+                    .map(|r| format!(" (child run {r})"))
+                    .unwrap_or_default();
+                format!("#{seq} {workflow_id:?}{child} {name}{}", args_display(args))
             }
         }
     }

@@ -238,9 +238,11 @@ pub struct TaskCommit {
     /// child whose workflow id is running is not started; the committing run's inbox gets
     /// `ChildClosed { outcome: StartFailed }` instead.
     pub start_children: Vec<(u32, NewRun)>,
-    /// Messages for other workflows (by workflow id, latest run), delivered with dedupe;
-    /// missing or closed targets are skipped.
-    pub deliver: Vec<(String, Message)>,
+    /// Messages for other workflows: (workflow id, the chain the target must belong to, the
+    /// message). Each goes to the workflow id's latest run, with dedupe; missing or closed
+    /// targets are skipped, and so is a target outside the named chain (given by its first run
+    /// id: a child's, for a signal through a child handle).
+    pub deliver: Vec<(String, Option<String>, Message)>,
     /// Workflows to terminate (workflow id, reason) if running: a parent close policy. Each
     /// is terminated as [`Store::terminate`](super::Store::terminate) does, its own children included.
     pub terminate: Vec<(String, String)>,

@@ -1,14 +1,16 @@
 //! Child workflows from the parent's side: starting one (atomically with the parent's
-//! commit), its lifecycle in the parent, and the future that resolves to its result.
+//! commit), its lifecycle in the parent, and the future that resolves to its result
+//! (`ctx.child`). A handle on a started child (`ctx.start_child`) is in `child_handle.rs`.
 //!
 //! ```text
-//! Started --(ChildClosed input)--> Closed --(future polled)--> Taken
+//! Started --(ChildClosed input)--> Closed --(result future polled)--> Taken
 //! ```
 
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::definition::WorkflowDefinition;
 use crate::data::history::EventKind;
+use crate::data::ids::child_run_id;
 use crate::data::limits::Ident;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::run::{ChildOutcome, ParentClosePolicy};
@@ -33,7 +35,8 @@ pub(crate) enum ChildState {
 }
 
 impl Commands {
-    /// Records a `ChildWorkflowStarted` command (the run id is filled in at commit).
+    /// Records a `ChildWorkflowStarted` command; returns its seq and the child's run id (a
+    /// function of this run's id and the seq, so replay gives the recorded one).
     pub fn start_child(
         &mut self,
         workflow_type: String,
@@ -41,13 +44,14 @@ impl Commands {
         input: Payload,
         policy: ParentClosePolicy,
         task_queue: Option<String>,
-    ) -> u32 {
+    ) -> (u32, String) {
         let seq = self.next_seq();
+        let run_id = child_run_id(&self.run_id, seq);
         self.issued.push(EventKind::ChildWorkflowStarted {
             seq,
             workflow_id: workflow_id.clone(),
             workflow_type,
-            run_id: String::new(),
+            run_id: run_id.clone(),
             input,
             parent_close_policy: policy,
             task_queue,
@@ -60,7 +64,44 @@ impl Commands {
                 waker: None,
             },
         );
-        seq
+        (seq, run_id)
+    }
+
+    /// The end of child `seq`, once it is known (and not yet taken): the outcome is taken, so
+    /// one future gets it. Until then `cx` is woken when it comes.
+    pub(super) fn poll_child_end(&mut self, seq: u32, cx: &Context<'_>) -> Poll<ChildOutcome> {
+        let Some(state) = self.children.get_mut(&seq) else {
+            return Poll::Pending;
+        };
+        match std::mem::replace(state, ChildState::Taken) {
+            ChildState::Started {
+                workflow_id,
+                policy,
+                ..
+            } => {
+                *state = ChildState::Started {
+                    workflow_id,
+                    policy,
+                    waker: Some(cx.waker().clone()),
+                };
+                Poll::Pending
+            }
+            ChildState::Closed(outcome) => Poll::Ready(outcome),
+            ChildState::Taken => Poll::Pending,
+        }
+    }
+
+    /// Asks child `seq` to cancel (its handle's `cancel`, or its cancellation scope's), if it
+    /// is still running as far as this run knows (its future waits for its end).
+    pub(super) fn request_child_cancel(&mut self, seq: u32) {
+        if self.tearing_down {
+            return;
+        }
+        if let Some(ChildState::Started { workflow_id, .. }) = self.children.get(&seq) {
+            let workflow_id = workflow_id.clone();
+            self.issued
+                .push(EventKind::ChildCancelRequested { seq, workflow_id });
+        }
     }
 
     /// Applies a child's end (an input of the task).
@@ -126,7 +167,8 @@ impl<W: 'static> WorkflowContext<W> {
     /// first, the child is terminated (change with
     /// [`.parent_close_policy(..)`](ChildCall::parent_close_policy)). A workflow id or task
     /// queue out of the limits (`wf_core::data::limits`) starts nothing: the call fails with
-    /// [`ChildError::InvalidArgument`].
+    /// [`ChildError::InvalidArgument`]. To signal or cancel the child while it runs, start it
+    /// with [`start_child`](Self::start_child) (or [`ChildCall::start`]) instead.
     pub fn child<C: WorkflowDefinition>(
         &self,
         workflow_id: impl Into<String>,
@@ -146,7 +188,7 @@ impl<W: 'static> WorkflowContext<W> {
 
 /// Future of [`WorkflowContext::child`]: the child's result.
 pub struct ChildCall<C: WorkflowDefinition> {
-    core: Rc<RefCell<Commands>>,
+    pub(super) core: Rc<RefCell<Commands>>,
     workflow_id: String,
     input: Result<Payload, PayloadError>,
     policy: ParentClosePolicy,
@@ -181,6 +223,40 @@ impl<C: WorkflowDefinition> ChildCall<C> {
         }
         Ok(())
     }
+
+    /// Issues the start command: the child's seq, workflow id and run id. Bad input or names
+    /// start nothing and issue no command, on replay alike.
+    pub(super) fn issue(&mut self) -> Result<(u32, String, String), ChildError> {
+        let input = self.input.clone().map_err(ChildError::Payload)?;
+        self.check_names()?;
+        let (seq, run_id) = self.core.borrow_mut().start_child(
+            C::NAME.to_string(),
+            self.workflow_id.clone(),
+            input,
+            self.policy,
+            self.task_queue.clone(),
+        );
+        self.seq = Some(seq);
+        Ok((seq, self.workflow_id.clone(), run_id))
+    }
+}
+
+/// A child's end as its parent's code sees it (and the parent's cancellation as received, for
+/// a child that ended cancelled).
+pub(super) fn child_result<C: WorkflowDefinition>(
+    core: &mut Commands,
+    outcome: ChildOutcome,
+) -> Result<C::Output, ChildError> {
+    match outcome {
+        ChildOutcome::Completed(p) => p.decode().map_err(ChildError::Payload),
+        ChildOutcome::Failed(m) => Err(ChildError::Failed(m)),
+        ChildOutcome::Cancelled(m) => {
+            core.cancel_received();
+            Err(ChildError::Cancelled(m))
+        }
+        ChildOutcome::Terminated(m) => Err(ChildError::Terminated(m)),
+        ChildOutcome::StartFailed(m) => Err(ChildError::StartFailed(m)),
+    }
 }
 
 impl<C: WorkflowDefinition> Future for ChildCall<C> {
@@ -188,59 +264,13 @@ impl<C: WorkflowDefinition> Future for ChildCall<C> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let seq = match self.seq {
             Some(seq) => seq,
-            None => {
-                let input = match &self.input {
-                    Ok(p) => p.clone(),
-                    Err(e) => return Poll::Ready(Err(ChildError::Payload(e.clone()))),
-                };
-                // A bad id or queue starts nothing and issues no command, on replay alike.
-                if let Err(e) = self.check_names() {
-                    return Poll::Ready(Err(e));
-                }
-                let (id, policy, queue) = (
-                    self.workflow_id.clone(),
-                    self.policy,
-                    self.task_queue.clone(),
-                );
-                let seq = self.core.borrow_mut().start_child(
-                    C::NAME.to_string(),
-                    id,
-                    input,
-                    policy,
-                    queue,
-                );
-                self.seq = Some(seq);
-                seq
-            }
+            None => match self.issue() {
+                Ok((seq, _, _)) => seq,
+                Err(e) => return Poll::Ready(Err(e)),
+            },
         };
         let mut core = self.core.borrow_mut();
-        let Some(state) = core.children.get_mut(&seq) else {
-            return Poll::Pending;
-        };
-        match std::mem::replace(state, ChildState::Taken) {
-            ChildState::Started {
-                workflow_id,
-                policy,
-                ..
-            } => {
-                *state = ChildState::Started {
-                    workflow_id,
-                    policy,
-                    waker: Some(cx.waker().clone()),
-                };
-                Poll::Pending
-            }
-            ChildState::Closed(outcome) => Poll::Ready(match outcome {
-                ChildOutcome::Completed(p) => p.decode().map_err(ChildError::Payload),
-                ChildOutcome::Failed(m) => Err(ChildError::Failed(m)),
-                ChildOutcome::Cancelled(m) => {
-                    core.cancel_received();
-                    Err(ChildError::Cancelled(m))
-                }
-                ChildOutcome::Terminated(m) => Err(ChildError::Terminated(m)),
-                ChildOutcome::StartFailed(m) => Err(ChildError::StartFailed(m)),
-            }),
-            ChildState::Taken => Poll::Pending,
-        }
+        core.poll_child_end(seq, cx)
+            .map(|outcome| child_result::<C>(&mut core, outcome))
     }
 }

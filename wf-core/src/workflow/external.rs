@@ -11,14 +11,22 @@ use crate::error::SignalExternalError;
 use serde::Serialize;
 
 impl Commands {
-    /// Records an `ExternalSignalSent` command.
-    pub fn signal_external(&mut self, workflow_id: String, name: String, args: Payload) -> u32 {
+    /// Records an `ExternalSignalSent` command; `chain` (a child's first run id) restricts
+    /// delivery to that child's runs.
+    pub fn signal_external(
+        &mut self,
+        workflow_id: String,
+        name: String,
+        args: Payload,
+        chain: Option<String>,
+    ) -> u32 {
         let seq = self.next_seq();
         self.issued.push(EventKind::ExternalSignalSent {
             seq,
             workflow_id,
             name,
             args,
+            run_id: chain,
         });
         seq
     }
@@ -39,9 +47,12 @@ impl<W: 'static> WorkflowContext<W> {
         Ident::WorkflowId.check(workflow_id)?;
         Ident::SignalName.check(name)?;
         let args = Payload::encode(args)?;
-        self.core
-            .borrow_mut()
-            .signal_external(workflow_id.to_string(), name.to_string(), args);
+        self.core.borrow_mut().signal_external(
+            workflow_id.to_string(),
+            name.to_string(),
+            args,
+            None,
+        );
         Ok(())
     }
 

@@ -1,7 +1,8 @@
 //! The workflow side: what a workflow type is (its definition and handler table), the context
 //! its code runs with, one file per command kind holding that command's whole lifecycle and
 //! its future (activity, timer, child, external signal, signal wait, condition, patch,
-//! cancellation), the deterministic executor, and deterministic synchronization.
+//! cancellation), the deterministic executor, deterministic synchronization, and
+//! deterministic combinators (join, select).
 //!
 //! Workflow code is `!Send` and runs on the engine's executor, never on tokio.
 //!
@@ -11,6 +12,8 @@
 mod activity;
 mod cancel;
 mod child;
+mod child_handle;
+mod combinators;
 pub(crate) mod commands;
 mod condition;
 mod context;
@@ -28,6 +31,10 @@ mod timer;
 
 pub use activity::ActivityCall;
 pub use child::ChildCall;
+pub use child_handle::{child_signal, ChildHandle, ChildResult, StartChild};
+pub use combinators::{
+    join_all, join_bounded, select, select_all, Either, JoinAll, Select, SelectAll,
+};
 pub use condition::{TimedCondition, WaitCondition};
 pub use context::WorkflowContext;
 pub use definition::{

@@ -74,19 +74,6 @@ impl Commands {
         }
         self.state_changed();
     }
-
-    /// Asks child `seq` to cancel if it is still running (its future waits for its end).
-    fn request_child_cancel(&mut self, seq: u32) {
-        if self.tearing_down {
-            return;
-        }
-        if let Some(super::child::ChildState::Started { workflow_id, .. }) = self.children.get(&seq)
-        {
-            let workflow_id = workflow_id.clone();
-            self.issued
-                .push(crate::data::history::EventKind::ChildCancelRequested { seq, workflow_id });
-        }
-    }
 }
 
 impl<W: 'static> WorkflowContext<W> {

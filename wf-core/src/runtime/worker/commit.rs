@@ -150,8 +150,7 @@ fn run_close(
     }
 }
 
-/// What one command event asks of the store, added to `commit` (a child's run id is chosen
-/// here and written into its event).
+/// What one command event asks of the store, added to `commit`.
 fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) {
     match e {
         EventKind::ActivityScheduled {
@@ -177,8 +176,12 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
             task_queue,
             ..
         } => {
-            let child_run_id = crate::data::ids::new_id();
-            *run_id = child_run_id.clone();
+            // The workflow code chose it (deterministically: its handle shows it); older code
+            // left it empty.
+            if run_id.is_empty() {
+                *run_id = crate::data::ids::new_id();
+            }
+            let child_run_id = run_id.clone();
             commit.start_children.push((
                 *seq,
                 NewRun {
@@ -199,6 +202,7 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
         }
         EventKind::ChildCancelRequested { workflow_id, .. } => commit.deliver.push((
             workflow_id.clone(),
+            None,
             Message::CancelRequested {
                 reason: format!("its parent run {} was cancelled", run.run_id),
             },
@@ -208,8 +212,10 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
             workflow_id,
             name,
             args,
+            run_id: chain,
         } => commit.deliver.push((
             workflow_id.clone(),
+            chain.clone(),
             Message::Signal {
                 name: name.clone(),
                 args: args.clone(),
@@ -282,9 +288,11 @@ pub(crate) fn apply_close_policies(
         let reason = format!("its parent run {run_id} closed");
         match policy {
             ParentClosePolicy::Terminate => commit.terminate.push((workflow_id, reason)),
-            ParentClosePolicy::RequestCancel => commit
-                .deliver
-                .push((workflow_id, Message::CancelRequested { reason })),
+            ParentClosePolicy::RequestCancel => {
+                commit
+                    .deliver
+                    .push((workflow_id, None, Message::CancelRequested { reason }))
+            }
             ParentClosePolicy::Abandon => {}
         }
     }

@@ -315,6 +315,42 @@ pub async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store
     );
 }
 
+/// A workflow task's outgoing message that names a chain (a signal through a child handle)
+/// reaches the workflow id's latest run only if that run belongs to the chain; one without a
+/// chain reaches the latest run whatever its chain.
+pub async fn a_committed_message_naming_a_chain_reaches_only_that_chain(store: Arc<dyn Store>) {
+    start(&*store, "target", "target-run", T0).await;
+    run_task(&*store, T0, |_, _| {}).await;
+    start(&*store, "sender", "sender-run", T0 + 1).await;
+    run_task(&*store, T0 + 1, |_, commit| {
+        commit.deliver = vec![
+            (
+                "target".into(),
+                Some("another-chain".into()),
+                signal("lost", None),
+            ),
+            (
+                "target".into(),
+                Some("target-run".into()),
+                signal("kept", None),
+            ),
+            ("target".into(), None, signal("any", None)),
+        ];
+    })
+    .await;
+    let task = lease_one(&*store, "w", T0 + 2).await;
+    assert_eq!(task.run.run_id, "target-run");
+    let names: Vec<&str> = task
+        .messages
+        .iter()
+        .map(|m| match &m.message {
+            Message::Signal { name, .. } => name.as_str(),
+            other => panic!("unexpected message {other:?}"),
+        })
+        .collect();
+    assert_eq!(names, ["kept", "any"]);
+}
+
 /// Pending messages are a run's inbox, in arrival order, until a task applies them; read with
 /// the history on one snapshot.
 pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc<dyn Store>) {

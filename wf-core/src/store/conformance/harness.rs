@@ -210,6 +210,7 @@ macro_rules! __store_conformance_properties {
             check deliver_dedupe::a_duplicate_update_is_answered_with_its_current_record,
             check deliver_dedupe::a_closed_run_refuses_new_messages_but_answers_duplicate_updates,
             check deliver_dedupe::deliver_to_an_explicit_run_id_targets_that_run,
+            check deliver_dedupe::a_committed_message_naming_a_chain_reaches_only_that_chain,
             check deliver_dedupe::pending_messages_are_the_inbox_until_a_task_applies_them,
             check deliver_dedupe::a_task_that_moves_an_update_through_several_states_records_the_last,
             check workflow_tasks::ready_runs_are_leased_oldest_ready_first,

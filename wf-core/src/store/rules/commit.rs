@@ -209,14 +209,14 @@ fn closing_of(close: &RunClose, now_ms: i64) -> RunClosing<'_> {
 /// What a workflow task does to other runs, in its own transaction.
 struct SideEffects {
     start_children: Vec<(u32, NewRun)>,
-    deliver: Vec<(String, Message)>,
+    deliver: Vec<(String, Option<String>, Message)>,
     terminate: Vec<(String, String)>,
     notify: Vec<(String, Message)>,
 }
 
 /// Child starts (a child whose workflow id is running is not started: the parent is told),
-/// outgoing messages (missing or closed targets are skipped), parent close policies, a child's
-/// result for its parent.
+/// outgoing messages (missing or closed targets, and targets outside the chain a message names,
+/// are skipped), parent close policies, a child's result for its parent.
 async fn apply_side_effects<X: Tx>(
     tx: &mut X,
     run_id: &str,
@@ -240,8 +240,12 @@ async fn apply_side_effects<X: Tx>(
             create_run(tx, &child, &child.run_id, now).await?;
         }
     }
-    for (workflow_id, message) in fx.deliver {
-        if let Some(target) = tx.latest_run(&workflow_id).await? {
+    for (workflow_id, chain, message) in fx.deliver {
+        let target = tx
+            .latest_run(&workflow_id)
+            .await?
+            .filter(|t| chain.as_ref().is_none_or(|c| *c == t.record.chain_id));
+        if let Some(target) = target {
             match deliver_to(tx, &target.record, message, now).await {
                 Ok(_) | Err(StoreError::RunFinished { .. }) => {}
                 Err(e) => return Err(e),
