@@ -9,6 +9,7 @@ mod outcome;
 
 pub(crate) use attempt::run_attempt;
 pub(crate) use expiry::expire_due;
+pub(crate) use outcome::settle;
 
 use super::core::Core;
 use crate::store::ActivityTask;
