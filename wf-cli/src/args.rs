@@ -150,6 +150,10 @@ pub enum Command {
     /// Schedules: list, describe, pause, unpause, trigger, delete.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Complete, fail or heartbeat an activity that completes asynchronously, by the task
+    /// token its code handed out.
+    #[command(subcommand)]
+    Activity(ActivityCommand),
     /// Delete the runs closed more than a given time ago (completed, failed, cancelled,
     /// terminated, continued as new) with their histories, updates and dedupe ids, in batches
     /// (each one transaction). Running runs are never deleted.
@@ -184,6 +188,41 @@ pub struct ExportArgs {
     /// With --out: at most this many runs (0: all).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub limit: usize,
+}
+
+/// `wf activity ...`.
+#[derive(Debug, Subcommand)]
+pub enum ActivityCommand {
+    /// Complete the activity: the workflow gets RESULT_JSON as its result.
+    Complete {
+        /// The task token.
+        token: String,
+        /// The result, as JSON of the activity's output type (`'"approved"'`, `'{"id": 7}'`).
+        #[arg(default_value = "null")]
+        result_json: String,
+    },
+    /// Fail the activity: retried per its retry policy unless --non-retryable.
+    Fail {
+        /// The task token.
+        token: String,
+        /// What went wrong.
+        message: String,
+        /// An error kind the retry policy may name (default `retryable`).
+        #[arg(long, value_name = "K")]
+        kind: Option<String>,
+        /// Never retry this failure.
+        #[arg(long)]
+        non_retryable: bool,
+    },
+    /// Record a heartbeat: the heartbeat timeout restarts; DETAILS_JSON is what a next attempt
+    /// reads.
+    Heartbeat {
+        /// The task token.
+        token: String,
+        /// Progress details, as JSON.
+        #[arg(default_value = "null")]
+        details_json: String,
+    },
 }
 
 /// `wf schedule ...`.

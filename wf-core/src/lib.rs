@@ -40,10 +40,10 @@ pub use activity::{
     ActivityRegistry, BoxFuture,
 };
 pub use client::{
-    Client, Description, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall,
-    RunInfo, ScheduleHandle, Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions,
-    Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle,
-    DEFAULT_UPDATE_TIMEOUT,
+    ActivityResponse, Client, Description, PendingActivity, PendingUpdate, PurgeReport,
+    PurgeRequest, QueryCall, RunInfo, ScheduleHandle, Schedules, SignalCall, SignalRequest,
+    SignalStatus, StartOptions, Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage,
+    WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
 pub use data::export::{History, HistoryFormatError};

@@ -52,6 +52,7 @@ pub use wf_core::{
     ActivityError,
     ActivityFailure,
     ActivityInfo,
+    ActivityResponse,
     // Schedules.
     CalendarSpec,
     CancellationScope,

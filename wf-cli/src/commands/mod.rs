@@ -1,8 +1,10 @@
 //! The commands, one file per family: runs (list, describe, history, export), messages
-//! (signal, update, query, cancel, terminate), schedules, purge (retention), and replay checks.
+//! (signal, update, query, cancel, terminate), asynchronous activity completion, schedules,
+//! purge (retention), and replay checks.
 //!
 //! May import: `args`, `exit`, `render`, `target`.
 
+mod activities;
 mod messages;
 mod purge;
 mod replay;
@@ -74,6 +76,7 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
         Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
         Command::Schedule(command) => schedules::run(ctx, command).await,
+        Command::Activity(command) => activities::run(ctx, command).await,
         Command::Purge {
             closed_before,
             dry_run,

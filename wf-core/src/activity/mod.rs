@@ -1,11 +1,13 @@
 //! Activities: the side-effecting work a workflow schedules, run outside the deterministic
 //! executor with retries and timeouts. Their definitions (`#[activities]` implements
-//! [`ActivityGroup`]), the registry an engine runs them from, the context an attempt receives,
-//! and the typing that makes `ctx.activity(Tools::next_step, goal)` check argument and result
-//! types at compile time.
+//! [`ActivityGroup`]), the registry an engine runs them from, the context an attempt receives
+//! (with its task token for asynchronous completion, `completion.rs`), and the typing that
+//! makes `ctx.activity(Tools::next_step, goal)` check argument and result types at compile
+//! time.
 //!
 //! May import: `data`, `error`.
 
+mod completion;
 mod context;
 mod registry;
 mod typing;

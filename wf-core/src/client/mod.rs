@@ -1,5 +1,5 @@
 //! The client: start runs, send signals, queries and updates, wait for results, read
-//! histories, manage schedules, purge closed runs. Typed methods per handler come from the `#[workflow]` macro
+//! histories, manage schedules, purge closed runs, complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
 //! (an extension trait on [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded
 //! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
 //!
@@ -7,6 +7,7 @@
 //! (schedule specs). Knows neither the store nor the runtime: the runtime implements
 //! [`Transport`].
 
+mod activities;
 mod calls;
 mod handle;
 mod purge;
@@ -14,6 +15,7 @@ mod schedules;
 mod transport;
 mod types;
 
+pub use activities::ActivityResponse;
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
 pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;

@@ -2,6 +2,7 @@
 //! implements it (with its in-memory fast paths); a remote transport (wf-http) carries the
 //! same calls to a server, so the typed handles work the same either way.
 
+use super::activities::ActivityResponse;
 use super::purge::{PurgeReport, PurgeRequest};
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::data::history::HistoryEvent;
@@ -176,6 +177,13 @@ pub trait Transport: Send + Sync + 'static {
     /// Purges one batch of closed runs, or counts them (see
     /// [`Client::purge`](crate::Client::purge)).
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport>;
+    /// Completes, fails or heartbeats the activity attempt a task token names (see
+    /// [`Client::respond_activity`](crate::Client::respond_activity)).
+    fn respond_activity<'a>(
+        &'a self,
+        token: &'a str,
+        response: ActivityResponse,
+    ) -> CallFuture<'a, ()>;
     /// The metrics of the engine behind this transport, if it is in this process (see
     /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.
     fn metrics(&self) -> Option<MetricsSnapshot> {

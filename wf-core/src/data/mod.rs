@@ -1,5 +1,5 @@
 //! Plain data: payloads, history events and their storage codec, messages, runs, updates,
-//! activity options with their lease arithmetic, fresh ids, the limits on ids and names, and
+//! activity options with their lease arithmetic, activity task tokens, fresh ids, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -18,4 +18,5 @@ pub mod message;
 pub mod payload;
 mod render;
 pub mod run;
+pub mod task_token;
 pub mod update;

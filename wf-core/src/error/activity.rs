@@ -46,6 +46,42 @@ impl ActivityError {
     }
 }
 
+/// The kind of [`ActivityError::will_complete_async`]: reserved, never a real failure.
+pub(crate) const WILL_COMPLETE_ASYNC_KIND: &str = "wf.will_complete_async";
+
+impl ActivityError {
+    /// Not an error: the activity hands its result to someone else, who completes or fails it
+    /// later with the attempt's task token ([`ActivityContext::task_token`]) through
+    /// [`Client::complete_activity`] or [`Client::fail_activity`] (Temporal's async
+    /// completion, Restate's awakeables). The attempt stays open, held by no worker (a worker
+    /// that stops does not end it), until the token is used or one of its timeouts
+    /// (start-to-close, heartbeat, schedule-to-close) passes.
+    ///
+    /// ```ignore
+    /// #[activity]
+    /// async fn request_approval(&self, ctx: ActivityContext, doc: String) -> Result<bool, ActivityError> {
+    ///     self.mailer.send(&doc, ctx.task_token()).await?;   // the approver completes it
+    ///     Err(ActivityError::will_complete_async())
+    /// }
+    /// ```
+    ///
+    /// [`ActivityContext::task_token`]: crate::ActivityContext::task_token
+    /// [`Client::complete_activity`]: crate::Client::complete_activity
+    /// [`Client::fail_activity`]: crate::Client::fail_activity
+    pub fn will_complete_async() -> Self {
+        ActivityError {
+            kind: WILL_COMPLETE_ASYNC_KIND.into(),
+            message: "the activity will be completed with its task token".into(),
+            non_retryable: true,
+        }
+    }
+
+    /// Whether this is [`will_complete_async`](Self::will_complete_async).
+    pub fn is_will_complete_async(&self) -> bool {
+        self.kind == WILL_COMPLETE_ASYNC_KIND
+    }
+}
+
 impl From<PayloadError> for ActivityError {
     fn from(e: PayloadError) -> Self {
         ActivityError::non_retryable("payload", e.to_string())

@@ -83,6 +83,11 @@ pub enum WfError {
     /// The run ended as cancelled.
     #[error("workflow cancelled: {0}")]
     Cancelled(String),
+    /// The activity attempt an activity task token names is not open any more: it completed,
+    /// failed or timed out, a later attempt replaced it, its run closed, or it was purged. The
+    /// message says which; a token is good for one attempt only.
+    #[error("activity not pending: {0}")]
+    ActivityNotPending(String),
     /// An argument is invalid (an id or a name out of its limits, a bad schedule spec...); the
     /// message names the argument and what is wrong with it.
     #[error("invalid argument: {0}")]

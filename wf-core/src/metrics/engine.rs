@@ -102,6 +102,8 @@ pub(crate) struct ActivityMetrics {
     pub attempts: Counter,
     failures: [Counter; 3],
     pub retries: Counter,
+    /// Attempts left open for completion by task token.
+    pub held: Counter,
     resolved: [Counter; 3],
     pub attempt_seconds: Histogram,
 }
@@ -112,6 +114,7 @@ impl ActivityMetrics {
             attempts: Counter::default(),
             failures: Default::default(),
             retries: Counter::default(),
+            held: Counter::default(),
             resolved: Default::default(),
             attempt_seconds: Histogram::new(&SECONDS),
         }
@@ -296,6 +299,12 @@ impl EngineMetrics {
                 "Activity retries scheduled after a failed attempt.",
                 MetricKind::Counter,
                 per_name("", &[""], &|m, _| m.retries.sample()),
+            ),
+            family(
+                "wf_activity_async_holds_total",
+                "Activity attempts left open for completion by task token (will_complete_async).",
+                MetricKind::Counter,
+                per_name("", &[""], &|m, _| m.held.sample()),
             ),
             family(
                 "wf_activities_resolved_total",

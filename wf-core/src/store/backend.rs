@@ -10,7 +10,8 @@ use super::rules::tx::{
     ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable, Tx, UpdateTable,
 };
 use super::rules::{
-    activities, commit, deliver, engines, leases, purge, reads, schedules, start, terminate, timers,
+    activities, commit, complete, deliver, engines, leases, purge, reads, schedules, start,
+    terminate, timers,
 };
 use super::{Store, StoreFuture};
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -327,6 +328,21 @@ impl<B: Backend> Store for B {
                 attempt,
                 visible_at_ms,
                 failure,
+            ))
+        })
+    }
+
+    fn hold_activity_for_completion(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        now_ms: i64,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_owned();
+        self.write(Durable, move |tx| {
+            Box::pin(complete::hold_activity_for_completion(
+                tx, run_id, seq, attempt, now_ms,
             ))
         })
     }

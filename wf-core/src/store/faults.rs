@@ -52,7 +52,7 @@ pub enum Op {
     ReleaseWorkflowTask,
     /// `poll_activity_tasks`, `poll_activity_tasks_of`.
     LeaseActivity,
-    /// `heartbeat_activity`.
+    /// `heartbeat_activity`, `hold_activity_for_completion`.
     Heartbeat,
     /// `resolve_activity`.
     ResolveActivity,
@@ -534,6 +534,20 @@ impl Store for FaultStore {
         self.plain(Op::RetryActivity, move || {
             self.inner
                 .retry_activity(&run_id, seq, attempt, visible_at_ms, failure)
+        })
+    }
+
+    fn hold_activity_for_completion(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        now_ms: i64,
+    ) -> StoreFuture<'_, bool> {
+        let run_id = run_id.to_owned();
+        self.plain(Op::Heartbeat, move || {
+            self.inner
+                .hold_activity_for_completion(&run_id, seq, attempt, now_ms)
         })
     }
 

@@ -57,6 +57,7 @@ use std::pin::Pin;
 pub use backend::{Answer, Backend, Durability, TxFuture, TxOp};
 pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
+pub use rules::complete::ASYNC_COMPLETION_OWNER;
 pub use rules::tx::{
     ActivityTable, Attempt, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
     NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
@@ -217,6 +218,19 @@ pub trait Store: Send + Sync + 'static {
         attempt: u32,
         visible_at_ms: i64,
         failure: ActivityFailure,
+    ) -> StoreFuture<'_, bool>;
+
+    /// Holds a running attempt for an outside completer (its activity returned
+    /// `ActivityError::will_complete_async`): if attempt `attempt` is current and its lease
+    /// has not run out at `now_ms`, its lease passes to [`ASYNC_COMPLETION_OWNER`] (no engine),
+    /// its deadlines unchanged, so it ends only when resolved, retried or expired. Returns
+    /// false (and changes nothing) for a stale or expired attempt.
+    fn hold_activity_for_completion(
+        &self,
+        run_id: &str,
+        seq: u32,
+        attempt: u32,
+        now_ms: i64,
     ) -> StoreFuture<'_, bool>;
 
     /// Clears the lease of a running attempt without counting it (shutdown): visible at once.

@@ -4,9 +4,9 @@
 use super::conns::Conns;
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    DescriptionBody, HistoryPage, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
-    QueryBody, ReasonBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody,
-    ValueBody, ANY_TYPE, MSGPACK,
+    ActivityErrorBody, ActivityReportBody, DescriptionBody, HistoryPage, NewScheduleBody, NoteBody,
+    PendingBody, PurgeBody, PurgeReply, QueryBody, ReasonBody, RunsPage, ScheduleBody, SignalBody,
+    StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -15,8 +15,8 @@ use hyper::{Method, Request};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wf_core::client::{
-    CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started,
-    Transport, UpdateRequest,
+    ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
+    StartRequest, Started, Transport, UpdateRequest,
 };
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
@@ -445,6 +445,44 @@ impl Transport for HttpTransport {
         Box::pin(async move {
             let path = format!("/_schedules/{}", segment(schedule_id));
             self.send(Method::DELETE, &path, NO_BODY).await?;
+            Ok(())
+        })
+    }
+
+    fn respond_activity<'a>(
+        &'a self,
+        token: &'a str,
+        response: ActivityResponse,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let mut body = ActivityReportBody::<Payload> {
+                token: token.to_string(),
+                result: None,
+                error: None,
+                details: None,
+            };
+            let action = match response {
+                ActivityResponse::Complete(result) => {
+                    body.result = Some(result);
+                    "complete"
+                }
+                ActivityResponse::Heartbeat(details) => {
+                    body.details = Some(details);
+                    "heartbeat"
+                }
+                ActivityResponse::Fail(error) => {
+                    body.error = Some(ActivityErrorBody::of(&error));
+                    "fail"
+                }
+                // A report this client does not know how to send.
+                other => {
+                    return Err(WfError::InvalidArgument(format!(
+                        "{other:?} cannot be sent over HTTP by this client"
+                    )))
+                }
+            };
+            let path = format!("/_activities/{action}");
+            self.send(Method::POST, &path, Some(&body)).await?;
             Ok(())
         })
     }

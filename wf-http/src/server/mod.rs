@@ -5,6 +5,7 @@
 //! May import: `wire`, `json`, `errors`. The remote client (`crate::client`) does not import
 //! this module, nor this module it.
 
+mod activities;
 mod body;
 mod messages;
 mod metrics;
@@ -121,6 +122,7 @@ impl From<&Engine> for Api {
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
 /// | `POST /_purge` | `{"closed_before_ms", "batch", "dry_run"}` -> `{"runs", "more"}` |
+/// | `POST /_activities/{complete,fail,heartbeat}` | `{"token", "result" \| "error" \| "details"}`: asynchronous activity completion by task token |
 /// | `GET /ui/` | the web view (its static files need no token; its data routes do) |
 ///
 /// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run
@@ -154,6 +156,7 @@ pub fn router(api: impl Into<Api>) -> Router {
         )
         .route("/_schedules/{id}/{action}", post(schedules::change))
         .route("/_purge", post(purge::purge))
+        .route("/_activities/{action}", post(activities::respond))
         .merge(ui::routes())
         .fallback(runs::no_route)
         .method_not_allowed_fallback(runs::wrong_method)

@@ -1,8 +1,9 @@
 //! One activity attempt: run the activity on the tokio runtime with its context (heartbeats
-//! go to the store), bounded by its deadline and the engine's shutdown.
+//! go to the store), bounded by its deadline and the engine's shutdown. An activity that will
+//! complete asynchronously ends its run here, and its attempt stays open for its token.
 
 use super::cancel::Running;
-use super::outcome::finish;
+use super::outcome::{finish, hold_for_completion};
 use crate::activity::{ActivityContext, ActivityInfo, BoxFuture, HeartbeatSink};
 use crate::data::activity::{ActivityFailure, TimeoutKind};
 use crate::data::payload::Payload;
@@ -62,6 +63,8 @@ impl HeartbeatSink for StoreHeartbeat {
 
 enum AttemptEnd {
     Done(Result<Payload, crate::error::ActivityError>),
+    /// It returned `ActivityError::will_complete_async`.
+    CompletesAsync,
     Panicked(String),
     TimedOut,
     Shutdown,
@@ -134,6 +137,7 @@ async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
     let mut shutdown = core.wake.shutdown.subscribe();
     let end = tokio::select! {
         r = handle => match r {
+            Ok(Err(e)) if e.is_will_complete_async() => AttemptEnd::CompletesAsync,
             Ok(r) => AttemptEnd::Done(r),
             Err(e) if e.is_panic() => AttemptEnd::Panicked(panic_message(&*e.into_panic())),
             Err(_) => AttemptEnd::Shutdown,
@@ -150,7 +154,7 @@ async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
         .is_some_and(|r| *r.cancel.borrow());
     metrics.attempt_seconds.observe_duration(started.elapsed());
     match &end {
-        AttemptEnd::Done(Ok(_)) | AttemptEnd::Shutdown => {}
+        AttemptEnd::Done(Ok(_)) | AttemptEnd::CompletesAsync | AttemptEnd::Shutdown => {}
         AttemptEnd::Done(Err(_)) => metrics.failed(AttemptFailure::Error),
         AttemptEnd::Panicked(_) => metrics.failed(AttemptFailure::Panic),
         AttemptEnd::TimedOut => metrics.failed(AttemptFailure::Timeout),
@@ -166,6 +170,7 @@ async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
     }
     match end {
         AttemptEnd::Done(Ok(result)) => finish(core, &task, Ok(result)).await,
+        AttemptEnd::CompletesAsync => hold_for_completion(core, &task).await,
         AttemptEnd::Done(Err(e)) => {
             let failure = ActivityFailure {
                 kind: e.kind,

@@ -12,6 +12,7 @@ mod outcome;
 pub(crate) use attempt::run_attempt;
 pub(crate) use cancel::{after_commit, after_terminate, watch as watch_cancellations};
 pub(crate) use expiry::expire_due;
+pub(crate) use outcome::settle;
 
 use super::core::Core;
 use crate::store::ActivityTask;

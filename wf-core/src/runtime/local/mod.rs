@@ -3,8 +3,9 @@
 //! workflow worker (one commit records it), a query on a cached run reads memory — and
 //! otherwise through the store, like a client of another process. `start.rs`, `signal.rs`,
 //! `update.rs`, `query.rs` hold those paths; `reads.rs` the waits and reads; `control.rs`
-//! cancellation, termination and schedules.
+//! cancellation, termination and schedules; `activities.rs` completion by task token.
 
+mod activities;
 mod control;
 mod query;
 mod reads;
@@ -15,8 +16,9 @@ mod update;
 use super::core::Core;
 use super::worker::{Direct, DirectReply};
 use crate::client::{
-    CallFuture, Description, NewSchedule, PurgeReport, PurgeRequest, RunInfo, ScheduleChange,
-    SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest, UpdateStage,
+    ActivityResponse, CallFuture, Description, NewSchedule, PurgeReport, PurgeRequest, RunInfo,
+    ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest,
+    UpdateStage,
 };
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
@@ -247,6 +249,14 @@ impl Transport for LocalTransport {
 
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
         Box::pin(super::retention::purge(&self.core, request))
+    }
+
+    fn respond_activity<'a>(
+        &'a self,
+        token: &'a str,
+        response: ActivityResponse,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(self.respond_activity(token, response))
     }
 
     fn metrics(&self) -> Option<MetricsSnapshot> {

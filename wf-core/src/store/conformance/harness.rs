@@ -238,6 +238,7 @@ macro_rules! __store_conformance_properties {
             check activities::attempts_stop_being_current_when_cancelled_retried_or_closed,
             check activities::polls_filtered_by_name_take_only_those_activities,
             check activities::activities_leased_in_their_commit_are_not_polled,
+            check complete::a_held_attempt_outlives_its_engine_and_keeps_its_deadlines,
             check liveness::engines_register_renew_and_leave,
             check liveness::a_dead_engines_workflow_task_is_free_at_its_liveness_expiry,
             check liveness::a_dead_engines_activity_attempt_expires_at_its_liveness_expiry,

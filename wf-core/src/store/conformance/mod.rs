@@ -23,6 +23,7 @@ mod harness;
 
 pub mod activities;
 pub mod atomicity;
+pub mod complete;
 pub mod continue_as_new;
 pub mod deliver_dedupe;
 pub mod large_payloads;
@@ -51,6 +52,7 @@ mod tests {
         let groups = [
             ("activities", include_str!("activities.rs")),
             ("atomicity", include_str!("atomicity.rs")),
+            ("complete", include_str!("complete.rs")),
             ("continue_as_new", include_str!("continue_as_new.rs")),
             ("deliver_dedupe", include_str!("deliver_dedupe.rs")),
             ("large_payloads", include_str!("large_payloads.rs")),

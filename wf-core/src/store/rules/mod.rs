@@ -1,5 +1,6 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
-//! and commit checks, what a commit or a termination does to other runs, activity attempts,
+//! and commit checks, what a commit or a termination does to other runs, activity attempts
+//! (and those held for asynchronous completion),
 //! timers, retention's purge. Each rule is an `async fn` generic over [`Tx`], the table
 //! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
@@ -12,6 +13,7 @@
 
 pub(crate) mod activities;
 pub(crate) mod commit;
+pub(crate) mod complete;
 pub(crate) mod deliver;
 pub(crate) mod engines;
 pub(crate) mod leases;
