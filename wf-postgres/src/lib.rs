@@ -32,6 +32,7 @@ mod rows;
 mod runs;
 mod schedules;
 mod schema;
+mod search;
 mod store;
 #[cfg(feature = "testing")]
 pub mod testing;

@@ -2,7 +2,9 @@
 //! and the descriptions of runs.
 
 use crate::data::payload::Payload;
+use crate::data::payload::PayloadError;
 use crate::data::run::{IdConflictPolicy, RunStatus, TaskFailure};
+use crate::data::search::{Memo, SearchAttributes};
 use std::time::{Duration, SystemTime};
 
 /// Options of [`Client::start_with`](crate::Client::start_with).
@@ -12,6 +14,30 @@ pub struct StartOptions {
     pub id_conflict: IdConflictPolicy,
     /// The task queue to run it on (default: the engine's, see `EngineBuilder::task_queue`).
     pub task_queue: Option<String>,
+    /// Values shown with the run (describe, lists), set once at start: notes for operators
+    /// that the workflow code never reads. Kept across continue-as-new.
+    pub memo: Memo,
+}
+
+impl StartOptions {
+    /// Adds the memo entry `key` (see [`memo`](Self::memo)).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), wf_core::PayloadError> {
+    /// let options = wf_core::StartOptions::default()
+    ///     .with_memo("requested_by", &"ops@example.com")?
+    ///     .with_memo("ticket", &4711)?;
+    /// assert_eq!(options.memo.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_memo<T: serde::Serialize + ?Sized>(
+        mut self,
+        key: impl Into<String>,
+        value: &T,
+    ) -> Result<Self, PayloadError> {
+        self.memo.insert(key.into(), Payload::encode(value)?);
+        Ok(self)
+    }
 }
 
 /// How long an update call waits for its stage when neither the call
@@ -105,6 +131,10 @@ pub struct Description {
     pub running_handlers: Vec<String>,
     /// The last failed workflow task, until a task succeeds.
     pub task_failure: Option<TaskFailure>,
+    /// Its search attributes, as the workflow last upserted them.
+    pub search_attributes: SearchAttributes,
+    /// Its memo, as set at start.
+    pub memo: Memo,
 }
 
 /// An activity in [`Description::pending_activities`].
@@ -150,4 +180,8 @@ pub struct RunInfo {
     pub started_at: SystemTime,
     /// Close time, once closed: retention purges the run that long after it.
     pub closed_at: Option<SystemTime>,
+    /// Its search attributes.
+    pub search_attributes: SearchAttributes,
+    /// Its memo.
+    pub memo: Memo,
 }

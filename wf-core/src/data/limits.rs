@@ -60,6 +60,8 @@ pub enum Ident {
     TaskQueue,
     /// A worker's build id.
     BuildId,
+    /// A search attribute's key.
+    SearchAttributeKey,
 }
 
 impl Ident {
@@ -78,6 +80,7 @@ impl Ident {
             Ident::ActivityName => "activity name",
             Ident::TaskQueue => "task queue name",
             Ident::BuildId => "build id",
+            Ident::SearchAttributeKey => "search attribute key",
         }
     }
 
@@ -95,7 +98,8 @@ impl Ident {
             | Ident::UpdateName
             | Ident::ActivityName
             | Ident::TaskQueue
-            | Ident::BuildId => MAX_NAME_BYTES,
+            | Ident::BuildId
+            | Ident::SearchAttributeKey => MAX_NAME_BYTES,
         }
     }
 

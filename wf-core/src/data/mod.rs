@@ -18,4 +18,5 @@ pub mod message;
 pub mod payload;
 mod render;
 pub mod run;
+pub mod search;
 pub mod update;

@@ -234,6 +234,7 @@ impl<'a> Scheduler<'a> {
         let options = StartOptions {
             id_conflict: IdConflictPolicy::UseExisting,
             task_queue: st.action.task_queue.clone(),
+            ..StartOptions::default()
         };
         let started = self
             .client

@@ -1,7 +1,7 @@
 //! The workflow side: what a workflow type is (its definition and handler table), the context
 //! its code runs with, one file per command kind holding that command's whole lifecycle and
 //! its future (activity, timer, child, external signal, signal wait, condition, patch,
-//! cancellation), the deterministic executor, and deterministic synchronization.
+//! cancellation, search attributes), the deterministic executor, and deterministic synchronization.
 //!
 //! Workflow code is `!Send` and runs on the engine's executor, never on tokio.
 //!
@@ -20,6 +20,7 @@ mod external;
 mod metadata;
 pub(crate) mod patch;
 mod rng;
+mod search;
 mod signal;
 pub mod sync;
 mod timer;

@@ -29,6 +29,7 @@ pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
 pub mod purge;
+pub mod search;
 pub mod start;
 pub mod terminate;
 pub mod timers;
@@ -56,6 +57,7 @@ mod tests {
             ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
+            ("search", include_str!("search.rs")),
             ("start", include_str!("start.rs")),
             ("terminate", include_str!("terminate.rs")),
             ("timers", include_str!("timers.rs")),
