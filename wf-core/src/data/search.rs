@@ -99,6 +99,25 @@ impl SearchValue {
         SearchValue::Keyword(text.to_string())
     }
 
+    /// Parses a filter value as operators and the HTTP list write it: `KIND:VALUE` with a
+    /// kind prefix (`int:42`, `keyword:42`, `float:1`, `bool:true`, `datetime:1700000000000`,
+    /// the exact form [`typed`](Self::typed) writes), else as [`parse_loose`](Self::parse_loose)
+    /// reads it. A kind prefix with a value that is not of that kind is an error.
+    pub fn parse_filter(text: &str) -> Result<SearchValue, String> {
+        if let Some((kind, rest)) = text.split_once(':') {
+            if KINDS.contains(&kind) {
+                return SearchValue::from_stored(kind, rest)
+                    .ok_or_else(|| format!("{rest:?} is not a {kind} value"));
+            }
+        }
+        Ok(SearchValue::parse_loose(text))
+    }
+
+    /// `KIND:VALUE`, which [`parse_filter`](Self::parse_filter) reads back exactly.
+    pub fn typed(&self) -> String {
+        format!("{}:{}", self.kind(), self.canonical())
+    }
+
     /// The value as JSON: keywords as strings, numbers as numbers, a datetime as its
     /// milliseconds since the epoch.
     pub fn to_json(&self) -> serde_json::Value {
@@ -111,6 +130,9 @@ impl SearchValue {
         }
     }
 }
+
+/// The kinds of search values, as [`SearchValue::kind`] names them.
+pub const KINDS: [&str; 5] = ["keyword", "int", "float", "bool", "datetime"];
 
 /// A memo as stored: one payload holding every entry.
 pub fn encode_memo(memo: &Memo) -> Payload {
@@ -205,6 +227,23 @@ mod tests {
         }
         assert_eq!(SearchValue::from_stored("int", "x"), None);
         assert_eq!(SearchValue::from_stored("blob", "x"), None);
+    }
+
+    #[test]
+    fn typed_filters_read_back_exactly() {
+        for v in [
+            SearchValue::from("42"),
+            SearchValue::from("int:7"),
+            SearchValue::Float(1.0),
+            SearchValue::Float(1e300),
+            SearchValue::Int(-3),
+            SearchValue::Bool(false),
+            SearchValue::Datetime(5),
+        ] {
+            assert_eq!(SearchValue::parse_filter(&v.typed()), Ok(v));
+        }
+        assert_eq!(SearchValue::parse_filter("acme"), Ok(SearchValue::from("acme")));
+        assert!(SearchValue::parse_filter("int:x").is_err());
     }
 
     #[test]

@@ -39,12 +39,17 @@ pub(crate) async fn start(
     let wt = api
         .named_type(&ty)?
         .ok_or_else(|| Failure::not_found(format!("start a run of a named type, not {ty:?}")))?;
-    let (id, input, conflict, task_queue, messages) = match codec {
+    let (id, input, conflict, task_queue, messages, memo) = match codec {
         Codec::Json => {
             let b: StartBody<Value> = codec.decode(body, None)?;
             let input = json::to_payload(&b.input.unwrap_or(Value::Null))?;
             check_input(wt, &input)?;
-            (b.id, input, b.conflict, b.task_queue, b.messages)
+            let memo = b
+                .memo
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), json::to_payload(v)?)))
+                .collect::<Result<_, Failure>>()?;
+            (b.id, input, b.conflict, b.task_queue, b.messages, memo)
         }
         Codec::Msgpack => {
             let b: StartBody<Payload> = codec.decode(body, None)?;
@@ -52,12 +57,13 @@ pub(crate) async fn start(
                 Some(input) => input,
                 None => Payload::encode(&())?,
             };
-            (b.id, input, b.conflict, b.task_queue, b.messages)
+            (b.id, input, b.conflict, b.task_queue, b.messages, b.memo)
         }
     };
     let options = StartOptions {
         id_conflict: conflict_policy(conflict.as_deref())?,
         task_queue,
+        memo,
     };
     let started = api
         .client()
