@@ -70,8 +70,8 @@ pub(crate) fn decode(pairs: &[(String, String)]) -> Result<ListFilter, String> {
                 let (key, text) = value
                     .split_once('=')
                     .ok_or_else(|| format!("search must be KEY=VALUE, not {value:?}"))?;
-                let parsed = SearchValue::parse_filter(text)
-                    .map_err(|e| format!("search {key:?}: {e}"))?;
+                let parsed =
+                    SearchValue::parse_filter(text).map_err(|e| format!("search {key:?}: {e}"))?;
                 filter.search.push((key.to_string(), parsed));
             }
             "started_after_ms" => filter.started_after = Some(ms()?),

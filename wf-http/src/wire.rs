@@ -5,9 +5,9 @@
 //! [`Payload`]: wf_core::Payload
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::data::message::Message;
-use std::collections::BTreeMap;
 use wf_core::data::search::SearchAttributes;
 use wf_core::{Description, PendingActivity, PendingUpdate, RunInfo, RunStatus, TaskFailure};
 

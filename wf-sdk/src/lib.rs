@@ -76,6 +76,7 @@ pub use wf_core::{
     IntervalSpec,
     LimitError,
     ListFilter,
+    Memo,
     MemoryStore,
     OverlapPolicy,
     Param,
@@ -104,6 +105,8 @@ pub use wf_core::{
     ScheduleSpec,
     ScheduledAction,
     Schedules,
+    SearchAttributes,
+    SearchValue,
     Signal,
     SignalCall,
     SignalExternalError,
@@ -204,8 +207,8 @@ pub mod prelude {
     pub use crate::{
         activities, activity, init, query, run, signal, update, validator, workflow,
         ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, ParentClosePolicy,
-        Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError, WorkflowContext,
-        WorkflowError, WorkflowHandle,
+        Rejection, RetryPolicy, RunStatus, SearchValue, TestClock, UpdateError, WfError,
+        WorkflowContext, WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
     #[cfg(feature = "http")]

@@ -242,7 +242,10 @@ mod tests {
         ] {
             assert_eq!(SearchValue::parse_filter(&v.typed()), Ok(v));
         }
-        assert_eq!(SearchValue::parse_filter("acme"), Ok(SearchValue::from("acme")));
+        assert_eq!(
+            SearchValue::parse_filter("acme"),
+            Ok(SearchValue::from("acme"))
+        );
         assert!(SearchValue::parse_filter("int:x").is_err());
     }
 

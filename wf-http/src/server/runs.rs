@@ -207,7 +207,9 @@ pub(crate) async fn list(
     let mut runs = api.client().list(filter).await?;
     let more = runs.len() > limit;
     runs.truncate(limit);
-    let next_cursor = more.then(|| runs.last().map(|r| r.run_id.clone())).flatten();
+    let next_cursor = more
+        .then(|| runs.last().map(|r| r.run_id.clone()))
+        .flatten();
     let codec = Codec::of(&headers);
     match codec {
         Codec::Json => {
