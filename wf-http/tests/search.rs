@@ -6,8 +6,7 @@ mod common;
 use common::Http;
 use serde_json::{json, Value};
 use std::time::Duration;
-use wf_http::ServeOptions;
-use wf_sdk::http::ConnectExt;
+use wf_http::{ConnectExt, ServeOptions};
 use wf_sdk::prelude::*;
 use wf_sdk::{Client as WfClient, ListFilter, StartOptions};
 
