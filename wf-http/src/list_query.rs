@@ -8,7 +8,8 @@ use crate::wire::{from_ms, to_ms};
 use wf_core::data::search::SearchValue;
 use wf_core::{ListFilter, RunStatus};
 
-/// Percent-encodes `s` for a query string value.
+/// Percent-encodes `s` for a query string value or a path segment (everything but
+/// unreserved characters).
 pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {

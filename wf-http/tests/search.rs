@@ -144,7 +144,7 @@ async fn list_route_filters_by_search_attributes_times_and_pages_by_run_id() {
     }
 
     // The remote client sends a memo and the same filters.
-    let remote = WfClient::connect(&format!("http://{}", server.local_addr()))
+    let remote = WfClient::connect(format!("http://{}", server.local_addr()))
         .await
         .unwrap();
     let options = StartOptions::default().with_memo("via", "remote").unwrap();

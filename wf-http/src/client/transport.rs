@@ -178,17 +178,10 @@ fn run_path(workflow_id: &str, tail: &str) -> String {
     format!("/{ANY_TYPE}/runs/{}{tail}", segment(workflow_id))
 }
 
-/// One path segment, percent-encoded (everything but unreserved characters).
+/// One path segment, percent-encoded as query values are (everything but unreserved
+/// characters).
 fn segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::list_query::escape(s)
 }
 
 fn stage_str(stage: UpdateStage) -> &'static str {
