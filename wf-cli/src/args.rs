@@ -49,21 +49,7 @@ pub struct TargetArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List runs, newest first.
-    List {
-        /// Only runs of this workflow type.
-        #[arg(long = "type", value_name = "T")]
-        workflow_type: Option<String>,
-        /// Only runs in this state (running, completed, failed, continued_as_new, terminated,
-        /// cancelled).
-        #[arg(long, value_name = "S")]
-        status: Option<String>,
-        /// At most this many runs.
-        #[arg(long, default_value_t = 20, value_name = "N")]
-        limit: usize,
-        /// Every run of each workflow id, not only the latest.
-        #[arg(long)]
-        all_runs: bool,
-    },
+    List(ListArgs),
     /// Status, pending work and the last task failure of a workflow's latest run.
     Describe {
         /// The workflow id.
@@ -168,6 +154,44 @@ pub enum Command {
         #[arg(long, default_value_t = wf_core::client::DEFAULT_PURGE_BATCH, value_name = "N")]
         batch: usize,
     },
+}
+
+/// `wf list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only runs of this workflow type.
+    #[arg(long = "type", value_name = "T")]
+    pub workflow_type: Option<String>,
+    /// Only runs in this state (running, completed, failed, continued_as_new, terminated,
+    /// cancelled).
+    #[arg(long, value_name = "S")]
+    pub status: Option<String>,
+    /// Only runs whose search attribute KEY holds VALUE (repeatable: all must hold). VALUE
+    /// reads as a bool, an int or a float when it looks like one, else as a keyword; force
+    /// the kind with a prefix: `n=keyword:42`, `amount=float:3`, `due=datetime:<ms>`.
+    #[arg(long = "search", value_name = "KEY=VALUE")]
+    pub search: Vec<String>,
+    /// Only runs started within this age (`1h`: in the last hour).
+    #[arg(long, value_name = "AGE", value_parser = crate::render::parse_duration)]
+    pub started_after: Option<std::time::Duration>,
+    /// Only runs started longer ago than this age.
+    #[arg(long, value_name = "AGE", value_parser = crate::render::parse_duration)]
+    pub started_before: Option<std::time::Duration>,
+    /// Only runs closed within this age.
+    #[arg(long, value_name = "AGE", value_parser = crate::render::parse_duration)]
+    pub closed_after: Option<std::time::Duration>,
+    /// Only runs closed longer ago than this age.
+    #[arg(long, value_name = "AGE", value_parser = crate::render::parse_duration)]
+    pub closed_before: Option<std::time::Duration>,
+    /// At most this many runs.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: usize,
+    /// The next page: runs after this run id (the last one the previous page printed).
+    #[arg(long, value_name = "RUN_ID")]
+    pub after: Option<String>,
+    /// Every run of each workflow id, not only the latest.
+    #[arg(long)]
+    pub all_runs: bool,
 }
 
 /// `wf export`.

@@ -567,3 +567,133 @@ async fn purge_deletes_runs_closed_before_the_age_given() {
     );
     remove_db(&db);
 }
+
+/// Tags itself with its customer and tier, then waits to be closed.
+#[derive(Default)]
+pub struct Tagged {
+    closed: bool,
+}
+
+#[workflow(name = "tagged")]
+impl Tagged {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, customer: String) -> Result<(), WorkflowError> {
+        let tier = if customer == "acme" { 1 } else { 2 };
+        ctx.upsert_search_attributes([
+            ("customer", SearchValue::from(customer.as_str())),
+            ("tier", SearchValue::from(tier)),
+        ])?;
+        ctx.wait_condition(|s| s.closed).await;
+        Ok(())
+    }
+
+    #[signal]
+    fn close(&mut self) {
+        self.closed = true;
+    }
+}
+
+/// The workflow ids `wf --json list ARGS` prints.
+async fn listed(d: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["--db", d, "--json", "list"];
+    all.extend_from_slice(args);
+    let runs: Value = serde_json::from_str(&ok(wf(&all).await)).unwrap();
+    runs.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["workflow_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
+    let db = scratch("search", "db");
+    let engine = Engine::builder()
+        .sqlite(&db)
+        .poll_interval(Duration::from_millis(20))
+        .workflow::<Tagged>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let memo = wf_sdk::StartOptions::default()
+        .with_memo("owner", "ops")
+        .unwrap();
+    client
+        .start_with::<Tagged>("t-1", "acme".to_string(), memo)
+        .await
+        .unwrap();
+    client
+        .start::<Tagged>("t-2", "globex".to_string())
+        .await
+        .unwrap();
+    let t3 = client
+        .start::<Tagged>("t-3", "acme".to_string())
+        .await
+        .unwrap();
+    for id in ["t-1", "t-2", "t-3"] {
+        for _ in 0..2000 {
+            let d = client.handle::<Tagged>(id).describe().await.unwrap();
+            if d.search_attributes.contains_key("tier") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    t3.close().await.unwrap();
+    t3.result().await.unwrap();
+    let d = db.to_str().unwrap();
+
+    assert_eq!(
+        listed(d, &["--search", "customer=acme"]).await,
+        ["t-3", "t-1"]
+    );
+    let both = [
+        "--search",
+        "customer=acme",
+        "--search",
+        "tier=1",
+        "--status",
+        "running",
+    ];
+    assert_eq!(listed(d, &both).await, ["t-1"]);
+    assert_eq!(
+        listed(d, &["--search", "tier=keyword:1"]).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        listed(d, &["--type", "tagged", "--started-after", "1h"])
+            .await
+            .len(),
+        3
+    );
+    assert_eq!(
+        listed(d, &["--started-before", "1h"]).await,
+        Vec::<String>::new()
+    );
+    assert_eq!(listed(d, &["--closed-after", "1h"]).await, ["t-3"]);
+    // Pages: the next one starts after the last run id printed.
+    let first: Value =
+        serde_json::from_str(&ok(wf(&["--db", d, "--json", "list", "--limit", "2"]).await))
+            .unwrap();
+    let last = first[1]["run_id"].as_str().unwrap();
+    assert_eq!(listed(d, &["--limit", "2", "--after", last]).await, ["t-1"]);
+
+    let table = ok(wf(&["--db", d, "list", "--search", "customer=acme"]).await);
+    assert!(table.lines().next().unwrap().contains("SEARCH"), "{table}");
+    assert!(table.contains(r#"customer="acme""#), "{table}");
+    let described = ok(wf(&["--db", d, "describe", "t-1"]).await);
+    assert!(described.contains("search customer"), "{described}");
+    assert!(described.contains("memo owner"), "{described}");
+    let json: Value =
+        serde_json::from_str(&ok(wf(&["--db", d, "--json", "describe", "t-1"]).await)).unwrap();
+    assert_eq!(json["search_attributes"]["tier"], 1);
+    assert_eq!(json["memo"]["owner"], "ops");
+    fails(wf(&["--db", d, "list", "--search", "tier"]).await, 2);
+    fails(
+        wf(&["--db", d, "list", "--search", "tier=int:one"]).await,
+        2,
+    );
+    engine.shutdown().await;
+    remove_db(&db);
+}

@@ -72,7 +72,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -86,7 +86,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     assert_eq!(
         message,
         format!(
-            "opening \"{}\": it has wf schema version 99, newer than the 7 this wf knows; \
+            "opening \"{}\": it has wf schema version 99, newer than the 8 this wf knows; \
              upgrade wf to open it",
             db.path().display()
         )
@@ -134,7 +134,7 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.execute_batch(
         "DROP INDEX runs_by_closed; DROP TABLE schedules; DROP TABLE engines; \
-         DROP TABLE start_requests; \
+         DROP TABLE start_requests; DROP TABLE search_attributes; DROP TABLE memos; \
          ALTER TABLE runs DROP COLUMN task_queue; \
          PRAGMA user_version = 1;",
     )
@@ -154,7 +154,7 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
 }
 
 /// A new database file with run `run-1` of `wf-1` started at `T0` and signal `a` waiting for it.
@@ -193,8 +193,11 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
         )
         .unwrap();
     }
-    conn.execute_batch("DROP TABLE engines; DROP INDEX runs_by_closed; DROP TABLE start_requests")
-        .unwrap();
+    conn.execute_batch(
+        "DROP TABLE engines; DROP INDEX runs_by_closed; DROP TABLE start_requests; \
+         DROP TABLE search_attributes; DROP TABLE memos",
+    )
+    .unwrap();
     conn.pragma_update(None, "user_version", 3).unwrap();
     drop(conn);
 
@@ -376,8 +379,8 @@ fn wfs_schema_with_a_table_of_someone_elses_is_not_adopted() {
     let (_, message) = refused_untouched(db.path());
     assert!(
         message.contains(
-            "it has application_id 0, user_version 7 and tables activities, engines, events, \
-             inbox, runs, schedules, signal_ids, start_requests and 3 more;"
+            "it has application_id 0, user_version 8 and tables activities, engines, events, \
+             inbox, memos, runs, schedules, search_attributes and 5 more;"
         ),
         "{message}"
     );
@@ -434,7 +437,7 @@ async fn a_new_file_an_empty_file_and_an_empty_database_become_wf_databases() {
         let store = db.open_sqlite();
         start(&store, "wf-1", "run-1", T0).await;
         drop(store);
-        assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 7));
+        assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 8));
         assert!(db
             .open_sqlite()
             .get_run("wf-1", None)
@@ -450,9 +453,9 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.pragma_update(None, "application_id", 0).unwrap();
     drop(conn);
-    assert_eq!(mark_and_version(db.path()), (0, 7));
+    assert_eq!(mark_and_version(db.path()), (0, 8));
     assert_eq!(snapshot(&db.open_sqlite()).await, before);
-    assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 7));
+    assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 8));
 
     // One written by a v1 engine: no schedules, no task queues, no mark.
     let old = SqliteFile::new("unmarked-v1");
@@ -462,7 +465,7 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let conn = rusqlite::Connection::open(old.path()).unwrap();
     conn.execute_batch(
         "DROP INDEX runs_by_closed; DROP TABLE schedules; DROP TABLE engines; \
-         DROP TABLE start_requests; \
+         DROP TABLE start_requests; DROP TABLE search_attributes; DROP TABLE memos; \
          ALTER TABLE runs DROP COLUMN task_queue; \
          PRAGMA user_version = 1; PRAGMA application_id = 0;",
     )
@@ -471,7 +474,7 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let store = old.open_sqlite();
     assert!(store.get_run("wf-1", None).await.unwrap().is_some());
     drop(store);
-    assert_eq!(mark_and_version(old.path()), (WF_APPLICATION_ID, 7));
+    assert_eq!(mark_and_version(old.path()), (WF_APPLICATION_ID, 8));
 }
 
 #[test]

@@ -28,6 +28,16 @@
     return { events, truncated: from !== null };
   }
 
+  /** Search attributes (`{"customer": {"Keyword": "acme"}}`) as chips `customer = "acme"`, set as text. */
+  function searchChips(attrs) {
+    return Object.entries(attrs || {}).map(([k, v]) => {
+      const [kindName, value] = variant(v);
+      const shown = kindName === 'Keyword' ? JSON.stringify(value)
+        : kindName === 'Datetime' ? iso(value) : String(value);
+      return el('span', { class: 'chip', 'data-search-key': k, title: kindName.toLowerCase(), text: k + ' = ' + shown });
+    });
+  }
+
   /** The one key of `{"Completed": v}`-style enums. */
   function variant(v) {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
@@ -155,6 +165,8 @@
         return [kind('k-signal', 'Signal sent'), chip('#' + a.seq), 'to ', runLink('_', a.workflow_id), ' ', chip(a.name), argsLine(a.args)];
       case 'ChildCancelRequested':
         return [kind('k-fail', 'Child cancel requested'), chip('#' + a.seq), runLink('_', a.workflow_id)];
+      case 'SearchAttributesUpserted':
+        return [kind('', 'Search attributes'), searchChips(a.attributes)];
       default:
         return [kind('', e.type), short(a)];
     }
@@ -466,7 +478,9 @@
           el('dt', { text: 'Task queue' }), el('dd', { text: desc.task_queue }),
           el('dt', { text: 'Started' }), el('dd', {}, when(started), el('span', { class: 'muted', text: ' · ' + iso(started) })),
           el('dt', { text: 'Closed' }), el('dd', {}, closed ? [when(closed), el('span', { class: 'muted', text: ' · took ' + duration(closed - started) })] : el('span', { class: 'muted', text: 'running for ' + duration(Date.now() - started) })),
-          el('dt', { text: 'History' }), el('dd', { text: events.length + ' events' + (older ? '' : ' · ' + desc.history_bytes + ' bytes') + (truncated ? ' (first ' + HISTORY_CAP + ' shown)' : '') })));
+          el('dt', { text: 'History' }), el('dd', { text: events.length + ' events' + (older ? '' : ' · ' + desc.history_bytes + ' bytes') + (truncated ? ' (first ' + HISTORY_CAP + ' shown)' : '') }),
+          !older && Object.keys(desc.search_attributes || {}).length ? [el('dt', { text: 'Search attributes' }), el('dd', { id: 'search-attributes' }, searchChips(desc.search_attributes))] : null,
+          !older && Object.keys(desc.memo || {}).length ? [el('dt', { text: 'Memo' }), el('dd', { id: 'memo' }, Object.entries(desc.memo).map(([k, v]) => el('div', {}, el('span', { class: 'chip', text: k }), ' ', el('code', { text: short(v) }))))] : null));
 
       const input = ix.start ? ix.start.attributes.input : undefined;
       const end = ix.end;

@@ -16,6 +16,7 @@
 //! | [`wire`] | request and response bodies, shared by both sides |
 //! | [`json`] | JSON to and from payloads; arguments checked per parameter |
 //! | [`errors`] | one status and code per `WfError` kind, both ways |
+//! | `list_query` | the list route's query string (filters), both ways |
 //! | `server` | the routes, [`Api`], [`serve`] |
 //! | `client` | [`HttpTransport`] and `Client::connect` |
 
@@ -24,6 +25,7 @@
 mod client;
 pub mod errors;
 pub mod json;
+mod list_query;
 mod server;
 pub mod wire;
 

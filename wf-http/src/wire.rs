@@ -5,8 +5,10 @@
 //! [`Payload`]: wf_core::Payload
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::data::message::Message;
+use wf_core::data::search::SearchAttributes;
 use wf_core::{Description, PendingActivity, PendingUpdate, RunInfo, RunStatus, TaskFailure};
 
 /// The path segment that stands for "whatever type the run has" in place of `{type}`: the
@@ -42,10 +44,13 @@ pub struct StartBody<V> {
     /// bodies only, as the remote client sends them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+    /// The run's memo, by key.
+    #[serde(default = "BTreeMap::new", skip_serializing_if = "BTreeMap::is_empty")]
+    pub memo: BTreeMap<String, V>,
 }
 
 impl<V> StartBody<V> {
-    /// The body without its input (taken out and checked by the route).
+    /// The body without its input and memo (taken out and checked by the route).
     pub fn without_input(self) -> StartBody<()> {
         StartBody {
             id: self.id,
@@ -55,6 +60,7 @@ impl<V> StartBody<V> {
             id_reuse: self.id_reuse,
             request_id: self.request_id,
             messages: self.messages,
+            memo: BTreeMap::new(),
         }
     }
 }
@@ -151,16 +157,16 @@ pub struct HistoryPage<E> {
 
 /// A page of runs.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunsPage {
+pub struct RunsPage<V> {
     /// The runs, newest first.
-    pub runs: Vec<RunBody>,
+    pub runs: Vec<RunBody<V>>,
     /// The `cursor` of the next page, if there is more.
     pub next_cursor: Option<String>,
 }
 
 /// A run in a list.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RunBody {
+pub struct RunBody<V> {
     /// The workflow id.
     pub workflow_id: String,
     /// The run id.
@@ -177,6 +183,12 @@ pub struct RunBody {
     /// Close time, ms since the Unix epoch, once closed.
     #[serde(default)]
     pub closed_at_ms: Option<u64>,
+    /// Its search attributes, each tagged with its kind: `{"customer": {"Keyword": "acme"}}`.
+    #[serde(default)]
+    pub search_attributes: SearchAttributes,
+    /// Its memo, by key.
+    #[serde(default = "BTreeMap::new")]
+    pub memo: BTreeMap<String, V>,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -210,6 +222,12 @@ pub struct DescriptionBody<V> {
     pub running_handlers: Vec<String>,
     /// The last failed workflow task.
     pub task_failure: Option<TaskFailure>,
+    /// Its search attributes (as in [`RunBody::search_attributes`]).
+    #[serde(default)]
+    pub search_attributes: SearchAttributes,
+    /// Its memo, by key.
+    #[serde(default = "BTreeMap::new")]
+    pub memo: BTreeMap<String, V>,
 }
 
 /// A pending activity.
@@ -249,10 +267,23 @@ pub fn from_ms(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }
 
-impl RunBody {
-    /// The body of a listed run.
-    pub fn of(r: &RunInfo) -> RunBody {
-        RunBody {
+/// A memo with each value turned into `V` by `value`.
+pub fn memo_of<V, E>(
+    memo: &wf_core::data::search::Memo,
+    mut value: impl FnMut(&wf_core::Payload) -> Result<V, E>,
+) -> Result<BTreeMap<String, V>, E> {
+    memo.iter()
+        .map(|(k, v)| Ok((k.clone(), value(v)?)))
+        .collect()
+}
+
+impl<V> RunBody<V> {
+    /// The body of a listed run, with memo values turned into `V` by `value`.
+    pub fn of<E>(
+        r: &RunInfo,
+        value: impl FnMut(&wf_core::Payload) -> Result<V, E>,
+    ) -> Result<Self, E> {
+        Ok(RunBody {
             workflow_id: r.workflow_id.clone(),
             run_id: r.run_id.clone(),
             workflow_type: r.workflow_type.clone(),
@@ -260,9 +291,13 @@ impl RunBody {
             history_length: r.history_length,
             started_at_ms: to_ms(r.started_at),
             closed_at_ms: r.closed_at.map(to_ms),
-        }
+            search_attributes: r.search_attributes.clone(),
+            memo: memo_of(&r.memo, value)?,
+        })
     }
+}
 
+impl RunBody<wf_core::Payload> {
     /// The listed run (an unknown status reads as running).
     pub fn into_info(self) -> RunInfo {
         RunInfo {
@@ -273,6 +308,8 @@ impl RunBody {
             history_length: self.history_length,
             started_at: from_ms(self.started_at_ms),
             closed_at: self.closed_at_ms.map(from_ms),
+            search_attributes: self.search_attributes,
+            memo: self.memo,
         }
     }
 }
@@ -316,6 +353,8 @@ impl<V> DescriptionBody<V> {
             buffered_signals: d.buffered_signals.clone(),
             running_handlers: d.running_handlers.clone(),
             task_failure: d.task_failure.clone(),
+            search_attributes: d.search_attributes.clone(),
+            memo: memo_of(&d.memo, value)?,
         })
     }
 }
@@ -356,6 +395,8 @@ impl DescriptionBody<wf_core::Payload> {
             buffered_signals: self.buffered_signals,
             running_handlers: self.running_handlers,
             task_failure: self.task_failure,
+            search_attributes: self.search_attributes,
+            memo: self.memo,
         }
     }
 }

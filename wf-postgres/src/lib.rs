@@ -32,6 +32,7 @@ mod rows;
 mod runs;
 mod schedules;
 mod schema;
+mod search;
 mod starts;
 mod store;
 #[cfg(feature = "testing")]

@@ -278,8 +278,21 @@ impl RunTable for PostgresTx {
             " FROM runs r \
              WHERE ($1::text IS NULL OR workflow_type = $1) AND ($2::text IS NULL OR status = $2) \
              AND (NOT $3 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
+             AND ($5::text[] IS NULL OR run_id IN (SELECT s.run_id \
+                  FROM unnest($5::text[], $6::text[], $7::text[]) AS f(key, kind, value) \
+                  JOIN search_attributes s ON s.key = f.key AND s.kind = f.kind AND s.value = f.value \
+                  GROUP BY s.run_id HAVING COUNT(*) = cardinality($5::text[]))) \
+             AND ($8::int8 IS NULL OR created_ms >= $8) AND ($9::int8 IS NULL OR created_ms < $9) \
+             AND ($10::int8 IS NULL OR closed_ms >= $10) AND ($11::int8 IS NULL OR closed_ms < $11) \
+             AND ($12::text IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = $12)) \
              ORDER BY seq DESC LIMIT $4"
         );
+        let search = crate::search::search_filter(&filter.search);
+        let (keys, kinds, values) = match search {
+            Some((k, t, v)) => (Some(k), Some(t), Some(v)),
+            None => (None, None, None),
+        };
+        let [sa, sb, ca, cb] = filter.time_bounds_ms();
         let limit: Option<i64> = match filter.limit {
             0 => None,
             n => Some(n.min(i64::MAX as usize) as i64),
@@ -288,7 +301,20 @@ impl RunTable for PostgresTx {
         let rows = self
             .query(
                 sql,
-                &[&filter.workflow_type, &status, &filter.latest_only, &limit],
+                &[
+                    &filter.workflow_type,
+                    &status,
+                    &filter.latest_only,
+                    &limit,
+                    &keys,
+                    &kinds,
+                    &values,
+                    &sa,
+                    &sb,
+                    &ca,
+                    &cb,
+                    &filter.after_run_id,
+                ],
                 "list runs",
             )
             .await?;

@@ -8,8 +8,12 @@ use wf_core::store::{BackendErrorKind, StoreError};
 
 /// The schema, one script per version (index 0 makes version 1). Never edit a released script:
 /// append the next one.
-pub(crate) const MIGRATIONS: &[&str] =
-    &[SCHEMA_V1, crate::purge::SCHEMA_V2, crate::starts::SCHEMA_V3];
+pub(crate) const MIGRATIONS: &[&str] = &[
+    SCHEMA_V1,
+    crate::purge::SCHEMA_V2,
+    crate::starts::SCHEMA_V3,
+    crate::search::SCHEMA_V4,
+];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the
 // database's collation.

@@ -83,6 +83,7 @@ pub use wf_core::{
     IntervalSpec,
     LimitError,
     ListFilter,
+    Memo,
     MemoryStore,
     OverlapPolicy,
     Param,
@@ -111,6 +112,8 @@ pub use wf_core::{
     ScheduleSpec,
     ScheduledAction,
     Schedules,
+    SearchAttributes,
+    SearchValue,
     Signal,
     SignalCall,
     SignalExternalError,
@@ -215,8 +218,8 @@ pub mod prelude {
     pub use crate::{
         activities, activity, init, query, run, signal, update, validator, workflow,
         ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, IdReusePolicy,
-        ParentClosePolicy, Rejection, RetryPolicy, RunStatus, TestClock, UpdateError, WfError,
-        WorkflowContext, WorkflowError, WorkflowHandle,
+        ParentClosePolicy, Rejection, RetryPolicy, RunStatus, SearchValue, TestClock, UpdateError,
+        WfError, WorkflowContext, WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
     #[cfg(feature = "http")]

@@ -46,12 +46,7 @@ pub async fn run(cli: Cli) -> Result<(), Failure> {
 
 async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
     match command {
-        Command::List {
-            workflow_type,
-            status,
-            limit,
-            all_runs,
-        } => runs::list(ctx, workflow_type, status, limit, all_runs).await,
+        Command::List(args) => runs::list(ctx, args).await,
         Command::Describe { id } => runs::describe(ctx, &id).await,
         Command::History { id, follow } => runs::history(ctx, &id, follow).await,
         Command::Export(args) => runs::export(ctx, args).await,

@@ -1,13 +1,14 @@
 //! Reading runs: `wf list`, `wf describe`, `wf history [--follow]`, `wf export`.
 
 use super::{print_json, Ctx};
-use crate::args::ExportArgs;
+use crate::args::{ExportArgs, ListArgs};
 use crate::exit::{Failure, USAGE};
 use crate::render::{iso8601_ms, ms_of, table, when};
 use serde_json::{json, Value};
 use std::io::Write;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::data::json::{event_attributes, from_payload};
+use wf_core::data::search::{Memo, SearchAttributes, SearchValue};
 use wf_core::{Description, HistoryEvent, ListFilter, RunStatus};
 
 /// How often `--follow` looks for new events.
@@ -31,20 +32,59 @@ fn time_json(t: Option<SystemTime>) -> Value {
     t.map_or(Value::Null, |t| iso8601_ms(ms_of(t)).into())
 }
 
+/// The filter `wf list` asks for: ages count back from now.
+fn list_filter(args: ListArgs) -> Result<ListFilter, Failure> {
+    let now = SystemTime::now();
+    let ago = |age: Option<Duration>| age.map(|a| now.checked_sub(a).unwrap_or(UNIX_EPOCH));
+    let mut search = Vec::with_capacity(args.search.len());
+    for pair in &args.search {
+        let (key, text) = pair
+            .split_once('=')
+            .ok_or_else(|| Failure::usage(format!("--search takes KEY=VALUE, not {pair:?}")))?;
+        let value = SearchValue::parse_filter(text)
+            .map_err(|e| Failure::usage(format!("--search {key}: {e}")))?;
+        search.push((key.to_string(), value));
+    }
+    Ok(ListFilter {
+        workflow_type: args.workflow_type,
+        status: parse_status(args.status)?,
+        latest_only: !args.all_runs,
+        limit: args.limit,
+        search,
+        started_after: ago(args.started_after),
+        started_before: ago(args.started_before),
+        closed_after: ago(args.closed_after),
+        closed_before: ago(args.closed_before),
+        after_run_id: args.after,
+    })
+}
+
+/// A run's search attributes as a JSON object (`{"customer": "acme"}`).
+fn search_json(attributes: &SearchAttributes) -> Value {
+    attributes
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// A run's memo as a JSON object.
+fn memo_json(memo: &Memo) -> Value {
+    memo.iter()
+        .map(|(k, v)| (k.clone(), from_payload(v).unwrap_or(Value::Null)))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// `k=v k2=v2`, for tables.
+fn search_line(attributes: &SearchAttributes) -> String {
+    let pairs: Vec<String> = attributes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(" ")
+}
+
 /// `wf list`: a table of runs with their start and close times.
-pub async fn list(
-    ctx: &Ctx<'_>,
-    workflow_type: Option<String>,
-    status: Option<String>,
-    limit: usize,
-    all_runs: bool,
-) -> Result<(), Failure> {
-    let filter = ListFilter {
-        workflow_type,
-        status: parse_status(status)?,
-        latest_only: !all_runs,
-        limit,
-    };
+pub async fn list(ctx: &Ctx<'_>, args: ListArgs) -> Result<(), Failure> {
+    let filter = list_filter(args)?;
     let client = &ctx.session.client;
     let runs = client.list(filter).await?;
     let mut rows = Vec::with_capacity(runs.len());
@@ -58,6 +98,8 @@ pub async fn list(
             "history_length": run.history_length,
             "started_at": time_json(Some(run.started_at)),
             "closed_at": time_json(run.closed_at),
+            "search_attributes": search_json(&run.search_attributes),
+            "memo": memo_json(&run.memo),
         }));
         rows.push(vec![
             run.workflow_id,
@@ -66,6 +108,7 @@ pub async fn list(
             when(&ctx.style, run.started_at),
             run.closed_at.map_or("-".into(), |t| when(&ctx.style, t)),
             run.history_length.to_string(),
+            search_line(&run.search_attributes),
             ctx.style.dim(&run.run_id),
         ]);
     }
@@ -81,6 +124,7 @@ pub async fn list(
             "STARTED",
             "CLOSED",
             "EVENTS",
+            "SEARCH",
             "RUN ID",
         ];
         println!("{}", table(&ctx.style, &header, &rows));
@@ -112,6 +156,8 @@ fn description_json(d: &Description) -> Value {
             "message": f.message, "nondeterminism": f.nondeterminism, "attempts": f.attempts,
             "retry_at": iso8601_ms(f.retry_at_ms),
         })),
+        "search_attributes": search_json(&d.search_attributes),
+        "memo": memo_json(&d.memo),
     })
 }
 
@@ -139,6 +185,12 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
             format!("{} events, {} bytes", d.history_length, d.history_bytes),
         ],
     ];
+    for (key, value) in &d.search_attributes {
+        rows.push(vec![format!("search {key}"), value.to_string()]);
+    }
+    for (key, value) in &d.memo {
+        rows.push(vec![format!("memo {key}"), value.display()]);
+    }
     for a in &d.pending_activities {
         let failure = a
             .last_failure
@@ -290,6 +342,7 @@ pub async fn export(ctx: &Ctx<'_>, args: ExportArgs) -> Result<(), Failure> {
                 status: parse_status(args.status)?,
                 latest_only: false,
                 limit: args.limit,
+                ..ListFilter::default()
             })
             .await?
             .into_iter()

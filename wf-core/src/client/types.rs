@@ -2,7 +2,9 @@
 //! and the descriptions of runs.
 
 use crate::data::payload::Payload;
+use crate::data::payload::PayloadError;
 use crate::data::run::{IdConflictPolicy, IdReusePolicy, RunStatus, TaskFailure};
+use crate::data::search::{Memo, SearchAttributes};
 use std::time::{Duration, SystemTime};
 
 /// Options of [`Client::start_with`](crate::Client::start_with). Build them field by field or
@@ -28,6 +30,9 @@ pub struct StartOptions {
     /// with `started == false`; it never starts a second run nor fails with
     /// `AlreadyStarted`. Kept per workflow id until retention purges the run's chain.
     pub request_id: Option<String>,
+    /// Values shown with the run (describe, lists), set once at start: notes for operators
+    /// that the workflow code never reads. Kept across continue-as-new.
+    pub memo: Memo,
 }
 
 impl StartOptions {
@@ -58,6 +63,25 @@ impl StartOptions {
     pub fn task_queue(mut self, queue: impl Into<String>) -> Self {
         self.task_queue = Some(queue.into());
         self
+    }
+
+    /// Adds the memo entry `key` (see [`memo`](Self::memo)).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), wf_core::PayloadError> {
+    /// let options = wf_core::StartOptions::default()
+    ///     .with_memo("requested_by", &"ops@example.com")?
+    ///     .with_memo("ticket", &4711)?;
+    /// assert_eq!(options.memo.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_memo<T: serde::Serialize + ?Sized>(
+        mut self,
+        key: impl Into<String>,
+        value: &T,
+    ) -> Result<Self, PayloadError> {
+        self.memo.insert(key.into(), Payload::encode(value)?);
+        Ok(self)
     }
 }
 
@@ -152,6 +176,10 @@ pub struct Description {
     pub running_handlers: Vec<String>,
     /// The last failed workflow task, until a task succeeds.
     pub task_failure: Option<TaskFailure>,
+    /// Its search attributes, as the workflow last upserted them.
+    pub search_attributes: SearchAttributes,
+    /// Its memo, as set at start.
+    pub memo: Memo,
 }
 
 /// An activity in [`Description::pending_activities`].
@@ -197,4 +225,8 @@ pub struct RunInfo {
     pub started_at: SystemTime,
     /// Close time, once closed: retention purges the run that long after it.
     pub closed_at: Option<SystemTime>,
+    /// Its search attributes.
+    pub search_attributes: SearchAttributes,
+    /// Its memo.
+    pub memo: Memo,
 }

@@ -320,6 +320,17 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
         (any::<u32>(), text())
             .prop_map(|(seq, workflow_id)| EventKind::ChildCancelRequested { seq, workflow_id })
             .boxed(),
+        (text(), text(), any::<i64>(), any::<bool>())
+            .prop_map(|(k1, k2, i, b)| {
+                let attributes = [
+                    (k1, crate::data::search::SearchValue::Int(i)),
+                    (k2, crate::data::search::SearchValue::Bool(b)),
+                ]
+                .into_iter()
+                .collect();
+                EventKind::SearchAttributesUpserted { attributes }
+            })
+            .boxed(),
     ])
 }
 

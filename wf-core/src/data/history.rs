@@ -4,6 +4,7 @@
 use super::activity::{ActivityFailure, ActivityOptions, TimeoutKind};
 use super::payload::Payload;
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo};
+use super::search::SearchAttributes;
 use super::update::UpdateOutcome;
 use serde::{Deserialize, Serialize};
 
@@ -228,13 +229,19 @@ pub enum EventKind {
     },
     /// The run's cancellation was requested while a child it awaits was running: the child is
     /// asked to cancel (delivered with this task's commit). Children started with
-    /// `ParentClosePolicy::Abandon` are left alone. (Last variant: history encoding depends on
-    /// the order of variants.)
+    /// `ParentClosePolicy::Abandon` are left alone.
     ChildCancelRequested {
         /// Sequence number of the child's start command.
         seq: u32,
         /// The child's workflow id.
         workflow_id: String,
+    },
+    /// The workflow set search attributes (`ctx.upsert_search_attributes`): these keys now
+    /// hold these values, the others keep theirs. (Last variant: history encoding depends on
+    /// the order of variants.)
+    SearchAttributesUpserted {
+        /// The keys set, with their new values.
+        attributes: SearchAttributes,
     },
 }
 
@@ -266,6 +273,7 @@ impl EventKind {
             EventKind::ExternalSignalSent { .. } => "ExternalSignalSent",
             EventKind::WorkflowCancelled { .. } => "WorkflowCancelled",
             EventKind::ChildCancelRequested { .. } => "ChildCancelRequested",
+            EventKind::SearchAttributesUpserted { .. } => "SearchAttributesUpserted",
         }
     }
 
@@ -375,6 +383,11 @@ impl EventKind {
             EventKind::ChildCancelRequested { seq, workflow_id } => {
                 format!("#{seq} {workflow_id:?}")
             }
+            EventKind::SearchAttributesUpserted { attributes } => attributes
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
             EventKind::ChildWorkflowStarted {
                 seq,
                 workflow_id,

@@ -62,6 +62,8 @@ pub enum Ident {
     BuildId,
     /// A start's request id (dedupe).
     RequestId,
+    /// A search attribute's key.
+    SearchAttributeKey,
 }
 
 impl Ident {
@@ -81,6 +83,7 @@ impl Ident {
             Ident::TaskQueue => "task queue name",
             Ident::BuildId => "build id",
             Ident::RequestId => "start request id",
+            Ident::SearchAttributeKey => "search attribute key",
         }
     }
 
@@ -99,7 +102,8 @@ impl Ident {
             | Ident::UpdateName
             | Ident::ActivityName
             | Ident::TaskQueue
-            | Ident::BuildId => MAX_NAME_BYTES,
+            | Ident::BuildId
+            | Ident::SearchAttributeKey => MAX_NAME_BYTES,
         }
     }
 

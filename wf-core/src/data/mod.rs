@@ -18,5 +18,6 @@ pub mod message;
 pub mod payload;
 mod render;
 pub mod run;
+pub mod search;
 pub mod task_token;
 pub mod update;

@@ -2,7 +2,9 @@
 //! conflicts, failed workflow tasks, the summary `describe()` shows, and list filters.
 
 use super::payload::Payload;
+use super::search::SearchValue;
 use serde::{Deserialize, Serialize};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Lifecycle state of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -236,7 +238,21 @@ impl RunSummary {
     }
 }
 
-/// Filter for listing runs.
+/// Filter for listing runs. Every condition set must hold.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use wf_core::data::search::SearchValue;
+/// use wf_core::{ListFilter, RunStatus};
+/// let page = ListFilter {
+///     workflow_type: Some("order".into()),
+///     status: Some(RunStatus::Running),
+///     search: vec![("customer".into(), SearchValue::from("acme"))],
+///     started_after: Some(SystemTime::now() - Duration::from_secs(3600)),
+///     limit: 50,
+///     ..ListFilter::default()
+/// };
+/// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ListFilter {
     /// Only runs of this workflow type.
@@ -247,6 +263,48 @@ pub struct ListFilter {
     pub latest_only: bool,
     /// At most this many (newest first); 0 = no limit.
     pub limit: usize,
+    /// Only runs whose search attributes hold each of these values (same kind, equal value).
+    pub search: Vec<(String, SearchValue)>,
+    /// Only runs started at or after this time.
+    pub started_after: Option<SystemTime>,
+    /// Only runs started before this time.
+    pub started_before: Option<SystemTime>,
+    /// Only runs closed at or after this time (running runs never match).
+    pub closed_after: Option<SystemTime>,
+    /// Only runs closed before this time (running runs never match).
+    pub closed_before: Option<SystemTime>,
+    /// Paging: only runs listed after this one (the run id of the last run of the previous
+    /// page, with the same filter). A run id that names no run gives an empty page.
+    pub after_run_id: Option<String>,
+}
+
+impl ListFilter {
+    /// The time bounds in engine-clock ms, as stores compare them: started after, started
+    /// before, closed after, closed before.
+    pub fn time_bounds_ms(&self) -> [Option<i64>; 4] {
+        let ms = |t: Option<SystemTime>| {
+            t.map(|t| match t.duration_since(UNIX_EPOCH) {
+                Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+                Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
+            })
+        };
+        [
+            ms(self.started_after),
+            ms(self.started_before),
+            ms(self.closed_after),
+            ms(self.closed_before),
+        ]
+    }
+
+    /// Whether a run started at `created_ms` and closed at `closed_ms` is within the time
+    /// bounds.
+    pub fn times_match(&self, created_ms: i64, closed_ms: Option<i64>) -> bool {
+        let [sa, sb, ca, cb] = self.time_bounds_ms();
+        sa.is_none_or(|t| created_ms >= t)
+            && sb.is_none_or(|t| created_ms < t)
+            && ca.is_none_or(|t| closed_ms.is_some_and(|c| c >= t))
+            && cb.is_none_or(|t| closed_ms.is_some_and(|c| c < t))
+    }
 }
 
 #[cfg(test)]

@@ -48,6 +48,13 @@ impl From<SignalWaitError> for WorkflowError {
     }
 }
 
+impl From<LimitError> for WorkflowError {
+    /// A value out of the limits (a search attribute key, say) fails the run with its message.
+    fn from(e: LimitError) -> Self {
+        WorkflowError::Failed(e.to_string())
+    }
+}
+
 impl From<Cancelled> for WorkflowError {
     fn from(_: Cancelled) -> Self {
         WorkflowError::Cancelled

@@ -65,6 +65,10 @@ fn same_command(recorded: &EventKind, actual: &EventKind) -> bool {
                 workflow_id: m,
             },
         ) => a == b && n == m,
+        (
+            SearchAttributesUpserted { attributes: a },
+            SearchAttributesUpserted { attributes: b },
+        ) => a.keys().eq(b.keys()),
         (WorkflowCancelled { .. }, WorkflowCancelled { .. }) => true,
         (WorkflowCompleted { .. }, WorkflowCompleted { .. })
         | (WorkflowFailed { .. }, WorkflowFailed { .. })

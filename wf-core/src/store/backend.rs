@@ -3,14 +3,14 @@
 //! one rule (or one primitive) in one transaction.
 
 use super::records::{
-    ActivityTask, DeliverOutcome, EngineRecord, PendingMessages, RunRecord, ScheduleRow,
+    ActivityTask, DeliverOutcome, EngineRecord, PendingMessages, RunRecord, RunSearch, ScheduleRow,
     StartOutcome, StartRequest, TaskCommit, WorkflowTask,
 };
 use super::rules::tx::{
     ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable, Tx, UpdateTable,
 };
 use super::rules::{
-    activities, commit, complete, deliver, engines, leases, purge, reads, schedules, start,
+    activities, commit, complete, deliver, engines, leases, purge, reads, schedules, search, start,
     terminate, timers,
 };
 use super::{Store, StoreFuture};
@@ -416,6 +416,10 @@ impl<B: Backend> Store for B {
     fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>> {
         let run_id = run_id.to_owned();
         self.read(move |tx| Box::pin(async move { tx.run_activities(&run_id).await }))
+    }
+
+    fn run_search(&self, run_ids: Vec<String>) -> StoreFuture<'_, Vec<RunSearch>> {
+        self.read(move |tx| Box::pin(search::run_search(tx, run_ids)))
     }
 
     fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()> {

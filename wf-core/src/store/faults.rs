@@ -26,7 +26,7 @@
 use super::{
     ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, DeliverOutcome,
     EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages, RunRecord,
-    ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
+    RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
     TaskFailure, UpdateRecord, WorkflowTask,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -632,6 +632,10 @@ impl Store for FaultStore {
         self.plain(Op::Read, move || self.inner.pending_activities(&run_id))
     }
 
+    fn run_search(&self, run_ids: Vec<String>) -> StoreFuture<'_, Vec<RunSearch>> {
+        self.plain(Op::Read, move || self.inner.run_search(run_ids))
+    }
+
     fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()> {
         self.plain(Op::Schedule, move || self.inner.create_schedule(row))
     }
@@ -745,6 +749,7 @@ mod tests {
                 continued_from: None,
                 parent: None,
                 task_queue: "default".into(),
+                memo: Default::default(),
             },
             policy: Default::default(),
             reuse: Default::default(),

@@ -61,7 +61,8 @@ pub use rules::complete::ASYNC_COMPLETION_OWNER;
 pub use rules::tx::{
     ActivityTable, Attempt, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
     NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
-    ScheduleTable, StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
+    ScheduleTable, SearchTable, StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow,
+    UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
@@ -291,6 +292,10 @@ pub trait Store: Send + Sync + 'static {
 
     /// Pending activities of a run.
     fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>>;
+
+    /// The search attributes and memo of each of these runs, in their order (empty for a
+    /// run that has none, or that does not exist).
+    fn run_search(&self, run_ids: Vec<String>) -> StoreFuture<'_, Vec<RunSearch>>;
 
     /// Creates a schedule (version 1); `ScheduleExists` if the id is taken.
     fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()>;

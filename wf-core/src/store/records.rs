@@ -6,6 +6,7 @@ use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, IdReusePolicy, ParentInfo, RunStatus, TaskFailure};
+use crate::data::search::{Memo, SearchAttributes};
 use crate::data::update::{UpdateRecord, UpdateState};
 
 /// One run as stored.
@@ -61,6 +62,9 @@ pub struct NewRun {
     pub parent: Option<ParentInfo>,
     /// The task queue whose workers run it ([`DEFAULT_TASK_QUEUE`](super::DEFAULT_TASK_QUEUE) unless chosen).
     pub task_queue: String,
+    /// Its memo (none when empty). A continue-as-new with an empty memo keeps the previous
+    /// run's memo, as it keeps its search attributes.
+    pub memo: Memo,
 }
 
 impl NewRun {
@@ -95,6 +99,15 @@ impl NewRun {
             summary: Payload::default(),
         }
     }
+}
+
+/// What lists and describe show of a run besides its row: its search attributes and memo.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunSearch {
+    /// The search attributes, by key.
+    pub attributes: SearchAttributes,
+    /// The memo, by key.
+    pub memo: Memo,
 }
 
 /// A request to start a run, optionally with messages delivered atomically with the start
@@ -184,6 +197,8 @@ pub struct NewActivityTask {
 
 /// How a run closes at the end of a workflow task.
 #[derive(Debug, Clone, PartialEq)]
+// One per closing task, moved once: boxing the continue-as-new run would save nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum RunClose {
     /// Returned a value.
     Completed(Payload),

@@ -1,8 +1,8 @@
 //! The workflow side: what a workflow type is (its definition and handler table), the context
 //! its code runs with, one file per command kind holding that command's whole lifecycle and
 //! its future (activity, timer, child, external signal, signal wait, condition, patch,
-//! cancellation), the deterministic executor, deterministic synchronization, and
-//! deterministic combinators (join, select).
+//! cancellation, cancellation scopes, search attributes), the deterministic executor,
+//! deterministic synchronization, and deterministic combinators (join, select).
 //!
 //! Workflow code is `!Send` and runs on the engine's executor, never on tokio.
 //!
@@ -25,6 +25,7 @@ mod metadata;
 pub(crate) mod patch;
 mod rng;
 mod scope;
+mod search;
 mod signal;
 pub mod sync;
 mod timer;

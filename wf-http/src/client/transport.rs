@@ -91,7 +91,7 @@ impl HttpTransport {
     /// Checks that the server answers and takes the token.
     pub(crate) async fn check(&self) -> Result<(), WfError> {
         let _: serde_json::Value = self.call(Method::GET, "/healthz", NO_BODY).await?;
-        let _: RunsPage = self.call(Method::GET, "/_/runs?limit=1", NO_BODY).await?;
+        let _: RunsPage<Payload> = self.call(Method::GET, "/_/runs?limit=1", NO_BODY).await?;
         Ok(())
     }
 
@@ -178,17 +178,10 @@ fn run_path(workflow_id: &str, tail: &str) -> String {
     format!("/{ANY_TYPE}/runs/{}{tail}", segment(workflow_id))
 }
 
-/// One path segment, percent-encoded (everything but unreserved characters).
+/// One path segment, percent-encoded as query values are (everything but unreserved
+/// characters).
 fn segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    crate::list_query::escape(s)
 }
 
 fn stage_str(stage: UpdateStage) -> &'static str {
@@ -214,6 +207,7 @@ impl Transport for HttpTransport {
                 id_reuse: Some(request.options.id_reuse.as_str().to_string()),
                 request_id: request.options.request_id,
                 messages: request.messages,
+                memo: request.options.memo,
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;
@@ -339,20 +333,20 @@ impl Transport for HttpTransport {
     fn list(&self, filter: ListFilter) -> CallFuture<'_, Vec<RunInfo>> {
         Box::pin(async move {
             let ty = filter.workflow_type.as_deref().unwrap_or(ANY_TYPE);
-            let status = filter.status.map_or("", |s| s.as_str());
+            let query = crate::list_query::encode(&filter);
             let mut runs = Vec::new();
-            let mut cursor = String::new();
+            let mut cursor = filter.after_run_id.clone().unwrap_or_default();
             loop {
                 let want = match filter.limit {
                     0 => PAGE,
                     n => (n - runs.len()).min(PAGE),
                 };
                 let path = format!(
-                    "/{}/runs?status={status}&latest={}&limit={want}&cursor={cursor}",
+                    "/{}/runs?{query}&limit={want}&cursor={}",
                     segment(ty),
-                    filter.latest_only
+                    crate::list_query::escape(&cursor)
                 );
-                let page: RunsPage = self.call(Method::GET, &path, NO_BODY).await?;
+                let page: RunsPage<Payload> = self.call(Method::GET, &path, NO_BODY).await?;
                 runs.extend(page.runs.into_iter().map(|r| r.into_info()));
                 match page.next_cursor {
                     Some(next) if filter.limit == 0 || runs.len() < filter.limit => cursor = next,

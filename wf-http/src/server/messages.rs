@@ -40,12 +40,17 @@ pub(crate) async fn start(
     let wt = api
         .named_type(&ty)?
         .ok_or_else(|| Failure::not_found(format!("start a run of a named type, not {ty:?}")))?;
-    let (b, input) = match codec {
+    let (b, input, memo) = match codec {
         Codec::Json => {
             let mut b: StartBody<Value> = codec.decode(body, None)?;
             let input = json::to_payload(&b.input.take().unwrap_or(Value::Null))?;
             check_input(wt, &input)?;
-            (b.without_input(), input)
+            let memo = b
+                .memo
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), json::to_payload(v)?)))
+                .collect::<Result<_, Failure>>()?;
+            (b.without_input(), input, memo)
         }
         Codec::Msgpack => {
             let mut b: StartBody<Payload> = codec.decode(body, None)?;
@@ -53,7 +58,8 @@ pub(crate) async fn start(
                 Some(input) => input,
                 None => Payload::encode(&())?,
             };
-            (b.without_input(), input)
+            let memo = std::mem::take(&mut b.memo);
+            (b.without_input(), input, memo)
         }
     };
     let StartBody {
@@ -70,6 +76,7 @@ pub(crate) async fn start(
         id_reuse: reuse_policy(id_reuse.as_deref())?,
         task_queue,
         request_id,
+        memo,
     };
     let started = api
         .client()

@@ -16,7 +16,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
-use wf_core::{HistoryEvent, ListFilter, Payload, Role, RunStatus, UpdateStage, WorkflowType};
+use wf_core::{HistoryEvent, Payload, Role, UpdateStage, WorkflowType};
 
 /// History events per page by default, and at most.
 const HISTORY_PAGE: usize = 1_000;
@@ -183,60 +183,57 @@ fn event_json(e: &HistoryEvent) -> Result<Value, Failure> {
     }))
 }
 
-#[derive(Deserialize)]
-pub(crate) struct ListParams {
-    status: Option<String>,
-    limit: Option<usize>,
-    cursor: Option<String>,
-    latest: Option<bool>,
-}
-
-/// `GET /{type}/runs?status=&limit=&cursor=&latest=`: newest first. The cursor is an
-/// offset into that order.
+/// `GET /{type}/runs?status=&latest=&search=KEY=VALUE&started_after_ms=&started_before_ms=
+/// &closed_after_ms=&closed_before_ms=&limit=&cursor=` (see `list_query`): newest first. The
+/// cursor is the run id of the last run of the previous page (`next_cursor`).
 pub(crate) async fn list(
     State(api): State<Api>,
     p: Result<Path<String>, PathRejection>,
-    q: Result<Query<ListParams>, QueryRejection>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, Failure> {
     let ty = path(p)?;
-    let q = query(q)?;
-    let workflow_type = api.named_type(&ty)?.map(|wt| wt.name.to_string());
-    let status = match q.status.as_deref() {
-        None | Some("") => None,
-        Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
-            let all: Vec<&str> = RunStatus::ALL.iter().map(|s| s.as_str()).collect();
-            Failure::invalid_args(
-                format!("status must be one of {}, not {s:?}", all.join(", ")),
-                None,
-            )
-        })?),
-    };
-    let offset: usize = match q.cursor.as_deref() {
-        None | Some("") => 0,
-        Some(c) => c
-            .parse()
-            .map_err(|_| Failure::invalid_args(format!("bad cursor {c:?}"), None))?,
-    };
-    let limit = q.limit.unwrap_or(LIST_PAGE).clamp(1, LIST_PAGE_MAX);
-    let runs = api
-        .client()
-        .list(ListFilter {
-            workflow_type,
-            status,
-            latest_only: q.latest.unwrap_or(false),
-            limit: offset.saturating_add(limit).saturating_add(1),
-        })
-        .await?;
-    let more = runs.len() > offset.saturating_add(limit);
-    let runs: Vec<RunBody> = runs
-        .iter()
-        .skip(offset)
-        .take(limit)
-        .map(RunBody::of)
-        .collect();
-    let next_cursor = more.then(|| (offset + limit).to_string());
-    Ok(Codec::of(&headers).reply(200, &RunsPage { runs, next_cursor }))
+    let pairs = query(q)?;
+    let bad = |m: String| Failure::invalid_args(m, None);
+    let mut filter = crate::list_query::decode(&pairs).map_err(bad)?;
+    filter.workflow_type = api.named_type(&ty)?.map(|wt| wt.name.to_string());
+    let mut limit = LIST_PAGE;
+    for (name, value) in &pairs {
+        match name.as_str() {
+            "limit" => {
+                limit = value
+                    .parse::<usize>()
+                    .map_err(|_| bad(format!("limit must be a count, not {value:?}")))?
+            }
+            "cursor" if !value.is_empty() => filter.after_run_id = Some(value.clone()),
+            _ => {}
+        }
+    }
+    let limit = limit.clamp(1, LIST_PAGE_MAX);
+    filter.limit = limit.saturating_add(1);
+    let mut runs = api.client().list(filter).await?;
+    let more = runs.len() > limit;
+    runs.truncate(limit);
+    let next_cursor = more
+        .then(|| runs.last().map(|r| r.run_id.clone()))
+        .flatten();
+    let codec = Codec::of(&headers);
+    match codec {
+        Codec::Json => {
+            let runs = runs
+                .iter()
+                .map(|r| RunBody::of(r, json::from_payload))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(codec.reply(200, &RunsPage { runs, next_cursor }))
+        }
+        Codec::Msgpack => {
+            let runs = runs
+                .iter()
+                .map(|r| RunBody::of(r, |p| Ok::<_, Failure>(p.clone())))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(codec.reply(200, &RunsPage { runs, next_cursor }))
+        }
+    }
 }
 
 #[derive(Deserialize)]

@@ -80,6 +80,11 @@ impl LocalTransport {
         let activities = store.pending_activities(&run.run_id).await?;
         let updates = store.pending_updates(&run.run_id).await?;
         let summary = RunSummary::of(&run.summary);
+        let search = store
+            .run_search(vec![run.run_id.clone()])
+            .await?
+            .pop()
+            .unwrap_or_default();
         Ok(Description {
             workflow_id: run.workflow_id,
             run_id: run.run_id,
@@ -111,17 +116,24 @@ impl LocalTransport {
             buffered_signals: summary.buffered_signals,
             running_handlers: summary.running_handlers,
             task_failure: run.task_failure,
+            search_attributes: search.attributes,
+            memo: search.memo,
         })
     }
 
     pub(super) async fn list(&self, filter: ListFilter) -> Result<Vec<RunInfo>, WfError> {
-        Ok(self
-            .core
-            .store
-            .list_runs(filter)
-            .await?
+        if let Some(run_id) = &filter.after_run_id {
+            Ident::RunId.check(run_id)?;
+        }
+        let store = &self.core.store;
+        let runs = store.list_runs(filter).await?;
+        let searches = store
+            .run_search(runs.iter().map(|r| r.run_id.clone()).collect())
+            .await?;
+        Ok(runs
             .into_iter()
-            .map(|r| RunInfo {
+            .zip(searches)
+            .map(|(r, search)| RunInfo {
                 workflow_id: r.workflow_id,
                 run_id: r.run_id,
                 workflow_type: r.workflow_type,
@@ -129,6 +141,8 @@ impl LocalTransport {
                 history_length: r.next_event_id.saturating_sub(1),
                 started_at: ms_to_time(r.created_ms),
                 closed_at: r.closed_ms.map(ms_to_time),
+                search_attributes: search.attributes,
+                memo: search.memo,
             })
             .collect())
     }

@@ -31,6 +31,12 @@ impl LocalTransport {
         if let Some(request_id) = &options.request_id {
             Ident::RequestId.check(request_id)?;
         }
+        for key in options.memo.keys() {
+            Ident::SearchAttributeKey.check(key)?;
+        }
+        if !options.memo.is_empty() {
+            check_size("the memo", &crate::data::search::encode_memo(&options.memo))?;
+        }
         let core = &self.core;
         let def = core.registry.definition(&workflow_type)?;
         check_size("the start input", &input)?;
@@ -78,6 +84,7 @@ impl LocalTransport {
                 task_queue: options
                     .task_queue
                     .unwrap_or_else(|| core.config.task_queue.clone()),
+                memo: options.memo,
             },
             policy: options.id_conflict,
             reuse: options.id_reuse,

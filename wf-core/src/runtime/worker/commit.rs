@@ -145,6 +145,8 @@ fn run_close(
                 continued_from: Some(run.run_id.clone()),
                 parent: instance.parent(),
                 task_queue: run.task_queue.clone(),
+                // The store carries the previous run's memo over.
+                memo: Default::default(),
             })
         }
     }
@@ -197,6 +199,7 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
                         seq: *seq,
                     }),
                     task_queue: task_queue.clone().unwrap_or_else(|| run.task_queue.clone()),
+                    memo: Default::default(),
                 },
             ));
         }

@@ -17,6 +17,7 @@ fn next_run(run_id: &str) -> NewRun {
         continued_from: None,
         parent: None,
         task_queue: "default".into(),
+        memo: Default::default(),
     }
 }
 

@@ -28,6 +28,7 @@ pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
         continued_from: None,
         parent: None,
         task_queue: "default".into(),
+        memo: Default::default(),
     }
 }
 

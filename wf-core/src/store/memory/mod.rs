@@ -16,6 +16,7 @@ mod inbox;
 mod purge;
 mod runs;
 mod schedules;
+mod search;
 mod starts;
 mod tables;
 mod timers;

@@ -169,6 +169,13 @@ impl RunTable for MemoryTx {
 
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
         let latest = |r: &RunRecord| self.latest_run_id(&r.workflow_id) == Some(&r.run_id);
+        let after = match &filter.after_run_id {
+            None => None,
+            Some(run_id) => match self.runs.get(run_id) {
+                Some(e) => Some(e.seq),
+                None => return Ok(Vec::new()),
+            },
+        };
         let mut runs: Vec<&RunEntry> = self
             .runs
             .values()
@@ -180,6 +187,15 @@ impl RunTable for MemoryTx {
                     .is_none_or(|t| *t == e.row.record.workflow_type)
             })
             .filter(|e| filter.status.is_none_or(|s| s == e.row.record.status))
+            .filter(|e| {
+                let r = &e.row.record;
+                filter.times_match(r.created_ms, r.closed_ms)
+                    && filter
+                        .search
+                        .iter()
+                        .all(|(key, value)| self.has_attribute(&r.run_id, key, value))
+            })
+            .filter(|e| after.is_none_or(|seq| e.seq < seq))
             .collect();
         runs.sort_by_key(|e| std::cmp::Reverse(e.seq));
         let limit = if filter.limit == 0 {

@@ -3,7 +3,9 @@
 
 use super::undo::{Journal, UndoMap};
 use crate::data::message::Message;
+use crate::data::payload::Payload;
 use crate::data::run::RunStatus;
+use crate::data::search::SearchValue;
 use crate::data::update::UpdateRecord;
 use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::{ActivityTask, EngineRecord, ScheduleRow};
@@ -37,6 +39,10 @@ pub struct MemoryTx {
     pub(super) schedules: UndoMap<String, ScheduleRow>,
     /// Engines by id.
     pub(super) engines: UndoMap<String, EngineRecord>,
+    /// Search attributes by (run id, key).
+    pub(super) search: UndoMap<(String, String), SearchValue>,
+    /// Encoded memos by run id.
+    pub(super) memos: UndoMap<String, Payload>,
     /// The last number given to a run, an inbox message, an update. Not undone: a failed call
     /// may leave a gap, which orders nothing differently.
     pub(super) last_seq: u64,
@@ -99,7 +105,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 12] {
+    fn journals(&mut self) -> [&mut dyn Journal; 14] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -113,6 +119,8 @@ impl MemoryTx {
             &mut self.due_timers,
             &mut self.schedules,
             &mut self.engines,
+            &mut self.search,
+            &mut self.memos,
         ]
     }
 

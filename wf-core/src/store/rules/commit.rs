@@ -74,6 +74,7 @@ pub(crate) async fn commit<X: Tx>(
     if !chunk.is_empty() {
         tx.insert_events(run_id, run.next_event_id, &chunk).await?;
     }
+    super::search::index_upserts(tx, run_id, c.events.iter().map(|(_, kind)| kind)).await?;
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
     }
@@ -179,6 +180,7 @@ pub(crate) async fn commit<X: Tx>(
             ..new
         };
         create_run(tx, &new, &record.chain_id, now).await?;
+        super::search::carry_over(tx, run_id, &new.run_id, !new.memo.is_empty()).await?;
     }
     let effects = SideEffects {
         start_children: std::mem::take(&mut c.start_children),

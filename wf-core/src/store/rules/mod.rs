@@ -20,6 +20,7 @@ pub(crate) mod leases;
 pub(crate) mod purge;
 pub(crate) mod reads;
 pub(crate) mod schedules;
+pub(crate) mod search;
 pub(crate) mod start;
 pub(crate) mod terminate;
 pub(crate) mod timers;

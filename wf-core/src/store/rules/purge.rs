@@ -38,6 +38,7 @@ pub(crate) async fn purge_closed_runs<X: Tx>(
     tx.delete_runs_inbox(&run_ids).await?;
     tx.delete_runs_activities(&run_ids).await?;
     tx.delete_runs_timers(&run_ids).await?;
+    tx.delete_runs_search(&run_ids).await?;
     tx.delete_runs(&run_ids).await?;
     let mut chains: Vec<(String, String)> = batch
         .into_iter()

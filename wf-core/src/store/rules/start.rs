@@ -204,5 +204,6 @@ pub(crate) async fn create_run<X: Tx>(
     let record = new.created_record(chain_id, data.len() as u64, now_ms);
     tx.insert_run(&record).await?;
     tx.insert_events(&new.run_id, 1, &data).await?;
+    super::search::record_memo(tx, &new.run_id, &new.memo).await?;
     Ok(record)
 }

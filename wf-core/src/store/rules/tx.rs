@@ -17,6 +17,7 @@ use crate::data::activity::{ActivityFailure, ActivityOptions};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, RunStatus, TaskFailure};
+use crate::data::search::SearchAttributes;
 use crate::data::update::{UpdateRecord, UpdateState};
 use crate::error::StoreError;
 use crate::store::records::{ActivityTask, EngineRecord, NewActivityTask, RunRecord, ScheduleRow};
@@ -653,6 +654,43 @@ pub trait PurgeTable {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
+/// The `search_attributes` and `memos` tables: the typed key-values lists find runs by (one
+/// row per run and key: its kind and the canonical text of its value, indexed by key and
+/// value), and each run's memo.
+pub trait SearchTable {
+    /// Sets these search attributes of the run, replacing the values of keys it had.
+    fn put_search_attributes(
+        &mut self,
+        run_id: &str,
+        attributes: &SearchAttributes,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The run's search attributes (a stored row that does not read back is skipped).
+    fn search_attributes(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<SearchAttributes, StoreError>> + Send;
+
+    /// Sets the run's memo (an encoded [`Memo`](crate::data::search::Memo)).
+    fn put_memo(
+        &mut self,
+        run_id: &str,
+        memo: &Payload,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The run's encoded memo, if it has one.
+    fn memo(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Option<Payload>, StoreError>> + Send;
+
+    /// Deletes the search attributes and memos of these runs.
+    fn delete_runs_search(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
 /// One transaction on a store's tables: every table's primitives, plus what spans tables.
 ///
 /// A lease held by a registered engine whose liveness lease expired counts as expired
@@ -669,6 +707,7 @@ pub trait Tx:
     + ScheduleTable
     + EngineTable
     + PurgeTable
+    + SearchTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

@@ -59,6 +59,7 @@ mod rows;
 mod runs;
 mod schedules;
 mod schema;
+mod search;
 mod starts;
 mod timers;
 mod tx;

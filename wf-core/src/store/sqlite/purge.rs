@@ -8,7 +8,12 @@ use rusqlite::params;
 
 impl SqliteTx {
     /// Runs `sql` (one parameter) once for each id.
-    fn for_each_id(&mut self, sql: &str, ids: &[String], what: &'static str) -> Result<()> {
+    pub(super) fn for_each_id(
+        &mut self,
+        sql: &str,
+        ids: &[String],
+        what: &'static str,
+    ) -> Result<()> {
         let mut statement = self.conn.prepare_cached(sql).map_err(db(what))?;
         for id in ids {
             statement.execute([id]).map_err(db(what))?;

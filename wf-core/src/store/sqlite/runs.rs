@@ -170,8 +170,18 @@ impl RunTable for SqliteTx {
             " FROM runs r \
              WHERE (?1 IS NULL OR workflow_type = ?1) AND (?2 IS NULL OR status = ?2) \
              AND (?3 = 0 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
+             AND (?5 IS NULL OR run_id IN (SELECT s.run_id FROM json_each(?5) f \
+                  JOIN search_attributes s ON s.key = json_extract(f.value, '$[0]') \
+                  AND s.kind = json_extract(f.value, '$[1]') \
+                  AND s.value = json_extract(f.value, '$[2]') \
+                  GROUP BY s.run_id HAVING COUNT(*) = json_array_length(?5))) \
+             AND (?6 IS NULL OR created_ms >= ?6) AND (?7 IS NULL OR created_ms < ?7) \
+             AND (?8 IS NULL OR closed_ms >= ?8) AND (?9 IS NULL OR closed_ms < ?9) \
+             AND (?10 IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = ?10)) \
              ORDER BY seq DESC LIMIT ?4"
         );
+        let search = super::search::search_filter(&filter.search);
+        let [sa, sb, ca, cb] = filter.time_bounds_ms();
         let limit = if filter.limit == 0 {
             -1
         } else {
@@ -182,7 +192,18 @@ impl RunTable for SqliteTx {
             .conn
             .prepare_cached(sql)
             .and_then(|mut s| {
-                let args = params![filter.workflow_type, status, filter.latest_only, limit];
+                let args = params![
+                    filter.workflow_type,
+                    status,
+                    filter.latest_only,
+                    limit,
+                    search,
+                    sa,
+                    sb,
+                    ca,
+                    cb,
+                    filter.after_run_id
+                ];
                 s.query_map(args, RawRun::from_row)?.collect()
             })
             .map_err(db("list runs"))?;

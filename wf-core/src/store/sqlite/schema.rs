@@ -9,7 +9,7 @@ use rusqlite::Connection;
 /// The schema, one script per `user_version` (index 0 brings version 0 to 1). Never edit a
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
-    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7,
+    SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
 ];
 
 /// v7: start request ids per workflow id, with the run each start addressed and its chain
@@ -23,6 +23,23 @@ CREATE TABLE start_requests (
     PRIMARY KEY (workflow_id, request_id)
 ) WITHOUT ROWID;
 CREATE INDEX start_requests_by_chain ON start_requests(chain_id);
+";
+
+/// v8: search attributes (one row per run and key: its kind and the canonical text of its
+/// value, found by key and value) and memos.
+const SCHEMA_V8: &str = "
+CREATE TABLE search_attributes (
+    run_id  TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    value   TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE INDEX search_attributes_by_value ON search_attributes(key, kind, value, run_id);
+CREATE TABLE memos (
+    run_id  TEXT PRIMARY KEY,
+    data    BLOB NOT NULL
+) WITHOUT ROWID;
 ";
 
 /// v6: closed runs by close time, for retention's purge (oldest close first; `seq`, the
