@@ -94,6 +94,7 @@ const HANDLE_METHODS: &[&str] = &[
     "run_id",
     "signal",
     "signal_with_start",
+    "start_outcome",
     "terminate",
     "update_handle",
     "update_with_start",
