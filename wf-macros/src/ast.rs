@@ -208,7 +208,7 @@ impl<'a> Method<'a> {
 
     /// `#[validator(dynamic)]`: checks the `#[update(dynamic)]` handler.
     pub(crate) fn validates_dynamic(&self) -> bool {
-        matches!(&self.role, Role::Validator { update } if update == crate::dynamic::KEY)
+        matches!(&self.role, Role::Validator { update } if update == crate::attr::DYNAMIC)
     }
 
     pub(crate) fn is_handler(&self) -> bool {

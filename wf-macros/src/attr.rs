@@ -255,7 +255,7 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
                 }
                 Ok(())
             });
-            let name = crate::dynamic::unnamed(cx, what, name, dynamic);
+            let name = dynamic_unnamed(cx, what, name, dynamic);
             Some(Role::Query { name, dynamic })
         }
         RoleKind::Signal | RoleKind::Update => {
@@ -270,7 +270,7 @@ pub(crate) fn role(cx: &Ctxt, kind: RoleKind, attr: &Attribute) -> Option<Role> 
                 }
                 Ok(())
             });
-            let name = crate::dynamic::unnamed(cx, what, name, dynamic);
+            let name = dynamic_unnamed(cx, what, name, dynamic);
             Some(match kind {
                 RoleKind::Signal => Role::Signal {
                     name,
@@ -409,6 +409,28 @@ fn unfinished_policy(meta: &ParseNestedMeta) -> syn::Result<Unfinished> {
             lit.span(),
             format!("unknown value `{other:?}` for `unfinished`; valid values: `\"warn\"` (the default), `\"abandon\"`"),
         )),
+    }
+}
+
+/// The attribute key, and the validator target, that make a handler dynamic.
+pub(crate) const DYNAMIC: &str = "dynamic";
+
+/// A dynamic handler has no wire name: `name = ".."` next to `dynamic` is an error (on the
+/// name), and is dropped.
+fn dynamic_unnamed(cx: &Ctxt, what: &str, name: Option<LitStr>, dynamic: bool) -> Option<LitStr> {
+    match name {
+        Some(lit) if dynamic => {
+            cx.error_spanned_by(
+                &lit,
+                format!(
+                    "a dynamic {what} handler takes every {what} no other handler takes, so it has \
+                     no wire name of its own; remove `name = ..` (or remove `dynamic` to make a \
+                     named handler)"
+                ),
+            );
+            None
+        }
+        other => other,
     }
 }
 

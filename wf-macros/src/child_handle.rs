@@ -11,6 +11,19 @@ use crate::client::{generate, Bodies, Client, ClientMethod, Trait};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+/// The client trait of `wf` and, beside it, its child-handle trait (built from the same
+/// handler methods).
+pub(crate) fn client_and_child(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
+    let client = crate::client::client(wf, p, bodies);
+    let child = child_handle(wf, p, bodies);
+    let (client_decl, child_decl) = (client.declaration, child.declaration);
+    let (client_impl, child_impl) = (client.implementation, child.implementation);
+    Client {
+        declaration: quote!(#client_decl #child_decl),
+        implementation: quote!(#client_impl #child_impl),
+    }
+}
+
 /// The child-handle trait of `wf`; empty if the workflow has no signal (nothing to call) or
 /// no plain type name to derive the trait's from.
 pub(crate) fn child_handle(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {

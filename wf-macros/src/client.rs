@@ -45,7 +45,7 @@ pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
     );
 
     let methods: Vec<ClientMethod> = wf.handlers().map(|m| ClientMethod::new(wf, m, p)).collect();
-    let client = generate(
+    generate(
         p,
         bodies,
         &methods,
@@ -54,15 +54,7 @@ pub(crate) fn client(wf: &Workflow, p: &TokenStream, bodies: Bodies) -> Client {
             docs: [trait_doc, impl_doc],
             implemented_for: quote!(#p::WorkflowHandle<#self_ty>),
         },
-    );
-    // The parent-side child handle's trait, built from the same methods.
-    let child = crate::child_handle::child_handle(wf, p, bodies);
-    let (client_decl, child_decl) = (client.declaration, child.declaration);
-    let (client_impl, child_impl) = (client.implementation, child.implementation);
-    Client {
-        declaration: quote!(#client_decl #child_decl),
-        implementation: quote!(#client_impl #child_impl),
-    }
+    )
 }
 
 /// A generated extension trait: its name, its two doc paragraphs, and the type it is

@@ -8,40 +8,13 @@
 
 use crate::ast::{Method, Workflow};
 use crate::attr::{Role, RoleKind, Unfinished};
-use crate::check::{async_ctx, sync_mut_self, sync_ref_self, CTX};
 use crate::ctxt::Ctxt;
 use crate::hygiene::local;
+use crate::receiver::{async_ctx, sync_mut_self, sync_ref_self, CTX};
 use crate::{spans, ty};
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
-use syn::{LitStr, Type};
-
-/// The attribute key, and the validator target, that make a handler dynamic.
-pub(crate) const KEY: &str = "dynamic";
-
-/// A dynamic handler has no wire name: `name = ".."` next to `dynamic` is an error (on the
-/// name), and is dropped.
-pub(crate) fn unnamed(
-    cx: &Ctxt,
-    what: &str,
-    name: Option<LitStr>,
-    dynamic: bool,
-) -> Option<LitStr> {
-    match name {
-        Some(lit) if dynamic => {
-            cx.error_spanned_by(
-                &lit,
-                format!(
-                    "a dynamic {what} handler takes every {what} no other handler takes, so it has \
-                     no wire name of its own; remove `name = ..` (or remove `dynamic` to make a \
-                     named handler)"
-                ),
-            );
-            None
-        }
-        other => other,
-    }
-}
+use syn::Type;
 
 /// One dynamic handler of each role, and one validator for the dynamic update.
 pub(crate) fn one_per_role(cx: &Ctxt, wf: &Workflow) {

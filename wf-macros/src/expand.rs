@@ -70,7 +70,7 @@ fn workflow_impl(wf: &Workflow) -> TokenStream {
     let client::Client {
         declaration,
         implementation,
-    } = client::client(wf, p, client::Bodies::Real);
+    } = crate::child_handle::client_and_child(wf, p, client::Bodies::Real);
     let definition = definition(wf, p);
     quote! {
         #item

@@ -25,7 +25,7 @@ pub(crate) fn workflow(wf: &Workflow) -> TokenStream {
     let client::Client {
         declaration,
         implementation,
-    } = client::client(wf, &p, Bodies::Unreachable);
+    } = crate::child_handle::client_and_child(wf, &p, Bodies::Unreachable);
     // The run's types when they are usable as associated types; `()` stands in otherwise.
     let run = wf.run();
     let input = run

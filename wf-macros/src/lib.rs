@@ -22,6 +22,7 @@ mod dynamic;
 mod expand;
 mod fallback;
 mod hygiene;
+mod receiver;
 mod spans;
 mod standalone;
 mod ty;

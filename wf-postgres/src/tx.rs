@@ -326,7 +326,7 @@ impl PostgresTx {
 
     /// Sends the queued statements, then asks for the transaction's id, then `sql` (which ends
     /// with the `COMMIT`), all in one round trip: as [`send_then`](Self::send_then), plus what
-    /// it learnt of the transaction's id, with which [`settle`](crate::writer) finds out on a
+    /// it learnt of the transaction's id, with which the writer's `settle` finds out on a
     /// new connection whether a commit whose connection was lost went through. The id's
     /// answer comes before the `COMMIT` runs, so a connection lost while committing has
     /// usually delivered it. Fails before sending anything only if the id's statement cannot
