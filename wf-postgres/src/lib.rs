@@ -7,7 +7,7 @@
 //!   transaction, each in its own savepoint, and answers each caller after the `COMMIT`.
 //! - Task leases use `FOR UPDATE SKIP LOCKED`; a writer's reads of a run lock it (see
 //!   `runs.rs`), so two processes never both pass a rule's checks.
-//! - Wake-ups between processes: `NOTIFY` at commit, one `LISTEN`ing connection per store.
+//! - Wake-ups between processes: `NOTIFY` after each commit that made work ready, one `LISTEN`ing connection per store.
 //! - Versioned migrations on open, under an advisory lock; all tables in one schema
 //!   ([`PostgresOptions::schema`]).
 //! - No TLS: connections use `NoTls`. Reach a server that requires TLS through a local proxy

@@ -1,6 +1,7 @@
 //! Wake-ups from other processes: every store keeps one connection that `LISTEN`s on the
-//! schema's channel, and a writer whose batch made work ready (a message, a ready run or
-//! activity, a timer) sends one `NOTIFY` with it, delivered at commit. A notification from
+//! schema's channel, and once a writer's batch that made work ready (a message, a ready run
+//! or activity, a timer) has committed, the store's notifier sends one `NOTIFY` (see
+//! `notify.rs`). A notification from
 //! another store bumps a counter that the engine watches (`Store::changes`), so
 //! that it looks at the store at once instead of at its next slow poll. A dropped listening
 //! connection is made again, and its return counts as a change (what was missed meanwhile is

@@ -13,7 +13,7 @@
 //! flight. Writers on different workflows may still deadlock (a group commit's requests come
 //! in any order): PostgreSQL then fails one statement, and the writer runs that request again.
 
-use crate::rows::{get, run_columns, run_row, to_blob};
+use crate::rows::{get, run_columns, run_row, to_blob, RUN_COLUMNS};
 use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::{
     ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
@@ -53,6 +53,45 @@ impl PostgresTx {
             self.locked.insert(run_id.to_string());
         }
         Ok(())
+    }
+}
+
+impl PostgresTx {
+    /// [`Tx::load_run_and_peek_inbox`](wf_core::store::Tx::load_run_and_peek_inbox) in one
+    /// statement: the inbox is looked at under the run's locks (taken before the statement's
+    /// snapshot: the advisory lock is queued ahead of it), which every inbox insert takes too.
+    pub(crate) async fn run_and_inbox(
+        &mut self,
+        run_id: &str,
+        inbox_after: Option<Option<u64>>,
+    ) -> Result<(Option<RunRow>, bool)> {
+        let Some(after) = inbox_after else {
+            return Ok((self.load_run(run_id).await?, false));
+        };
+        let after = after.map_or(-1, |s| s.min(i64::MAX as u64) as i64);
+        let sql = if self.writer {
+            self.lock_run(run_id).await?;
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                ", EXISTS (SELECT 1 FROM inbox i WHERE i.run_id = $1 AND i.seq > $2) \
+                 FROM runs WHERE run_id = $1 FOR UPDATE"
+            )
+        } else {
+            concat!(
+                "SELECT ",
+                run_columns!(),
+                ", EXISTS (SELECT 1 FROM inbox i WHERE i.run_id = $1 AND i.seq > $2) \
+                 FROM runs WHERE run_id = $1"
+            )
+        };
+        let row = self
+            .query_opt(sql, &[&run_id, &after], "read a run and look at its inbox")
+            .await?;
+        match row {
+            Some(r) => Ok((Some(run_row(&r)?), get(&r, RUN_COLUMNS)?)),
+            None => Ok((None, false)),
+        }
     }
 }
 

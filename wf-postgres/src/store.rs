@@ -2,6 +2,7 @@
 //! and shutting down.
 
 use crate::connect::Connector;
+use crate::notify::Notifier;
 use crate::options::{valid_schema, PostgresOptions};
 use crate::tx::PostgresTx;
 use crate::writer::{reader_loop, submit, writer_loop, Inbox, Queue, Settings};
@@ -15,7 +16,7 @@ use wf_core::store::{
 /// The PostgreSQL [`Store`](wf_core::store::Store): many processes on many machines share one
 /// database. Writes that arrive together share one transaction (group commit); workflow and
 /// activity tasks are leased with `FOR UPDATE SKIP LOCKED`; wake-ups between processes go
-/// through `LISTEN/NOTIFY`.
+/// through `LISTEN/NOTIFY` (sent just after the commit, see `notify.rs`).
 ///
 /// Opened inside a tokio runtime, whose tasks drive its connections. Dropping the store ends
 /// them once the work already queued is answered.
@@ -75,7 +76,10 @@ impl PostgresStore {
             max_batch: options.max_batch.max(1),
             synchronous_commit: options.synchronous_commit,
             reconnect_for: options.reconnect_for,
-            notify: Some(format!("NOTIFY {channel}, '{instance}';")),
+            notifier: Some(Notifier::start(
+                Arc::clone(&connector),
+                format!("NOTIFY {channel}, '{instance}'"),
+            )),
             metrics: Some(Arc::clone(&metrics)),
         };
         let (writes, write_rx) = mpsc::unbounded_channel();
@@ -97,7 +101,7 @@ impl PostgresStore {
         let (reads, read_rx) = mpsc::unbounded_channel();
         let read_rx: Inbox = Arc::new(Mutex::new(read_rx));
         let read_settings = Settings {
-            notify: None,
+            notifier: None,
             metrics: None,
             ..settings
         };

@@ -243,6 +243,11 @@ impl PostgresTx {
         });
     }
 
+    /// Whether statements wait to be sent.
+    pub(crate) fn has_queued(&self) -> bool {
+        !self.queued.is_empty()
+    }
+
     /// Drops every statement not yet sent (a new transaction, a new connection).
     pub(crate) fn drop_queued(&mut self) {
         self.queued.clear();
@@ -424,5 +429,13 @@ impl Tx for PostgresTx {
     async fn release_savepoint(&mut self) -> Result<()> {
         self.later_batch("RELEASE SAVEPOINT nested", "close a savepoint");
         Ok(())
+    }
+
+    async fn load_run_and_peek_inbox(
+        &mut self,
+        run_id: &str,
+        inbox_after: Option<Option<u64>>,
+    ) -> Result<(Option<wf_core::store::RunRow>, bool)> {
+        self.run_and_inbox(run_id, inbox_after).await
     }
 }

@@ -150,8 +150,8 @@ pub(crate) struct Settings {
     pub(crate) synchronous_commit: bool,
     /// How long to try to reach the server again before failing the work in hand.
     pub(crate) reconnect_for: Duration,
-    /// The `NOTIFY` a batch that made work ready sends (None: none).
-    pub(crate) notify: Option<String>,
+    /// Tells other processes of a committed batch that made work ready (None: a reader's).
+    pub(crate) notifier: Option<crate::notify::Notifier>,
     /// Where a writer records its transactions (None: a reader's).
     pub(crate) metrics: Option<Arc<StoreMetrics>>,
 }
@@ -277,6 +277,9 @@ pub(crate) async fn writer_loop(
                 tx.commit_time,
             );
         }
+        if let (None, true, Some(notifier)) = (&failure, tx.notes.work, &settings.notifier) {
+            notifier.poke();
+        }
         if let Some(e) = &failure {
             tracing::error!(requests = batch.len(), error = %e, "wf-postgres: group commit failed");
             if !tx.client.is_closed() {
@@ -358,7 +361,7 @@ async fn write_batch(
                 Ran::Ok => {
                     // Its queued statements, then its savepoint released; the last request's
                     // round trip also commits the batch.
-                    let end = closing(tx, settings, i, last, true);
+                    let end = closing(i, last, true);
                     let (sent, xid) = if i == last {
                         let (failed, done, xid) = tx
                             .send_commit(&end, "commit a group of requests")
@@ -420,7 +423,7 @@ async fn write_batch(
             continue;
         }
         tx.forget_locks();
-        let sql = closing(tx, settings, i, last, false);
+        let sql = closing(i, last, false);
         if i < last {
             tx.batch(&sql, "close a savepoint")
                 .await
@@ -447,14 +450,14 @@ async fn write_batch(
 
 /// The statements that end request `i`'s savepoint (rolled back first unless the request is
 /// `kept`), then commit the batch after its `last` request, or open the next one's savepoint.
-fn closing(tx: &PostgresTx, settings: &Settings, i: usize, last: usize, kept: bool) -> String {
+fn closing(i: usize, last: usize, kept: bool) -> String {
     let rollback = if kept {
         ""
     } else {
         "ROLLBACK TO SAVEPOINT request; "
     };
     let then = if i == last {
-        format!("{}COMMIT", notify(tx, settings))
+        "COMMIT".to_string()
     } else if i == 0 {
         // Past the first request the transaction holds locks others may wait for: it waits
         // for a lock only briefly, then puts the request off (see `write_batch`), so that
@@ -465,17 +468,6 @@ fn closing(tx: &PostgresTx, settings: &Settings, i: usize, last: usize, kept: bo
         "SAVEPOINT request".to_string()
     };
     format!("{rollback}RELEASE SAVEPOINT request; {then}")
-}
-
-/// The `NOTIFY` a batch sends with its commit: when it made work ready. The commit of a
-/// transaction that notifies waits for a lock every notifying commit takes in turn: the short
-/// `lock_timeout` the batch set for its requests must not apply to it (it would fail the whole
-/// batch when commits queue up there).
-fn notify(tx: &PostgresTx, settings: &Settings) -> String {
-    match (&settings.notify, tx.notes.work) {
-        (Some(sql), true) => format!("SET LOCAL lock_timeout = 0; {sql}"),
-        _ => String::new(),
-    }
 }
 
 /// Finds out whether a batch whose connection was lost while committing (with `error`) went
@@ -542,6 +534,11 @@ fn unknown_commit(e: StoreError) -> StoreError {
 
 /// A reader task: reads in read-only snapshots until the queue closes. A read that fails on a
 /// lost connection runs again on a new one.
+///
+/// A snapshot costs no round trip of its own: its `BEGIN` goes with the first read's statement,
+/// and its `COMMIT` is sent without waiting for the answer (a read-only transaction has nothing
+/// to flush; the next batch's statements queue behind it on the connection, and a connection
+/// lost meanwhile shows on them). A single read is thus one round trip.
 pub(crate) async fn reader_loop(
     mut tx: PostgresTx,
     inbox: Inbox,
@@ -559,9 +556,14 @@ pub(crate) async fn reader_loop(
             loop {
                 runs += 1;
                 if !in_tx {
-                    if let Err(e) = begin(&mut tx, &connector, &settings, BEGIN).await {
-                        failure = Some(e);
-                        break;
+                    tx.drop_queued();
+                    if tx.client.is_closed() {
+                        if let Err(e) = begin(&mut tx, &connector, &settings, BEGIN).await {
+                            failure = Some(e);
+                            break;
+                        }
+                    } else {
+                        tx.begin_later(BEGIN);
                     }
                     in_tx = true;
                 }
@@ -570,6 +572,7 @@ pub(crate) async fn reader_loop(
                     break;
                 }
                 // A failed statement ends the snapshot: the next read opens another.
+                tx.drop_queued();
                 if !tx.client.is_closed() {
                     let _ = tx.client.batch_execute("ROLLBACK").await;
                 }
@@ -583,8 +586,12 @@ pub(crate) async fn reader_loop(
             }
         }
         if in_tx && failure.is_none() {
-            if let Err(e) = tx.batch("COMMIT", "end a read transaction").await {
-                failure = Some(e);
+            if tx.has_queued() {
+                // No read sent a statement: the `BEGIN` was never sent either.
+                tx.drop_queued();
+            } else {
+                // Sent on this first poll; its answer is not awaited (see above).
+                let _ = tx.client.batch_execute("COMMIT").now_or_never();
             }
         }
         for request in batch {
@@ -602,7 +609,7 @@ mod tests {
             max_batch: 1,
             synchronous_commit: true,
             reconnect_for: Duration::from_secs(10),
-            notify: None,
+            notifier: None,
             metrics: None,
         }
     }

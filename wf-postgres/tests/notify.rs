@@ -35,3 +35,21 @@ async fn a_start_in_one_store_moves_the_other_stores_changes() {
     assert!(moved(&mut changes).await, "the start was heard");
     assert!(listener.get_run("wf-1", None).await.unwrap().is_some());
 }
+
+/// The notification goes out after the commit, from a connection of the store's own: a store
+/// dropped as soon as its commit was answered still sends what it owes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_dropped_right_after_its_commit_still_notifies() {
+    let Some(db) = TestSchema::new("notify_drop") else {
+        return;
+    };
+    let listener = db.open().await;
+    let mut changes = listener.changes().expect("a PostgreSQL store listens");
+    assert!(moved(&mut changes).await, "the listener starts");
+    changes.mark_unchanged();
+
+    let writer = db.open().await;
+    start(&writer, "wf-1", "run-1", T0).await;
+    drop(writer);
+    assert!(moved(&mut changes).await, "the start was heard");
+}

@@ -240,8 +240,12 @@ pub(crate) struct Wakeups {
     pub timer: Wake,
     /// Activity attempts running here may have been cancelled (see `activity_worker::cancel`).
     pub cancelled: Wake,
-    /// Clients waiting on a workflow id.
+    /// Clients waiting for an outcome on a workflow id: a run closing (or continuing as new),
+    /// an update's state moving. Woken here and in the peers.
     pub waiters: Waiters,
+    /// Queries waiting for this engine's cached run to catch up: woken by every commit, here
+    /// only (`publish_local`).
+    pub progress: Waiters,
     /// What the peers are to be told.
     pub outbox: Arc<Outbox>,
     /// Set once the engine stops.
@@ -260,6 +264,10 @@ impl Wakeups {
             timer: Wake::new(flag::TIMER, outbox.clone()),
             cancelled: Wake::new(flag::CANCELLED, outbox.clone()),
             waiters: Waiters {
+                map: Mutex::default(),
+                outbox: outbox.clone(),
+            },
+            progress: Waiters {
                 map: Mutex::default(),
                 outbox: outbox.clone(),
             },

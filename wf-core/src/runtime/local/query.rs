@@ -105,7 +105,7 @@ impl LocalTransport {
         let deadline = tokio::time::Instant::now() + TASK_WAIT;
         if ours {
             loop {
-                let notify = core.wake.waiters.subscribe(workflow_id);
+                let notify = core.wake.progress.subscribe(workflow_id);
                 let committed = notify.notified();
                 tokio::pin!(committed);
                 committed.as_mut().enable();

@@ -483,7 +483,12 @@ impl Worker {
         if closes {
             core.wake.workflow.notify_one();
         }
-        core.wake.waiters.publish(&run.workflow_id);
+        core.wake.progress.publish_local(&run.workflow_id);
+        // Clients waiting on the workflow id care for outcomes only: a close, an update's
+        // state. Every other commit would wake them (and the peers') to read the run again.
+        if !running || !update_states.is_empty() || !direct_rejections.is_empty() {
+            core.wake.waiters.publish(&run.workflow_id);
+        }
         if let Some((reply, outcome)) = start_reply {
             let _ = reply.send(Ok(outcome));
         }

@@ -264,6 +264,7 @@ impl Worker {
             }
         }
         core.wake.timer.notify_one();
+        core.wake.progress.publish_local(&run.workflow_id);
         core.wake.waiters.publish(&run.workflow_id);
     }
 }

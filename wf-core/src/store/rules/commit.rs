@@ -30,13 +30,19 @@ pub(crate) async fn commit<X: Tx>(
 ) -> Result<(RunRecord, TaskCommit), StoreError> {
     let run_id = c.run_id.as_str();
     let now = c.now_ms;
-    let row = tx
-        .load_run(run_id)
-        .await?
-        .ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
+    // A lease-free commit needs an empty inbox; a leased close, none past what it consumed.
+    let inbox_after = if c.without_lease {
+        Some(None)
+    } else if c.close.is_some() {
+        Some(c.consumed_through)
+    } else {
+        None
+    };
+    let (row, inbox_waiting) = tx.load_run_and_peek_inbox(run_id, inbox_after).await?;
+    let row = row.ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
     if c.without_lease {
         check_unleased(&row, now)?;
-        if tx.inbox_has_after(run_id, None).await? {
+        if inbox_waiting {
             return Err(StoreError::NewMessages {
                 run_id: run_id.to_string(),
             });
@@ -55,10 +61,7 @@ pub(crate) async fn commit<X: Tx>(
         ));
     }
     // (A lease-free commit found the inbox empty above.)
-    if c.close.is_some()
-        && !c.without_lease
-        && tx.inbox_has_after(run_id, c.consumed_through).await?
-    {
+    if c.close.is_some() && !c.without_lease && inbox_waiting {
         return Err(StoreError::NewMessages {
             run_id: run_id.to_string(),
         });

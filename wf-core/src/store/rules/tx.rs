@@ -727,4 +727,23 @@ pub trait Tx:
 
     /// Closes the savepoint, keeping its changes as part of the enclosing transaction.
     fn release_savepoint(&mut self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// [`load_run`](RunTable::load_run), and, when `inbox_after` is given, whether the run's
+    /// inbox holds a message past it ([`inbox_has_after`](InboxTable::inbox_has_after); `false`
+    /// when the run is missing). A backend that can ask both in one round trip does so (a
+    /// workflow task's commit asks both before anything else).
+    fn load_run_and_peek_inbox(
+        &mut self,
+        run_id: &str,
+        inbox_after: Option<Option<u64>>,
+    ) -> impl Future<Output = Result<(Option<RunRow>, bool), StoreError>> + Send {
+        async move {
+            let row = self.load_run(run_id).await?;
+            let waiting = match inbox_after {
+                Some(after) if row.is_some() => self.inbox_has_after(run_id, after).await?,
+                _ => false,
+            };
+            Ok((row, waiting))
+        }
+    }
 }
