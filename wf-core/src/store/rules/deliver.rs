@@ -54,37 +54,37 @@ pub(crate) async fn deliver_to<X: Tx>(
             return Ok(DeliverOutcome::DuplicateUpdate(existing));
         }
     }
-    let refused = run.status != RunStatus::Running
-        || (matches!(message, Message::Signal { .. })
-            && RunSummary::cancel_requested_in(&run.summary));
-    // A signal id the chain already holds is answered as a duplicate even by a run that has
-    // closed or refuses signals since: the sender's first try was applied (its answer was
-    // lost, say), and a retry must learn that rather than a refusal.
-    if let Message::Signal {
-        signal_id: Some(id),
-        ..
-    } = &message
+    // The status a refusal reports: the run's own once closed; `Cancelled` for a signal to a
+    // run whose cancellation was requested (the seed's rule: it is on its way out and takes no
+    // more signals; updates still reach its handlers, and a dedupe hit above answers).
+    let refusal = if run.status != RunStatus::Running {
+        Some(run.status)
+    } else if matches!(message, Message::Signal { .. })
+        && RunSummary::cancel_requested_in(&run.summary)
     {
-        if refused && tx.has_signal_id(&run.chain_id, id).await? {
-            return Ok(DeliverOutcome::DuplicateSignal {
-                run_id: run.run_id.clone(),
-            });
+        Some(RunStatus::Cancelled)
+    } else {
+        None
+    };
+    if let Some(status) = refusal {
+        // A signal id the chain already holds is answered as a duplicate even by a run that
+        // has closed or refuses signals since: the sender's first try was applied (its answer
+        // was lost, say), and a retry must learn that rather than a refusal.
+        if let Message::Signal {
+            signal_id: Some(id),
+            ..
+        } = &message
+        {
+            if tx.has_signal_id(&run.chain_id, id).await? {
+                return Ok(DeliverOutcome::DuplicateSignal {
+                    run_id: run.run_id.clone(),
+                });
+            }
         }
-    }
-    if run.status != RunStatus::Running {
         return Err(StoreError::RunFinished {
             workflow_id: run.workflow_id.clone(),
             run_id: run.run_id.clone(),
-            status: run.status,
-        });
-    }
-    // The seed's rule: a run whose cancellation was requested takes no more signals (it is
-    // on its way out); updates still reach its handlers, and a dedupe hit above answers.
-    if matches!(message, Message::Signal { .. }) && RunSummary::cancel_requested_in(&run.summary) {
-        return Err(StoreError::RunFinished {
-            workflow_id: run.workflow_id.clone(),
-            run_id: run.run_id.clone(),
-            status: RunStatus::Cancelled,
+            status,
         });
     }
     if let Message::Signal {
