@@ -583,3 +583,19 @@ impl ActivityErrorBody {
         }
     }
 }
+
+/// `POST /_builds/current`: make a build current for a task queue.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CurrentBuildBody {
+    /// The task queue.
+    pub task_queue: String,
+    /// The build id to make current.
+    pub build_id: String,
+}
+
+/// `POST /{type}/runs/{id}/move`: move a run to another build.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MoveToBuildBody {
+    /// The build id to move the run to.
+    pub build_id: String,
+}

@@ -4,6 +4,7 @@
 //! updates, the run's row in one change, a close or a continue-as-new — and its effects on
 //! other runs (child starts, deliveries, terminations, notifications).
 
+use super::builds::{check_build, task_versioning};
 use super::deliver::{deliver_to, notify_run};
 use super::encode_failed;
 use super::leases::{check_task_owner, check_unleased};
@@ -36,6 +37,7 @@ pub(crate) async fn commit<X: Tx>(
         .ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
     if c.without_lease {
         check_unleased(&row, now)?;
+        check_build(&row.record, &c.build)?;
         if tx.inbox_has_after(run_id, None).await? {
             return Err(StoreError::NewMessages {
                 run_id: run_id.to_string(),
@@ -147,6 +149,7 @@ pub(crate) async fn commit<X: Tx>(
         summary: Some(&c.summary),
         ready_at,
         close: closing.clone(),
+        versioning: Some(task_versioning(&c.build)),
     })
     .await?;
 
