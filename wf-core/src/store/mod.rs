@@ -141,6 +141,8 @@ pub trait Store: Send + Sync + 'static {
     /// workflow types on these task queues, without a build or on `build_id` (the worker's
     /// build, see [`VersioningBehavior`]): a worker leases only what it can run, so processes
     /// with different registrations, queues and builds can share a store.
+    // The filters are what a poll is: a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     fn poll_workflow_tasks_of(
         &self,
         worker_id: &str,

@@ -30,10 +30,7 @@ pub(crate) async fn build_ids<X: Tx>(
 ) -> Result<Vec<BuildIdStatus>, StoreError> {
     let queue = task_queue.as_deref();
     let mut builds: BTreeMap<String, BuildIdStatus> = BTreeMap::new();
-    fn entry<'a>(
-        builds: &'a mut BTreeMap<String, BuildIdStatus>,
-        build_id: String,
-    ) -> &'a mut BuildIdStatus {
+    fn entry(builds: &mut BTreeMap<String, BuildIdStatus>, build_id: String) -> &mut BuildIdStatus {
         builds
             .entry(build_id.clone())
             .or_insert_with(|| BuildIdStatus {
