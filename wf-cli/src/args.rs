@@ -140,6 +140,9 @@ pub enum Command {
     /// token its code handed out.
     #[command(subcommand)]
     Activity(ActivityCommand),
+    /// Running runs by build id (pinned, auto-upgrade, not started) and the task queues each
+    /// build is current for: watch an old build drain. `set-current` and `move` change them.
+    Builds(BuildsArgs),
     /// Delete the runs closed more than a given time ago (completed, failed, cancelled,
     /// terminated, continued as new) with their histories, updates and dedupe ids, in batches
     /// (each one transaction). Running runs are never deleted.
@@ -192,6 +195,41 @@ pub struct ListArgs {
     /// Every run of each workflow id, not only the latest.
     #[arg(long)]
     pub all_runs: bool,
+    /// Only runs on this build (worker versioning: pinned to it, or following it as their
+    /// task queue's current build).
+    #[arg(long, value_name = "BUILD")]
+    pub build_id: Option<String>,
+}
+
+/// `wf builds`: worker versioning.
+#[derive(Debug, Args)]
+pub struct BuildsArgs {
+    /// Only this task queue (without a subcommand).
+    #[arg(long, value_name = "Q")]
+    pub queue: Option<String>,
+    /// What to change (none: list the builds).
+    #[command(subcommand)]
+    pub command: Option<BuildsCommand>,
+}
+
+/// `wf builds ...`.
+#[derive(Debug, Subcommand)]
+pub enum BuildsCommand {
+    /// Make BUILD the current build of task queue QUEUE: new runs start on it, auto-upgrade
+    /// runs move to it, pinned runs stay where they are.
+    SetCurrent {
+        /// The task queue.
+        queue: String,
+        /// The build id.
+        build: String,
+    },
+    /// Move a workflow's running run to BUILD (a pinned run whose build is gone).
+    Move {
+        /// The workflow id.
+        id: String,
+        /// The build id.
+        build: String,
+    },
 }
 
 /// `wf export`.

@@ -697,3 +697,80 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
     engine.shutdown().await;
     remove_db(&db);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn builds_are_counted_made_current_and_listed_by_build() {
+    let db = scratch("builds", "db");
+    let engine = Engine::builder()
+        .sqlite(&db)
+        .poll_interval(Duration::from_millis(20))
+        .build_id("v1")
+        .workflow::<Order>()
+        .versioning::<Order>(VersioningBehavior::Pinned)
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    client
+        .start::<Order>("o-v1", "a".to_string())
+        .await
+        .unwrap();
+    let d = db.to_str().unwrap();
+    let builds: Value =
+        serde_json::from_str(&ok(wf(&["--db", d, "--json", "builds"]).await)).unwrap();
+    assert_eq!(builds[0]["build_id"], "v1");
+    assert_eq!(builds[0]["pinned"], 1);
+
+    let out = ok(wf(&["--db", d, "builds", "set-current", "default", "v2"]).await);
+    assert!(out.contains("v2"), "{out}");
+    // A new run goes to v2, which no engine runs yet; the old one stays pinned to v1.
+    client
+        .start::<Order>("o-v2", "b".to_string())
+        .await
+        .unwrap();
+    let table = ok(wf(&["--db", d, "builds", "--queue", "default"]).await);
+    let v1 = table
+        .lines()
+        .find(|l| l.starts_with("v1"))
+        .unwrap_or_default();
+    let v2 = table
+        .lines()
+        .find(|l| l.starts_with("v2"))
+        .unwrap_or_default();
+    assert!(v1.contains("in use"), "{table}");
+    assert!(v2.contains("default"), "{table}");
+    let on_v2: Value =
+        serde_json::from_str(&ok(
+            wf(&["--db", d, "--json", "list", "--build-id", "v2"]).await
+        ))
+        .unwrap();
+    let ids: Vec<&str> = on_v2
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["workflow_id"].as_str())
+        .collect();
+    assert_eq!(ids, ["o-v2"]);
+
+    // The old build's run finishes on v1: v1 drains.
+    client
+        .handle::<Order>("o-v1")
+        .ship("x".into())
+        .await
+        .unwrap();
+    client.handle::<Order>("o-v1").result().await.unwrap();
+    let table = ok(wf(&["--db", d, "builds"]).await);
+    assert!(!table.lines().any(|l| l.starts_with("v1")), "{table}");
+    ok(wf(&["--db", d, "builds", "move", "o-v2", "v1"]).await);
+    client
+        .handle::<Order>("o-v2")
+        .ship("y".into())
+        .await
+        .unwrap();
+    assert_eq!(
+        client.handle::<Order>("o-v2").result().await.unwrap(),
+        "b: y (0)"
+    );
+    engine.shutdown().await;
+    remove_db(&db);
+}

@@ -56,6 +56,7 @@ pub use data::run::{
 };
 pub use data::search::{Memo, SearchAttributes, SearchValue};
 pub use data::update::UpdateOutcome;
+pub use data::versioning::{BuildIdStatus, VersioningBehavior};
 pub use error::{
     ActivityCallError, ActivityError, Cancelled, ChildError, Rejection, SignalExternalError,
     SignalWaitError, StoreError, UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,

@@ -1,7 +1,7 @@
 //! The query string of `GET /{type}/runs`, written by the remote client and read by the
 //! server: `status`, `latest`, `search` (repeated, `KEY=VALUE` with the value as
 //! `SearchValue::parse_filter` reads it), `started_after_ms`, `started_before_ms`,
-//! `closed_after_ms`, `closed_before_ms` (ms since the Unix epoch), plus `limit` and `cursor`
+//! `closed_after_ms`, `closed_before_ms` (ms since the Unix epoch), `build_id`, plus `limit` and `cursor`
 //! (the run id of the last run of the previous page).
 
 use crate::wire::{from_ms, to_ms};
@@ -28,6 +28,9 @@ pub(crate) fn encode(filter: &ListFilter) -> String {
         format!("status={}", filter.status.map_or("", |s| s.as_str())),
         format!("latest={}", filter.latest_only),
     ];
+    if let Some(build) = &filter.build_id {
+        parts.push(format!("build_id={}", escape(build)));
+    }
     for (key, value) in &filter.search {
         parts.push(format!(
             "search={}",
@@ -67,6 +70,7 @@ pub(crate) fn decode(pairs: &[(String, String)]) -> Result<ListFilter, String> {
                 })?);
             }
             "latest" => filter.latest_only = value == "true",
+            "build_id" if !value.is_empty() => filter.build_id = Some(value.clone()),
             "search" => {
                 let (key, text) = value
                     .split_once('=')
@@ -95,6 +99,7 @@ mod tests {
         let filter = ListFilter {
             status: Some(RunStatus::Completed),
             latest_only: true,
+            build_id: Some("v 2".into()),
             search: vec![
                 ("customer".into(), SearchValue::from("a&b=c")),
                 ("n".into(), SearchValue::Float(1.0)),

@@ -189,6 +189,9 @@ pub struct RunBody<V> {
     /// Its memo, by key.
     #[serde(default = "BTreeMap::new")]
     pub memo: BTreeMap<String, V>,
+    /// The build whose engines run it (worker versioning), if it is on one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -293,6 +296,7 @@ impl<V> RunBody<V> {
             closed_at_ms: r.closed_at.map(to_ms),
             search_attributes: r.search_attributes.clone(),
             memo: memo_of(&r.memo, value)?,
+            build_id: r.build_id.clone(),
         })
     }
 }
@@ -310,6 +314,7 @@ impl RunBody<wf_core::Payload> {
             closed_at: self.closed_at_ms.map(from_ms),
             search_attributes: self.search_attributes,
             memo: self.memo,
+            build_id: self.build_id,
         }
     }
 }
@@ -582,4 +587,20 @@ impl ActivityErrorBody {
             non_retryable: self.non_retryable,
         }
     }
+}
+
+/// `POST /_builds/current`: make a build current for a task queue.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CurrentBuildBody {
+    /// The task queue.
+    pub task_queue: String,
+    /// The build id to make current.
+    pub build_id: String,
+}
+
+/// `POST /{type}/runs/{id}/move`: move a run to another build.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MoveToBuildBody {
+    /// The build id to move the run to.
+    pub build_id: String,
 }

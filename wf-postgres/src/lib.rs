@@ -20,6 +20,7 @@
 //! deletes), and `testing.rs` (feature `testing`).
 
 mod activities;
+mod builds;
 mod connect;
 mod engines;
 mod events;

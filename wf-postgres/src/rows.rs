@@ -7,7 +7,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::Row;
 use wf_core::store::{
     ActivityFailure, ActivityTask, BackendError, BackendErrorKind, Payload, RunRecord, RunRow,
-    RunStatus, ScheduleRow, StoreError, TaskFailure,
+    RunStatus, ScheduleRow, StoreError, TaskFailure, VersioningBehavior,
 };
 
 /// Maps a PostgreSQL error to `Backend`, saying what was being done and whether a retry can
@@ -96,7 +96,7 @@ macro_rules! run_columns {
     () => {
         "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, history_bytes, \
          created_ms, closed_ms, result, failure, task_failure, summary, lease_owner, \
-         lease_until, task_queue"
+         lease_until, task_queue, build_id, versioning"
     };
 }
 pub(crate) use run_columns;
@@ -130,6 +130,8 @@ pub(crate) fn run_row(r: &Row) -> Result<RunRow, StoreError> {
             failure: get(r, 10)?,
             task_failure,
             summary: Payload::unchecked(get(r, 12)?),
+            build_id: get(r, 16)?,
+            versioning: get::<Option<&str>>(r, 17)?.and_then(VersioningBehavior::parse),
         },
         lease_owner: get(r, 13)?,
         lease_until: get(r, 14)?,

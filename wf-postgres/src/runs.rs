@@ -139,8 +139,9 @@ impl RunTable for PostgresTx {
         self.locked.insert(run.run_id.clone());
         self.later(
             "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-             next_event_id, history_bytes, created_ms, summary, ready_at, task_queue) \
-             VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7)",
+             next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, build_id) \
+             VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7, \
+             (SELECT build_id FROM task_queue_builds WHERE task_queue = $7))",
             owned![
                 run.run_id.clone(),
                 run.workflow_id.clone(),
@@ -168,7 +169,8 @@ impl RunTable for PostgresTx {
              task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
              lease_owner = NULL, lease_until = NULL, ready_at = $5, \
              status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
-             result = COALESCE($8, result), failure = COALESCE($9, failure) \
+             result = COALESCE($8, result), failure = COALESCE($9, failure), \
+             versioning = COALESCE(versioning, $10), build_id = COALESCE(build_id, $11) \
              WHERE run_id = $1",
             owned![
                 change.run_id.to_string(),
@@ -180,6 +182,11 @@ impl RunTable for PostgresTx {
                 close.map(|c| c.closed_ms),
                 close.and_then(|c| c.result).map(|p| p.as_bytes().to_vec()),
                 close.and_then(|c| c.failure).map(str::to_string),
+                change.versioning.map(|v| v.behavior.to_string()),
+                change
+                    .versioning
+                    .and_then(|v| v.build_id)
+                    .map(str::to_string),
             ],
             "update a run",
         )
@@ -224,8 +231,15 @@ impl RunTable for PostgresTx {
                 "UPDATE runs SET lease_owner = $2, lease_until = $3 WHERE run_id = $1 \
                  AND status = 'running' AND (lease_owner IS NULL OR lease_until <= $4 \
                  OR lease_owner IN (SELECT engine_id FROM engines \
-                 WHERE lease_until <= $4 AND engine_id <> $2))",
-                &[&lease.run_id, &lease.owner, &lease.until_ms, &now_ms],
+                 WHERE lease_until <= $4 AND engine_id <> $2)) \
+                 AND (build_id IS NULL OR build_id = $5)",
+                &[
+                    &lease.run_id,
+                    &lease.owner,
+                    &lease.until_ms,
+                    &now_ms,
+                    &lease.build_id,
+                ],
                 "lease a run",
             )
             .await?;
@@ -261,12 +275,13 @@ impl RunTable for PostgresTx {
 
     async fn ready_runs(&mut self, query: &TaskQuery<'_>) -> Result<Vec<String>> {
         let max = query.max.min(i64::MAX as usize) as i64;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 5] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
             &query.now_ms,
             &max,
             &query.names,
             &query.queues,
             &query.poller,
+            &query.build_id,
         ];
         // A writer polls: the runs it takes are locked until its transaction ends, and runs
         // another transaction holds are skipped, not waited for.
@@ -280,6 +295,7 @@ impl RunTable for PostgresTx {
                      WHERE lease_until <= $1 AND engine_id <> $5)) \
                      AND ($3::text[] IS NULL OR workflow_type = ANY($3)) \
                      AND ($4::text[] IS NULL OR task_queue = ANY($4)) \
+                     AND (build_id IS NULL OR build_id = $6::text) \
                      ORDER BY ready_at, seq LIMIT $2 FOR UPDATE SKIP LOCKED) c \
                      WHERE pg_try_advisory_xact_lock(hashtextextended(current_schema() || '/' || c.workflow_id, 0)) \
                      ORDER BY ready_at, seq",
@@ -301,6 +317,7 @@ impl RunTable for PostgresTx {
                  WHERE lease_until <= $1 AND engine_id <> $5)) \
                  AND ($3::text[] IS NULL OR workflow_type = ANY($3)) \
                  AND ($4::text[] IS NULL OR task_queue = ANY($4)) \
+                 AND (build_id IS NULL OR build_id = $6::text) \
                  ORDER BY ready_at, seq LIMIT $2",
                 &params,
                 "find ready workflow tasks",
@@ -308,6 +325,18 @@ impl RunTable for PostgresTx {
             .await?
         };
         rows.iter().map(|r| get(r, 0)).collect()
+    }
+
+    async fn set_run_build(&mut self, run_id: &str, build_id: &str) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.later(
+            "UPDATE runs SET build_id = $2 WHERE run_id = $1",
+            owned![run_id.to_string(), build_id.to_string()],
+            "move a run to a build",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
     }
 
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
@@ -324,6 +353,7 @@ impl RunTable for PostgresTx {
              AND ($8::int8 IS NULL OR created_ms >= $8) AND ($9::int8 IS NULL OR created_ms < $9) \
              AND ($10::int8 IS NULL OR closed_ms >= $10) AND ($11::int8 IS NULL OR closed_ms < $11) \
              AND ($12::text IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = $12)) \
+             AND ($13::text IS NULL OR build_id = $13) \
              ORDER BY seq DESC LIMIT $4"
         );
         let search = crate::search::search_filter(&filter.search);
@@ -353,6 +383,7 @@ impl RunTable for PostgresTx {
                     &ca,
                     &cb,
                     &filter.after_run_id,
+                    &filter.build_id,
                 ],
                 "list runs",
             )

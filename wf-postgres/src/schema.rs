@@ -13,6 +13,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::purge::SCHEMA_V2,
     crate::starts::SCHEMA_V3,
     crate::search::SCHEMA_V4,
+    crate::builds::SCHEMA_V5,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

@@ -53,6 +53,8 @@ pub use wf_core::{
     ActivityFailure,
     ActivityInfo,
     ActivityResponse,
+    // Worker versioning.
+    BuildIdStatus,
     // Schedules.
     CalendarSpec,
     CancellationScope,
@@ -137,6 +139,7 @@ pub use wf_core::{
     UpdateOutcome,
     UpdateRequest,
     UpdateStage,
+    VersioningBehavior,
     WaitCondition,
     WaitForSignal,
     WaitForSignalUntil,
@@ -219,7 +222,7 @@ pub mod prelude {
         activities, activity, init, query, run, signal, update, validator, workflow,
         ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, IdReusePolicy,
         ParentClosePolicy, Rejection, RetryPolicy, RunStatus, SearchValue, TestClock, UpdateError,
-        WfError, WorkflowContext, WorkflowError, WorkflowHandle,
+        VersioningBehavior, WfError, WorkflowContext, WorkflowError, WorkflowHandle,
     };
     pub use serde::{Deserialize, Serialize};
     #[cfg(feature = "http")]

@@ -1,10 +1,11 @@
 //! The commands, one file per family: runs (list, describe, history, export), messages
 //! (signal, update, query, cancel, terminate), asynchronous activity completion, schedules,
-//! purge (retention), and replay checks.
+//! builds (worker versioning), purge (retention), and replay checks.
 //!
 //! May import: `args`, `exit`, `render`, `target`.
 
 mod activities;
+mod builds;
 mod messages;
 mod purge;
 mod replay;
@@ -72,6 +73,7 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
         Command::Schedule(command) => schedules::run(ctx, command).await,
         Command::Activity(command) => activities::run(ctx, command).await,
+        Command::Builds(args) => builds::run(ctx, args).await,
         Command::Purge {
             closed_before,
             dry_run,

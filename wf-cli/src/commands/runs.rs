@@ -56,6 +56,7 @@ fn list_filter(args: ListArgs) -> Result<ListFilter, Failure> {
         closed_after: ago(args.closed_after),
         closed_before: ago(args.closed_before),
         after_run_id: args.after,
+        build_id: args.build_id,
     })
 }
 
@@ -100,6 +101,7 @@ pub async fn list(ctx: &Ctx<'_>, args: ListArgs) -> Result<(), Failure> {
             "closed_at": time_json(run.closed_at),
             "search_attributes": search_json(&run.search_attributes),
             "memo": memo_json(&run.memo),
+            "build_id": run.build_id,
         }));
         rows.push(vec![
             run.workflow_id,

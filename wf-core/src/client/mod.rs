@@ -1,5 +1,5 @@
 //! The client: start runs, send signals, queries and updates, wait for results, read
-//! histories, manage schedules, purge closed runs, complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
+//! histories, manage schedules, purge closed runs, manage builds (worker versioning), complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
 //! (an extension trait on [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded
 //! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
 //!
@@ -8,6 +8,7 @@
 //! [`Transport`].
 
 mod activities;
+mod builds;
 mod calls;
 mod handle;
 mod purge;

@@ -9,6 +9,7 @@ use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::ListFilter;
+use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
 use crate::metrics::MetricsSnapshot;
 use crate::schedule::{ScheduleAction, ScheduleDescription, SchedulePolicies, ScheduleSpec};
@@ -184,6 +185,18 @@ pub trait Transport: Send + Sync + 'static {
         token: &'a str,
         response: ActivityResponse,
     ) -> CallFuture<'a, ()>;
+    /// Makes a build current for a task queue (see
+    /// [`Client::set_current_build`](crate::Client::set_current_build)).
+    fn set_current_build<'a>(
+        &'a self,
+        task_queue: &'a str,
+        build_id: &'a str,
+    ) -> CallFuture<'a, ()>;
+    /// Running runs counted by build (see [`Client::build_ids`](crate::Client::build_ids)).
+    fn build_ids<'a>(&'a self, task_queue: Option<&'a str>) -> CallFuture<'a, Vec<BuildIdStatus>>;
+    /// Moves a run to another build (see
+    /// [`Client::move_to_build`](crate::Client::move_to_build)).
+    fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()>;
     /// The metrics of the engine behind this transport, if it is in this process (see
     /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.
     fn metrics(&self) -> Option<MetricsSnapshot> {

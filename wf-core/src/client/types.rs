@@ -229,4 +229,7 @@ pub struct RunInfo {
     pub search_attributes: SearchAttributes,
     /// Its memo.
     pub memo: Memo,
+    /// The build whose engines run its workflow tasks (worker versioning: the build it is
+    /// pinned to, or its task queue's current build), if it is on one.
+    pub build_id: Option<String>,
 }

@@ -1,5 +1,5 @@
 //! Plain data: payloads, history events and their storage codec, messages, runs, updates,
-//! activity options with their lease arithmetic, activity task tokens, fresh ids, the limits on ids and names, and
+//! activity options with their lease arithmetic, activity task tokens, fresh ids, worker versioning, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -21,3 +21,4 @@ pub mod run;
 pub mod search;
 pub mod task_token;
 pub mod update;
+pub mod versioning;

@@ -259,6 +259,9 @@ pub struct ListFilter {
     pub workflow_type: Option<String>,
     /// Only runs in this state.
     pub status: Option<RunStatus>,
+    /// Only runs on this build (worker versioning: pinned to it, or following it as their
+    /// task queue's current build).
+    pub build_id: Option<String>,
     /// Only the latest run of each workflow id.
     pub latest_only: bool,
     /// At most this many (newest first); 0 = no limit.

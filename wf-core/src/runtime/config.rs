@@ -1,5 +1,7 @@
 //! The tunables of one engine, set on its builder.
 
+use crate::data::versioning::VersioningBehavior;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// Tunables of an engine.
@@ -13,6 +15,10 @@ pub(crate) struct Config {
     pub poll_interval: Duration,
     pub run_workers: bool,
     pub build_id: Option<String>,
+    /// The versioning behaviour of each workflow type that sets one (by wire name) ...
+    pub versioning: HashMap<&'static str, VersioningBehavior>,
+    /// ... and of the others.
+    pub default_versioning: VersioningBehavior,
     /// The task queue this engine's workflow worker serves (and its client starts runs on).
     pub task_queue: String,
     /// Whether a quiet worker polls a little before parking its thread (see
@@ -37,6 +43,8 @@ impl Default for Config {
             poll_interval: Duration::from_millis(500),
             run_workers: true,
             build_id: None,
+            versioning: HashMap::new(),
+            default_versioning: VersioningBehavior::default(),
             task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
             poll_when_quiet: true,
             liveness_lease: Duration::from_secs(3),
@@ -47,6 +55,18 @@ impl Default for Config {
 }
 
 impl Config {
+    /// What a workflow task of `workflow_type` records of this engine's build (`None`: the
+    /// engine has no build id).
+    pub fn task_build(&self, workflow_type: &str) -> Option<(String, VersioningBehavior)> {
+        let build = self.build_id.clone()?;
+        let behavior = self
+            .versioning
+            .get(workflow_type)
+            .copied()
+            .unwrap_or(self.default_versioning);
+        Some((build, behavior))
+    }
+
     /// The workflow task lease, in milliseconds.
     pub fn lease_ms(&self) -> i64 {
         crate::data::activity::duration_ms(self.workflow_task_lease)

@@ -16,6 +16,7 @@ use super::worker::{self, WorkerHandle};
 use crate::activity::ActivityGroup;
 use crate::client::Client;
 use crate::data::limits::Ident;
+use crate::data::versioning::VersioningBehavior;
 use crate::error::{StoreError, WfError};
 use crate::metrics::{EngineMetrics, MetricsSnapshot};
 use crate::replay::Definition;
@@ -178,9 +179,45 @@ impl EngineBuilder {
     }
 
     /// The build id of this worker's code, recorded on every workflow task it runs (see which
-    /// version of the code made which step; pair with `ctx.patched`).
+    /// version of the code made which step; pair with `ctx.patched`), and the build its runs
+    /// are versioned by: see [`versioning`](Self::versioning). An engine without one runs only
+    /// runs that are on no build (unversioned runs, and auto-upgrade runs of a task queue
+    /// without a current build).
     pub fn build_id(mut self, id: impl Into<String>) -> Self {
         self.config.build_id = Some(id.into());
+        self
+    }
+
+    /// How runs of workflow type `W` follow new builds (worker versioning, for an engine with
+    /// a [`build_id`](Self::build_id)): [`VersioningBehavior::Pinned`] keeps each run on the
+    /// build that started it until it closes ("pin, then drain": deploy the new build beside
+    /// the old one, make it current with `Client::set_current_build`, and stop the old one
+    /// when `Client::build_ids` shows nothing pinned to it);
+    /// [`VersioningBehavior::AutoUpgrade`] moves runs to the task queue's current build. Types
+    /// that set none get [`default_versioning`](Self::default_versioning).
+    ///
+    /// ```no_run
+    /// # use wf_core::data::versioning::VersioningBehavior;
+    /// # async fn demo<Order: wf_core::WorkflowDefinition>() -> Result<(), wf_core::WfError> {
+    /// let engine = wf_core::Engine::builder()
+    ///     .sqlite("app.db")
+    ///     .build_id("2026-12-01.1")
+    ///     .workflow::<Order>()
+    ///     .versioning::<Order>(VersioningBehavior::Pinned)
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn versioning<W: WorkflowDefinition>(mut self, behavior: VersioningBehavior) -> Self {
+        self.config.versioning.insert(W::NAME, behavior);
+        self
+    }
+
+    /// The versioning behaviour of the workflow types that set none with
+    /// [`versioning`](Self::versioning) (default [`VersioningBehavior::AutoUpgrade`]: runs go
+    /// to the current build of their task queue, and to any engine while it has none).
+    pub fn default_versioning(mut self, behavior: VersioningBehavior) -> Self {
+        self.config.default_versioning = behavior;
         self
     }
 

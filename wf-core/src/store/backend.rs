@@ -10,8 +10,8 @@ use super::rules::tx::{
     ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable, Tx, UpdateTable,
 };
 use super::rules::{
-    activities, commit, complete, deliver, engines, leases, purge, reads, schedules, search, start,
-    terminate, timers,
+    activities, builds, commit, complete, deliver, engines, leases, purge, reads, schedules,
+    search, start, terminate, timers,
 };
 use super::{Store, StoreFuture};
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -20,6 +20,7 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::update::UpdateRecord;
+use crate::data::versioning::BuildIdStatus;
 use crate::error::StoreError;
 use std::future::Future;
 use std::pin::Pin;
@@ -185,7 +186,7 @@ impl<B: Backend> Store for B {
         let worker_id = worker_id.to_owned();
         self.write(Soft, move |tx| {
             Box::pin(leases::poll_workflow_tasks(
-                tx, worker_id, now_ms, lease_ms, max, None,
+                tx, worker_id, now_ms, lease_ms, max, None, None,
             ))
         })
     }
@@ -196,10 +197,14 @@ impl<B: Backend> Store for B {
         worker_id: &str,
         now_ms: i64,
         lease_ms: i64,
+        build_id: Option<&str>,
     ) -> StoreFuture<'_, Option<WorkflowTask>> {
         let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
+        let build_id = build_id.map(str::to_owned);
         self.write(Soft, move |tx| {
-            Box::pin(leases::lease_run(tx, run_id, worker_id, now_ms, lease_ms))
+            Box::pin(leases::lease_run(
+                tx, run_id, worker_id, now_ms, lease_ms, build_id,
+            ))
         })
     }
 
@@ -211,11 +216,13 @@ impl<B: Backend> Store for B {
         max: usize,
         workflow_types: Vec<String>,
         task_queues: Vec<String>,
+        build_id: Option<&str>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         let (worker_id, filters) = (worker_id.to_owned(), Some((workflow_types, task_queues)));
+        let build_id = build_id.map(str::to_owned);
         self.write(Soft, move |tx| {
             Box::pin(leases::poll_workflow_tasks(
-                tx, worker_id, now_ms, lease_ms, max, filters,
+                tx, worker_id, now_ms, lease_ms, max, filters, build_id,
             ))
         })
     }
@@ -512,5 +519,24 @@ impl<B: Backend> Store for B {
 
     fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'_, u64> {
         self.read(move |tx| Box::pin(tx.count_closed_runs(closed_before_ms)))
+    }
+
+    fn set_current_build(&self, task_queue: &str, build_id: &str) -> StoreFuture<'_, ()> {
+        let (task_queue, build_id) = (task_queue.to_owned(), build_id.to_owned());
+        self.write(Durable, move |tx| {
+            Box::pin(builds::set_current_build(tx, task_queue, build_id))
+        })
+    }
+
+    fn build_ids(&self, task_queue: Option<&str>) -> StoreFuture<'_, Vec<BuildIdStatus>> {
+        let task_queue = task_queue.map(str::to_owned);
+        self.read(move |tx| Box::pin(builds::build_ids(tx, task_queue)))
+    }
+
+    fn move_to_build(&self, workflow_id: &str, build_id: &str) -> StoreFuture<'_, RunRecord> {
+        let (workflow_id, build_id) = (workflow_id.to_owned(), build_id.to_owned());
+        self.write(Durable, move |tx| {
+            Box::pin(builds::move_to_build(tx, workflow_id, build_id))
+        })
     }
 }

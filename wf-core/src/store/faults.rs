@@ -24,10 +24,10 @@
 //! ```
 
 use super::{
-    ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, DeliverOutcome,
-    EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages, RunRecord,
-    RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
-    TaskFailure, UpdateRecord, WorkflowTask,
+    ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, BuildIdStatus,
+    DeliverOutcome, EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages,
+    RunRecord, RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture,
+    TaskCommit, TaskFailure, UpdateRecord, WorkflowTask,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -400,11 +400,16 @@ impl Store for FaultStore {
         worker_id: &str,
         now_ms: i64,
         lease_ms: i64,
+        build_id: Option<&str>,
     ) -> StoreFuture<'_, Option<WorkflowTask>> {
         let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
+        let build_id = build_id.map(str::to_owned);
         self.run(
             Op::LeaseWorkflowTask,
-            move || self.inner.lease_run(&run_id, &worker_id, now_ms, lease_ms),
+            move || {
+                self.inner
+                    .lease_run(&run_id, &worker_id, now_ms, lease_ms, build_id.as_deref())
+            },
             Option::is_some,
         )
     }
@@ -417,8 +422,10 @@ impl Store for FaultStore {
         max: usize,
         workflow_types: Vec<String>,
         task_queues: Vec<String>,
+        build_id: Option<&str>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
         let worker_id = worker_id.to_owned();
+        let build_id = build_id.map(str::to_owned);
         self.run(
             Op::LeaseWorkflowTask,
             move || {
@@ -429,6 +436,7 @@ impl Store for FaultStore {
                     max,
                     workflow_types,
                     task_queues,
+                    build_id.as_deref(),
                 )
             },
             non_empty,
@@ -730,6 +738,22 @@ impl Store for FaultStore {
         self.plain(Op::Read, move || {
             self.inner.count_closed_runs(closed_before_ms)
         })
+    }
+
+    // Operators' calls, never faulted (no `Op` names them).
+    fn set_current_build(&self, task_queue: &str, build_id: &str) -> StoreFuture<'_, ()> {
+        self.inner.set_current_build(task_queue, build_id)
+    }
+
+    fn build_ids(&self, task_queue: Option<&str>) -> StoreFuture<'_, Vec<BuildIdStatus>> {
+        let task_queue = task_queue.map(str::to_owned);
+        self.plain(Op::Read, move || {
+            self.inner.build_ids(task_queue.as_deref())
+        })
+    }
+
+    fn move_to_build(&self, workflow_id: &str, build_id: &str) -> StoreFuture<'_, RunRecord> {
+        self.inner.move_to_build(workflow_id, build_id)
     }
 }
 

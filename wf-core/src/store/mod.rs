@@ -50,6 +50,7 @@ pub use crate::data::run::{
     RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
 };
 pub use crate::data::update::{UpdateOutcome, UpdateRecord, UpdateState};
+pub use crate::data::versioning::{BuildIdStatus, VersioningBehavior, UNVERSIONED};
 pub use crate::error::{BackendError, BackendErrorKind, StoreError};
 use std::future::Future;
 use std::pin::Pin;
@@ -59,10 +60,10 @@ pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
 pub use rules::complete::ASYNC_COMPLETION_OWNER;
 pub use rules::tx::{
-    ActivityTable, Attempt, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable, LeaseState,
-    NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
-    ScheduleTable, SearchTable, StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow,
-    UpdateTable,
+    ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable,
+    LeaseState, NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
+    RunVersioning, ScheduleTable, SearchTable, StartRequestTable, TaskQuery, TimerTable, Tx,
+    UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
@@ -124,7 +125,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Leases one running run for `worker_id` if its lease is free or expired (whether or not
     /// a task is ready), and returns it with its inbox; `None` if it is closed, unknown or
-    /// leased (by anyone, this worker included). Used to run a task at once for a
+    /// leased (by anyone, this worker included), or on a build other than `build_id` (the
+    /// worker's; a run without a build is anyone's). Used to run a task at once for a
     /// message handed over in memory.
     fn lease_run(
         &self,
@@ -132,11 +134,15 @@ pub trait Store: Send + Sync + 'static {
         worker_id: &str,
         now_ms: i64,
         lease_ms: i64,
+        build_id: Option<&str>,
     ) -> StoreFuture<'_, Option<WorkflowTask>>;
 
     /// Like [`poll_workflow_tasks`](Store::poll_workflow_tasks), but only runs of these
-    /// workflow types on these task queues: a worker leases only what it can run, so processes
-    /// with different registrations and queues can share a store.
+    /// workflow types on these task queues, without a build or on `build_id` (the worker's
+    /// build, see [`VersioningBehavior`]): a worker leases only what it can run, so processes
+    /// with different registrations, queues and builds can share a store.
+    // The filters are what a poll is: a struct would only rename them.
+    #[allow(clippy::too_many_arguments)]
     fn poll_workflow_tasks_of(
         &self,
         worker_id: &str,
@@ -145,6 +151,7 @@ pub trait Store: Send + Sync + 'static {
         max: usize,
         workflow_types: Vec<String>,
         task_queues: Vec<String>,
+        build_id: Option<&str>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>>;
 
     /// Like [`poll_activity_tasks`](Store::poll_activity_tasks), but only activities with these
@@ -382,4 +389,18 @@ pub trait Store: Send + Sync + 'static {
     /// How many closed runs closed before `closed_before_ms`: what purging them all would
     /// delete.
     fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'_, u64>;
+
+    /// Makes `build_id` the current build of `task_queue` (worker versioning): new runs on the
+    /// queue start on it, and its running auto-upgrade runs (and runs that have not run a
+    /// workflow task yet) move to it. Pinned runs stay where they are. One transaction.
+    fn set_current_build(&self, task_queue: &str, build_id: &str) -> StoreFuture<'_, ()>;
+
+    /// The builds of running runs and current builds, by build id: per build, its running
+    /// runs by behaviour and the queues it is current for; of `task_queue` alone if given.
+    fn build_ids(&self, task_queue: Option<&str>) -> StoreFuture<'_, Vec<BuildIdStatus>>;
+
+    /// Moves the running latest run of `workflow_id` to `build_id`: from then on only engines
+    /// of that build take its workflow tasks (a task in flight elsewhere may still commit).
+    /// `NotFound` for an unknown workflow id, `RunFinished` for a closed run.
+    fn move_to_build(&self, workflow_id: &str, build_id: &str) -> StoreFuture<'_, RunRecord>;
 }

@@ -8,6 +8,7 @@ use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, IdReusePolicy, ParentInfo, RunStatus, TaskFailure};
 use crate::data::search::{Memo, SearchAttributes};
 use crate::data::update::{UpdateRecord, UpdateState};
+use crate::data::versioning::VersioningBehavior;
 
 /// One run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +42,14 @@ pub struct RunRecord {
     pub task_failure: Option<TaskFailure>,
     /// Engine-owned summary for `describe()` (pending work, buffered signals), opaque here.
     pub summary: Payload,
+    /// The build whose engines alone take its workflow tasks (worker versioning): the build a
+    /// pinned run is on, or the current build of its task queue for an auto-upgrade run or a
+    /// run that has not run a task yet. `None`: any engine.
+    pub build_id: Option<String>,
+    /// Its workflow type's versioning behaviour, recorded by its first workflow task on an
+    /// engine with a build id. `None`: no task yet, or unversioned (run first by an engine
+    /// without a build id).
+    pub versioning: Option<VersioningBehavior>,
 }
 
 /// A run to create.
@@ -97,6 +106,8 @@ impl NewRun {
             failure: None,
             task_failure: None,
             summary: Payload::default(),
+            build_id: None,
+            versioning: None,
         }
     }
 }
@@ -274,6 +285,11 @@ pub struct TaskCommit {
     pub sync: bool,
     /// Engine-clock time.
     pub now_ms: i64,
+    /// The committing engine's build id and the versioning behaviour of the run's workflow
+    /// type there (`None`: an engine without a build id). The run's first task records them
+    /// (a pinned run stays on this build); a commit without a lease fails with `Conflict` on
+    /// a run whose build is another one.
+    pub build: Option<(String, VersioningBehavior)>,
 }
 
 impl TaskCommit {

@@ -4,9 +4,10 @@
 use super::conns::Conns;
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    ActivityErrorBody, ActivityReportBody, DescriptionBody, HistoryPage, NewScheduleBody, NoteBody,
-    PendingBody, PurgeBody, PurgeReply, QueryBody, ReasonBody, RunsPage, ScheduleBody, SignalBody,
-    StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
+    ActivityErrorBody, ActivityReportBody, CurrentBuildBody, DescriptionBody, HistoryPage,
+    MoveToBuildBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody,
+    ReasonBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody,
+    ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -18,6 +19,7 @@ use wf_core::client::{
     ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
     StartRequest, Started, Transport, UpdateRequest,
 };
+use wf_core::data::versioning::BuildIdStatus;
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
     RunInfo, ScheduleDescription, UpdateStage, WfError,
@@ -477,6 +479,45 @@ impl Transport for HttpTransport {
             };
             let path = format!("/_activities/{action}");
             self.send(Method::POST, &path, Some(&body)).await?;
+            Ok(())
+        })
+    }
+
+    fn set_current_build<'a>(
+        &'a self,
+        task_queue: &'a str,
+        build_id: &'a str,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let body = CurrentBuildBody {
+                task_queue: task_queue.to_string(),
+                build_id: build_id.to_string(),
+            };
+            let _: CurrentBuildBody = self
+                .call(Method::POST, "/_builds/current", Some(&body))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn build_ids<'a>(&'a self, task_queue: Option<&'a str>) -> CallFuture<'a, Vec<BuildIdStatus>> {
+        Box::pin(async move {
+            let path = match task_queue {
+                Some(q) => format!("/_builds?task_queue={}", crate::list_query::escape(q)),
+                None => "/_builds".to_string(),
+            };
+            self.call(Method::GET, &path, NO_BODY).await
+        })
+    }
+
+    fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let body = MoveToBuildBody {
+                build_id: build_id.to_string(),
+            };
+            let _: MoveToBuildBody = self
+                .call(Method::POST, &run_path(workflow_id, "/move"), Some(&body))
+                .await?;
             Ok(())
         })
     }

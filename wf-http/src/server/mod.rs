@@ -7,6 +7,7 @@
 
 mod activities;
 mod body;
+mod builds;
 mod messages;
 mod metrics;
 mod purge;
@@ -110,7 +111,7 @@ impl From<&Engine> for Api {
 /// | `GET /metrics` | the engine's metrics, Prometheus text format (404 for a client that is not an engine's) |
 /// | `GET /{type}` | the type's signals, queries and updates with their parameters |
 /// | `POST /{type}/runs` | start: `{"id", "input", "conflict"}` -> 201 |
-/// | `GET /{type}/runs` | list: `?status=&limit=&cursor=&latest=` |
+/// | `GET /{type}/runs` | list: `?status=&limit=&cursor=&latest=&build_id=` |
 /// | `GET /{type}/runs/{id}` | describe |
 /// | `GET /{type}/runs/{id}/history` | events as JSON: `?from=&limit=&run_id=` |
 /// | `GET /{type}/runs/{id}/result` | long poll for the result: `?wait_ms=` (202 when it runs on) |
@@ -121,6 +122,9 @@ impl From<&Engine> for Api {
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
+/// | `GET /_builds` | running runs by build id: `?task_queue=` -> `[{"build_id", "current_for", "pinned", "auto_upgrade", "not_started"}]` |
+/// | `POST /_builds/current` | `{"task_queue", "build_id"}`: make a build current (worker versioning) |
+/// | `POST /{type}/runs/{id}/move` | `{"build_id"}`: move the run to another build |
 /// | `POST /_purge` | `{"closed_before_ms", "batch", "dry_run"}` -> `{"runs", "more"}` |
 /// | `POST /_activities/{complete,fail,heartbeat}` | `{"token", "result" \| "error" \| "details"}`: asynchronous activity completion by task token |
 /// | `GET /ui/` | the web view (its static files need no token; its data routes do) |
@@ -156,6 +160,9 @@ pub fn router(api: impl Into<Api>) -> Router {
         )
         .route("/_schedules/{id}/{action}", post(schedules::change))
         .route("/_purge", post(purge::purge))
+        .route("/_builds", get(builds::list))
+        .route("/_builds/current", post(builds::set_current))
+        .route("/{type}/runs/{id}/move", post(builds::move_run))
         .route("/_activities/{action}", post(activities::respond))
         .merge(ui::routes())
         .fallback(runs::no_route)

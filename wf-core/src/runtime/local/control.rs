@@ -53,6 +53,35 @@ impl LocalTransport {
         Ok(())
     }
 
+    /// Makes a build current for a task queue; wakes the engines that may now have work.
+    pub(super) async fn set_current_build(
+        &self,
+        task_queue: &str,
+        build_id: &str,
+    ) -> Result<(), WfError> {
+        Ident::TaskQueue.check(task_queue)?;
+        Ident::BuildId.check(build_id)?;
+        let core = &self.core;
+        core.store.set_current_build(task_queue, build_id).await?;
+        core.wake.workflow.notify_one();
+        Ok(())
+    }
+
+    /// Moves a run to another build; this engine forgets its copy (it may no longer run it).
+    pub(super) async fn move_to_build(
+        &self,
+        workflow_id: &str,
+        build_id: &str,
+    ) -> Result<(), WfError> {
+        Ident::WorkflowId.check(workflow_id)?;
+        Ident::BuildId.check(build_id)?;
+        let core = &self.core;
+        let run = core.store.move_to_build(workflow_id, build_id).await?;
+        core.worker.forget_runs(&[run.run_id]);
+        core.wake.workflow.notify_one();
+        Ok(())
+    }
+
     /// Creates a schedule. Its actions' workflow ids are the prefix and a fire time, so the
     /// prefix leaves room for the time under the id limit.
     pub(super) async fn create_schedule(

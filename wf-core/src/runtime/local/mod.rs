@@ -25,6 +25,7 @@ use crate::data::limits::Ident;
 use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 use crate::data::run::{ListFilter, RunStatus};
+use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
 use crate::metrics::MetricsSnapshot;
 use crate::replay::ErasedDefinition;
@@ -257,6 +258,22 @@ impl Transport for LocalTransport {
         response: ActivityResponse,
     ) -> CallFuture<'a, ()> {
         Box::pin(self.respond_activity(token, response))
+    }
+
+    fn set_current_build<'a>(
+        &'a self,
+        task_queue: &'a str,
+        build_id: &'a str,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(self.set_current_build(task_queue, build_id))
+    }
+
+    fn build_ids<'a>(&'a self, task_queue: Option<&'a str>) -> CallFuture<'a, Vec<BuildIdStatus>> {
+        Box::pin(async move { Ok(self.core.store.build_ids(task_queue).await?) })
+    }
+
+    fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(self.move_to_build(workflow_id, build_id))
     }
 
     fn metrics(&self) -> Option<MetricsSnapshot> {

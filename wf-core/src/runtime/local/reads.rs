@@ -143,6 +143,7 @@ impl LocalTransport {
                 closed_at: r.closed_ms.map(ms_to_time),
                 search_attributes: search.attributes,
                 memo: search.memo,
+                build_id: r.build_id,
             })
             .collect())
     }

@@ -80,6 +80,7 @@ impl Plan {
             close,
             summary: summary.encode(),
             now_ms: now,
+            build: core.config.task_build(&run.workflow_type),
         };
         for mut e in events {
             command_effects(&mut commit, run, &mut e);

@@ -238,7 +238,13 @@ impl Worker {
             let lease = core.config.lease_ms();
             match core
                 .store
-                .lease_run(run_id, &core.worker_id, core.now_ms(), lease)
+                .lease_run(
+                    run_id,
+                    &core.worker_id,
+                    core.now_ms(),
+                    lease,
+                    core.config.build_id.as_deref(),
+                )
                 .await
             {
                 Ok(Some(task)) => self.process(task, items, Mode::Leased).await,

@@ -202,6 +202,7 @@ impl Worker {
                         free,
                         types.clone(),
                         queues.clone(),
+                        cfg.build_id.as_deref(),
                     )
                     .await
                 {

@@ -388,7 +388,7 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
 
     // A task applies the first message only: it leaves the inbox as it enters the history.
     let task = store
-        .lease_run("run-1", "w", T0 + 2, 10_000)
+        .lease_run("run-1", "w", T0 + 2, 10_000, None)
         .await
         .unwrap()
         .expect("run-1 is free");

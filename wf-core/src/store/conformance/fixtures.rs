@@ -122,6 +122,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         summary: Payload::default(),
         sync: true,
         now_ms,
+        build: None,
     }
 }
 

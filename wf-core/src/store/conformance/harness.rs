@@ -260,6 +260,8 @@ macro_rules! __store_conformance_properties {
             check purge::purging_a_closed_child_keeps_its_result_for_the_running_parent,
             check search::lists_filter_by_search_attributes_and_times_and_page,
             check search::memos_and_search_attributes_carry_over_and_go_with_a_purge,
+            check versioning::a_pinned_run_is_leased_only_by_its_build,
+            check versioning::a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones,
             check_durable persistence::everything_survives_close_and_reopen,
             check_durable persistence::a_reopened_file_holds_exactly_the_committed_state,
             check_durable persistence::two_stores_on_one_file_see_each_others_writes,

@@ -82,7 +82,7 @@ pub async fn a_dead_engines_workflow_task_is_free_at_its_liveness_expiry(store: 
         .unwrap()
         .is_empty());
     assert!(store
-        .lease_run("run-1", "alive", T0 + 500, 600_000)
+        .lease_run("run-1", "alive", T0 + 500, 600_000, None)
         .await
         .unwrap()
         .is_none());

@@ -35,6 +35,7 @@ pub mod start;
 pub mod start_requests;
 pub mod terminate;
 pub mod timers;
+pub mod versioning;
 pub mod workflow_tasks;
 
 pub use fixtures::*;
@@ -65,6 +66,7 @@ mod tests {
             ("start_requests", include_str!("start_requests.rs")),
             ("terminate", include_str!("terminate.rs")),
             ("timers", include_str!("timers.rs")),
+            ("versioning", include_str!("versioning.rs")),
             ("workflow_tasks", include_str!("workflow_tasks.rs")),
         ];
         let mut defined = Vec::new();

@@ -25,6 +25,8 @@ fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> crate::store::Tas
         failure: None,
         task_failure: None,
         summary: Default::default(),
+        build_id: None,
+        versioning: None,
     };
     let task = crate::store::WorkflowTask {
         run: record,

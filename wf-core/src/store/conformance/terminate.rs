@@ -114,7 +114,7 @@ pub async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_poli
 /// The inbox of run `run_id`, which must be ready, as a worker leasing it sees it.
 async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<Message> {
     let task = store
-        .lease_run(run_id, "w-check", now_ms, 1000)
+        .lease_run(run_id, "w-check", now_ms, 1000, None)
         .await
         .unwrap()
         .expect("the run is running and free");

@@ -288,7 +288,10 @@ pub async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_hi
         .await
         .unwrap()
         .is_empty());
-    let task = store.lease_run("run-1", "w2", T0 + 6, 1000).await.unwrap();
+    let task = store
+        .lease_run("run-1", "w2", T0 + 6, 1000, None)
+        .await
+        .unwrap();
     assert!(task.is_some(), "the run is free for the next lease");
 }
 
@@ -514,6 +517,7 @@ pub async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) 
             10,
             vec!["TypeB".into()],
             vec!["default".into()],
+            None,
         )
         .await
         .unwrap();
@@ -527,6 +531,7 @@ pub async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) 
             10,
             vec!["TypeC".into()],
             vec!["default".into()],
+            None,
         )
         .await
         .unwrap();
@@ -550,13 +555,21 @@ pub async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn St
     assert_eq!(run.task_queue, "gpu");
     let order = vec!["order".to_string()];
     let gpu = store
-        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, order.clone(), vec!["gpu".into()])
+        .poll_workflow_tasks_of(
+            "w",
+            T0 + 1,
+            1000,
+            10,
+            order.clone(),
+            vec!["gpu".into()],
+            None,
+        )
         .await
         .unwrap();
     let ids: Vec<&str> = gpu.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-b"]);
     let default = store
-        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, order, vec!["default".into()])
+        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, order, vec!["default".into()], None)
         .await
         .unwrap();
     let ids: Vec<&str> = default.iter().map(|t| t.run.run_id.as_str()).collect();

@@ -10,6 +10,7 @@
 //! records and rules.
 
 mod activities;
+mod builds;
 mod engines;
 mod events;
 mod inbox;

@@ -2,6 +2,7 @@
 
 use super::tables::{taken, MemoryTx, Result, RunEntry};
 use crate::data::run::{ListFilter, RunStatus, TaskFailure};
+use crate::data::versioning::VersioningBehavior;
 use crate::store::records::RunRecord;
 use crate::store::rules::tx::{RunChange, RunLease, RunRow, RunTable, TaskQuery};
 
@@ -16,6 +17,11 @@ impl MemoryTx {
         let owner = entry.row.lease_owner.as_deref();
         self.lease_free(owner, entry.row.lease_until, now_ms, Some(me))
     }
+}
+
+/// Whether an engine of `build` may run the run's tasks: it has no build, or this one.
+fn build_matches(run: &RunRecord, build: Option<&str>) -> bool {
+    run.build_id.as_deref().is_none_or(|b| Some(b) == build)
 }
 
 impl RunTable for MemoryTx {
@@ -39,14 +45,21 @@ impl RunTable for MemoryTx {
             return Err(taken(why));
         }
         let seq = self.next_seq();
+        let mut record = run.clone();
+        record.build_id = self.current_builds.get(&run.task_queue).cloned();
         let row = RunRow {
-            record: run.clone(),
+            record,
             lease_owner: None,
             lease_until: None,
         };
         let ready_at = Some(run.created_ms);
-        self.runs
-            .insert(run.run_id.clone(), RunEntry { row, seq, ready_at });
+        let entry = RunEntry {
+            row,
+            seq,
+            ready_at,
+            versioning: None,
+        };
+        self.runs.insert(run.run_id.clone(), entry);
         let key = (run.workflow_id.clone(), seq);
         self.by_workflow.insert(key, run.run_id.clone());
         Ok(())
@@ -69,6 +82,15 @@ impl RunTable for MemoryTx {
                 }
                 if let Some(failure) = close.failure {
                     record.failure = Some(failure.to_string());
+                }
+            }
+            if let Some(v) = &change.versioning {
+                if e.versioning.is_none() {
+                    e.versioning = Some(v.behavior);
+                    record.versioning = VersioningBehavior::parse(v.behavior);
+                }
+                if record.build_id.is_none() {
+                    record.build_id = v.build_id.map(str::to_string);
                 }
             }
             e.row.lease_owner = None;
@@ -102,7 +124,10 @@ impl RunTable for MemoryTx {
             .get(&lease.run_id.to_string())
             .is_some_and(|e| self.run_lease_free(e, now_ms, lease.owner));
         Ok(self.runs.update(&lease.run_id.to_string(), |e| {
-            if e.row.record.status != RunStatus::Running || !free {
+            if e.row.record.status != RunStatus::Running
+                || !free
+                || !build_matches(&e.row.record, lease.build_id)
+            {
                 return false;
             }
             e.row.lease_owner = Some(lease.owner.to_string());
@@ -142,6 +167,7 @@ impl RunTable for MemoryTx {
             .values()
             .filter(|e| {
                 e.row.record.status == RunStatus::Running
+                    && build_matches(&e.row.record, query.build_id)
                     && self.run_lease_free(e, now, query.poller)
             })
             .filter(|e| {
@@ -167,6 +193,14 @@ impl RunTable for MemoryTx {
             .collect())
     }
 
+    async fn set_run_build(&mut self, run_id: &str, build_id: &str) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            e.row.record.build_id = Some(build_id.to_string());
+            true
+        });
+        Ok(())
+    }
+
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
         let latest = |r: &RunRecord| self.latest_run_id(&r.workflow_id) == Some(&r.run_id);
         let after = match &filter.after_run_id {
@@ -187,6 +221,12 @@ impl RunTable for MemoryTx {
                     .is_none_or(|t| *t == e.row.record.workflow_type)
             })
             .filter(|e| filter.status.is_none_or(|s| s == e.row.record.status))
+            .filter(|e| {
+                filter
+                    .build_id
+                    .as_ref()
+                    .is_none_or(|b| e.row.record.build_id.as_ref() == Some(b))
+            })
             .filter(|e| {
                 let r = &e.row.record;
                 filter.times_match(r.created_ms, r.closed_ms)

@@ -43,6 +43,8 @@ pub struct MemoryTx {
     pub(super) search: UndoMap<(String, String), SearchValue>,
     /// Encoded memos by run id.
     pub(super) memos: UndoMap<String, Payload>,
+    /// The current build of each task queue.
+    pub(super) current_builds: UndoMap<String, String>,
     /// The last number given to a run, an inbox message, an update. Not undone: a failed call
     /// may leave a gap, which orders nothing differently.
     pub(super) last_seq: u64,
@@ -58,6 +60,9 @@ pub(super) struct RunEntry {
     pub(super) seq: u64,
     /// When its workflow task is ready.
     pub(super) ready_at: Option<i64>,
+    /// The `versioning` column: a behaviour's name, `"unversioned"`, or `None` before the
+    /// run's first workflow task.
+    pub(super) versioning: Option<&'static str>,
 }
 
 /// A pending activity: the task as returned to callers, plus its queue state.
@@ -105,7 +110,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 14] {
+    fn journals(&mut self) -> [&mut dyn Journal; 15] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -121,6 +126,7 @@ impl MemoryTx {
             &mut self.engines,
             &mut self.search,
             &mut self.memos,
+            &mut self.current_builds,
         ]
     }
 

@@ -24,6 +24,7 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
         names: names.as_deref(),
         queues: None,
         poller: &worker_id,
+        build_id: None,
     };
     let due = tx.visible_activities(&query).await?;
     let mut leased = Vec::with_capacity(due.len());

@@ -4,6 +4,7 @@
 //! updates, the run's row in one change, a close or a continue-as-new — and its effects on
 //! other runs (child starts, deliveries, terminations, notifications).
 
+use super::builds::{check_build, task_versioning};
 use super::deliver::{deliver_to, notify_run};
 use super::encode_failed;
 use super::leases::{check_task_owner, check_unleased};
@@ -42,6 +43,7 @@ pub(crate) async fn commit<X: Tx>(
     let row = row.ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
     if c.without_lease {
         check_unleased(&row, now)?;
+        check_build(&row.record, &c.build)?;
         if inbox_waiting {
             return Err(StoreError::NewMessages {
                 run_id: run_id.to_string(),
@@ -150,6 +152,7 @@ pub(crate) async fn commit<X: Tx>(
         summary: Some(&c.summary),
         ready_at,
         close: closing.clone(),
+        versioning: Some(task_versioning(&c.build)),
     })
     .await?;
 

@@ -7,7 +7,8 @@ use crate::error::StoreError;
 use crate::store::records::WorkflowTask;
 
 /// [`Store::poll_workflow_tasks_of`](crate::store::Store::poll_workflow_tasks_of), and
-/// [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) without filters.
+/// [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) without filters (nor a
+/// build: such a poller takes only runs without a build).
 pub(crate) async fn poll_workflow_tasks<X: Tx>(
     tx: &mut X,
     worker_id: String,
@@ -15,6 +16,7 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
     lease_ms: i64,
     max: usize,
     filters: Option<(Vec<String>, Vec<String>)>,
+    build_id: Option<String>,
 ) -> Result<Vec<WorkflowTask>, StoreError> {
     let (names, queues) = match &filters {
         Some((types, queues)) => (Some(types.as_slice()), Some(queues.as_slice())),
@@ -26,6 +28,7 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
         names,
         queues,
         poller: &worker_id,
+        build_id: build_id.as_deref(),
     };
     let ids = tx.ready_runs(&query).await?;
     let mut tasks = Vec::with_capacity(ids.len());
@@ -34,6 +37,7 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
             run_id: &run_id,
             owner: &worker_id,
             until_ms: now_ms + lease_ms,
+            build_id: build_id.as_deref(),
         };
         tx.set_lease(&lease).await?;
         tasks.push(leased_task(tx, &run_id).await?);
@@ -48,11 +52,13 @@ pub(crate) async fn lease_run<X: Tx>(
     worker_id: String,
     now_ms: i64,
     lease_ms: i64,
+    build_id: Option<String>,
 ) -> Result<Option<WorkflowTask>, StoreError> {
     let lease = RunLease {
         run_id: &run_id,
         owner: &worker_id,
         until_ms: now_ms + lease_ms,
+        build_id: build_id.as_deref(),
     };
     if !tx.lease_if_free(&lease, now_ms).await? {
         return Ok(None);

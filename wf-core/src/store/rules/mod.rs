@@ -1,7 +1,7 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
 //! and commit checks, what a commit or a termination does to other runs, activity attempts
 //! (and those held for asynchronous completion),
-//! timers, retention's purge. Each rule is an `async fn` generic over [`Tx`], the table
+//! timers, retention's purge, worker versioning's builds. Each rule is an `async fn` generic over [`Tx`], the table
 //! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
 //! [`Backend`](crate::store::Backend).
@@ -12,6 +12,7 @@
 //! May import: `crate::data`, `crate::error`, the store's records and this folder.
 
 pub(crate) mod activities;
+pub(crate) mod builds;
 pub(crate) mod commit;
 pub(crate) mod complete;
 pub(crate) mod deliver;

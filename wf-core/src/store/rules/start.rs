@@ -39,8 +39,10 @@ pub(crate) async fn start_run_with_task<X: Tx>(
     // A first task of the new run (lease-free, at event 2, no start messages in its inbox)
     // that records nothing needs none of the general commit's checks: all it does is clear the
     // ready mark and set the summary, one row update (the hot path of a start whose workflow
-    // waits at once).
+    // waits at once). Not for an engine with a build id: the run may be routed to another
+    // build (its queue's current one), which the general commit checks on the row.
     let trivial = first.records_nothing()
+        && first.build.is_none()
         && first.without_lease
         && first.run_id == created.run_id
         && first.expected_next_event_id == created.next_event_id
@@ -53,6 +55,7 @@ pub(crate) async fn start_run_with_task<X: Tx>(
             summary: Some(&first.summary),
             ready_at: None,
             close: None,
+            versioning: Some(super::builds::task_versioning(&first.build)),
         })
         .await?;
         created.summary = first.summary;

@@ -96,6 +96,7 @@ async fn close_terminated<X: Tx>(
             result: None,
             failure: Some(reason),
         }),
+        versioning: None,
     })
     .await?;
     clear_closed_run(tx, &run.run_id).await

@@ -51,6 +51,19 @@ pub struct RunChange<'a> {
     pub ready_at: Option<i64>,
     /// How the run closes, if it does.
     pub close: Option<RunClosing<'a>>,
+    /// What a workflow task records of worker versioning (`None`, a termination: nothing).
+    pub versioning: Option<RunVersioning<'a>>,
+}
+
+/// The versioning part of a [`RunChange`]: each field is written only where the run has none
+/// yet, so that the run's first workflow task fixes them and later ones change nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunVersioning<'a> {
+    /// The `versioning` column: a [`VersioningBehavior`](crate::data::versioning::VersioningBehavior)'s
+    /// name, or [`UNVERSIONED`](crate::data::versioning::UNVERSIONED).
+    pub behavior: &'static str,
+    /// The build a pinned run stays on (`None`: the run keeps the build it has).
+    pub build_id: Option<&'a str>,
 }
 
 /// The closing part of a [`RunChange`].
@@ -76,6 +89,9 @@ pub struct RunLease<'a> {
     pub owner: &'a str,
     /// When it expires.
     pub until_ms: i64,
+    /// The build id of the engine taking it: [`lease_if_free`](RunTable::lease_if_free) leaves
+    /// a run whose build is another one alone (a run without one is anyone's).
+    pub build_id: Option<&'a str>,
 }
 
 /// What a poll for work asks for.
@@ -92,6 +108,9 @@ pub struct TaskQuery<'a> {
     /// The engine polling: its own leases never count as lost to an expired liveness lease
     /// (it is alive: it is polling).
     pub poller: &'a str,
+    /// The poller's build id (runs): only runs without a build, or of this build, are ready
+    /// for it. Activities ignore it.
+    pub build_id: Option<&'a str>,
 }
 
 /// An update record to write.
@@ -197,7 +216,8 @@ pub trait RunTable {
     ) -> impl Future<Output = Result<Option<RunRow>, StoreError>> + Send;
 
     /// Inserts the row of a run as just created (running, at event 2, an empty summary),
-    /// ready at its creation time. A taken run id is a `Backend` error.
+    /// ready at its creation time, on the current build of its task queue if it has one (in
+    /// the same statement). A taken run id is a `Backend` error.
     fn insert_run(
         &mut self,
         run: &RunRecord,
@@ -222,8 +242,8 @@ pub trait RunTable {
         lease: &RunLease<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Gives the lease if the run is running and its lease is free or expired at `now_ms`;
-    /// whether it did.
+    /// Gives the lease if the run is running, its lease is free or expired at `now_ms`, and it
+    /// has no build or the lease's build; whether it did.
     fn lease_if_free(
         &mut self,
         lease: &RunLease<'_>,
@@ -246,11 +266,19 @@ pub trait RunTable {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Ids of running runs ready at the query's time whose lease is free or expired, oldest
-    /// ready first (then oldest created), of the query's workflow types and task queues.
+    /// ready first (then oldest created), of the query's workflow types and task queues, with
+    /// no build or the query's build: one statement, the build a column of the row it reads.
     fn ready_runs(
         &mut self,
         query: &TaskQuery<'_>,
     ) -> impl Future<Output = Result<Vec<String>, StoreError>> + Send;
+
+    /// Sets the run's build, whatever it was (an operator moving a run).
+    fn set_run_build(
+        &mut self,
+        run_id: &str,
+        build_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Runs matching the filter, newest first.
     fn list_runs(
@@ -568,6 +596,39 @@ pub trait EngineTable {
     fn engines(&mut self) -> impl Future<Output = Result<Vec<EngineRecord>, StoreError>> + Send;
 }
 
+/// The `task_queue_builds` table (each task queue's current build) and the counts of running
+/// runs by build that operators read.
+pub trait BuildTable {
+    /// Makes `build_id` the current build of `task_queue`.
+    fn put_current_build(
+        &mut self,
+        task_queue: &str,
+        build_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Moves the running runs of `task_queue` that follow its current build (auto-upgrade
+    /// runs, and runs that have not run a workflow task yet) to `build_id`.
+    fn route_to_build(
+        &mut self,
+        task_queue: &str,
+        build_id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The current builds: (task queue, build id), by task queue; of `task_queue` alone if
+    /// given.
+    fn current_builds(
+        &mut self,
+        task_queue: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<(String, String)>, StoreError>> + Send;
+
+    /// The running runs that have a build, counted by (build id, `versioning` column: `None`
+    /// for a run that has not run a task yet), by build id; of `task_queue` alone if given.
+    fn count_by_build(
+        &mut self,
+        task_queue: Option<&str>,
+    ) -> impl Future<Output = Result<Vec<(String, Option<String>, u64)>, StoreError>> + Send;
+}
+
 /// A closed run a purge may delete, with what its dedupe ids are keyed by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClosedRun {
@@ -708,6 +769,7 @@ pub trait Tx:
     + EngineTable
     + PurgeTable
     + SearchTable
+    + BuildTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

@@ -46,6 +46,7 @@
 //! `crate::data`, `crate::error`, the store's records and rules.
 
 mod activities;
+mod builds;
 mod closing;
 mod damage;
 mod engines;

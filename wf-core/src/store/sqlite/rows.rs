@@ -3,6 +3,7 @@
 use crate::data::activity::ActivityFailure;
 use crate::data::payload::Payload;
 use crate::data::run::{RunStatus, TaskFailure};
+use crate::data::versioning::VersioningBehavior;
 use crate::error::{BackendError, BackendErrorKind, StoreError};
 use crate::store::records::{ActivityTask, RunRecord, ScheduleRow};
 use crate::store::rules::tx::RunRow;
@@ -69,7 +70,7 @@ macro_rules! run_columns {
     () => {
         "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, history_bytes, \
          created_ms, closed_ms, result, failure, task_failure, summary, ready_at, lease_owner, \
-         lease_until, task_queue"
+         lease_until, task_queue, build_id, versioning"
     };
 }
 pub(super) use run_columns;
@@ -92,6 +93,8 @@ pub(super) struct RawRun {
     lease_owner: Option<String>,
     lease_until: Option<i64>,
     task_queue: String,
+    build_id: Option<String>,
+    versioning: Option<String>,
 }
 
 impl RawRun {
@@ -113,6 +116,8 @@ impl RawRun {
             lease_owner: r.get(14)?,
             lease_until: r.get(15)?,
             task_queue: r.get(16)?,
+            build_id: r.get(17)?,
+            versioning: r.get(18)?,
         })
     }
 
@@ -143,6 +148,11 @@ impl RawRun {
                 failure: self.failure,
                 task_failure,
                 summary: Payload::unchecked(self.summary),
+                build_id: self.build_id,
+                versioning: self
+                    .versioning
+                    .as_deref()
+                    .and_then(VersioningBehavior::parse),
             },
             lease_owner: self.lease_owner,
             lease_until: self.lease_until,

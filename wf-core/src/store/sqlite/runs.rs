@@ -36,8 +36,9 @@ impl RunTable for SqliteTx {
         self.conn
             .prepare_cached(
                 "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-                 next_event_id, history_bytes, created_ms, summary, ready_at, task_queue) \
-                 VALUES (?1, ?2, ?3, ?4, 'running', 2, ?5, ?6, x'', ?6, ?7)",
+                 next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, \
+                 build_id) VALUES (?1, ?2, ?3, ?4, 'running', 2, ?5, ?6, x'', ?6, ?7, \
+                 (SELECT build_id FROM task_queue_builds WHERE task_queue = ?7))",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -65,7 +66,8 @@ impl RunTable for SqliteTx {
                  task_failure = CASE WHEN ?4 IS NULL THEN task_failure END, \
                  lease_owner = NULL, lease_until = NULL, ready_at = ?5, \
                  status = COALESCE(?6, status), closed_ms = COALESCE(?7, closed_ms), \
-                 result = COALESCE(?8, result), failure = COALESCE(?9, failure) \
+                 result = COALESCE(?8, result), failure = COALESCE(?9, failure), \
+                 versioning = COALESCE(versioning, ?10), build_id = COALESCE(build_id, ?11) \
                  WHERE run_id = ?1",
             )
             .and_then(|mut s| {
@@ -79,6 +81,8 @@ impl RunTable for SqliteTx {
                     close.map(|c| c.closed_ms),
                     close.and_then(|c| c.result).map(|p| p.as_bytes()),
                     close.and_then(|c| c.failure),
+                    change.versioning.map(|v| v.behavior),
+                    change.versioning.and_then(|v| v.build_id),
                 ])
             })
             .map_err(db("update a run"))?;
@@ -110,9 +114,18 @@ impl RunTable for SqliteTx {
                 "UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1 \
                  AND status = 'running' AND (lease_owner IS NULL OR lease_until <= ?4 \
                  OR lease_owner IN (SELECT engine_id FROM engines \
-                 WHERE lease_until <= ?4 AND engine_id != ?2))",
+                 WHERE lease_until <= ?4 AND engine_id != ?2)) \
+                 AND (build_id IS NULL OR build_id = ?5)",
             )
-            .and_then(|mut s| s.execute(params![lease.run_id, lease.owner, lease.until_ms, now_ms]))
+            .and_then(|mut s| {
+                s.execute(params![
+                    lease.run_id,
+                    lease.owner,
+                    lease.until_ms,
+                    now_ms,
+                    lease.build_id
+                ])
+            })
             .map_err(db("lease a run"))?;
         Ok(n > 0)
     }
@@ -150,17 +163,33 @@ impl RunTable for SqliteTx {
                  WHERE lease_until <= ?1 AND engine_id != ?5)) \
                  AND (?3 IS NULL OR workflow_type IN (SELECT value FROM json_each(?3))) \
                  AND (?4 IS NULL OR task_queue IN (SELECT value FROM json_each(?4))) \
+                 AND (build_id IS NULL OR build_id = ?6) \
                  ORDER BY ready_at, seq LIMIT ?2",
             )
             .and_then(|mut s| {
                 let max = query.max as i64;
                 s.query_map(
-                    params![query.now_ms, max, types, queues, query.poller],
+                    params![
+                        query.now_ms,
+                        max,
+                        types,
+                        queues,
+                        query.poller,
+                        query.build_id
+                    ],
                     |r| r.get(0),
                 )?
                 .collect()
             })
             .map_err(db("find ready workflow tasks"))
+    }
+
+    async fn set_run_build(&mut self, run_id: &str, build_id: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE runs SET build_id = ?2 WHERE run_id = ?1")
+            .and_then(|mut s| s.execute([run_id, build_id]))
+            .map_err(db("move a run to a build"))?;
+        Ok(())
     }
 
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
@@ -178,6 +207,7 @@ impl RunTable for SqliteTx {
              AND (?6 IS NULL OR created_ms >= ?6) AND (?7 IS NULL OR created_ms < ?7) \
              AND (?8 IS NULL OR closed_ms >= ?8) AND (?9 IS NULL OR closed_ms < ?9) \
              AND (?10 IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = ?10)) \
+             AND (?11 IS NULL OR build_id = ?11) \
              ORDER BY seq DESC LIMIT ?4"
         );
         let search = super::search::search_filter(&filter.search);
@@ -202,7 +232,8 @@ impl RunTable for SqliteTx {
                     sb,
                     ca,
                     cb,
-                    filter.after_run_id
+                    filter.after_run_id,
+                    filter.build_id
                 ];
                 s.query_map(args, RawRun::from_row)?.collect()
             })

@@ -10,7 +10,25 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
+    SCHEMA_V9,
 ];
+
+/// v9: worker versioning. A run's build (which engines take its workflow tasks; NULL: any) and
+/// its behaviour (`pinned`, `auto_upgrade`, `unversioned`; NULL before its first task); each
+/// task queue's current build. Running runs by build, for the counts operators drain builds
+/// by, and the runs that follow their queue's current build, for making a build current.
+const SCHEMA_V9: &str = "
+ALTER TABLE runs ADD COLUMN build_id TEXT;
+ALTER TABLE runs ADD COLUMN versioning TEXT;
+CREATE TABLE task_queue_builds (
+    task_queue  TEXT PRIMARY KEY,
+    build_id    TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX runs_by_build ON runs(build_id, versioning, task_queue)
+    WHERE build_id IS NOT NULL AND status = 'running';
+CREATE INDEX runs_following_current ON runs(task_queue)
+    WHERE status = 'running' AND (versioning IS NULL OR versioning = 'auto_upgrade');
+";
 
 /// v7: start request ids per workflow id, with the run each start addressed and its chain
 /// (retention's purge deletes a chain's ids with its last run).
