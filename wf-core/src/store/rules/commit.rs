@@ -31,13 +31,13 @@ pub(crate) async fn commit<X: Tx>(
 ) -> Result<(RunRecord, TaskCommit), StoreError> {
     let run_id = c.run_id.as_str();
     let now = c.now_ms;
-    // A lease-free commit needs an empty inbox; a leased close, none past what it consumed.
+    // A lease-free commit needs an empty inbox; a leased close, none past what it consumed;
+    // a leased task that does not close makes its run ready again if messages wait past those.
+    // (Under the run's locks, no message can arrive meanwhile: every insert takes them.)
     let inbox_after = if c.without_lease {
         Some(None)
-    } else if c.close.is_some() {
-        Some(c.consumed_through)
     } else {
-        None
+        Some(c.consumed_through)
     };
     let (row, inbox_waiting) = tx.load_run_and_peek_inbox(run_id, inbox_after).await?;
     let row = row.ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
@@ -139,12 +139,11 @@ pub(crate) async fn commit<X: Tx>(
     let close = c.close.take();
     let closing = close.as_ref().map(|close| closing_of(close, now));
     // Ready again if messages wait (a closing task found none after those it consumed).
-    let ready_at =
-        if closing.is_none() && !c.without_lease && tx.inbox_has_after(run_id, None).await? {
-            Some(now)
-        } else {
-            None
-        };
+    let ready_at = if closing.is_none() && !c.without_lease && inbox_waiting {
+        Some(now)
+    } else {
+        None
+    };
     tx.update_run(&RunChange {
         run_id,
         next_event_id,
