@@ -19,6 +19,7 @@ mod child_handle;
 mod client;
 mod ctxt;
 mod dynamic;
+mod dynamic_workflow;
 mod expand;
 mod fallback;
 mod hygiene;

@@ -226,6 +226,7 @@ macro_rules! __store_conformance_properties {
             check workflow_tasks::release_makes_the_run_ready_at_once,
             check workflow_tasks::polls_filtered_by_type_take_only_those_runs,
             check workflow_tasks::polls_filtered_by_task_queue_take_only_those_runs,
+            check workflow_tasks::polls_of_any_type_take_every_type_on_their_queues,
             check workflow_tasks::history_reads_from_any_event_including_inside_a_commit,
             check activities::a_scheduled_activity_is_leased_once_with_its_deadlines,
             check activities::activities_are_leased_in_visible_order,
@@ -261,6 +262,7 @@ macro_rules! __store_conformance_properties {
             check search::lists_filter_by_search_attributes_and_times_and_page,
             check search::memos_and_search_attributes_carry_over_and_go_with_a_purge,
             check_durable persistence::everything_survives_close_and_reopen,
+            check_durable persistence::a_durably_delivered_update_survives_reopen,
             check_durable persistence::a_reopened_file_holds_exactly_the_committed_state,
             check_durable persistence::two_stores_on_one_file_see_each_others_writes,
         ]}

@@ -6,25 +6,22 @@ use crate::data::run::{RunStatus, TaskFailure};
 use crate::error::StoreError;
 use crate::store::records::WorkflowTask;
 
-/// [`Store::poll_workflow_tasks_of`](crate::store::Store::poll_workflow_tasks_of), and
-/// [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) without filters.
+/// [`Store::poll_workflow_tasks_of`](crate::store::Store::poll_workflow_tasks_of) (types and
+/// queues), [`poll_workflow_tasks_on`](crate::store::Store::poll_workflow_tasks_on) (queues
+/// only), and [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) (neither).
 pub(crate) async fn poll_workflow_tasks<X: Tx>(
     tx: &mut X,
     worker_id: String,
     now_ms: i64,
     lease_ms: i64,
     max: usize,
-    filters: Option<(Vec<String>, Vec<String>)>,
+    filters: TaskFilters,
 ) -> Result<Vec<WorkflowTask>, StoreError> {
-    let (names, queues) = match &filters {
-        Some((types, queues)) => (Some(types.as_slice()), Some(queues.as_slice())),
-        None => (None, None),
-    };
     let query = TaskQuery {
         now_ms,
         max,
-        names,
-        queues,
+        names: filters.workflow_types.as_deref(),
+        queues: filters.task_queues.as_deref(),
         poller: &worker_id,
     };
     let ids = tx.ready_runs(&query).await?;
@@ -39,6 +36,13 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
         tasks.push(leased_task(tx, &run_id).await?);
     }
     Ok(tasks)
+}
+
+/// Which runs a poll leases: `None` takes any workflow type, or any task queue.
+#[derive(Clone, Default)]
+pub(crate) struct TaskFilters {
+    pub workflow_types: Option<Vec<String>>,
+    pub task_queues: Option<Vec<String>>,
 }
 
 /// [`Store::lease_run`](crate::store::Store::lease_run).
