@@ -51,6 +51,7 @@ impl LocalTransport {
             .await?
             .ok_or_else(|| WfError::NotFound {
                 workflow_id: workflow_id.to_string(),
+                update_id: None,
             })
     }
 

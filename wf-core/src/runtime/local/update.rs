@@ -184,6 +184,7 @@ impl LocalTransport {
                 .await?
                 .ok_or_else(|| WfError::NotFound {
                     workflow_id: workflow_id.to_string(),
+                    update_id: Some(update_id.to_string()),
                 })?;
             match record.state {
                 UpdateState::Rejected(msg) => return Err(WfError::Rejected(msg)),
