@@ -306,3 +306,24 @@ async fn without_a_dynamic_type_an_unknown_type_is_refused() {
         "{started:?}"
     );
 }
+
+#[tokio::test]
+async fn the_replayer_replays_dynamic_runs_through_the_dynamic_type() {
+    let engine = Engine::builder()
+        .memory()
+        .workflow::<Anything>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    client.start_untyped("chat", "chat-r", &()).await.unwrap();
+    let h = client.handle::<Anything>("chat-r");
+    h.signal("hi", &"you").await.unwrap();
+    h.signal("bye", &()).await.unwrap();
+    h.result().await.unwrap();
+    let history = client.export("chat-r").await.unwrap();
+    let replayer = wf_sdk::Replayer::new().workflow::<Anything>();
+    replayer.replay(&history).unwrap();
+    let without = wf_sdk::Replayer::new().workflow::<Invoicing>();
+    assert!(without.replay(&history).is_err());
+}

@@ -44,7 +44,7 @@ pub(crate) async fn start(
     let (b, input, memo) = match codec {
         Codec::Json => {
             let b: StartBody<Value> = codec.decode(body, None)?;
-            let parts = payloads(b, Value::Null, |v| json::to_payload(&v))?;
+            let parts = payloads(b, Value::Null, |v| Ok(json::to_payload(&v)?))?;
             check_input(wt, &parts.1)?;
             parts
         }
