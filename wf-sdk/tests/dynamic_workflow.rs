@@ -271,7 +271,9 @@ async fn two_dynamic_workflow_types_are_a_builder_error() {
         .workflow::<Other>()
         .build()
         .await;
-    let err = built.err().expect("two dynamic types must not build");
+    let Err(err) = built else {
+        panic!("two dynamic types must not build")
+    };
     let msg = err.to_string();
     assert!(msg.contains("two dynamic workflow types"), "{msg}");
     assert!(msg.contains("Anything") && msg.contains("Other"), "{msg}");

@@ -12,10 +12,10 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::time::Duration;
 use wf_core::client::{SignalRequest, UpdateRequest};
 use wf_core::data::ids::new_id;
+use wf_core::data::search::Memo;
 use wf_core::{
     HandlerInfo, IdConflictPolicy, IdReusePolicy, Payload, Role, StartOptions, UpdateStage,
     WfError, WorkflowType,
@@ -100,7 +100,7 @@ fn payloads<V>(
     mut b: StartBody<V>,
     absent: V,
     to_payload: impl Fn(V) -> Result<Payload, Failure>,
-) -> Result<(StartBody<()>, Payload, BTreeMap<String, Payload>), Failure> {
+) -> Result<(StartBody<()>, Payload, Memo), Failure> {
     let input = to_payload(b.input.take().unwrap_or(absent))?;
     let memo = std::mem::take(&mut b.memo)
         .into_iter()
