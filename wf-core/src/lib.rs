@@ -72,9 +72,9 @@ pub use workflow::sync;
 pub use workflow::{
     child_signal, encode_update_result, join_all, join_bounded, select, select_all, ActivityCall,
     AsyncUpdateFn, CancellationScope, ChildCall, ChildHandle, ChildResult, DynamicAsyncUpdateFn,
-    DynamicHandlers, DynamicInfo, DynamicQueryFn, DynamicSignal, DynamicSignalKind, DynamicUpdate,
-    DynamicUpdateKind, DynamicValidator, Either, Handler, HandlerInfo, HandlerKind, InScope,
-    JoinAll, LocalBoxFuture, Param, Role, Select, SelectAll, Signal, Sleep, StartChild,
+    DynamicHandlers, DynamicInfo, DynamicInput, DynamicQueryFn, DynamicSignal, DynamicSignalKind,
+    DynamicUpdate, DynamicUpdateKind, DynamicValidator, Either, Handler, HandlerInfo, HandlerKind,
+    InScope, JoinAll, LocalBoxFuture, Param, Role, Select, SelectAll, Signal, Sleep, StartChild,
     SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal,
     WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
 };

@@ -72,10 +72,14 @@ impl ErrorBody {
 pub fn to_http(error: &WfError) -> (u16, ErrorBody) {
     let msg = error.to_string();
     match error {
-        WfError::NotFound { workflow_id } => (
+        WfError::NotFound {
+            workflow_id,
+            update_id,
+        } => (
             404,
             ErrorBody {
                 workflow_id: Some(workflow_id.clone()),
+                update_id: update_id.clone(),
                 ..ErrorBody::new("not_found", msg)
             },
         ),
@@ -245,6 +249,7 @@ pub fn from_http(status: u16, body: ErrorBody) -> WfError {
         },
         "not_found" if body.workflow_id.is_some() => WfError::NotFound {
             workflow_id: text(&body.workflow_id),
+            update_id: body.update_id.clone(),
         },
         "run_finished" => WfError::RunFinished {
             workflow_id: text(&body.workflow_id),
@@ -362,6 +367,11 @@ mod tests {
         let errors = vec![
             WfError::NotFound {
                 workflow_id: "w".into(),
+                update_id: None,
+            },
+            WfError::NotFound {
+                workflow_id: "w".into(),
+                update_id: Some("u-1".into()),
             },
             WfError::Unknown {
                 kind: "update",

@@ -102,7 +102,8 @@ pub struct UpdateBody<V> {
     /// Dedupe id (default: a fresh one, returned in the answer).
     #[serde(default)]
     pub update_id: Option<String>,
-    /// `completed` (default) or `accepted`.
+    /// `completed` (default), `accepted`, or `admitted` (answered once the update is durably
+    /// recorded, before its validator ran).
     #[serde(default)]
     pub wait: Option<String>,
     /// How long to wait for completion before answering 504 (the update goes on; ask again

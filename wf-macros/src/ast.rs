@@ -24,6 +24,8 @@ pub(crate) struct Workflow<'a> {
     pub krate: CratePath,
     /// The methods that carry a role attribute, in source order.
     pub methods: Vec<Method<'a>>,
+    /// `#[workflow(dynamic)]`: runs every workflow type no other registration names.
+    pub dynamic: bool,
 }
 
 /// `#[activities] impl T { .. }`.
@@ -92,6 +94,7 @@ impl<'a> Workflow<'a> {
             name,
             krate: args.krate,
             methods,
+            dynamic: args.dynamic,
         }
     }
 

@@ -19,6 +19,8 @@ pub(crate) struct WorkflowArgs {
     pub name: Option<LitStr>,
     /// `crate = ".."`.
     pub krate: CratePath,
+    /// `dynamic`: a dynamic workflow type (see `dynamic_workflow.rs`).
+    pub dynamic: bool,
 }
 
 /// Arguments of `#[activities(..)]`.
@@ -193,14 +195,20 @@ impl Role {
 /// Parses the arguments of `#[workflow(..)]`.
 pub(crate) fn workflow_args(cx: &Ctxt, tokens: TokenStream) -> WorkflowArgs {
     let mut args = WorkflowArgs::default();
-    parse_keys(cx, "workflow", &["name", "crate"], tokens, |key, meta| {
-        if key == "name" {
-            args.name = Some(wire_name(meta)?);
-        } else {
-            crate_path(&mut args.krate, meta)?;
-        }
-        Ok(())
-    });
+    parse_keys(
+        cx,
+        "workflow",
+        &["name", "crate", "dynamic"],
+        tokens,
+        |key, meta| {
+            match key {
+                "name" => args.name = Some(wire_name(meta)?),
+                "dynamic" => args.dynamic = dynamic_flag(meta)?,
+                _ => crate_path(&mut args.krate, meta)?,
+            }
+            Ok(())
+        },
+    );
     args
 }
 

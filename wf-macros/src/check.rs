@@ -59,6 +59,8 @@ pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
         }
         if no_generics(cx, method) {
             match &method.role {
+                Role::Run if wf.dynamic => crate::dynamic_workflow::run(cx, method),
+                Role::Init if wf.dynamic => crate::dynamic_workflow::init(cx, method, wf.ident),
                 Role::Run => run(cx, method),
                 Role::Init => init(cx, method, wf.run(), wf.ident),
                 Role::Signal { .. } => signal(cx, method),
@@ -202,15 +204,7 @@ pub(crate) fn wire_args(cx: &Ctxt, m: &Method) {
 }
 
 fn run(cx: &Ctxt, m: &Method) {
-    if m.sig.asyncness.is_none() {
-        let (fn_token, ident) = (&m.sig.fn_token, &m.sig.ident);
-        cx.error_spanned_by(
-            quote::quote!(#fn_token #ident),
-            "`#[run]` must be an `async fn`: the main method awaits activities, timers and conditions",
-        );
-        return;
-    }
-    if !async_ctx(cx, m, "`#[run]`") {
+    if !run_async_ctx(cx, m) {
         return;
     }
     if let Some(extra) = m.args.get(1) {
@@ -221,6 +215,24 @@ fn run(cx: &Ctxt, m: &Method) {
         return;
     }
     wire_args(cx, m);
+    run_output(cx, m);
+}
+
+/// `#[run]` is an `async fn` taking `ctx` and no `self`; false after reporting that it is not.
+pub(crate) fn run_async_ctx(cx: &Ctxt, m: &Method) -> bool {
+    if m.sig.asyncness.is_none() {
+        let (fn_token, ident) = (&m.sig.fn_token, &m.sig.ident);
+        cx.error_spanned_by(
+            quote::quote!(#fn_token #ident),
+            "`#[run]` must be an `async fn`: the main method awaits activities, timers and conditions",
+        );
+        return false;
+    }
+    async_ctx(cx, m, "`#[run]`")
+}
+
+/// `#[run]` returns `Result<Output, WorkflowError>`.
+pub(crate) fn run_output(cx: &Ctxt, m: &Method) {
     match m.output {
         Some(output) if ty::result_ok(output).is_some() => {}
         _ => cx.syn_error(syn::Error::new(
@@ -231,18 +243,7 @@ fn run(cx: &Ctxt, m: &Method) {
 }
 
 fn init(cx: &Ctxt, m: &Method, run: Option<&Method>, self_name: Option<&syn::Ident>) {
-    if let Some(asyncness) = &m.sig.asyncness {
-        cx.error_spanned_by(
-            asyncness,
-            "`#[init]` must be a plain `fn`: it builds the state before anything runs; remove `async`",
-        );
-        return;
-    }
-    if let Some(receiver) = &m.receiver {
-        cx.error_spanned_by(
-            receiver.node,
-            "`#[init]` takes no `self`: it builds the state from the run's input",
-        );
+    if !init_plain(cx, m) {
         return;
     }
     let run_input = run.and_then(|r| r.args.first());
@@ -280,6 +281,30 @@ fn init(cx: &Ctxt, m: &Method, run: Option<&Method>, self_name: Option<&syn::Ide
             return;
         }
     }
+    init_output(cx, m, self_name);
+}
+
+/// `#[init]` is a plain `fn` without `self`; false after reporting that it is not.
+pub(crate) fn init_plain(cx: &Ctxt, m: &Method) -> bool {
+    if let Some(asyncness) = &m.sig.asyncness {
+        cx.error_spanned_by(
+            asyncness,
+            "`#[init]` must be a plain `fn`: it builds the state before anything runs; remove `async`",
+        );
+        return false;
+    }
+    if let Some(receiver) = &m.receiver {
+        cx.error_spanned_by(
+            receiver.node,
+            "`#[init]` takes no `self`: it builds the state from the run's input",
+        );
+        return false;
+    }
+    true
+}
+
+/// `#[init]` returns `Self`.
+pub(crate) fn init_output(cx: &Ctxt, m: &Method, self_name: Option<&syn::Ident>) {
     let self_name = self_name
         .cloned()
         .unwrap_or_else(|| syn::Ident::new("Self", proc_macro2::Span::call_site()));

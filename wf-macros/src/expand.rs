@@ -84,19 +84,59 @@ fn workflow_impl(wf: &Workflow) -> TokenStream {
 
 /// `impl WorkflowDefinition for T`.
 fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
-    let [ctx, input, output, handlers] = ["__ctx", "__input", "__output", "__handlers"].map(local);
+    let handlers = local("__handlers");
     let self_ty = wf.self_ty;
     let name = &wf.name;
     let run = wf.run().expect("checked: one #[run]");
+    let run_output = run.output.expect("checked: run returns Result<T, _>");
+    // `Output` is the user's own tokens: its serde bounds are reported on it.
+    let output_ty = ty::result_ok(run_output).expect("checked: run returns Result<T, _>");
+    let output_name = ty::written(output_ty);
+    let entry_points = if wf.dynamic {
+        crate::dynamic_workflow::entry_points(wf, p)
+    } else {
+        entry_points(wf, p)
+    };
+    let dynamic = crate::dynamic::definition_item(wf, p);
+    let entries = wf.handlers().map(|m| {
+        let (cfgs, entry) = (m.cfgs(), handler(wf, m, p));
+        quote!(#(#cfgs)* #handlers.push(#entry);)
+    });
+
+    quote! {
+        impl #p::WorkflowDefinition for #self_ty {
+            const NAME: &'static str = #name;
+            type Output = #output_ty;
+
+            #entry_points
+
+            fn output_type_name() -> &'static str {
+                #output_name
+            }
+
+            #[allow(clippy::vec_init_then_push)]
+            fn handlers() -> #p::Vec<#p::Handler<Self>> {
+                let mut #handlers = #p::Vec::new();
+                #(#entries)*
+                #handlers
+            }
+
+            #dynamic
+        }
+    }
+}
+
+/// The `Input` type, `init_state`, `start_run` and `input_type_name` of a workflow type.
+fn entry_points(wf: &Workflow, p: &TokenStream) -> TokenStream {
+    let [ctx, input, output] = ["__ctx", "__input", "__output"].map(local);
+    let self_ty = wf.self_ty;
+    let run = wf.run().expect("checked: one #[run]");
     let run_ident = run.ident();
     let run_output = run.output.expect("checked: run returns Result<T, _>");
-    // `Input`/`Output` are the user's own tokens: their serde bounds are reported on them.
+    // `Input` is the user's own tokens: its serde bounds are reported on it.
     let run_input = run.args.first();
     let input_ty = run_input.map_or_else(|| quote!(()), |a| a.ty.to_token_stream());
-    let output_ty = ty::result_ok(run_output).expect("checked: run returns Result<T, _>");
-
     let input_name = run_input.map_or_else(|| "()".to_string(), |a| ty::written(a.ty));
-    let output_name = ty::written(output_ty);
     let (input_param, run_call) = match run_input {
         Some(_) => (
             quote!(#input),
@@ -119,55 +159,34 @@ fn definition(wf: &Workflow, p: &TokenStream) -> TokenStream {
                 None => quote!(fn init_state(_: &Self::Input) -> Self { Self::#ident() }),
             }
         }
-        None => {
-            // Without `#[init]` the type must be `Default`; rustc says so on the type's name.
-            let default = spans::over(quote!(<Self as #p::Default>::default()), self_ty);
-            quote!(fn init_state(_: &Self::Input) -> Self { #default })
-        }
+        None => default_init_state(self_ty, p),
     };
-    let dynamic = crate::dynamic::definition_item(wf, p);
-    let entries = wf.handlers().map(|m| {
-        let (cfgs, entry) = (m.cfgs(), handler(wf, m, p));
-        quote!(#(#cfgs)* #handlers.push(#entry);)
-    });
-
     quote! {
-        impl #p::WorkflowDefinition for #self_ty {
-            const NAME: &'static str = #name;
-            type Input = #input_ty;
-            type Output = #output_ty;
+        type Input = #input_ty;
 
-            #init_state
+        #init_state
 
-            fn start_run(
-                #ctx: #p::WorkflowContext<Self>,
-                #input_param: Self::Input,
-            ) -> #p::LocalBoxFuture<#p::Result<Self::Output, #p::WorkflowError>> {
-                #p::Box::pin(async move {
-                    let mut #ctx = #ctx;
-                    let #output: #p::Result<Self::Output, #p::WorkflowError> = #run_call;
-                    #output
-                })
-            }
+        fn start_run(
+            #ctx: #p::WorkflowContext<Self>,
+            #input_param: Self::Input,
+        ) -> #p::LocalBoxFuture<#p::Result<Self::Output, #p::WorkflowError>> {
+            #p::Box::pin(async move {
+                let mut #ctx = #ctx;
+                let #output: #p::Result<Self::Output, #p::WorkflowError> = #run_call;
+                #output
+            })
+        }
 
-            fn input_type_name() -> &'static str {
-                #input_name
-            }
-
-            fn output_type_name() -> &'static str {
-                #output_name
-            }
-
-            #[allow(clippy::vec_init_then_push)]
-            fn handlers() -> #p::Vec<#p::Handler<Self>> {
-                let mut #handlers = #p::Vec::new();
-                #(#entries)*
-                #handlers
-            }
-
-            #dynamic
+        fn input_type_name() -> &'static str {
+            #input_name
         }
     }
+}
+
+/// `init_state` without `#[init]`: the type must be `Default`; rustc says so on its name.
+pub(crate) fn default_init_state(self_ty: &syn::Type, p: &TokenStream) -> TokenStream {
+    let default = spans::over(quote!(<Self as #p::Default>::default()), self_ty);
+    quote!(fn init_state(_: &Self::Input) -> Self { #default })
 }
 
 /// The handler table entry of a signal, query or update.

@@ -36,7 +36,12 @@ pub(crate) fn workflow(wf: &Workflow) -> TokenStream {
         .and_then(|r| r.output)
         .and_then(ty::result_ok)
         .filter(|t| usable(t));
-    let input = input.map_or_else(|| quote!(()), ToTokens::to_token_stream);
+    let input = match input {
+        // A dynamic type's run takes the type name and raw input, which make its input.
+        _ if wf.dynamic => quote!(#p::DynamicInput),
+        Some(input) => input.to_token_stream(),
+        None => quote!(()),
+    };
     let output = output.map_or_else(|| quote!(()), ToTokens::to_token_stream);
     quote! {
         #item

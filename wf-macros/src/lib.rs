@@ -19,6 +19,7 @@ mod child_handle;
 mod client;
 mod ctxt;
 mod dynamic;
+mod dynamic_workflow;
 mod expand;
 mod fallback;
 mod hygiene;
@@ -49,6 +50,14 @@ use proc_macro::TokenStream;
 /// at most one of each. They take the messages no named handler takes, with the message's
 /// name and its encoded argument tuple (`args.decode::<(A, B)>()`); they have no wire name
 /// and no generated client method (clients use `signal_raw`, `query_raw`, `update_raw`).
+///
+/// A dynamic workflow type: `#[workflow(dynamic)]` makes the type run every workflow type
+/// name no other registration of the engine has. Its `#[run]` is `async fn run(ctx: &mut
+/// WorkflowContext<Self>, name: String, input: Payload) -> Result<Output, WorkflowError>` (the
+/// run's type name and its raw input, decoded with `input.decode::<T>()`), its `#[init]`
+/// (optional) `fn new(name: &str, input: &Payload) -> Self` or `fn new() -> Self`; its input
+/// type is `DynamicInput` (for `ctx.continue_as_new`). Clients start its runs by type name
+/// (`client.start_untyped("invoice", id, &input)`); an engine registers at most one.
 ///
 /// Async methods take no `self`: they reach the state through `ctx.state(|s| ..)` and
 /// `ctx.state_mut(|s| ..)`, so no borrow of it can live across an `.await`. Arguments and

@@ -72,6 +72,8 @@ pub use wf_core::{
     Description,
     Divergence,
     DynamicInfo,
+    // A dynamic workflow type's input (`#[workflow(dynamic)]`).
+    DynamicInput,
     Engine,
     EngineBuilder,
     EventKind,

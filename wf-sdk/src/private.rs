@@ -21,9 +21,9 @@ pub use std::vec::Vec;
 pub use wf_core::client::{query_call, signal_call, update_call};
 pub use wf_core::{
     child_signal, encode_update_result, type_id_of_val, ActivityContext, ActivityError,
-    ActivityGroup, ActivityRegistry, BoxFuture, ChildHandle, DynamicHandlers, DynamicSignal,
-    DynamicSignalKind, DynamicUpdate, DynamicUpdateKind, Handler, HandlerKind, LocalBoxFuture,
-    Param, Payload, PayloadError, QueryCall, Rejection, SignalCall, SignalExternalError,
-    Unfinished, UpdateCall, UpdateError, WorkflowContext, WorkflowDefinition, WorkflowError,
-    WorkflowHandle,
+    ActivityGroup, ActivityRegistry, BoxFuture, ChildHandle, DynamicHandlers, DynamicInput,
+    DynamicSignal, DynamicSignalKind, DynamicUpdate, DynamicUpdateKind, Handler, HandlerKind,
+    LocalBoxFuture, Param, Payload, PayloadError, QueryCall, Rejection, SignalCall,
+    SignalExternalError, Unfinished, UpdateCall, UpdateError, WorkflowContext, WorkflowDefinition,
+    WorkflowError, WorkflowHandle,
 };

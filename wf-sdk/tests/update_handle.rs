@@ -63,10 +63,25 @@ async fn an_update_sent_before_a_restart_is_awaited_by_its_id(backend: Backend) 
     }
     assert_eq!(h.update_handle::<u32>("u-4").result().await.unwrap(), 40);
     // An id no update has is not found.
-    let missing = h.update_handle::<u32>("never-sent").result().await;
+    match h.update_handle::<u32>("never-sent").result().await {
+        Err(e @ WfError::NotFound { .. }) => {
+            let WfError::NotFound { update_id, .. } = &e else {
+                unreachable!()
+            };
+            assert_eq!(update_id.as_deref(), Some("never-sent"));
+            assert!(e.to_string().contains("\"never-sent\""), "{e}");
+        }
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    let waited = engine
+        .client()
+        .wait_update("gate", "never-sent-2", wf_sdk::UpdateStage::Completed)
+        .await;
     assert!(
-        matches!(missing, Err(WfError::NotFound { .. })),
-        "{missing:?}"
+        waited
+            .as_ref()
+            .is_err_and(|e| e.to_string().contains("never-sent-2")),
+        "{waited:?}"
     );
     h.finish().await.unwrap();
     h.result().await.unwrap();

@@ -140,6 +140,25 @@ impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
     /// Sends the update and returns once the validator accepted it (or with `Rejected`, or
     /// `Timeout` when no worker validated it within the call's timeout).
     pub async fn start(self) -> Result<UpdateHandle<R>, WfError> {
+        self.send_until(UpdateStage::Accepted).await
+    }
+
+    /// Sends the update and returns as soon as it is durably admitted: recorded in the store,
+    /// before any worker ran its validator (Temporal's `ADMITTED` stage). It is applied when a
+    /// worker takes the run, even after this process or the worker crashed;
+    /// [`UpdateHandle::accepted`] and [`UpdateHandle::result`] wait for its verdict and its
+    /// outcome later (a validator's rejection arrives there as `Rejected`).
+    ///
+    /// ```ignore
+    /// let u = h.change_goal(g).update_id("cmd-7").admit().await?;   // no worker needed yet
+    /// u.accepted().await?;                                           // the validator's verdict
+    /// let goal = u.result().await?;                                  // the handler's value
+    /// ```
+    pub async fn admit(self) -> Result<UpdateHandle<R>, WfError> {
+        self.send_until(UpdateStage::Admitted).await
+    }
+
+    async fn send_until(self, stage: UpdateStage) -> Result<UpdateHandle<R>, WfError> {
         let (update_id, _) = self
             .client
             .send_update(UpdateRequest {
@@ -147,7 +166,7 @@ impl<'a, R: DeserializeOwned + 'a> UpdateCall<'a, R> {
                 name: self.name,
                 args: self.args?,
                 update_id: self.update_id,
-                stage: UpdateStage::Accepted,
+                stage,
                 timeout: self.timeout,
             })
             .await?;
@@ -218,7 +237,8 @@ impl<T, R> Future for CallOutcome<'_, T, R> {
     }
 }
 
-/// An accepted update (from [`UpdateCall::start`], or attached to by id with
+/// An accepted or admitted update (from [`UpdateCall::start`] or [`UpdateCall::admit`], or
+/// attached to by id with
 /// [`WorkflowHandle::update_handle`](super::WorkflowHandle::update_handle));
 /// [`result`](Self::result) waits for its handler.
 pub struct UpdateHandle<R> {
@@ -241,6 +261,16 @@ impl<R: DeserializeOwned> UpdateHandle<R> {
     /// The update's id.
     pub fn update_id(&self) -> &str {
         &self.update_id
+    }
+
+    /// Waits until a validator accepted the update (or `Rejected`, or `RunFinished` if the run
+    /// closed before a worker took it); at once if it was. For an update sent with
+    /// [`UpdateCall::admit`], which returned before any validator ran.
+    pub async fn accepted(&self) -> Result<(), WfError> {
+        self.client
+            .wait_update(&self.workflow_id, &self.update_id, UpdateStage::Accepted)
+            .await
+            .map(|_| ())
     }
 
     /// Waits for the handler's value (or `UpdateFailed`, or `RunFinished` if the run closed

@@ -288,10 +288,7 @@ pub(crate) fn update_timed_out(
     stage: UpdateStage,
     waited: std::time::Duration,
 ) -> WfError {
-    let stage = match stage {
-        UpdateStage::Accepted => "accepted",
-        UpdateStage::Completed => "completed",
-    };
+    let stage = stage.as_str();
     WfError::Timeout(format!(
         "update {name:?} (update id {update_id:?}) of workflow {workflow_id:?} was not {stage} \
          within {waited:?}: it stays queued and is applied when a worker takes the run; send it \

@@ -95,12 +95,40 @@ impl Client {
         input: W::Input,
         options: StartOptions,
     ) -> Result<WorkflowHandle<W>, WfError> {
+        if W::DYNAMIC {
+            return Err(WfError::InvalidArgument(format!(
+                "{} is a dynamic workflow type: it runs the types no other registration names \
+                 and has no type name of its own; start a run of such a type with \
+                 client.start_untyped(\"TypeName\", id, &input)",
+                W::NAME
+            )));
+        }
         let workflow_id = workflow_id.into();
         let input = Payload::encode(&input)?;
         let started = self
             .start_with_messages(&workflow_id, W::NAME, input, options, Vec::new())
             .await?;
         Ok(WorkflowHandle::started(self.clone(), workflow_id, started))
+    }
+
+    /// Starts a run of the workflow type named `workflow_type`, with `input` encoded as any
+    /// typed start encodes it; returns the run id. This is how a run of a type only a dynamic
+    /// workflow type (`#[workflow(dynamic)]`) runs is started, and how tools start a type
+    /// whose Rust definition they lack:
+    ///
+    /// ```ignore
+    /// let run_id = client.start_untyped("invoice", "inv-7", &Invoice { total: 12 }).await?;
+    /// let total: u32 = client.result_raw("inv-7").await?.decode()?;
+    /// ```
+    pub async fn start_untyped<I: serde::Serialize + ?Sized>(
+        &self,
+        workflow_type: &str,
+        workflow_id: &str,
+        input: &I,
+    ) -> Result<String, WfError> {
+        let input = Payload::encode(input)?;
+        self.start_raw(workflow_id, workflow_type, input, StartOptions::default())
+            .await
     }
 
     /// Starts a run by workflow type name with an encoded input; returns the run id.

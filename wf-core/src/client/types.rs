@@ -142,6 +142,21 @@ pub enum UpdateStage {
     Accepted,
     /// Until the handler finished.
     Completed,
+    /// Until it is durably recorded in the store, before any validator ran (Temporal's
+    /// `ADMITTED`): the update survives crashes from then on, and its outcome (acceptance,
+    /// rejection, value) is awaited later by its update id.
+    Admitted,
+}
+
+impl UpdateStage {
+    /// `"accepted"`, `"completed"` or `"admitted"`: how errors and wf-http name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateStage::Accepted => "accepted",
+            UpdateStage::Completed => "completed",
+            UpdateStage::Admitted => "admitted",
+        }
+    }
 }
 
 /// What [`WorkflowHandle::describe`](crate::WorkflowHandle::describe) reports about the

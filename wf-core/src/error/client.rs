@@ -11,11 +11,14 @@ use crate::data::run::RunStatus;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum WfError {
-    /// No run has this workflow id (or run id).
-    #[error("workflow {workflow_id:?} not found")]
+    /// No run has this workflow id (or run id), or, with `update_id`, the workflow has no
+    /// update of that id.
+    #[error("{}", not_found(workflow_id, update_id.as_deref()))]
     NotFound {
         /// The workflow id.
         workflow_id: String,
+        /// The update id looked up, when it is the update that is not found.
+        update_id: Option<String>,
     },
     /// The run is closed; it takes no more signals or updates.
     #[error("workflow {workflow_id:?} (run {run_id}) has already finished ({status})")]
@@ -115,6 +118,17 @@ pub enum WfError {
     Store(#[source] StoreError),
 }
 
+/// The message of [`WfError::NotFound`].
+fn not_found(workflow_id: &str, update_id: Option<&str>) -> String {
+    match update_id {
+        Some(update_id) => format!(
+            "workflow {workflow_id:?} has no update with update id {update_id:?}: no update was \
+             sent with that id to this workflow id (or its run was purged)"
+        ),
+        None => format!("workflow {workflow_id:?} not found"),
+    }
+}
+
 impl WfError {
     /// Whether trying the same call again may succeed (the store was busy, an I/O error or a
     /// full disk may clear, the engine's answer was interrupted). Outcomes such as
@@ -137,7 +151,10 @@ impl From<LimitError> for WfError {
 impl From<StoreError> for WfError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::NotFound { workflow_id, .. } => WfError::NotFound { workflow_id },
+            StoreError::NotFound { workflow_id, .. } => WfError::NotFound {
+                workflow_id,
+                update_id: None,
+            },
             StoreError::RunFinished {
                 workflow_id,
                 run_id,

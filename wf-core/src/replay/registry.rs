@@ -12,6 +12,8 @@ use std::sync::Arc;
 /// A registered workflow type, whatever it is.
 pub(crate) trait ErasedDefinition: Send + Sync {
     fn name(&self) -> &'static str;
+    /// Whether this is a dynamic workflow type (`#[workflow(dynamic)]`).
+    fn is_dynamic(&self) -> bool;
     fn new_instance(
         &self,
         workflow_id: &str,
@@ -113,6 +115,10 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
         W::NAME
     }
 
+    fn is_dynamic(&self) -> bool {
+        W::DYNAMIC
+    }
+
     fn new_instance(
         &self,
         workflow_id: &str,
@@ -120,6 +126,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
         started: &HistoryEvent,
     ) -> Result<Box<dyn Instance>, TaskError> {
         let EventKind::WorkflowStarted {
+            workflow_type,
             input,
             random_seed,
             parent,
@@ -131,7 +138,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
                 started.kind.name()
             )));
         };
-        let input: W::Input = input.decode().map_err(|e| {
+        let input = W::decode_input(workflow_type, input).map_err(|e| {
             TaskError::Other(format!(
                 "run {run_id}: the start input does not decode: {e}"
             ))
@@ -148,7 +155,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
     }
 
     fn check_input(&self, input: &Payload) -> Result<(), PayloadError> {
-        input.decode::<W::Input>().map(|_| ())
+        W::decode_input(W::NAME, input).map(|_| ())
     }
 
     fn check_message(&self, role: Role, name: &str, args: &Payload) -> Result<(), WfError> {

@@ -27,6 +27,8 @@ use std::path::{Path, PathBuf};
 #[derive(Default)]
 pub struct Replayer {
     types: HashMap<&'static str, Box<dyn ErasedDefinition>>,
+    /// The dynamic workflow type (`#[workflow(dynamic)]`): histories of every other type.
+    dynamic: Option<Box<dyn ErasedDefinition>>,
     /// A registration that failed (two handlers with one name); reported by every replay.
     broken: Option<String>,
 }
@@ -124,9 +126,10 @@ impl Replayer {
     }
 
     /// Registers workflow type `W` (today's code); histories of its wire name replay through
-    /// it.
+    /// it (a dynamic workflow type: histories of every type not registered otherwise).
     pub fn workflow<W: WorkflowDefinition>(mut self) -> Self {
         match Definition::<W>::new() {
+            Ok(def) if W::DYNAMIC => self.dynamic = Some(Box::new(def)),
             Ok(def) => {
                 self.types.insert(W::NAME, Box::new(def));
             }
@@ -146,6 +149,7 @@ impl Replayer {
         let def = self
             .types
             .get(history.workflow_type.as_str())
+            .or(self.dynamic.as_ref())
             .ok_or_else(|| {
                 let mut names: Vec<&str> = self.types.keys().copied().collect();
                 names.sort_unstable();

@@ -113,7 +113,9 @@ impl EngineBuilder {
         }
         match Definition::<W>::new() {
             Ok(def) => {
-                self.registry.workflows.insert(W::NAME, Arc::new(def));
+                if let Err(e) = self.registry.register(Arc::new(def)) {
+                    self.errors.push(e);
+                }
             }
             Err(e) => self.errors.push(e),
         }
@@ -480,13 +482,15 @@ impl Engine {
     }
 
     /// The workflow types this engine runs, by name: their input and result types and their
-    /// handlers with parameter names and types (what `GET /{type}` of wf-http shows).
+    /// handlers with parameter names and types (what `GET /{type}` of wf-http shows). A
+    /// dynamic workflow type is among them, marked `dynamic_workflow`.
     pub fn workflow_types(&self) -> Vec<WorkflowType> {
         let mut types: Vec<WorkflowType> = self
             .core
             .registry
             .workflows
             .values()
+            .chain(&self.core.registry.dynamic)
             .map(|d| d.shape())
             .collect();
         types.sort_by_key(|t| t.name);

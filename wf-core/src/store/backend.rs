@@ -6,6 +6,7 @@ use super::records::{
     ActivityTask, DeliverOutcome, EngineRecord, PendingMessages, RunRecord, RunSearch, ScheduleRow,
     StartOutcome, StartRequest, TaskCommit, WorkflowTask,
 };
+use super::rules::leases::TaskFilters;
 use super::rules::tx::{
     ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable, Tx, UpdateTable,
 };
@@ -176,6 +177,19 @@ impl<B: Backend> Store for B {
         })
     }
 
+    fn deliver_durable(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        message: Message,
+        now_ms: i64,
+    ) -> StoreFuture<'_, DeliverOutcome> {
+        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
+        self.write(Durable, move |tx| {
+            Box::pin(deliver::deliver(tx, workflow_id, run_id, message, now_ms))
+        })
+    }
+
     fn poll_workflow_tasks(
         &self,
         worker_id: &str,
@@ -186,7 +200,12 @@ impl<B: Backend> Store for B {
         let worker_id = worker_id.to_owned();
         self.write(Soft, move |tx| {
             Box::pin(leases::poll_workflow_tasks(
-                tx, worker_id, now_ms, lease_ms, max, None, None,
+                tx,
+                worker_id,
+                now_ms,
+                lease_ms,
+                max,
+                TaskFilters::default(),
             ))
         })
     }
@@ -218,13 +237,29 @@ impl<B: Backend> Store for B {
         task_queues: Vec<String>,
         build_id: Option<&str>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>> {
-        let (worker_id, filters) = (worker_id.to_owned(), Some((workflow_types, task_queues)));
-        let build_id = build_id.map(str::to_owned);
-        self.write(Soft, move |tx| {
-            Box::pin(leases::poll_workflow_tasks(
-                tx, worker_id, now_ms, lease_ms, max, filters, build_id,
-            ))
-        })
+        let filters = TaskFilters {
+            workflow_types: Some(workflow_types),
+            task_queues: Some(task_queues),
+            build_id: build_id.map(str::to_owned),
+        };
+        poll_filtered(self, worker_id, now_ms, lease_ms, max, filters)
+    }
+
+    fn poll_workflow_tasks_on(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        task_queues: Vec<String>,
+        build_id: Option<&str>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        let filters = TaskFilters {
+            workflow_types: None,
+            task_queues: Some(task_queues),
+            build_id: build_id.map(str::to_owned),
+        };
+        poll_filtered(self, worker_id, now_ms, lease_ms, max, filters)
     }
 
     fn poll_activity_tasks_of(
@@ -539,4 +574,21 @@ impl<B: Backend> Store for B {
             Box::pin(builds::move_to_build(tx, workflow_id, build_id))
         })
     }
+}
+
+/// Leases ready workflow tasks of the runs `filters` admits (see [`TaskFilters`]).
+fn poll_filtered<'s, B: Backend>(
+    backend: &'s B,
+    worker_id: &str,
+    now_ms: i64,
+    lease_ms: i64,
+    max: usize,
+    filters: TaskFilters,
+) -> StoreFuture<'s, Vec<WorkflowTask>> {
+    let worker_id = worker_id.to_owned();
+    backend.write(Soft, move |tx| {
+        Box::pin(leases::poll_workflow_tasks(
+            tx, worker_id, now_ms, lease_ms, max, filters,
+        ))
+    })
 }

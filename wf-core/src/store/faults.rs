@@ -376,6 +376,20 @@ impl Store for FaultStore {
         })
     }
 
+    fn deliver_durable(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        message: Message,
+        now_ms: i64,
+    ) -> StoreFuture<'_, DeliverOutcome> {
+        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
+        self.plain(Op::Deliver, move || {
+            self.inner
+                .deliver_durable(&workflow_id, run_id.as_deref(), message, now_ms)
+        })
+    }
+
     fn poll_workflow_tasks(
         &self,
         worker_id: &str,
@@ -435,6 +449,33 @@ impl Store for FaultStore {
                     lease_ms,
                     max,
                     workflow_types,
+                    task_queues,
+                    build_id.as_deref(),
+                )
+            },
+            non_empty,
+        )
+    }
+
+    fn poll_workflow_tasks_on(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+        task_queues: Vec<String>,
+        build_id: Option<&str>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        let worker_id = worker_id.to_owned();
+        let build_id = build_id.map(str::to_owned);
+        self.run(
+            Op::LeaseWorkflowTask,
+            move || {
+                self.inner.poll_workflow_tasks_on(
+                    &worker_id,
+                    now_ms,
+                    lease_ms,
+                    max,
                     task_queues,
                     build_id.as_deref(),
                 )

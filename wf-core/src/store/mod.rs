@@ -113,6 +113,17 @@ pub trait Store: Send + Sync + 'static {
         now_ms: i64,
     ) -> StoreFuture<'_, DeliverOutcome>;
 
+    /// Like [`deliver`](Store::deliver), but durable before it answers even for an update
+    /// (which `deliver` writes without waiting for the disk): for an update whose caller is
+    /// answered at its delivery (`UpdateStage::Admitted`), before any commit records it.
+    fn deliver_durable(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        message: Message,
+        now_ms: i64,
+    ) -> StoreFuture<'_, DeliverOutcome>;
+
     /// Leases up to `max` runs whose workflow task is ready (`ready_at <= now`) and whose lease
     /// is free or expired, oldest ready first; returns each with its inbox.
     fn poll_workflow_tasks(
@@ -150,6 +161,18 @@ pub trait Store: Send + Sync + 'static {
         lease_ms: i64,
         max: usize,
         workflow_types: Vec<String>,
+        task_queues: Vec<String>,
+        build_id: Option<&str>,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>>;
+
+    /// Like [`poll_workflow_tasks_of`](Store::poll_workflow_tasks_of), but runs of any
+    /// workflow type: for an engine with a dynamic workflow type, which runs every type.
+    fn poll_workflow_tasks_on(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
         task_queues: Vec<String>,
         build_id: Option<&str>,
     ) -> StoreFuture<'_, Vec<WorkflowTask>>;

@@ -5,7 +5,6 @@
 
 use super::commands::Commands;
 use super::definition::WorkflowDefinition;
-use crate::data::payload::Payload;
 use crate::error::WorkflowError;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -96,7 +95,7 @@ impl<W: WorkflowDefinition> WorkflowContext<W> {
     /// fresh history; signal and update dedupe ids carry over):
     /// `return Err(ctx.continue_as_new(&input));`
     pub fn continue_as_new(&self, input: &W::Input) -> WorkflowError {
-        match Payload::encode(input) {
+        match W::encode_input(input) {
             Ok(p) => WorkflowError::ContinueAsNew(p),
             Err(e) => WorkflowError::Payload(e),
         }

@@ -25,6 +25,24 @@ pub trait WorkflowDefinition: Sized + 'static {
     type Input: Serialize + DeserializeOwned + 'static;
     /// The value `run` returns on success.
     type Output: Serialize + DeserializeOwned + 'static;
+    /// Whether this is a dynamic workflow type (`#[workflow(dynamic)]`): an engine runs it
+    /// for every workflow type name no other registration has, and it receives the type name
+    /// with the raw input (see [`DynamicInput`](super::DynamicInput)). False by default.
+    const DYNAMIC: bool = false;
+
+    /// Decodes a run's encoded start input for a run of type `workflow_type`. By default the
+    /// payload decodes as [`Input`](Self::Input); a dynamic workflow type keeps it raw, with
+    /// the name.
+    fn decode_input(workflow_type: &str, input: &Payload) -> Result<Self::Input, PayloadError> {
+        let _ = workflow_type;
+        input.decode()
+    }
+
+    /// Encodes an input as a run of this type receives it (the inverse of
+    /// [`decode_input`](Self::decode_input)), for `ctx.continue_as_new`.
+    fn encode_input(input: &Self::Input) -> Result<Payload, PayloadError> {
+        Payload::encode(input)
+    }
 
     /// Builds the initial state from the input (`#[init]`, or `Default`).
     fn init_state(input: &Self::Input) -> Self;

@@ -18,6 +18,9 @@ pub struct WorkflowType {
     pub handlers: Vec<HandlerInfo>,
     /// Which catch-all handlers the type has.
     pub dynamic: DynamicInfo,
+    /// Whether this is a dynamic workflow type (`#[workflow(dynamic)]`), which runs every
+    /// workflow type name no other registration has; its `name` is not a type name of runs.
+    pub dynamic_workflow: bool,
     output_with_names: fn(&Payload) -> Result<Payload, PayloadError>,
     check_input: fn(&Payload) -> Result<(), PayloadError>,
 }
@@ -89,8 +92,9 @@ impl WorkflowType {
                 update: dynamic.update.is_some(),
                 update_validated: dynamic.update.is_some_and(|u| u.validator.is_some()),
             },
+            dynamic_workflow: W::DYNAMIC,
             output_with_names: W::output_with_names,
-            check_input: |input| input.decode::<W::Input>().map(|_| ()),
+            check_input: |input| W::decode_input(W::NAME, input).map(|_| ()),
         }
     }
 

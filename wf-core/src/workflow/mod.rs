@@ -19,6 +19,7 @@ mod condition;
 mod context;
 pub mod definition;
 mod dynamic;
+mod dynamic_type;
 pub(crate) mod executor;
 mod external;
 mod metadata;
@@ -46,6 +47,7 @@ pub use dynamic::{
     DynamicAsyncUpdateFn, DynamicHandlers, DynamicQueryFn, DynamicSignal, DynamicSignalKind,
     DynamicUpdate, DynamicUpdateKind, DynamicValidator,
 };
+pub use dynamic_type::DynamicInput;
 pub use metadata::{DynamicInfo, HandlerInfo, WorkflowType};
 pub use scope::{CancellationScope, InScope};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};

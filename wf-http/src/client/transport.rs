@@ -186,13 +186,6 @@ fn segment(s: &str) -> String {
     crate::list_query::escape(s)
 }
 
-fn stage_str(stage: UpdateStage) -> &'static str {
-    match stage {
-        UpdateStage::Accepted => "accepted",
-        UpdateStage::Completed => "completed",
-    }
-}
-
 impl Transport for HttpTransport {
     fn start(&self, request: StartRequest) -> CallFuture<'_, Started> {
         Box::pin(async move {
@@ -262,7 +255,7 @@ impl Transport for HttpTransport {
                 name: request.name.to_string(),
                 args: Some(request.args),
                 update_id: request.update_id,
-                wait: Some(stage_str(request.stage).to_string()),
+                wait: Some(request.stage.as_str().to_string()),
                 // None: the server's engine applies its own default.
                 timeout_ms: request
                     .timeout
@@ -287,7 +280,7 @@ impl Transport for HttpTransport {
             let tail = format!(
                 "/updates/{}?wait={}&wait_ms={LONG_POLL_MS}",
                 segment(update_id),
-                stage_str(stage)
+                stage.as_str()
             );
             self.poll(&run_path(workflow_id, &tail)).await
         })

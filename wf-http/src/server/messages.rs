@@ -15,6 +15,7 @@ use serde_json::Value;
 use std::time::Duration;
 use wf_core::client::{SignalRequest, UpdateRequest};
 use wf_core::data::ids::new_id;
+use wf_core::data::search::Memo;
 use wf_core::{
     HandlerInfo, IdConflictPolicy, IdReusePolicy, Payload, Role, StartOptions, UpdateStage,
     WfError, WorkflowType,
@@ -42,24 +43,14 @@ pub(crate) async fn start(
         .ok_or_else(|| Failure::not_found(format!("start a run of a named type, not {ty:?}")))?;
     let (b, input, memo) = match codec {
         Codec::Json => {
-            let mut b: StartBody<Value> = codec.decode(body, None)?;
-            let input = json::to_payload(&b.input.take().unwrap_or(Value::Null))?;
-            check_input(wt, &input)?;
-            let memo = b
-                .memo
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), json::to_payload(v)?)))
-                .collect::<Result<_, Failure>>()?;
-            (b.without_input(), input, memo)
+            let b: StartBody<Value> = codec.decode(body, None)?;
+            let parts = payloads(b, Value::Null, |v| Ok(json::to_payload(&v)?))?;
+            check_input(wt, &parts.1)?;
+            parts
         }
         Codec::Msgpack => {
-            let mut b: StartBody<Payload> = codec.decode(body, None)?;
-            let input = match b.input.take() {
-                Some(input) => input,
-                None => Payload::encode(&())?,
-            };
-            let memo = std::mem::take(&mut b.memo);
-            (b.without_input(), input, memo)
+            let b: StartBody<Payload> = codec.decode(body, None)?;
+            payloads(b, Payload::encode(&())?, Ok)?
         }
     };
     let StartBody {
@@ -83,7 +74,8 @@ pub(crate) async fn start(
         .transport()
         .start(wf_core::client::StartRequest {
             workflow_id: id.clone(),
-            workflow_type: wt.name.to_string(),
+            // The path's name: the type's own, or one a dynamic workflow type runs.
+            workflow_type: ty,
             input,
             options,
             messages,
@@ -101,6 +93,22 @@ pub(crate) async fn start(
 }
 
 /// JSON input that does not decode as the type's input is a 400 before anything is stored.
+/// A start body's input (`absent` when it has none) and memo values as payloads, each
+/// converted by `to_payload` (JSON's values are encoded; MessagePack's already are), and the
+/// rest of the body.
+fn payloads<V>(
+    mut b: StartBody<V>,
+    absent: V,
+    to_payload: impl Fn(V) -> Result<Payload, Failure>,
+) -> Result<(StartBody<()>, Payload, Memo), Failure> {
+    let input = to_payload(b.input.take().unwrap_or(absent))?;
+    let memo = std::mem::take(&mut b.memo)
+        .into_iter()
+        .map(|(k, v)| Ok((k, to_payload(v)?)))
+        .collect::<Result<_, Failure>>()?;
+    Ok((b.without_input(), input, memo))
+}
+
 fn check_input(wt: &WorkflowType, input: &Payload) -> Result<(), Failure> {
     wt.check_input(input)
         .map_err(|e| Failure::invalid_args(format!("input ({}): {e}", wt.input), None))
@@ -321,13 +329,15 @@ pub(crate) async fn update(
     }
 }
 
-/// The stage an update call waits for: `completed` (the default) or `accepted`.
+/// The stage an update call waits for: `completed` (the default), `accepted` or `admitted`
+/// (durably recorded, before its validator ran).
 pub(crate) fn stage(wait: Option<&str>) -> Result<UpdateStage, Failure> {
     match wait {
         None | Some("completed") => Ok(UpdateStage::Completed),
         Some("accepted") => Ok(UpdateStage::Accepted),
+        Some("admitted") => Ok(UpdateStage::Admitted),
         Some(other) => Err(Failure::invalid_args(
-            format!("wait must be completed or accepted, not {other:?}"),
+            format!("wait must be completed, accepted or admitted, not {other:?}"),
             None,
         )),
     }

@@ -37,6 +37,8 @@ pub struct Api {
 struct Inner {
     client: Client,
     types: HashMap<&'static str, WorkflowType>,
+    /// The dynamic workflow type, which runs every type name not in `types`.
+    dynamic: Option<WorkflowType>,
 }
 
 impl std::fmt::Debug for Api {
@@ -49,11 +51,15 @@ impl std::fmt::Debug for Api {
 
 impl Api {
     /// Serves `types` through `client` (for an engine, `Api::from(&engine)` does this).
+    /// A dynamic workflow type among them (`dynamic_workflow`) serves every other type name.
     pub fn new(client: Client, types: Vec<WorkflowType>) -> Api {
+        let (dynamic, types): (Vec<_>, Vec<_>) =
+            types.into_iter().partition(|t| t.dynamic_workflow);
         Api {
             inner: Arc::new(Inner {
                 client,
                 types: types.into_iter().map(|t| (t.name, t)).collect(),
+                dynamic: dynamic.into_iter().next(),
             }),
         }
     }
@@ -67,12 +73,14 @@ impl Api {
         self.inner.types.values()
     }
 
-    /// The type named in the path: `None` for [`ANY_TYPE`], 404 for a type not served.
+    /// The type named in the path: `None` for [`ANY_TYPE`], the dynamic workflow type for a
+    /// name no other type has (if one is served), 404 for a type not served.
     pub(crate) fn named_type(&self, name: &str) -> Result<Option<&WorkflowType>, Failure> {
         if name == ANY_TYPE {
             return Ok(None);
         }
-        self.inner.types.get(name).map(Some).ok_or_else(|| {
+        let served = self.inner.types.get(name).or(self.inner.dynamic.as_ref());
+        served.map(Some).ok_or_else(|| {
             let mut served: Vec<&str> = self.inner.types.keys().copied().collect();
             served.sort_unstable();
             Failure::from(wf_core::WfError::Unknown {

@@ -52,6 +52,7 @@ impl LocalTransport {
             .await?
             .ok_or_else(|| WfError::NotFound {
                 workflow_id: workflow_id.to_string(),
+                update_id: None,
             })
     }
 
@@ -64,7 +65,7 @@ impl LocalTransport {
         name: &str,
         args: &Payload,
     ) -> Result<(), WfError> {
-        match self.core.registry.workflows.get(run.workflow_type.as_str()) {
+        match self.core.registry.get(run.workflow_type.as_str()) {
             Some(def) => def.check_message(role, name, args),
             None => Ok(()),
         }
@@ -74,7 +75,7 @@ impl LocalTransport {
     /// message for it needs no store read to be checked and handed to the worker.
     fn hot_run(&self, workflow_id: &str) -> Option<(String, Arc<dyn ErasedDefinition>)> {
         let (run_id, workflow_type) = self.core.worker.hot(workflow_id)?;
-        let def = self.core.registry.workflows.get(workflow_type.as_str())?;
+        let def = self.core.registry.get(workflow_type.as_str())?;
         Some((run_id, def.clone()))
     }
 
@@ -85,10 +86,7 @@ impl LocalTransport {
         core.config.run_workers
             && run.status == RunStatus::Running
             && run.task_queue == core.config.task_queue
-            && core
-                .registry
-                .workflows
-                .contains_key(run.workflow_type.as_str())
+            && core.registry.get(&run.workflow_type).is_some()
     }
 
     /// Hands a message to this engine's own workflow worker in memory (one commit records it),

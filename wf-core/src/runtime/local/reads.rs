@@ -70,6 +70,7 @@ impl LocalTransport {
             .await?
             .ok_or_else(|| WfError::NotFound {
                 workflow_id: workflow_id.to_string(),
+                update_id: None,
             })?;
         Ok(store.read_history(&run.run_id, 1).await?)
     }

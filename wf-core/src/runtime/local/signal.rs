@@ -54,12 +54,11 @@ impl LocalTransport {
         }
         let run = self.latest(workflow_id).await?;
         self.check(&run, Role::Signal, name, &args)?;
-        let status = SignalStatus::from_handled(
-            match self.core.registry.workflows.get(run.workflow_type.as_str()) {
+        let status =
+            SignalStatus::from_handled(match self.core.registry.get(run.workflow_type.as_str()) {
                 Some(def) => Some(def.has_handler(Role::Signal, name)),
                 None => handled,
-            },
-        );
+            });
         // A running run this engine's worker can run takes the signal in memory too: the
         // worker rebuilds the run from its history and records the signal in a task at once
         // (one write less than the inbox, and no poll).

@@ -76,7 +76,7 @@ impl LocalTransport {
             run: NewRun {
                 workflow_id: workflow_id.clone(),
                 run_id: crate::data::ids::new_id(),
-                workflow_type: def.name().to_string(),
+                workflow_type: workflow_type.clone(),
                 input,
                 random_seed: crate::data::ids::rand_seed(),
                 continued_from: None,

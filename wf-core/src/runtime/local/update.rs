@@ -95,6 +95,9 @@ impl LocalTransport {
         if run.status == RunStatus::Running {
             self.check(&run, Role::Update, name, &args)?;
         }
+        if stage == UpdateStage::Admitted {
+            return self.admit(workflow_id, update_id, name, args).await;
+        }
         if direct && !via_store && run.status == RunStatus::Running {
             let message = Message::update(update_id.clone(), name, args.clone());
             let handed = self.hand_over(&run, message);
@@ -139,6 +142,29 @@ impl LocalTransport {
         }
     }
 
+    /// Records an update durably in the store and returns: the `Admitted` stage. The worker
+    /// that takes the run validates and applies it; its outcome is awaited by id. A second
+    /// admission with the same id answers as the first (the store's dedupe, which also knows
+    /// the ids of closed runs); a closed run refuses a new one with `RunFinished`.
+    async fn admit(
+        &self,
+        workflow_id: &str,
+        update_id: String,
+        name: &str,
+        args: Payload,
+    ) -> Result<(String, Payload), WfError> {
+        let core = &self.core;
+        let message = Message::update(update_id.clone(), name, args);
+        let outcome = core
+            .store
+            .deliver_durable(workflow_id, None, message, core.now_ms())
+            .await?;
+        if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
+            core.wake.workflow.notify_one();
+        }
+        Ok((update_id, Payload::default()))
+    }
+
     /// Waits until update `update_id` reaches `stage`.
     pub(super) async fn wait_update(
         &self,
@@ -158,6 +184,7 @@ impl LocalTransport {
                 .await?
                 .ok_or_else(|| WfError::NotFound {
                     workflow_id: workflow_id.to_string(),
+                    update_id: Some(update_id.to_string()),
                 })?;
             match record.state {
                 UpdateState::Rejected(msg) => return Err(WfError::Rejected(msg)),
@@ -178,7 +205,10 @@ impl LocalTransport {
                         status,
                     });
                 }
-                UpdateState::Accepted if stage == UpdateStage::Accepted => {
+                UpdateState::Accepted if stage != UpdateStage::Completed => {
+                    return Ok(Payload::default())
+                }
+                UpdateState::Requested if stage == UpdateStage::Admitted => {
                     return Ok(Payload::default())
                 }
                 UpdateState::Accepted | UpdateState::Requested => {}

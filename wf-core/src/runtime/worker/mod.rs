@@ -180,8 +180,9 @@ impl Worker {
         });
         let mut shutdown = self.core.wake.shutdown.subscribe();
         let cfg = self.core.config.clone();
-        // Only runs of the types registered here: other processes may run other types.
-        let types = self.core.registry.workflow_types();
+        // Only runs of the types registered here: other processes may run other types (an
+        // engine with a dynamic type runs them all).
+        let types = self.core.registry.leased_types();
         let queues = vec![cfg.task_queue.clone()];
         loop {
             if self.core.is_shutdown() {
@@ -192,20 +193,7 @@ impl Worker {
             if free > 0 {
                 let now = self.core.now_ms();
                 let lease = cfg.lease_ms();
-                match self
-                    .core
-                    .store
-                    .poll_workflow_tasks_of(
-                        &self.core.worker_id,
-                        now,
-                        lease,
-                        free,
-                        types.clone(),
-                        queues.clone(),
-                        cfg.build_id.as_deref(),
-                    )
-                    .await
-                {
+                match self.poll(now, lease, free, &types, &queues).await {
                     Ok(tasks) => {
                         got = tasks.len();
                         for task in tasks {
@@ -234,6 +222,32 @@ impl Worker {
         // Let in-flight tasks finish their commits.
         while self.in_flight.get() > 0 {
             tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
+    /// Leases up to `max` ready runs on `queues`: of `types`, or of any type (`None`, an
+    /// engine with a dynamic workflow type).
+    async fn poll(
+        &self,
+        now: i64,
+        lease: i64,
+        max: usize,
+        types: &Option<Vec<String>>,
+        queues: &[String],
+    ) -> Result<Vec<crate::store::WorkflowTask>, crate::error::StoreError> {
+        let (store, me, queues) = (&self.core.store, &self.core.worker_id, queues.to_vec());
+        let build = self.core.config.build_id.as_deref();
+        match types {
+            Some(types) => {
+                store
+                    .poll_workflow_tasks_of(me, now, lease, max, types.clone(), queues, build)
+                    .await
+            }
+            None => {
+                store
+                    .poll_workflow_tasks_on(me, now, lease, max, queues, build)
+                    .await
+            }
         }
     }
 }

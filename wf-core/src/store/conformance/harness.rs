@@ -226,6 +226,7 @@ macro_rules! __store_conformance_properties {
             check workflow_tasks::release_makes_the_run_ready_at_once,
             check workflow_tasks::polls_filtered_by_type_take_only_those_runs,
             check workflow_tasks::polls_filtered_by_task_queue_take_only_those_runs,
+            check workflow_tasks::polls_of_any_type_take_every_type_on_their_queues,
             check workflow_tasks::history_reads_from_any_event_including_inside_a_commit,
             check activities::a_scheduled_activity_is_leased_once_with_its_deadlines,
             check activities::activities_are_leased_in_visible_order,
@@ -263,6 +264,7 @@ macro_rules! __store_conformance_properties {
             check versioning::a_pinned_run_is_leased_only_by_its_build,
             check versioning::a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones,
             check_durable persistence::everything_survives_close_and_reopen,
+            check_durable persistence::a_durably_delivered_update_survives_reopen,
             check_durable persistence::a_reopened_file_holds_exactly_the_committed_state,
             check_durable persistence::two_stores_on_one_file_see_each_others_writes,
         ]}

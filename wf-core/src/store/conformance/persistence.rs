@@ -4,7 +4,7 @@
 
 use super::fixtures::*;
 use super::harness::StoreUnderTest;
-use crate::store::{DeliverOutcome, Message, Store, StoreError};
+use crate::store::{DeliverOutcome, Message, Store, StoreError, UpdateState};
 use std::sync::Arc;
 
 /// Everything survives closing the store and opening it again: runs, histories, inboxes,
@@ -42,6 +42,39 @@ pub async fn everything_survives_close_and_reopen(db: Arc<dyn StoreUnderTest>) {
             .unwrap(),
         "the lease survived"
     );
+}
+
+/// An update delivered with `deliver_durable` is in the database once the call returned: a
+/// store opened again has its record (requested) and the run's inbox holds it; delivering it
+/// again is a duplicate.
+pub async fn a_durably_delivered_update_survives_reopen(db: Arc<dyn StoreUnderTest>) {
+    let store = db.open().await;
+    start(&*store, "wf-1", "run-1", T0).await;
+    run_task(&*store, T0, |_, _| {}).await;
+    let out = store
+        .deliver_durable("wf-1", None, update("u-1", "grow"), T0 + 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        out,
+        DeliverOutcome::Enqueued {
+            run_id: "run-1".into()
+        }
+    );
+    drop(store);
+
+    let store = db.open().await;
+    let record = store.get_update("wf-1", "u-1").await.unwrap().unwrap();
+    assert_eq!(record.state, UpdateState::Requested);
+    let task = lease_one(&*store, "w", T0 + 2).await;
+    assert!(
+        matches!(&task.messages[..], [m] if matches!(&m.message, Message::Update { update_id, .. } if update_id == "u-1"))
+    );
+    let dup = store
+        .deliver_durable("wf-1", None, update("u-1", "grow"), T0 + 3)
+        .await
+        .unwrap();
+    assert!(matches!(dup, DeliverOutcome::DuplicateUpdate(r) if r.update_id == "u-1"));
 }
 
 /// A database opened again holds exactly the committed state: failed requests in between

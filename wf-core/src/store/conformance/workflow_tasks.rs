@@ -576,6 +576,39 @@ pub async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn St
     assert_eq!(ids, ["run-a"]);
 }
 
+/// Polls on task queues alone (an engine with a dynamic workflow type) take runs of every
+/// type on those queues, and none of another queue.
+pub async fn polls_of_any_type_take_every_type_on_their_queues(store: Arc<dyn Store>) {
+    for (wf, run, ty, queue) in [
+        ("wf-a", "run-a", "TypeA", "default"),
+        ("wf-b", "run-b", "TypeB", "default"),
+        ("wf-c", "run-c", "TypeC", "gpu"),
+    ] {
+        let mut req = start_request(wf, run, T0);
+        req.run.workflow_type = ty.into();
+        req.run.task_queue = queue.into();
+        store.start_run(req).await.unwrap();
+    }
+    let default = store
+        .poll_workflow_tasks_on("w", T0 + 1, 1000, 10, vec!["default".into()], None)
+        .await
+        .unwrap();
+    let mut ids: Vec<&str> = default.iter().map(|t| t.run.run_id.as_str()).collect();
+    ids.sort();
+    assert_eq!(ids, ["run-a", "run-b"]);
+    let again = store
+        .poll_workflow_tasks_on("w2", T0 + 2, 1000, 10, vec!["default".into()], None)
+        .await
+        .unwrap();
+    assert!(again.is_empty(), "leased runs are not polled again");
+    let gpu = store
+        .poll_workflow_tasks_on("w", T0 + 2, 1000, 10, vec!["gpu".into()], None)
+        .await
+        .unwrap();
+    let ids: Vec<&str> = gpu.iter().map(|t| t.run.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-c"]);
+}
+
 /// Three commits of 3, 1 and 2 events: a read from each event id returns exactly the events
 /// from that id on, in order, with their ids and bodies, wherever the commits split them.
 pub async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<dyn Store>) {

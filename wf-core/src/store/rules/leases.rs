@@ -6,8 +6,9 @@ use crate::data::run::{RunStatus, TaskFailure};
 use crate::error::StoreError;
 use crate::store::records::WorkflowTask;
 
-/// [`Store::poll_workflow_tasks_of`](crate::store::Store::poll_workflow_tasks_of), and
-/// [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) without filters (nor a
+/// [`Store::poll_workflow_tasks_of`](crate::store::Store::poll_workflow_tasks_of) (types and
+/// queues), [`poll_workflow_tasks_on`](crate::store::Store::poll_workflow_tasks_on) (queues
+/// only), and [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) (neither, nor a
 /// build: such a poller takes only runs without a build).
 pub(crate) async fn poll_workflow_tasks<X: Tx>(
     tx: &mut X,
@@ -15,20 +16,15 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
     now_ms: i64,
     lease_ms: i64,
     max: usize,
-    filters: Option<(Vec<String>, Vec<String>)>,
-    build_id: Option<String>,
+    filters: TaskFilters,
 ) -> Result<Vec<WorkflowTask>, StoreError> {
-    let (names, queues) = match &filters {
-        Some((types, queues)) => (Some(types.as_slice()), Some(queues.as_slice())),
-        None => (None, None),
-    };
     let query = TaskQuery {
         now_ms,
         max,
-        names,
-        queues,
+        names: filters.workflow_types.as_deref(),
+        queues: filters.task_queues.as_deref(),
         poller: &worker_id,
-        build_id: build_id.as_deref(),
+        build_id: filters.build_id.as_deref(),
     };
     let ids = tx.ready_runs(&query).await?;
     let mut tasks = Vec::with_capacity(ids.len());
@@ -37,12 +33,22 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
             run_id: &run_id,
             owner: &worker_id,
             until_ms: now_ms + lease_ms,
-            build_id: build_id.as_deref(),
+            build_id: filters.build_id.as_deref(),
         };
         tx.set_lease(&lease).await?;
         tasks.push(leased_task(tx, &run_id).await?);
     }
     Ok(tasks)
+}
+
+/// Which runs a poll leases: `None` takes any workflow type, or any task queue.
+#[derive(Clone, Default)]
+pub(crate) struct TaskFilters {
+    pub workflow_types: Option<Vec<String>>,
+    pub task_queues: Option<Vec<String>>,
+    /// The poller's build (`EngineBuilder::build_id`): it takes runs of that build or of none;
+    /// without one, runs of none only.
+    pub build_id: Option<String>,
 }
 
 /// [`Store::lease_run`](crate::store::Store::lease_run).
