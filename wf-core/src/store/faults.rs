@@ -25,9 +25,9 @@
 
 use super::{
     ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, DeliverOutcome,
-    EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages, RunRecord,
-    RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture, TaskCommit,
-    TaskFailure, UpdateRecord, WorkflowTask,
+    EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages, RunLimits,
+    RunRecord, RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture,
+    TaskCommit, TaskFailure, UpdateRecord, WorkflowTask,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -589,6 +589,11 @@ impl Store for FaultStore {
         })
     }
 
+    fn run_limits(&self, run_id: &str) -> StoreFuture<'_, Option<RunLimits>> {
+        let run_id = run_id.to_owned();
+        self.plain(Op::Read, move || self.inner.run_limits(&run_id))
+    }
+
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
         let run_id = run_id.to_owned();
         self.plain(Op::Read, move || {
@@ -750,6 +755,7 @@ mod tests {
                 parent: None,
                 task_queue: "default".into(),
                 memo: Default::default(),
+                limits: None,
             },
             policy: Default::default(),
             reuse: Default::default(),
