@@ -390,7 +390,6 @@ impl RunBody<wf_core::Payload> {
             closed_at: self.closed_at_ms.map(from_ms),
             search_attributes: self.search_attributes,
             memo: self.memo,
-            attempt: self.attempt,
         }
     }
 }
@@ -481,6 +480,7 @@ impl DescriptionBody<wf_core::Payload> {
             task_failure: self.task_failure,
             search_attributes: self.search_attributes,
             memo: self.memo,
+            attempt: self.attempt,
         }
     }
 }
