@@ -122,6 +122,7 @@ impl LocalTransport {
         request: crate::store::StartRequest,
     ) -> Result<StartOutcome, WfError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
+        let request = Box::new(request);
         match self.core.worker.hand_over(Direct::Start { request, reply }) {
             Ok(()) => answer.await.map_err(|_| {
                 WfError::Interrupted(
@@ -132,7 +133,7 @@ impl LocalTransport {
             })?,
             // The worker is gone (the engine is shutting down): the store alone starts it.
             Err(direct) => match *direct {
-                Direct::Start { request, .. } => self.start_in_store(request).await,
+                Direct::Start { request, .. } => self.start_in_store(*request).await,
                 _ => Err(WfError::Shutdown),
             },
         }
