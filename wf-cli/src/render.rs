@@ -51,7 +51,7 @@ impl Style {
         let code = match status {
             "running" => "33",
             "completed" => "32",
-            "failed" | "terminated" => "31",
+            "failed" | "terminated" | "timed_out" => "31",
             _ => "36",
         };
         self.paint(code, status)

@@ -54,6 +54,7 @@ pub use data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
     RunStatus, RunSummary, TaskFailure,
 };
+pub use data::run_limits::RunTimeout;
 pub use data::search::{Memo, SearchAttributes, SearchValue};
 pub use data::update::UpdateOutcome;
 pub use data::versioning::{BuildIdStatus, VersioningBehavior};

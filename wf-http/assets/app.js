@@ -11,7 +11,7 @@ const wfui = (window.wfui = {});
   // The page is served at <root>/ui/; the API routes live at <root>/.
   const ROOT = new URL('../', document.baseURI);
   const PAGE = 25;
-  const STATUSES = ['running', 'completed', 'failed', 'continued_as_new', 'terminated', 'cancelled'];
+  const STATUSES = ['running', 'completed', 'failed', 'continued_as_new', 'terminated', 'cancelled', 'timed_out'];
 
   /** An element with properties (`class`, `text`, `on<event>`, attributes) and children. */
   function el(tag, props, ...children) {

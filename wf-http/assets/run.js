@@ -11,7 +11,7 @@
 
   const TERMINAL = {
     WorkflowCompleted: 'completed', WorkflowFailed: 'failed', ContinuedAsNew: 'continued_as_new',
-    WorkflowTerminated: 'terminated', WorkflowCancelled: 'cancelled',
+    WorkflowTerminated: 'terminated', WorkflowCancelled: 'cancelled', WorkflowTimedOut: 'timed_out',
   };
 
   /** The events of the run after those in `have` (its history, read page by page). */
@@ -153,6 +153,9 @@
         return [kind('k-fail', 'Terminated'), a.reason];
       case 'WorkflowCancelled':
         return [kind('k-fail', 'Cancelled'), a.reason];
+      case 'WorkflowTimedOut':
+        return [kind('k-fail', 'Timed out'), chip(String(a.timeout).toLowerCase() + ' timeout'),
+          a.new_run_id ? ['retried as ', runLink(type, ix.workflowId, 'run ' + String(a.new_run_id).slice(0, 8) + '…', a.new_run_id)] : null];
       case 'ChildWorkflowStarted':
         return [kind('k-child', 'Child started'), chip('#' + a.seq), chip(a.workflow_type), runLink(a.workflow_type, a.workflow_id), ' input ', short(a.input)];
       case 'ChildWorkflowClosed': {

@@ -135,6 +135,7 @@ pub fn to_http(error: &WfError) -> (u16, ErrorBody) {
         WfError::WorkflowFailed(d) => (422, ErrorBody::with_detail("workflow_failed", error, d)),
         WfError::Terminated(d) => (422, ErrorBody::with_detail("terminated", error, d)),
         WfError::Cancelled(d) => (422, ErrorBody::with_detail("cancelled", error, d)),
+        WfError::TimedOut(d) => (422, ErrorBody::with_detail("timed_out", error, d)),
         WfError::Timeout(d) => (504, ErrorBody::with_detail("timeout", error, d)),
         WfError::InvalidArgument(d) => (400, ErrorBody::with_detail("invalid_args", error, d)),
         WfError::ActivityNotPending(d) => (
@@ -279,6 +280,7 @@ pub fn from_http(status: u16, body: ErrorBody) -> WfError {
         "workflow_failed" => WfError::WorkflowFailed(detail()),
         "terminated" => WfError::Terminated(detail()),
         "cancelled" => WfError::Cancelled(detail()),
+        "timed_out" => WfError::TimedOut(detail()),
         "timeout" => WfError::Timeout(body.detail.clone().unwrap_or(body.message)),
         "invalid_args" | "too_large" => match body.kind.as_deref() {
             Some("encode") => WfError::PayloadError(PayloadError::Encode {
@@ -398,6 +400,7 @@ mod tests {
             WfError::WorkflowFailed("f".into()),
             WfError::Terminated("t".into()),
             WfError::Cancelled("c".into()),
+            WfError::TimedOut("execution timeout of 1s".into()),
             WfError::Timeout("30 s".into()),
             WfError::InvalidArgument("bad id".into()),
             WfError::PayloadError(PayloadError::Decode {

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::data::message::Message;
 use wf_core::data::search::SearchAttributes;
-use wf_core::{Description, PendingActivity, PendingUpdate, RunInfo, RunStatus, TaskFailure};
+use wf_core::{
+    Description, PendingActivity, PendingUpdate, RetryPolicy, RunInfo, RunStatus, TaskFailure,
+};
 
 /// The path segment that stands for "whatever type the run has" in place of `{type}`: the
 /// remote client, which knows workflow ids but not always types, addresses runs with it.
@@ -47,6 +49,71 @@ pub struct StartBody<V> {
     /// The run's memo, by key.
     #[serde(default = "BTreeMap::new", skip_serializing_if = "BTreeMap::is_empty")]
     pub memo: BTreeMap<String, V>,
+    /// The workflow execution timeout in milliseconds: the whole chain, continue-as-new and
+    /// retries included.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution_timeout_ms: Option<u64>,
+    /// The workflow run timeout in milliseconds: one run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_timeout_ms: Option<u64>,
+    /// How a failed or run-timed-out run is retried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_policy: Option<RetryBody>,
+}
+
+/// A workflow retry policy on the wire, durations in milliseconds; a field left out takes
+/// [`RetryPolicy::default`]'s value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RetryBody {
+    /// Delay before the first retry (default 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub initial_interval_ms: Option<u64>,
+    /// Factor applied to the delay after each retry (default 2.0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_coefficient: Option<f64>,
+    /// Upper bound of the delay (default 100 × the initial interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_interval_ms: Option<u64>,
+    /// Attempts in all, the first included; 0 (the default) means unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maximum_attempts: Option<u32>,
+    /// Error types never retried (`failed`, `activity_failed`, `run_timeout`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_retryable_error_types: Vec<String>,
+}
+
+impl RetryBody {
+    /// The body of `policy`.
+    pub fn of(policy: &RetryPolicy) -> RetryBody {
+        RetryBody {
+            initial_interval_ms: Some(millis(policy.initial_interval)),
+            backoff_coefficient: Some(policy.backoff_coefficient),
+            maximum_interval_ms: policy.maximum_interval.map(millis),
+            maximum_attempts: Some(policy.maximum_attempts),
+            non_retryable_error_types: policy.non_retryable_error_types.clone(),
+        }
+    }
+
+    /// The policy this body carries.
+    pub fn into_policy(self) -> RetryPolicy {
+        let default = RetryPolicy::default();
+        RetryPolicy {
+            initial_interval: self
+                .initial_interval_ms
+                .map_or(default.initial_interval, Duration::from_millis),
+            backoff_coefficient: self
+                .backoff_coefficient
+                .unwrap_or(default.backoff_coefficient),
+            maximum_interval: self.maximum_interval_ms.map(Duration::from_millis),
+            maximum_attempts: self.maximum_attempts.unwrap_or(default.maximum_attempts),
+            non_retryable_error_types: self.non_retryable_error_types,
+        }
+    }
+}
+
+/// A duration in whole milliseconds (saturating).
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl<V> StartBody<V> {
@@ -61,6 +128,9 @@ impl<V> StartBody<V> {
             request_id: self.request_id,
             messages: self.messages,
             memo: BTreeMap::new(),
+            execution_timeout_ms: self.execution_timeout_ms,
+            run_timeout_ms: self.run_timeout_ms,
+            retry_policy: self.retry_policy,
         }
     }
 }
@@ -232,6 +302,13 @@ pub struct DescriptionBody<V> {
     /// Its memo, by key.
     #[serde(default = "BTreeMap::new")]
     pub memo: BTreeMap<String, V>,
+    /// Its attempt under the start's retry policy, from 1.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+}
+
+fn first_attempt() -> u32 {
+    1
 }
 
 /// A pending activity.
@@ -247,6 +324,9 @@ pub struct ActivityBody<V> {
     pub last_failure: Option<String>,
     /// The last heartbeat's details.
     pub heartbeat_details: Option<V>,
+    /// When the running attempt times out, ms since the Unix epoch.
+    #[serde(default)]
+    pub attempt_deadline_ms: Option<u64>,
 }
 
 /// A pending update.
@@ -334,6 +414,7 @@ impl<V> DescriptionBody<V> {
                 attempt: a.attempt,
                 last_failure: a.last_failure.clone(),
                 heartbeat_details: a.heartbeat_details.as_ref().map(&mut value).transpose()?,
+                attempt_deadline_ms: a.attempt_deadline.map(to_ms),
             });
         }
         Ok(DescriptionBody {
@@ -361,6 +442,7 @@ impl<V> DescriptionBody<V> {
             task_failure: d.task_failure.clone(),
             search_attributes: d.search_attributes.clone(),
             memo: memo_of(&d.memo, value)?,
+            attempt: d.attempt,
         })
     }
 }
@@ -387,6 +469,7 @@ impl DescriptionBody<wf_core::Payload> {
                     attempt: a.attempt,
                     last_failure: a.last_failure,
                     heartbeat_details: a.heartbeat_details,
+                    attempt_deadline: a.attempt_deadline_ms.map(from_ms),
                 })
                 .collect(),
             pending_updates: self
@@ -403,6 +486,7 @@ impl DescriptionBody<wf_core::Payload> {
             task_failure: self.task_failure,
             search_attributes: self.search_attributes,
             memo: self.memo,
+            attempt: self.attempt,
         }
     }
 }

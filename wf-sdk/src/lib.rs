@@ -109,6 +109,7 @@ pub use wf_core::{
     Role,
     RunInfo,
     RunStatus,
+    RunTimeout,
     ScheduleAction,
     ScheduleDescription,
     ScheduleHandle,

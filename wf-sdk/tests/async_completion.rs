@@ -20,6 +20,8 @@ pub enum Limits {
     TwoAttempts,
     /// Start-to-close 1 min, heartbeat timeout 10 s, one attempt.
     Heartbeat,
+    /// No timeout set (the default start-to-close applies), one attempt.
+    NoTimeout,
 }
 
 #[workflow]
@@ -33,8 +35,10 @@ impl Approval {
         };
         let mut call = ctx
             .activity(Desk::request_approval, "contract.pdf".to_string())
-            .start_to_close(Duration::from_secs(60))
             .retry(policy);
+        if limits != Limits::NoTimeout {
+            call = call.start_to_close(Duration::from_secs(60));
+        }
         if limits == Limits::Heartbeat {
             call = call.heartbeat_timeout(Duration::from_secs(10));
         }
@@ -253,6 +257,34 @@ async fn an_async_attempt_keeps_its_start_to_close_timeout(backend: Backend) {
     engine.shutdown().await;
 }
 
+/// An async activity scheduled with no timeout gets the documented default start-to-close of
+/// five minutes, which describe shows as its attempt's deadline.
+async fn an_async_attempt_without_a_timeout_gets_the_default_five_minutes(backend: Backend) {
+    let make = shared_store(backend, "async-default");
+    let clock = TestClock::new();
+    let desk = Arc::new(Desk::default());
+    let engine = engine(&make, &clock, &desk).await;
+    let h = engine
+        .client()
+        .start::<Approval>("deal-6", Limits::NoTimeout)
+        .await
+        .unwrap();
+    desk.token(&engine, 1).await;
+    // The clock has not moved since the attempt started.
+    let started = std::time::UNIX_EPOCH + Duration::from_millis(clock.now_ms() as u64);
+    let d = h.describe().await.unwrap();
+    let deadline = d.pending_activities[0]
+        .attempt_deadline
+        .expect("a held attempt has a deadline");
+    assert_eq!(deadline, started + Duration::from_secs(300));
+    clock.advance(Duration::from_secs(299));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(h.describe().await.unwrap().pending_activities.len(), 1);
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(h.result().await.unwrap(), "timed out StartToClose after 1");
+    engine.shutdown().await;
+}
+
 /// Strings that are not tokens are invalid arguments, never panics; the token of a closed run
 /// is not pending.
 async fn forged_tokens_are_clear_errors(backend: Backend) {
@@ -288,4 +320,5 @@ both!(
     an_async_attempt_keeps_its_heartbeat_timeout,
     an_async_attempt_keeps_its_start_to_close_timeout,
     forged_tokens_are_clear_errors,
+    an_async_attempt_without_a_timeout_gets_the_default_five_minutes,
 );

@@ -147,6 +147,7 @@ fn description_json(d: &Description) -> Value {
         "closed_at": time_json(d.closed_at),
         "pending_activities": d.pending_activities.iter().map(|a| json!({
             "seq": a.seq, "name": a.name, "attempt": a.attempt, "last_failure": a.last_failure,
+            "attempt_deadline": time_json(a.attempt_deadline),
             "heartbeat_details": a.heartbeat_details.as_ref().and_then(|p| from_payload(p).ok()),
         })).collect::<Vec<_>>(),
         "pending_updates": d.pending_updates.iter().map(|u| json!({
@@ -160,6 +161,7 @@ fn description_json(d: &Description) -> Value {
         })),
         "search_attributes": search_json(&d.search_attributes),
         "memo": memo_json(&d.memo),
+        "attempt": d.attempt,
     })
 }
 
@@ -177,6 +179,7 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
         vec!["type".into(), d.workflow_type.clone()],
         vec!["task queue".into(), d.task_queue.clone()],
         vec!["status".into(), s.status(d.status.as_str())],
+        vec!["attempt".into(), d.attempt.to_string()],
         vec!["started".into(), when(s, d.started_at)],
         vec![
             "closed".into(),
@@ -199,9 +202,16 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
             .as_ref()
             .map(|f| format!(", last failure: {f}"))
             .unwrap_or_default();
+        let deadline = a
+            .attempt_deadline
+            .map(|t| format!(", times out {}", when(s, t)))
+            .unwrap_or_default();
         rows.push(vec![
             "pending activity".into(),
-            format!("#{} {} (attempt {}{failure})", a.seq, a.name, a.attempt),
+            format!(
+                "#{} {} (attempt {}{failure}{deadline})",
+                a.seq, a.name, a.attempt
+            ),
         ]);
     }
     for u in &d.pending_updates {

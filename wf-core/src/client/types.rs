@@ -1,6 +1,7 @@
 //! What clients send and get back, whatever carries the call: start options, update stages,
 //! and the descriptions of runs.
 
+use crate::data::activity::RetryPolicy;
 use crate::data::payload::Payload;
 use crate::data::payload::PayloadError;
 use crate::data::run::{IdConflictPolicy, IdReusePolicy, RunStatus, TaskFailure};
@@ -33,6 +34,20 @@ pub struct StartOptions {
     /// Values shown with the run (describe, lists), set once at start: notes for operators
     /// that the workflow code never reads. Kept across continue-as-new.
     pub memo: Memo,
+    /// The workflow execution timeout: how long the whole chain may run, from this start,
+    /// continue-as-new and retries included. When it passes, the running run closes as
+    /// `TimedOut` and is not retried. `None` (the default): no limit.
+    pub execution_timeout: Option<Duration>,
+    /// The workflow run timeout: how long one run of the chain may run. When it passes, the
+    /// run closes as `TimedOut`; the retry policy, if any, retries it. `None`: no limit.
+    pub run_timeout: Option<Duration>,
+    /// How a run that fails (returns an error, or hits its run timeout) is retried: as a new
+    /// run of the chain with the same input, after the policy's backoff, up to its maximum
+    /// attempts and within the execution timeout. The error types it never retries are
+    /// `WorkflowError::code`s (`"failed"`, `"activity_failed"`, `"child_failed"`,
+    /// `"payload"`, `"wait_timeout"`) and `"run_timeout"`. `None` (the default): a failed run
+    /// stays failed.
+    pub retry_policy: Option<RetryPolicy>,
 }
 
 impl StartOptions {
@@ -56,6 +71,36 @@ impl StartOptions {
     /// Sets [`id_conflict`](Self::id_conflict).
     pub fn id_conflict_policy(mut self, policy: IdConflictPolicy) -> Self {
         self.id_conflict = policy;
+        self
+    }
+
+    /// Sets [`execution_timeout`](Self::execution_timeout).
+    pub fn execution_timeout(mut self, timeout: Duration) -> Self {
+        self.execution_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets [`run_timeout`](Self::run_timeout).
+    pub fn run_timeout(mut self, timeout: Duration) -> Self {
+        self.run_timeout = Some(timeout);
+        self
+    }
+
+    /// Sets [`retry_policy`](Self::retry_policy).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = wf_core::StartOptions::new()
+    ///     .execution_timeout(Duration::from_secs(3600))
+    ///     .run_timeout(Duration::from_secs(600))
+    ///     .retry_policy(wf_core::RetryPolicy {
+    ///         maximum_attempts: 3,
+    ///         ..wf_core::RetryPolicy::default()
+    ///     });
+    /// assert_eq!(options.run_timeout, Some(Duration::from_secs(600)));
+    /// ```
+    pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
+        self.retry_policy = Some(policy);
         self
     }
 
@@ -195,6 +240,9 @@ pub struct Description {
     pub search_attributes: SearchAttributes,
     /// Its memo, as set at start.
     pub memo: Memo,
+    /// Its attempt under the start's retry policy, from 1 (1 without a policy; a
+    /// continue-as-new counts from 1 again).
+    pub attempt: u32,
 }
 
 /// An activity in [`Description::pending_activities`].
@@ -210,6 +258,12 @@ pub struct PendingActivity {
     pub last_failure: Option<String>,
     /// The details of the last heartbeat (of this attempt or a previous one).
     pub heartbeat_details: Option<Payload>,
+    /// When the running attempt times out (its start-to-close deadline, or the
+    /// schedule-to-close one if earlier); `None` while no attempt runs. An activity scheduled
+    /// with neither timeout gets a start-to-close of 5 minutes
+    /// ([`DEFAULT_START_TO_CLOSE_MS`](crate::store::DEFAULT_START_TO_CLOSE_MS)): this shows
+    /// it, for an attempt held for asynchronous completion too.
+    pub attempt_deadline: Option<SystemTime>,
 }
 
 /// An update in [`Description::pending_updates`].

@@ -216,6 +216,7 @@ mod tests {
                         random_seed: 7,
                         continued_from: None,
                         parent: None,
+                        limits: None,
                     },
                 },
                 HistoryEvent {

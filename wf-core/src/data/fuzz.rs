@@ -150,6 +150,7 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                         random_seed,
                         continued_from,
                         parent,
+                        limits: None,
                     }
                 },
             )

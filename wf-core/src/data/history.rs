@@ -4,6 +4,7 @@
 use super::activity::{ActivityFailure, ActivityOptions, TimeoutKind};
 use super::payload::Payload;
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo};
+use super::run_limits::{RunLimits, RunTimeout};
 use super::search::SearchAttributes;
 use super::update::UpdateOutcome;
 use serde::{Deserialize, Serialize};
@@ -35,6 +36,10 @@ pub enum EventKind {
         /// The parent, for a child run.
         #[serde(default)]
         parent: Option<ParentInfo>,
+        /// The chain's execution and run timeouts, retry policy and this run's attempt, if the
+        /// start set any (absent from histories written before they existed).
+        #[serde(default)]
+        limits: Option<RunLimits>,
     },
     /// A signal was delivered to the run.
     SignalReceived {
@@ -243,6 +248,15 @@ pub enum EventKind {
         /// The keys set, with their new values.
         attributes: SearchAttributes,
     },
+    /// The run's run timeout or its chain's execution timeout passed: the run closed without
+    /// running any more workflow code. (Last variant: history encoding depends on the order of
+    /// variants.)
+    WorkflowTimedOut {
+        /// Which timeout.
+        timeout: RunTimeout,
+        /// The run that retries it under the retry policy (a run timeout only), if any.
+        new_run_id: Option<String>,
+    },
 }
 
 impl EventKind {
@@ -274,6 +288,7 @@ impl EventKind {
             EventKind::WorkflowCancelled { .. } => "WorkflowCancelled",
             EventKind::ChildCancelRequested { .. } => "ChildCancelRequested",
             EventKind::SearchAttributesUpserted { .. } => "SearchAttributesUpserted",
+            EventKind::WorkflowTimedOut { .. } => "WorkflowTimedOut",
         }
     }
 
@@ -286,6 +301,7 @@ impl EventKind {
                 | EventKind::ContinuedAsNew { .. }
                 | EventKind::WorkflowTerminated { .. }
                 | EventKind::WorkflowCancelled { .. }
+                | EventKind::WorkflowTimedOut { .. }
         )
     }
 
@@ -380,6 +396,13 @@ impl EventKind {
                 reason.clone()
             }
             EventKind::ActivityCancelled { seq } => format!("#{seq}"),
+            EventKind::WorkflowTimedOut {
+                timeout,
+                new_run_id,
+            } => match new_run_id {
+                Some(id) => format!("{} timeout (retried as run {id})", timeout.as_str()),
+                None => format!("{} timeout", timeout.as_str()),
+            },
             EventKind::ChildCancelRequested { seq, workflow_id } => {
                 format!("#{seq} {workflow_id:?}")
             }

@@ -18,6 +18,7 @@ pub mod message;
 pub mod payload;
 mod render;
 pub mod run;
+pub mod run_limits;
 pub mod search;
 pub mod task_token;
 pub mod update;

@@ -21,17 +21,20 @@ pub enum RunStatus {
     Terminated,
     /// Ended as cancelled after a cancellation request.
     Cancelled,
+    /// Closed by its run timeout or its chain's execution timeout.
+    TimedOut,
 }
 
 impl RunStatus {
     /// Every status, in declaration order.
-    pub const ALL: [RunStatus; 6] = [
+    pub const ALL: [RunStatus; 7] = [
         RunStatus::Running,
         RunStatus::Completed,
         RunStatus::Failed,
         RunStatus::ContinuedAsNew,
         RunStatus::Terminated,
         RunStatus::Cancelled,
+        RunStatus::TimedOut,
     ];
 
     /// Stable text form used in storage and on the wire.
@@ -43,6 +46,7 @@ impl RunStatus {
             RunStatus::ContinuedAsNew => "continued_as_new",
             RunStatus::Terminated => "terminated",
             RunStatus::Cancelled => "cancelled",
+            RunStatus::TimedOut => "timed_out",
         }
     }
 
@@ -121,8 +125,8 @@ pub enum IdReusePolicy {
     /// Start a new run whatever the closed run's status (the default).
     #[default]
     AllowDuplicate,
-    /// Start a new run only if the latest run did not succeed: it failed, was terminated or
-    /// was cancelled. After a completed run the start is refused with `DuplicateRejected`.
+    /// Start a new run only if the latest run did not succeed: it failed, was terminated, was
+    /// cancelled or timed out. After a completed run the start is refused with `DuplicateRejected`.
     AllowDuplicateFailedOnly,
     /// Never start a second run under the workflow id while a closed run of it is kept
     /// (retention's purge forgets it): the start is refused with `DuplicateRejected`.
@@ -143,7 +147,10 @@ impl IdReusePolicy {
             IdReusePolicy::AllowDuplicate => true,
             IdReusePolicy::AllowDuplicateFailedOnly => matches!(
                 status,
-                RunStatus::Failed | RunStatus::Terminated | RunStatus::Cancelled
+                RunStatus::Failed
+                    | RunStatus::Terminated
+                    | RunStatus::Cancelled
+                    | RunStatus::TimedOut
             ),
             IdReusePolicy::RejectDuplicate => false,
         }

@@ -86,6 +86,10 @@ pub enum WfError {
     /// The run ended as cancelled.
     #[error("workflow cancelled: {0}")]
     Cancelled(String),
+    /// The run timed out: its run timeout (with no retry left) or its chain's execution timeout
+    /// passed. The message names the timeout.
+    #[error("workflow timed out: {0}")]
+    TimedOut(String),
     /// The activity attempt an activity task token names is not open any more: it completed,
     /// failed or timed out, a later attempt replaced it, its run closed, or it was purged. The
     /// message says which; a token is good for one attempt only.

@@ -145,12 +145,14 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         run_id: &str,
         random_seed: u64,
         parent: Option<ParentInfo>,
+        attempt: u32,
         input: W::Input,
     ) -> Result<Self, TaskError> {
         let state = catch_unwind(AssertUnwindSafe(|| W::init_state(&input)))
             .map_err(|p| TaskError::Panic(format!("in #[init]: {}", panic_message(&*p))))?;
         let mut commands = Commands::new(workflow_id.into(), run_id.into(), random_seed);
         commands.parent = parent;
+        commands.attempt = attempt;
         Ok(RunMachine {
             def,
             core: Rc::new(RefCell::new(commands)),
@@ -409,12 +411,14 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             let close = match fut.await {
                 Ok(v) => match Payload::encode(&v) {
                     Ok(p) => Close::Completed(p),
-                    Err(e) => Close::Failed(format!("the result could not be encoded: {e}")),
+                    Err(e) => {
+                        Close::Failed(format!("the result could not be encoded: {e}"), "payload")
+                    }
                 },
                 Err(WorkflowError::ContinueAsNew(input)) => Close::ContinuedAsNew(input),
                 Err(e) => match core.borrow().cancel_requested.clone() {
                     Some(reason) if e.is_cancellation() => Close::Cancelled(reason),
-                    _ => Close::Failed(e.to_string()),
+                    _ => Close::Failed(e.to_string(), e.code()),
                 },
             };
             core.borrow_mut().close_run(close);

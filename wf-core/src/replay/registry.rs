@@ -4,6 +4,7 @@
 use super::machine::{Instance, RunMachine, TaskError};
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::payload::{Payload, PayloadError};
+use crate::data::run_limits::RunLimits;
 use crate::error::WfError;
 use crate::workflow::{DynamicHandlers, Handler, Role, WorkflowDefinition, WorkflowType};
 use std::collections::HashMap;
@@ -130,6 +131,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
             input,
             random_seed,
             parent,
+            limits,
             ..
         } = &started.kind
         else {
@@ -149,6 +151,7 @@ impl<W: WorkflowDefinition> ErasedDefinition for Definition<W> {
             run_id,
             *random_seed,
             parent.clone(),
+            RunLimits::attempt_of(limits.as_ref()),
             input,
         )?;
         Ok(Box::new(machine))

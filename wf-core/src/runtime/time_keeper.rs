@@ -6,6 +6,7 @@ use super::activity_worker::expire_due;
 use super::core::Core;
 use super::liveness::{self, Liveness};
 use super::scheduler;
+use crate::store::LIMIT_TIMER_SEQ;
 use std::sync::Arc;
 
 /// Runs until shutdown.
@@ -21,6 +22,7 @@ pub(crate) async fn run(core: Arc<Core>) {
         match core.store.fire_due_timers(now, 1024).await {
             Ok(fired) if !fired.is_empty() => {
                 core.metrics.timers_fired.add(fired.len() as u64);
+                timed_out(&core, &fired);
                 core.wake.workflow.notify_one()
             }
             Ok(_) => {}
@@ -55,4 +57,20 @@ pub(crate) async fn run(core: Arc<Core>) {
             _ = tokio::time::sleep(core.config.poll_interval * 2) => {}
         }
     }
+}
+
+/// Runs that a limit timer among `fired` closed as timed out (the store did, in the firing
+/// transaction): this worker must not answer queries from their cached instances, and their
+/// running activities are told.
+fn timed_out(core: &Core, fired: &[(String, u32)]) {
+    let runs: Vec<String> = fired
+        .iter()
+        .filter(|(_, seq)| *seq == LIMIT_TIMER_SEQ)
+        .map(|(run_id, _)| run_id.clone())
+        .collect();
+    if runs.is_empty() {
+        return;
+    }
+    core.worker.forget_runs(&runs);
+    core.wake.cancelled.notify_one();
 }

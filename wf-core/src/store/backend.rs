@@ -11,8 +11,8 @@ use super::rules::tx::{
     ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable, Tx, UpdateTable,
 };
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, leases, purge, reads, schedules,
-    search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, leases, purge, reads, run_limits,
+    schedules, search, start, terminate, timers,
 };
 use super::{Store, StoreFuture};
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -20,6 +20,7 @@ use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, TaskFailure};
+use crate::data::run_limits::RunLimits;
 use crate::data::update::UpdateRecord;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::StoreError;
@@ -421,6 +422,18 @@ impl<B: Backend> Store for B {
     ) -> StoreFuture<'_, Option<RunRecord>> {
         let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
         self.read(move |tx| Box::pin(reads::get_run(tx, workflow_id, run_id)))
+    }
+
+    fn run_limits(&self, run_id: &str) -> StoreFuture<'_, Option<RunLimits>> {
+        let run_id = run_id.to_owned();
+        self.read(move |tx| {
+            Box::pin(async move {
+                if tx.load_run(&run_id).await?.is_none() {
+                    return Ok(None);
+                }
+                Ok(run_limits::started(tx, &run_id).await?.limits)
+            })
+        })
     }
 
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {

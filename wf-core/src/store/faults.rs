@@ -26,8 +26,8 @@
 use super::{
     ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, BuildIdStatus,
     DeliverOutcome, EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages,
-    RunRecord, RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError, StoreFuture,
-    TaskCommit, TaskFailure, UpdateRecord, WorkflowTask,
+    RunLimits, RunRecord, RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError,
+    StoreFuture, TaskCommit, TaskFailure, UpdateRecord, WorkflowTask,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -638,6 +638,11 @@ impl Store for FaultStore {
         })
     }
 
+    fn run_limits(&self, run_id: &str) -> StoreFuture<'_, Option<RunLimits>> {
+        let run_id = run_id.to_owned();
+        self.plain(Op::Read, move || self.inner.run_limits(&run_id))
+    }
+
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
         let run_id = run_id.to_owned();
         self.plain(Op::Read, move || {
@@ -815,6 +820,7 @@ mod tests {
                 parent: None,
                 task_queue: "default".into(),
                 memo: Default::default(),
+                limits: None,
             },
             policy: Default::default(),
             reuse: Default::default(),

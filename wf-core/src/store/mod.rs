@@ -49,9 +49,11 @@ pub use crate::data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
     RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
 };
+pub use crate::data::run_limits::{RunLimits, RunTimeout};
 pub use crate::data::update::{UpdateOutcome, UpdateRecord, UpdateState};
 pub use crate::data::versioning::{BuildIdStatus, VersioningBehavior, UNVERSIONED};
 pub use crate::error::{BackendError, BackendErrorKind, StoreError};
+pub(crate) use rules::run_limits::LIMIT_TIMER_SEQ;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -291,6 +293,10 @@ pub trait Store: Send + Sync + 'static {
         workflow_id: &str,
         run_id: Option<&str>,
     ) -> StoreFuture<'_, Option<RunRecord>>;
+
+    /// The limits (timeouts, retry policy, attempt) recorded in run `run_id`'s
+    /// `WorkflowStarted` event, if its start set any (`None` for a run that does not exist).
+    fn run_limits(&self, run_id: &str) -> StoreFuture<'_, Option<RunLimits>>;
 
     /// History events of a run with `event_id >= from_event_id`, in order.
     fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>>;

@@ -6,6 +6,7 @@ use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, IdReusePolicy, ParentInfo, RunStatus, TaskFailure};
+use crate::data::run_limits::RunLimits;
 use crate::data::search::{Memo, SearchAttributes};
 use crate::data::update::{UpdateRecord, UpdateState};
 use crate::data::versioning::VersioningBehavior;
@@ -74,6 +75,9 @@ pub struct NewRun {
     /// Its memo (none when empty). A continue-as-new with an empty memo keeps the previous
     /// run's memo, as it keeps its search attributes.
     pub memo: Memo,
+    /// Its timeouts, retry policy and attempt, if the start set any. A continue-as-new (or a
+    /// retry) gets the previous run's from the store, whatever it says here.
+    pub limits: Option<RunLimits>,
 }
 
 impl NewRun {
@@ -85,6 +89,7 @@ impl NewRun {
             random_seed: self.random_seed,
             continued_from: self.continued_from.clone(),
             parent: self.parent.clone(),
+            limits: self.limits.clone(),
         }
     }
 
@@ -275,6 +280,10 @@ pub struct TaskCommit {
     /// Messages for other runs' inboxes (run id, message), skipped if that run is closed: a
     /// child's result for its parent.
     pub notify: Vec<(String, Message)>,
+    /// The type of the error a failing close ends the run with (a `WorkflowError` code such as
+    /// `"failed"` or `"activity_failed"`), matched against the run's retry policy's
+    /// non-retryable error types; `None` counts as `"failed"`.
+    pub failure_type: Option<String>,
     /// New describe summary.
     pub summary: Payload,
     /// Someone waits on this commit (a closed run, an update outcome, a message handed over

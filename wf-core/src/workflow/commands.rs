@@ -25,7 +25,8 @@ use std::task::Waker;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Close {
     Completed(Payload),
-    Failed(String),
+    /// The message and the error's code (`WorkflowError::code`), its type for a retry policy.
+    Failed(String, &'static str),
     Cancelled(String),
     ContinuedAsNew(Payload),
 }
@@ -67,6 +68,8 @@ pub(crate) struct Commands {
     /// Set while the run is being dropped: futures dropped then must not issue commands.
     pub tearing_down: bool,
     pub history_len: u64,
+    /// This run's attempt under the start's retry policy, from 1.
+    pub attempt: u32,
     pub suggest_continue_as_new: bool,
     /// Why cancellation was requested, once it was.
     pub cancel_requested: Option<String>,
@@ -114,6 +117,7 @@ impl Commands {
             close: None,
             tearing_down: false,
             history_len: 0,
+            attempt: 1,
             suggest_continue_as_new: false,
             cancel_requested: None,
             cancel_undelivered: false,
@@ -198,7 +202,7 @@ impl Commands {
             Close::Completed(result) => EventKind::WorkflowCompleted {
                 result: result.clone(),
             },
-            Close::Failed(message) => EventKind::WorkflowFailed {
+            Close::Failed(message, _) => EventKind::WorkflowFailed {
                 message: message.clone(),
             },
             Close::Cancelled(reason) => EventKind::WorkflowCancelled {

@@ -79,6 +79,13 @@ impl<W: 'static> WorkflowContext<W> {
         self.core.borrow().run_id.clone()
     }
 
+    /// This run's attempt under the retry policy its start set
+    /// ([`StartOptions::retry_policy`](crate::StartOptions::retry_policy)): 1 for the first run
+    /// and for a run that continued as new, 2 for the first retry, and so on.
+    pub fn attempt(&self) -> u32 {
+        self.core.borrow().attempt
+    }
+
     /// Events in this run's history so far.
     pub fn history_length(&self) -> u64 {
         self.core.borrow().history_len

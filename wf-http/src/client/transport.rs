@@ -4,10 +4,10 @@
 use super::conns::Conns;
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    ActivityErrorBody, ActivityReportBody, CurrentBuildBody, DescriptionBody, HistoryPage,
+    millis, ActivityErrorBody, ActivityReportBody, CurrentBuildBody, DescriptionBody, HistoryPage,
     MoveToBuildBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody,
-    ReasonBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody,
-    ANY_TYPE, MSGPACK,
+    ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody,
+    ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -203,6 +203,9 @@ impl Transport for HttpTransport {
                 request_id: request.options.request_id,
                 messages: request.messages,
                 memo: request.options.memo,
+                execution_timeout_ms: request.options.execution_timeout.map(millis),
+                run_timeout_ms: request.options.run_timeout.map(millis),
+                retry_policy: request.options.retry_policy.as_ref().map(RetryBody::of),
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;

@@ -5,7 +5,9 @@
 use super::body::{Codec, Failure};
 use super::Api;
 use crate::json;
-use crate::wire::{QueryBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody};
+use crate::wire::{
+    QueryBody, RetryBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody,
+};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, State};
@@ -60,6 +62,9 @@ pub(crate) async fn start(
         id_reuse,
         request_id,
         messages,
+        execution_timeout_ms,
+        run_timeout_ms,
+        retry_policy,
         ..
     } = b;
     let options = StartOptions {
@@ -68,6 +73,9 @@ pub(crate) async fn start(
         task_queue,
         request_id,
         memo,
+        execution_timeout: execution_timeout_ms.map(Duration::from_millis),
+        run_timeout: run_timeout_ms.map(Duration::from_millis),
+        retry_policy: retry_policy.map(RetryBody::into_policy),
     };
     let started = api
         .client()

@@ -188,7 +188,18 @@ pub(crate) async fn hold_for_completion(core: &Arc<Core>, task: &ActivityTask) {
     match held {
         Ok(true) => {
             core.metrics.of_activity(&task.name).held.inc();
-            tracing::info!("activity will complete asynchronously, by its task token")
+            tracing::info!("activity will complete asynchronously, by its task token");
+            if task.options.start_to_close.is_none() && task.options.schedule_to_close.is_none() {
+                // Temporal refuses this; wf keeps the documented default (describe shows the
+                // deadline), and says so where the operator looks.
+                tracing::warn!(
+                    activity = %task.name,
+                    run_id = %task.run_id,
+                    "activity held for asynchronous completion with no start-to-close or \
+                     schedule-to-close timeout: it times out after the default 5 minutes; \
+                     set .start_to_close(..) where the workflow schedules it"
+                );
+            }
         }
         // Completed by its token already, or timed out: nothing to hold.
         Ok(false) => tracing::debug!("activity attempt settled before it was held"),

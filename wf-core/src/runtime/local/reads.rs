@@ -6,6 +6,7 @@ use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, RunStatus, RunSummary};
+use crate::data::run_limits::RunLimits;
 use crate::data::update::UpdateState;
 use crate::error::WfError;
 use std::pin::Pin;
@@ -49,6 +50,7 @@ impl LocalTransport {
                 RunStatus::Failed => return Err(WfError::WorkflowFailed(failure())),
                 RunStatus::Terminated => return Err(WfError::Terminated(failure())),
                 RunStatus::Cancelled => return Err(WfError::Cancelled(failure())),
+                RunStatus::TimedOut => return Err(WfError::TimedOut(failure())),
                 RunStatus::Running | RunStatus::ContinuedAsNew => {}
             }
             self.wait(notified).await?;
@@ -81,6 +83,7 @@ impl LocalTransport {
         let activities = store.pending_activities(&run.run_id).await?;
         let updates = store.pending_updates(&run.run_id).await?;
         let summary = RunSummary::of(&run.summary);
+        let limits = store.run_limits(&run.run_id).await?;
         let search = store
             .run_search(vec![run.run_id.clone()])
             .await?
@@ -104,6 +107,7 @@ impl LocalTransport {
                     attempt: a.attempt,
                     last_failure: a.last_failure.map(|f| f.message),
                     heartbeat_details: a.heartbeat,
+                    attempt_deadline: a.attempt_deadline_ms.map(ms_to_time),
                 })
                 .collect(),
             pending_updates: updates
@@ -119,6 +123,7 @@ impl LocalTransport {
             task_failure: run.task_failure,
             search_attributes: search.attributes,
             memo: search.memo,
+            attempt: RunLimits::attempt_of(limits.as_ref()),
         })
     }
 

@@ -7,6 +7,7 @@ use super::{check_signal, check_size, check_update, LocalTransport};
 use crate::client::{StartRequest, Started};
 use crate::data::limits::Ident;
 use crate::data::message::Message;
+use crate::data::run_limits::RunLimits;
 use crate::error::WfError;
 use crate::runtime::worker::Direct;
 use crate::store::{NewRun, StartOutcome};
@@ -34,6 +35,7 @@ impl LocalTransport {
         for key in options.memo.keys() {
             Ident::SearchAttributeKey.check(key)?;
         }
+        check_limits(&options)?;
         if !options.memo.is_empty() {
             check_size("the memo", &crate::data::search::encode_memo(&options.memo))?;
         }
@@ -85,12 +87,18 @@ impl LocalTransport {
                     .task_queue
                     .unwrap_or_else(|| core.config.task_queue.clone()),
                 memo: options.memo,
+                limits: RunLimits::for_start(
+                    options.execution_timeout,
+                    options.run_timeout,
+                    options.retry_policy,
+                    now,
+                ),
             },
             policy: options.id_conflict,
             reuse: options.id_reuse,
             request_id: options.request_id,
             messages,
-            now_ms: core.now_ms(),
+            now_ms: now,
         };
         let eager = request.messages.is_empty()
             && core.config.run_workers
@@ -114,6 +122,7 @@ impl LocalTransport {
         request: crate::store::StartRequest,
     ) -> Result<StartOutcome, WfError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
+        let request = Box::new(request);
         match self.core.worker.hand_over(Direct::Start { request, reply }) {
             Ok(()) => answer.await.map_err(|_| {
                 WfError::Interrupted(
@@ -124,7 +133,7 @@ impl LocalTransport {
             })?,
             // The worker is gone (the engine is shutting down): the store alone starts it.
             Err(direct) => match *direct {
-                Direct::Start { request, .. } => self.start_in_store(request).await,
+                Direct::Start { request, .. } => self.start_in_store(*request).await,
                 _ => Err(WfError::Shutdown),
             },
         }
@@ -152,4 +161,21 @@ impl LocalTransport {
         core.wake.workflow.notify_one();
         Ok(outcome)
     }
+}
+
+/// A zero timeout would close the run before its first task: refused, with what to do.
+fn check_limits(options: &crate::client::StartOptions) -> Result<(), WfError> {
+    let zero = |name: &str| {
+        WfError::InvalidArgument(format!(
+            "the {name} is zero, which would time the run out at once; leave it unset for no \
+             limit"
+        ))
+    };
+    if options.execution_timeout.is_some_and(|d| d.is_zero()) {
+        return Err(zero("execution timeout"));
+    }
+    if options.run_timeout.is_some_and(|d| d.is_zero()) {
+        return Err(zero("run timeout"));
+    }
+    Ok(())
 }

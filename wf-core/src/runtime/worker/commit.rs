@@ -57,6 +57,10 @@ impl Plan {
             close,
             summary,
         } = output;
+        let failure_type = match &close {
+            Some(Close::Failed(_, code)) => Some(code.to_string()),
+            _ => None,
+        };
         let close = close.map(|c| run_close(c, run, instance, &mut events));
         let mut commit = TaskCommit {
             run_id: run.run_id.clone(),
@@ -70,6 +74,7 @@ impl Plan {
             new_timers: Vec::new(),
             cancel_timers: Vec::new(),
             updates: update_states.clone(),
+            failure_type,
             lease_activities_to: None,
             sync: true,
             resolve_activities,
@@ -128,7 +133,7 @@ fn run_close(
 ) -> RunClose {
     match close {
         Close::Completed(p) => RunClose::Completed(p),
-        Close::Failed(m) => RunClose::Failed(m),
+        Close::Failed(m, _) => RunClose::Failed(m),
         Close::Cancelled(reason) => RunClose::Cancelled(reason),
         Close::ContinuedAsNew(input) => {
             let new_run_id = crate::data::ids::new_id();
@@ -146,8 +151,9 @@ fn run_close(
                 continued_from: Some(run.run_id.clone()),
                 parent: instance.parent(),
                 task_queue: run.task_queue.clone(),
-                // The store carries the previous run's memo over.
+                // The store carries the previous run's memo and limits over.
                 memo: Default::default(),
+                limits: None,
             })
         }
     }
@@ -201,6 +207,7 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
                     }),
                     task_queue: task_queue.clone().unwrap_or_else(|| run.task_queue.clone()),
                     memo: Default::default(),
+                    limits: None,
                 },
             ));
         }

@@ -33,7 +33,8 @@ pub(crate) enum Direct {
     /// A start of a run of a type this engine runs: the worker runs its first task in memory
     /// and the store records the start and that task in one transaction.
     Start {
-        request: StartRequest,
+        /// Boxed: a start (with its limits) is much larger than the other variants.
+        request: Box<StartRequest>,
         reply: StartReply,
     },
     /// An activity's final result.
@@ -203,7 +204,7 @@ impl Worker {
             self.core.metrics.inbox_depth.add(-(items.len() as i64));
             if let Some(i) = items.iter().position(|d| matches!(d, Direct::Start { .. })) {
                 if let Direct::Start { request, reply } = items.remove(i) {
-                    self.start_eagerly(request, reply).await;
+                    self.start_eagerly(*request, reply).await;
                 }
                 if items.is_empty() {
                     continue;
@@ -345,7 +346,7 @@ impl Worker {
                     drop(delivery);
                     let _ = reply.send(answer);
                 }
-                Direct::Start { request, reply } => self.start_plainly(request, reply).await,
+                Direct::Start { request, reply } => self.start_plainly(*request, reply).await,
                 Direct::Activity {
                     run_id,
                     seq,

@@ -18,6 +18,7 @@ fn next_run(run_id: &str) -> NewRun {
         parent: None,
         task_queue: "default".into(),
         memo: Default::default(),
+        limits: None,
     }
 }
 
@@ -60,6 +61,7 @@ pub async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dy
             random_seed: 99,
             continued_from: Some("run-1".into()),
             parent: None,
+            limits: None,
         }]
     );
     let task = lease_one(&*store, "w", T0 + 1).await;

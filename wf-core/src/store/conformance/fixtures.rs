@@ -29,6 +29,7 @@ pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
         parent: None,
         task_queue: "default".into(),
         memo: Default::default(),
+        limits: None,
     }
 }
 
@@ -118,6 +119,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         terminate: Vec::new(),
         notify: Vec::new(),
         updates: Vec::new(),
+        failure_type: None,
         close: None,
         summary: Payload::default(),
         sync: true,

@@ -30,6 +30,7 @@ pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
 pub mod purge;
+pub mod run_limits;
 pub mod search;
 pub mod start;
 pub mod start_requests;
@@ -61,6 +62,7 @@ mod tests {
             ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
+            ("run_limits", include_str!("run_limits.rs")),
             ("search", include_str!("search.rs")),
             ("start", include_str!("start.rs")),
             ("start_requests", include_str!("start_requests.rs")),

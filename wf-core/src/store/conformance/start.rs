@@ -186,6 +186,7 @@ pub async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dy
             random_seed: 7,
             continued_from: None,
             parent: None,
+            limits: None,
         }
     );
     let encoded = crate::store::encode_event(T0, &history[0].kind).unwrap();

@@ -170,6 +170,7 @@ pub(crate) async fn commit<X: Tx>(
         record.failure = closing.failure.map(str::to_string);
         clear_closed_run(tx, run_id).await?;
     }
+    let failed = matches!(close, Some(RunClose::Failed(_)));
     if let Some(RunClose::ContinuedAsNew(new)) = close {
         if new.workflow_id != record.workflow_id {
             return Err(StoreError::conflict(
@@ -180,18 +181,32 @@ pub(crate) async fn commit<X: Tx>(
                 ),
             ));
         }
+        // The chain's limits go on, whatever the worker said: they are the store's to keep.
+        let limits = super::run_limits::started(tx, run_id).await?.limits;
         let new = NewRun {
             continued_from: Some(run_id.to_string()),
+            limits: limits.map(|l| l.continued()),
             ..new
         };
         create_run(tx, &new, &record.chain_id, now).await?;
         super::search::carry_over(tx, run_id, &new.run_id, !new.memo.is_empty()).await?;
     }
+    let mut notify = std::mem::take(&mut c.notify);
+    if failed {
+        let error_type = c.failure_type.as_deref().unwrap_or("failed");
+        if super::run_limits::retry_failed(tx, &record, error_type, now)
+            .await?
+            .is_some()
+        {
+            // The parent waits on for the retry: it is not told of this failure.
+            notify.retain(|(_, m)| !matches!(m, Message::ChildClosed { .. }));
+        }
+    }
     let effects = SideEffects {
         start_children: std::mem::take(&mut c.start_children),
         deliver: std::mem::take(&mut c.deliver),
         terminate: std::mem::take(&mut c.terminate),
-        notify: std::mem::take(&mut c.notify),
+        notify,
     };
     apply_side_effects(tx, run_id, effects, now).await?;
     Ok((record, c))

@@ -195,8 +195,8 @@ async fn deliver_all<X: Tx>(
     })
 }
 
-/// Creates a run of chain `chain_id` with its `WorkflowStarted` event, ready at `now_ms`;
-/// returns its record.
+/// Creates a run of chain `chain_id` with its `WorkflowStarted` event, ready at `now_ms`, and
+/// the timer of its limits; returns its record.
 pub(crate) async fn create_run<X: Tx>(
     tx: &mut X,
     new: &NewRun,
@@ -208,5 +208,6 @@ pub(crate) async fn create_run<X: Tx>(
     tx.insert_run(&record).await?;
     tx.insert_events(&new.run_id, 1, &data).await?;
     super::search::record_memo(tx, &new.run_id, &new.memo).await?;
+    super::run_limits::arm(tx, &new.run_id, new.limits.as_ref(), now_ms).await?;
     Ok(record)
 }

@@ -53,22 +53,38 @@ pub(crate) async fn terminate_run<X: Tx>(
     while let Some((run, reason)) = work.pop() {
         close_terminated(tx, &run, &reason, now_ms).await?;
         let parent = first_parent(tx, &run.run_id).await?;
-        let fallout = Fallout::of(&run, parent, &reason);
-        if let Some((parent, message)) = fallout.parent {
-            notify_run(tx, &parent, message, now_ms).await?;
-        }
-        for (child, why) in fallout.terminate {
-            if let Some(child) = child_run(tx, &child, &run.run_id).await? {
-                work.push((child, why));
-            }
-        }
-        for (child, message) in fallout.cancel {
-            if let Some(child) = child_run(tx, &child, &run.run_id).await? {
-                deliver_to(tx, &child, message, now_ms).await?;
-            }
-        }
+        let outcome = ChildOutcome::Terminated(reason.to_string());
+        let why = format!("its parent run {} was terminated", run.run_id);
+        let fallout = Fallout::of(&run, parent.map(|p| (p, outcome)), &why);
+        work.extend(apply_fallout(tx, &run, fallout, now_ms).await?);
     }
     Ok(())
+}
+
+/// Tells the parent of the closed `run` and asks its children to cancel as the [`Fallout`]
+/// says; returns the children to terminate in turn, with the reason (the caller terminates
+/// them: a work list, not recursion).
+pub(crate) async fn apply_fallout<X: Tx>(
+    tx: &mut X,
+    run: &RunRecord,
+    fallout: Fallout,
+    now_ms: i64,
+) -> Result<Vec<(RunRecord, String)>, StoreError> {
+    if let Some((parent, message)) = fallout.parent {
+        notify_run(tx, &parent, message, now_ms).await?;
+    }
+    let mut terminate = Vec::new();
+    for (child, why) in fallout.terminate {
+        if let Some(child) = child_run(tx, &child, &run.run_id).await? {
+            terminate.push((child, why));
+        }
+    }
+    for (child, message) in fallout.cancel {
+        if let Some(child) = child_run(tx, &child, &run.run_id).await? {
+            deliver_to(tx, &child, message, now_ms).await?;
+        }
+    }
+    Ok(terminate)
 }
 
 /// Appends `WorkflowTerminated` and closes the run.
@@ -130,7 +146,10 @@ async fn child_run<X: Tx>(
 }
 
 /// The parent named by a run's `WorkflowStarted` event, if the run is a child.
-async fn first_parent<X: Tx>(tx: &mut X, run_id: &str) -> Result<Option<ParentInfo>, StoreError> {
+pub(crate) async fn first_parent<X: Tx>(
+    tx: &mut X,
+    run_id: &str,
+) -> Result<Option<ParentInfo>, StoreError> {
     let Some(data) = tx.event_row(run_id, 1).await? else {
         return Ok(None);
     };
@@ -158,19 +177,24 @@ pub(crate) struct Fallout {
 }
 
 impl Fallout {
-    /// The fallout of terminating `run` (whose parent, if it is a child, is `parent`) for
-    /// `reason`: its parent is told, and each child it still runs gets its parent close policy.
-    pub(crate) fn of(run: &RunRecord, parent: Option<ParentInfo>, reason: &str) -> Fallout {
-        let parent = parent.map(|p| {
+    /// The fallout of closing `run` from outside (terminated, timed out): its parent, if it
+    /// is a child and is to be told, gets the outcome; each child it still runs gets its parent
+    /// close policy, for the reason `why`.
+    pub(crate) fn of(
+        run: &RunRecord,
+        parent: Option<(ParentInfo, ChildOutcome)>,
+        why: &str,
+    ) -> Fallout {
+        let parent = parent.map(|(p, outcome)| {
             let kind = Message::ChildClosed {
                 seq: p.seq,
-                outcome: ChildOutcome::Terminated(reason.to_string()),
+                outcome,
             };
             (p.run_id, kind)
         });
         // A summary that does not decode names no children: nothing to apply.
         let summary = RunSummary::of(&run.summary);
-        let why = format!("its parent run {} was terminated", run.run_id);
+        let why = why.to_string();
         let mut fallout = Fallout {
             parent,
             terminate: Vec::new(),

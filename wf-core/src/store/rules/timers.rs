@@ -1,5 +1,7 @@
-//! Durable timers: firing the due ones into their runs' inboxes.
+//! Durable timers: firing the due ones into their runs' inboxes; a run's limit timer closes
+//! the run as timed out instead (`run_limits.rs`).
 
+use super::run_limits::LIMIT_TIMER_SEQ;
 use super::tx::Tx;
 use crate::data::message::Message;
 use crate::error::StoreError;
@@ -13,6 +15,10 @@ pub(crate) async fn fire_due_timers<X: Tx>(
     let due = tx.due_timers(now_ms, max).await?;
     for (run_id, seq) in &due {
         tx.delete_timer(run_id, *seq).await?;
+        if *seq == LIMIT_TIMER_SEQ {
+            super::run_limits::time_out(tx, run_id, now_ms).await?;
+            continue;
+        }
         tx.push_inbox(run_id, Message::TimerFired { seq: *seq })
             .await?;
         tx.set_ready(run_id, now_ms).await?;
