@@ -67,6 +67,7 @@ pub use wf_core::{
     Client,
     // Stores and time.
     Clock,
+    CodecError,
     Description,
     Divergence,
     DynamicInfo,
@@ -91,6 +92,7 @@ pub use wf_core::{
     ParentInfo,
     // Payloads.
     Payload,
+    PayloadCodec,
     PayloadError,
     PendingActivity,
     PendingUpdate,

@@ -1,4 +1,4 @@
-//! Plain data: payloads, history events and their storage codec, messages, runs, updates,
+//! Plain data: payloads and their codecs (compression, encryption at rest), history events and their storage codec, messages, runs, updates,
 //! activity options with their lease arithmetic, activity task tokens, fresh ids, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
@@ -16,6 +16,7 @@ pub mod json;
 pub mod limits;
 pub mod message;
 pub mod payload;
+pub mod payload_codec;
 mod render;
 pub mod run;
 pub mod search;
