@@ -513,13 +513,14 @@ async fn a_store_written_without_a_codec_works_once_one_is_installed(backend: Ba
 
 #[tokio::test]
 async fn a_codec_id_out_of_bounds_or_installed_twice_fails_the_build() {
-    let err = Engine::builder()
+    let Err(err) = Engine::builder()
         .payload_codec(Lz4)
         .payload_codec(Lz4)
         .build()
         .await
-        .err()
-        .expect("two codecs with one id");
+    else {
+        panic!("two codecs with one id were accepted");
+    };
     assert!(err.to_string().contains("installed twice"), "{err}");
 }
 
