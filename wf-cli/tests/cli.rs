@@ -774,3 +774,54 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
     engine.shutdown().await;
     remove_db(&db);
 }
+
+/// A toy payload codec for this test only (it flips every bit; no security): the CLI on a
+/// `--db` file has no codec, so it shows what it cannot decode instead of failing.
+struct FlipBitsToyCodec;
+
+impl wf_sdk::PayloadCodec for FlipBitsToyCodec {
+    fn id(&self) -> &str {
+        "flip-toy"
+    }
+    fn encode(&self, bytes: &[u8]) -> Result<Vec<u8>, wf_sdk::CodecError> {
+        Ok(bytes.iter().map(|b| !b).collect())
+    }
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, wf_sdk::CodecError> {
+        Ok(bytes.iter().map(|b| !b).collect())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_file_with_encoded_payloads_shows_them_as_encoded_naming_the_codec() {
+    let db = scratch("codec", "db");
+    let engine = Engine::builder()
+        .sqlite(&db)
+        .payload_codec(FlipBitsToyCodec)
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine
+        .client()
+        .start::<Order>("o-coded", "clear-name".into())
+        .await
+        .unwrap();
+    h.ship("clear-note".into()).await.unwrap();
+    h.result().await.unwrap();
+    engine.shutdown().await;
+    let d = db.to_str().unwrap();
+
+    let history = ok(wf(&["--db", d, "history", "o-coded"]).await);
+    assert!(
+        history.contains(r#"{"encoded":{"bytes":22,"codec":"flip-toy"}}"#),
+        "{history}"
+    );
+    assert!(!history.contains("clear-note"), "{history}");
+    let lines = ok(wf(&["--db", d, "--json", "history", "o-coded"]).await);
+    let first: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        first["attributes"]["input"]["encoded"]["codec"], "flip-toy",
+        "{first}"
+    );
+    remove_db(&db);
+}

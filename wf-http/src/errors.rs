@@ -201,7 +201,7 @@ fn payload_error(e: &PayloadError, msg: String) -> (u16, ErrorBody) {
     )
 }
 
-const BACKEND_KINDS: [(BackendErrorKind, &str); 8] = [
+const BACKEND_KINDS: [(BackendErrorKind, &str); 9] = [
     (BackendErrorKind::Busy, "busy"),
     (BackendErrorKind::Unavailable, "unavailable"),
     (BackendErrorKind::Io, "io"),
@@ -210,6 +210,7 @@ const BACKEND_KINDS: [(BackendErrorKind, &str); 8] = [
     (BackendErrorKind::Closed, "closed"),
     (BackendErrorKind::Invalid, "invalid"),
     (BackendErrorKind::Bug, "bug"),
+    (BackendErrorKind::Codec, "codec"),
 ];
 
 fn store_error(e: &StoreError, msg: String) -> (u16, ErrorBody) {

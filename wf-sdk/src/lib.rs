@@ -69,6 +69,7 @@ pub use wf_core::{
     Client,
     // Stores and time.
     Clock,
+    CodecError,
     Description,
     Divergence,
     DynamicInfo,
@@ -95,6 +96,7 @@ pub use wf_core::{
     ParentInfo,
     // Payloads.
     Payload,
+    PayloadCodec,
     PayloadError,
     PendingActivity,
     PendingUpdate,

@@ -9,9 +9,19 @@ use serde_json::{Map, Number, Value};
 use std::fmt;
 
 /// The JSON form of a payload; bytes that are not MessagePack (or nest deeper than the
-/// engine decodes) are an error.
+/// engine decodes) are an error. A payload still encoded by a payload codec (read without it)
+/// is `{"encoded": {"codec": ID, "bytes": N}}`.
 pub fn from_payload(payload: &Payload) -> Result<Value, PayloadError> {
+    if let Some(value) = encoded(payload.as_bytes()) {
+        return Ok(value);
+    }
     decode_json(payload.as_bytes(), false)
+}
+
+/// What JSON shows of payload bytes still encoded by a payload codec; `None` for clear bytes.
+fn encoded(bytes: &[u8]) -> Option<Value> {
+    let codec = super::payload_codec::encoded_with(bytes)?;
+    Some(serde_json::json!({"encoded": {"codec": codec, "bytes": bytes.len()}}))
 }
 
 /// The JSON form of a history event's body (MessagePack with named fields): its payloads, kept
@@ -79,6 +89,9 @@ impl<'de> Visitor<'de> for Seed {
     }
     fn visit_bytes<E>(self, v: &[u8]) -> Result<Value, E> {
         if self.payloads {
+            if let Some(value) = encoded(v) {
+                return Ok(value);
+            }
             if let Ok(value) = decode_json(v, false) {
                 return Ok(value);
             }

@@ -1,5 +1,6 @@
-//! Plain data: payloads, history events and their storage codec, messages, runs, updates,
-//! activity options with their lease arithmetic, activity task tokens, fresh ids, worker versioning, the limits on ids and names, and
+//! Plain data: payloads and their codecs (compression, encryption at rest), history events and
+//! their storage codec, messages, runs, run limits, updates, activity options with their lease
+//! arithmetic, activity task tokens, fresh ids, worker versioning, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -16,6 +17,7 @@ pub mod json;
 pub mod limits;
 pub mod message;
 pub mod payload;
+pub mod payload_codec;
 mod render;
 pub mod run;
 pub mod run_limits;

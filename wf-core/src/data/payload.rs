@@ -48,6 +48,15 @@ pub enum PayloadError {
         /// The limit it exceeded.
         limit: usize,
     },
+    /// A payload codec could not encode or decode a stored payload (a wrong key, a codec that
+    /// is not installed, damaged bytes).
+    #[error("payload codec {codec:?}: {message}")]
+    Codec {
+        /// The id of the codec concerned.
+        codec: String,
+        /// What went wrong, and what to do.
+        message: String,
+    },
 }
 
 impl Payload {
@@ -122,18 +131,34 @@ impl Payload {
 
     /// A human-readable rendering of the value (JSON-like), for history listings and logs.
     /// Bounded for any bytes: containers nested more than 32 deep render as `[…]`, bytes that
-    /// are not MessagePack as `<N undecodable bytes>`.
+    /// are not MessagePack as `<N undecodable bytes>`, and a payload still encoded by a
+    /// [payload codec](super::payload_codec) (read without it) as `<encoded (codec ID), N bytes>`.
     pub fn display(&self) -> String {
+        if let Some(codec) = super::payload_codec::encoded_with(&self.0) {
+            return format!("<encoded (codec {codec}), {} bytes>", self.0.len());
+        }
         super::render::render(&self.0)
             .unwrap_or_else(|| format!("<{} undecodable bytes>", self.0.len()))
     }
 }
 
 /// Decodes raw MessagePack bytes as a `T` (nested at most [`MAX_DECODE_DEPTH`] deep).
+/// Bytes still encoded by a payload codec fail with [`PayloadError::Codec`] naming it.
 pub fn decode_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, PayloadError> {
-    from_slice(bytes).map_err(|e| PayloadError::Decode {
-        what: std::any::type_name::<T>().to_string(),
-        message: e.to_string(),
+    from_slice(bytes).map_err(|e| match super::payload_codec::encoded_with(bytes) {
+        // Checked only once decoding failed: clear payloads pay nothing for it.
+        Some(codec) => PayloadError::Codec {
+            codec: codec.to_string(),
+            message: format!(
+                "the {} is encoded by payload codec {codec:?}, which this reader does not have; \
+                 install it with EngineBuilder::payload_codec (or read through a server that has it)",
+                std::any::type_name::<T>()
+            ),
+        },
+        None => PayloadError::Decode {
+            what: std::any::type_name::<T>().to_string(),
+            message: e.to_string(),
+        },
     })
 }
 

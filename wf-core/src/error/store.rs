@@ -128,6 +128,10 @@ pub enum BackendErrorKind {
     Invalid,
     /// An invariant of the store failed: a bug.
     Bug,
+    /// A stored payload could not be encoded or decoded by the engine's payload codecs (a
+    /// wrong key, a codec that is not installed); retrying does not help until the codec
+    /// configuration is fixed.
+    Codec,
 }
 
 /// A failure of the database under a store, with its cause.

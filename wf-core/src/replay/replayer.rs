@@ -5,6 +5,7 @@
 use super::rebuild::{rebuild, RebuildError};
 use super::registry::{Definition, ErasedDefinition};
 use crate::data::export::{History, HistoryFormatError};
+use crate::data::payload_codec::{PayloadCodec, PayloadCodecs};
 use crate::workflow::WorkflowDefinition;
 use std::collections::HashMap;
 use std::fmt;
@@ -31,6 +32,8 @@ pub struct Replayer {
     dynamic: Option<Box<dyn ErasedDefinition>>,
     /// A registration that failed (two handlers with one name); reported by every replay.
     broken: Option<String>,
+    /// Decode payloads still encoded (a history exported from a database file without them).
+    codecs: PayloadCodecs,
 }
 
 impl fmt::Debug for Replayer {
@@ -140,12 +143,39 @@ impl Replayer {
         self
     }
 
+    /// Decodes the payloads of the histories it replays with `codec` (call it again for
+    /// each codec of a chain, as on `EngineBuilder::payload_codec`): for histories exported
+    /// from a database file by a reader without the codec (`wf export --db`), whose payloads
+    /// are still encoded. Histories with clear payloads replay as they are.
+    pub fn payload_codec(mut self, codec: impl PayloadCodec) -> Self {
+        if let Err(e) = self.codecs.push(std::sync::Arc::new(codec)) {
+            self.broken.get_or_insert(e);
+        }
+        self
+    }
+
     /// Replays one history through today's code. `Ok` means the code issues exactly the
     /// commands the history records, so a worker running it can carry on with such runs.
     pub fn replay(&self, history: &History) -> Result<(), ReplayError> {
         if let Some(e) = &self.broken {
             return Err(ReplayError::Registration(e.clone()));
         }
+        let decoded;
+        let history = if self.codecs.is_empty() {
+            history
+        } else {
+            let mut copy = history.clone();
+            for event in &mut copy.events {
+                self.codecs
+                    .decode_all(event)
+                    .map_err(|e| ReplayError::Failed {
+                        event_id: None,
+                        message: format!("event {} does not decode: {e}", event.event_id),
+                    })?;
+            }
+            decoded = copy;
+            &decoded
+        };
         let def = self
             .types
             .get(history.workflow_type.as_str())

@@ -19,6 +19,8 @@
 //! - `backend.rs`: [`Backend`] (a store's transactions) and the one generic `Store` impl that
 //!   runs each method's rule in one transaction.
 //! - `memory/` and `sqlite/`: the two stores, primitives only.
+//! - `encoded.rs`: [`EncodedStore`], the wrapper that applies payload codecs to every user
+//!   payload going in and out of any store (the one place they are applied).
 //! - `faults.rs` (feature `fault-injection`): a wrapper that injects I/O errors, full disks,
 //!   delays and crashes at a chosen commit into any store, for tests.
 //! - `conformance/` (feature `conformance`): the suite every store must pass, and the macro
@@ -29,6 +31,7 @@
 mod backend;
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod encoded;
 #[cfg(feature = "fault-injection")]
 pub mod faults;
 pub mod memory;
@@ -58,6 +61,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 pub use backend::{Answer, Backend, Durability, TxFuture, TxOp};
+pub use encoded::EncodedStore;
 pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
 pub use rules::complete::ASYNC_COMPLETION_OWNER;
