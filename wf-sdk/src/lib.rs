@@ -83,6 +83,7 @@ pub use wf_core::{
     IntervalSpec,
     LimitError,
     ListFilter,
+    LocalOutcome,
     Memo,
     MemoryStore,
     OverlapPolicy,

@@ -1,7 +1,7 @@
 //! The history model: one append-only list of events per run, with dense event ids, and the
 //! one-line rendering of each event for printed histories.
 
-use super::activity::{ActivityFailure, ActivityOptions, TimeoutKind};
+use super::activity::{ActivityFailure, ActivityOptions, LocalOutcome, TimeoutKind};
 use super::payload::Payload;
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo};
 use super::search::SearchAttributes;
@@ -237,11 +237,25 @@ pub enum EventKind {
         workflow_id: String,
     },
     /// The workflow set search attributes (`ctx.upsert_search_attributes`): these keys now
-    /// hold these values, the others keep theirs. (Last variant: history encoding depends on
-    /// the order of variants.)
+    /// hold these values, the others keep theirs.
     SearchAttributesUpserted {
         /// The keys set, with their new values.
         attributes: SearchAttributes,
+    },
+    /// A local activity (`ctx.activity(..).local()`) ran in the workflow worker's process
+    /// during the workflow task that records this event: its result, its final failure, or a
+    /// retry to wait for on a durable timer. Replay hands the recorded outcome back to the code
+    /// without running the activity again. (Last variant: history encoding depends on the
+    /// order of variants.)
+    LocalActivityCompleted {
+        /// Command sequence number of the call within the run.
+        seq: u32,
+        /// Activity wire name.
+        name: String,
+        /// How it ended.
+        outcome: LocalOutcome,
+        /// Attempts made so far, those before a durable backoff included.
+        attempts: u32,
     },
 }
 
@@ -274,6 +288,7 @@ impl EventKind {
             EventKind::WorkflowCancelled { .. } => "WorkflowCancelled",
             EventKind::ChildCancelRequested { .. } => "ChildCancelRequested",
             EventKind::SearchAttributesUpserted { .. } => "SearchAttributesUpserted",
+            EventKind::LocalActivityCompleted { .. } => "LocalActivityCompleted",
         }
     }
 
@@ -388,6 +403,23 @@ impl EventKind {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
+            EventKind::LocalActivityCompleted {
+                seq,
+                name,
+                outcome,
+                attempts,
+            } => {
+                let what = match outcome {
+                    LocalOutcome::Completed(result) => format!("-> {}", result.display()),
+                    LocalOutcome::Failed(f) => format!("{}: {}", f.kind, f.message),
+                    LocalOutcome::TimedOut(timeout) => format!("{timeout:?}"),
+                    LocalOutcome::Backoff { failure, delay_ms } => format!(
+                        "{}: {}, retry in {delay_ms} ms",
+                        failure.kind, failure.message
+                    ),
+                };
+                format!("#{seq} {name} (local) {what} (attempts {attempts})")
+            }
             EventKind::ChildWorkflowStarted {
                 seq,
                 workflow_id,

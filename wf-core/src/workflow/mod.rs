@@ -1,6 +1,6 @@
 //! The workflow side: what a workflow type is (its definition and handler table), the context
 //! its code runs with, one file per command kind holding that command's whole lifecycle and
-//! its future (activity, timer, child, external signal, signal wait, condition, patch,
+//! its future (activity, local activity, timer, child, external signal, signal wait, condition, patch,
 //! cancellation, cancellation scopes, search attributes), the deterministic executor,
 //! deterministic synchronization, and deterministic combinators (join, select).
 //!
@@ -21,6 +21,7 @@ pub mod definition;
 mod dynamic;
 pub(crate) mod executor;
 mod external;
+mod local_activity;
 mod metadata;
 pub(crate) mod patch;
 mod rng;
@@ -46,6 +47,7 @@ pub use dynamic::{
     DynamicAsyncUpdateFn, DynamicHandlers, DynamicQueryFn, DynamicSignal, DynamicSignalKind,
     DynamicUpdate, DynamicUpdateKind, DynamicValidator,
 };
+pub(crate) use local_activity::LocalRequest;
 pub use metadata::{DynamicInfo, HandlerInfo, WorkflowType};
 pub use scope::{CancellationScope, InScope};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};

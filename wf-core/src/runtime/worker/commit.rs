@@ -56,6 +56,7 @@ impl Plan {
             update_states,
             close,
             summary,
+            ..
         } = output;
         let close = close.map(|c| run_close(c, run, instance, &mut events));
         let mut commit = TaskCommit {
