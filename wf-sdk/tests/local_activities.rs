@@ -327,6 +327,15 @@ async fn a_long_backoff_continues_on_a_durable_timer(backend: Backend) {
         "{recorded:?}"
     );
     assert!(matches!(&recorded[2], (3, LocalOutcome::Completed(_))));
+    // One call throughout (one sequence number, so one idempotency key).
+    let seqs: Vec<u32> = history
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::LocalActivityCompleted { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seqs, vec![seqs[0]; 3]);
     assert_eq!(
         count(&history, |k| matches!(k, EventKind::TimerStarted { .. })),
         2

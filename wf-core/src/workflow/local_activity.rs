@@ -5,7 +5,7 @@
 //! ```text
 //! Requested --(LocalActivityResolved input: result or final failure)--> Resolved --(polled)--> Taken
 //! Requested --(LocalActivityResolved input: Backoff)--> Resolved --(polled)--> (durable timer)
-//!     --(timer fired)--> Requested (a new call, the next attempt)
+//!     --(timer fired)--> Requested (same seq, the next attempt)
 //! Requested --(its scope cancelled, or the run's cancellation)--> Cancelled --(polled)--> CancelSeen
 //! ```
 //!
@@ -14,7 +14,7 @@
 //! as one `LocalActivityCompleted` event in the task's commit. On replay the recorded outcome
 //! resolves the call and the activity is not run again. A call whose recorded outcome says
 //! `Backoff` waits on an ordinary durable timer (recorded as `TimerStarted`), then asks for the
-//! next attempt. A call cancelled before the worker ran it is abandoned: nothing is recorded.
+//! next attempt under the same sequence number (one call, one idempotency key). A call cancelled before the worker ran it is abandoned: nothing is recorded.
 
 use super::activity::{resolution_result, ActivityCall, CancelCause};
 use super::commands::Commands;
@@ -63,22 +63,26 @@ pub(crate) enum LocalState {
 
 /// The local part of an [`ActivityCall`]: which attempt comes next, and the durable timer it
 /// waits on after a `Backoff`.
-#[derive(Default)]
 pub(crate) struct LocalCall {
     next_attempt: u32,
     backoff: Option<Sleep>,
+    /// The backoff timer fired: ask again under the same sequence number (so the attempt's
+    /// `idempotency_key` stays the same for the whole call).
+    again: bool,
 }
 
 impl Commands {
-    /// Records a request to run a local activity in this task; returns its sequence number.
+    /// Records a request to run a local activity in this task: a new call (`seq` `None`), or
+    /// the next attempt of call `seq` after its durable backoff. Returns its sequence number.
     pub fn request_local_activity(
         &mut self,
+        seq: Option<u32>,
         name: String,
         input: Payload,
         options: ActivityOptions,
         attempt: u32,
     ) -> u32 {
-        let seq = self.next_seq();
+        let seq = seq.unwrap_or_else(|| self.next_seq());
         self.locals.insert(
             seq,
             LocalState::Requested {
@@ -199,6 +203,7 @@ impl<R> ActivityCall<R> {
         self.local = Some(LocalCall {
             next_attempt: 1,
             backoff: None,
+            again: false,
         });
         self
     }
@@ -226,16 +231,16 @@ impl<R: DeserializeOwned> ActivityCall<R> {
                         }));
                     }
                     Poll::Ready(Ok(())) => {
-                        // The next attempt is a new call (a new sequence number).
                         local.backoff = None;
-                        self.seq = None;
+                        local.again = true;
                     }
                 }
             }
             let attempt = local.next_attempt;
+            let again = std::mem::take(&mut local.again);
             let seq = match self.seq {
-                Some(seq) => seq,
-                None => {
+                Some(seq) if !again => seq,
+                asked => {
                     let input = match &self.input {
                         Ok(p) => p.clone(),
                         Err(e) => return Poll::Ready(Err(ActivityCallError::Payload(e.clone()))),
@@ -253,6 +258,7 @@ impl<R: DeserializeOwned> ActivityCall<R> {
                         }));
                     }
                     let seq = core.request_local_activity(
+                        asked,
                         self.name.clone(),
                         input,
                         self.options.clone(),
