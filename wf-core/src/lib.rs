@@ -45,7 +45,9 @@ pub use client::{
     SignalStatus, StartOptions, Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage,
     WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
-pub use data::activity::{ActivityFailure, ActivityOptions, RetryPolicy, TimeoutKind};
+pub use data::activity::{
+    ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,
+};
 pub use data::export::{History, HistoryFormatError};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};

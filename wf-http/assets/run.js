@@ -170,6 +170,16 @@
         return [kind('k-fail', 'Child cancel requested'), chip('#' + a.seq), runLink('_', a.workflow_id)];
       case 'SearchAttributesUpserted':
         return [kind('', 'Search attributes'), searchChips(a.attributes)];
+      case 'LocalActivityCompleted': {
+        const [k, v] = variant(a.outcome);
+        const attempts = el('span', { class: 'muted', text: ' · local · ' + plural(a.attempts, 'attempt') });
+        if (k === 'Completed') return [kind('k-activity', 'Local activity completed'), chip('#' + a.seq), chip(a.name), '→ ', short(v), attempts];
+        if (k === 'TimedOut') return [kind('k-fail', 'Local activity timed out'), chip('#' + a.seq), chip(a.name), String(v), attempts];
+        const f = (k === 'Backoff' ? (v || {}).failure : v) || {};
+        const retry = k === 'Backoff' ? el('span', { class: 'muted', text: ' · retry in ' + duration((v || {}).delay_ms) }) : null;
+        return [kind('k-fail', k === 'Backoff' ? 'Local activity retrying' : 'Local activity failed'), chip('#' + a.seq), chip(a.name),
+          chip(f.kind || 'error'), f.message || '', attempts, retry];
+      }
       default:
         return [kind('', e.type), short(a)];
     }

@@ -88,6 +88,7 @@ pub use wf_core::{
     IntervalSpec,
     LimitError,
     ListFilter,
+    LocalOutcome,
     Memo,
     MemoryStore,
     OverlapPolicy,

@@ -74,6 +74,17 @@ impl ActivityContext {
         }
     }
 
+    /// The context of a local activity's attempt: heartbeats are accepted and go nowhere, and
+    /// no cancellation is announced (an abandoned attempt is aborted).
+    pub(crate) fn local(info: ActivityInfo) -> Self {
+        ActivityContext {
+            info,
+            last_heartbeat: None,
+            sink: None,
+            cancelled: None,
+        }
+    }
+
     /// Facts about this attempt.
     pub fn info(&self) -> &ActivityInfo {
         &self.info

@@ -121,6 +121,26 @@ pub enum ActivityResolution {
     },
 }
 
+/// How one run of a local activity ended, as its `LocalActivityCompleted` event records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum LocalOutcome {
+    /// It returned a value.
+    Completed(Payload),
+    /// It failed for good (non-retryable, or its retry policy is exhausted).
+    Failed(ActivityFailure),
+    /// Its last attempt timed out (start-to-close) and it will not be retried.
+    TimedOut(TimeoutKind),
+    /// It failed and may be retried, but the wait before the next attempt is longer than a
+    /// workflow task may hold the run: the workflow waits on a durable timer of `delay_ms`,
+    /// then runs it again from the next attempt.
+    Backoff {
+        /// The failure of the last attempt.
+        failure: ActivityFailure,
+        /// The wait before the next attempt, in milliseconds.
+        delay_ms: u64,
+    },
+}
+
 /// Start-to-close used when an activity sets neither start-to-close nor schedule-to-close.
 pub const DEFAULT_START_TO_CLOSE_MS: i64 = 5 * 60 * 1000;
 

@@ -332,7 +332,29 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                 EventKind::SearchAttributesUpserted { attributes }
             })
             .boxed(),
+        (any::<u32>(), text(), local_outcome(), any::<u32>())
+            .prop_map(
+                |(seq, name, outcome, attempts)| EventKind::LocalActivityCompleted {
+                    seq,
+                    name,
+                    outcome,
+                    attempts,
+                },
+            )
+            .boxed(),
     ])
+}
+
+/// Every way a local activity's run ends, with arbitrary fields.
+fn local_outcome() -> impl Strategy<Value = crate::data::activity::LocalOutcome> {
+    use super::activity::LocalOutcome;
+    prop_oneof![
+        payload().prop_map(LocalOutcome::Completed),
+        failure().prop_map(LocalOutcome::Failed),
+        Just(LocalOutcome::TimedOut(TimeoutKind::StartToClose)),
+        (failure(), any::<u64>())
+            .prop_map(|(failure, delay_ms)| LocalOutcome::Backoff { failure, delay_ms }),
+    ]
 }
 
 /// Every kind of inbox message, with arbitrary fields.

@@ -1,7 +1,7 @@
 //! The history model: one append-only list of events per run, with dense event ids, and the
 //! one-line rendering of each event for printed histories.
 
-use super::activity::{ActivityFailure, ActivityOptions, TimeoutKind};
+use super::activity::{ActivityFailure, ActivityOptions, LocalOutcome, TimeoutKind};
 use super::payload::Payload;
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo};
 use super::run_limits::{RunLimits, RunTimeout};
@@ -242,20 +242,34 @@ pub enum EventKind {
         workflow_id: String,
     },
     /// The workflow set search attributes (`ctx.upsert_search_attributes`): these keys now
-    /// hold these values, the others keep theirs. (Last variant: history encoding depends on
-    /// the order of variants.)
+    /// hold these values, the others keep theirs.
     SearchAttributesUpserted {
         /// The keys set, with their new values.
         attributes: SearchAttributes,
     },
     /// The run's run timeout or its chain's execution timeout passed: the run closed without
-    /// running any more workflow code. (Last variant: history encoding depends on the order of
-    /// variants.)
+    /// running any more workflow code. (History encoding depends on the order of variants: append new
+    /// ones at the end.)
     WorkflowTimedOut {
         /// Which timeout.
         timeout: RunTimeout,
         /// The run that retries it under the retry policy (a run timeout only), if any.
         new_run_id: Option<String>,
+    },
+    /// A local activity (`ctx.activity(..).local()`) ran in the workflow worker's process
+    /// during the workflow task that records this event: its result, its final failure, or a
+    /// retry to wait for on a durable timer. Replay hands the recorded outcome back to the code
+    /// without running the activity again. (Last variant: history encoding depends on the
+    /// order of variants.)
+    LocalActivityCompleted {
+        /// Command sequence number of the call within the run.
+        seq: u32,
+        /// Activity wire name.
+        name: String,
+        /// How it ended.
+        outcome: LocalOutcome,
+        /// Attempts made so far, those before a durable backoff included.
+        attempts: u32,
     },
 }
 
@@ -289,6 +303,7 @@ impl EventKind {
             EventKind::ChildCancelRequested { .. } => "ChildCancelRequested",
             EventKind::SearchAttributesUpserted { .. } => "SearchAttributesUpserted",
             EventKind::WorkflowTimedOut { .. } => "WorkflowTimedOut",
+            EventKind::LocalActivityCompleted { .. } => "LocalActivityCompleted",
         }
     }
 
@@ -411,6 +426,23 @@ impl EventKind {
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(" "),
+            EventKind::LocalActivityCompleted {
+                seq,
+                name,
+                outcome,
+                attempts,
+            } => {
+                let what = match outcome {
+                    LocalOutcome::Completed(result) => format!("-> {}", result.display()),
+                    LocalOutcome::Failed(f) => format!("{}: {}", f.kind, f.message),
+                    LocalOutcome::TimedOut(timeout) => format!("{timeout:?}"),
+                    LocalOutcome::Backoff { failure, delay_ms } => format!(
+                        "{}: {}, retry in {delay_ms} ms",
+                        failure.kind, failure.message
+                    ),
+                };
+                format!("#{seq} {name} (local) {what} (attempts {attempts})")
+            }
             EventKind::ChildWorkflowStarted {
                 seq,
                 workflow_id,

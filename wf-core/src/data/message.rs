@@ -8,7 +8,7 @@
 //! The variant and field names are the inbox's storage format (MessagePack with names): never
 //! rename them.
 
-use super::activity::ActivityResolution;
+use super::activity::{ActivityResolution, LocalOutcome};
 use super::history::EventKind;
 use super::payload::{Payload, PayloadError};
 use super::run::ChildOutcome;
@@ -62,6 +62,19 @@ pub enum Message {
         seq: u32,
         /// How it ended.
         outcome: ChildOutcome,
+    },
+    /// A local activity ran in the worker during the current workflow task. Never stored in
+    /// an inbox: the worker hands it to the run in the same task, which records it as
+    /// `LocalActivityCompleted`.
+    LocalActivityResolved {
+        /// Sequence number of the call.
+        seq: u32,
+        /// Activity wire name.
+        name: String,
+        /// How it ended.
+        outcome: LocalOutcome,
+        /// Attempts made so far.
+        attempts: u32,
     },
 }
 
@@ -161,6 +174,17 @@ impl Message {
             Message::ChildClosed { seq, outcome } => {
                 EventKind::ChildWorkflowClosed { seq, outcome }
             }
+            Message::LocalActivityResolved {
+                seq,
+                name,
+                outcome,
+                attempts,
+            } => EventKind::LocalActivityCompleted {
+                seq,
+                name,
+                outcome,
+                attempts,
+            },
         }
     }
 
@@ -226,6 +250,17 @@ impl Message {
             EventKind::ChildWorkflowClosed { seq, outcome } => {
                 Message::ChildClosed { seq, outcome }
             }
+            EventKind::LocalActivityCompleted {
+                seq,
+                name,
+                outcome,
+                attempts,
+            } => Message::LocalActivityResolved {
+                seq,
+                name,
+                outcome,
+                attempts,
+            },
             _ => return None,
         })
     }
@@ -260,6 +295,7 @@ impl EventKind {
                 | EventKind::TimerFired { .. }
                 | EventKind::CancelRequested { .. }
                 | EventKind::ChildWorkflowClosed { .. }
+                | EventKind::LocalActivityCompleted { .. }
         )
     }
 }
@@ -299,6 +335,12 @@ mod tests {
                 build_id: None,
             },
             EventKind::WorkflowCompleted { result: p() },
+            EventKind::LocalActivityCompleted {
+                seq: 3,
+                name: "a".into(),
+                outcome: LocalOutcome::Completed(p()),
+                attempts: 2,
+            },
         ];
         for k in kinds {
             assert_eq!(

@@ -13,7 +13,7 @@
 //! payload of an event, a message, a run or a request. Engine bookkeeping (a run's describe
 //! summary) and search attributes stay clear; failure messages are strings and stay clear.
 
-use super::activity::ActivityResolution;
+use super::activity::{ActivityResolution, LocalOutcome};
 use super::history::{EventKind, HistoryEvent};
 use super::message::{InboxMessage, Message};
 use super::payload::{Payload, PayloadError};
@@ -291,6 +291,7 @@ impl HasPayloads for EventKind {
             }
             EventKind::MarkerRecorded { value, .. } => f(value),
             EventKind::ChildWorkflowClosed { outcome, .. } => outcome.for_each_payload(f),
+            EventKind::LocalActivityCompleted { outcome, .. } => outcome.for_each_payload(f),
             EventKind::TimerStarted { .. }
             | EventKind::TimerFired { .. }
             | EventKind::TimerCancelled { .. }
@@ -314,6 +315,7 @@ impl HasPayloads for Message {
             Message::Signal { args, .. } | Message::Update { args, .. } => f(args),
             Message::ActivityResolved { resolution, .. } => resolution.for_each_payload(f),
             Message::ChildClosed { outcome, .. } => outcome.for_each_payload(f),
+            Message::LocalActivityResolved { outcome, .. } => outcome.for_each_payload(f),
             Message::TimerFired { .. } | Message::CancelRequested { .. } => Ok(()),
         }
     }
@@ -332,6 +334,17 @@ impl HasPayloads for ActivityResolution {
             ActivityResolution::Failed { last_heartbeat, .. }
             | ActivityResolution::TimedOut { last_heartbeat, .. } => {
                 last_heartbeat.for_each_payload(f)
+            }
+        }
+    }
+}
+
+impl HasPayloads for LocalOutcome {
+    fn for_each_payload(&mut self, f: Visit<'_>) -> Result<(), PayloadError> {
+        match self {
+            LocalOutcome::Completed(result) => f(result),
+            LocalOutcome::Failed(_) | LocalOutcome::TimedOut(_) | LocalOutcome::Backoff { .. } => {
+                Ok(())
             }
         }
     }

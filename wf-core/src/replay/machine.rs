@@ -16,7 +16,8 @@ use crate::error::{UpdateError, WfError, WorkflowError};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
 use crate::workflow::{
-    HandlerKind, LocalBoxFuture, Role, Signal, Unfinished, WorkflowContext, WorkflowDefinition,
+    HandlerKind, LocalBoxFuture, LocalRequest, Role, Signal, Unfinished, WorkflowContext,
+    WorkflowDefinition,
 };
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -91,6 +92,9 @@ pub(crate) struct TaskOutput {
     pub update_states: Vec<(String, String, UpdateState)>,
     pub close: Option<Close>,
     pub summary: RunSummary,
+    /// Local activities the code called and the worker must run before the task commits
+    /// (always empty on replay, where the history holds their outcomes).
+    pub local_activities: Vec<LocalRequest>,
 }
 
 /// A run in memory, whatever its workflow type.
@@ -198,6 +202,15 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             Message::ChildClosed { seq, outcome } => {
                 self.core.borrow_mut().resolve_child(seq, outcome)
             }
+            Message::LocalActivityResolved {
+                seq,
+                name,
+                outcome,
+                attempts,
+            } => self
+                .core
+                .borrow_mut()
+                .resolve_local_activity(seq, name, outcome, attempts),
         }
         event
     }
@@ -489,6 +502,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         core.task_time_ms = meta.time_ms;
         core.issued.clear();
         core.update_states.clear();
+        core.local_requests.clear();
         if meta.suggest_continue_as_new && !core.suggest_continue_as_new {
             tracing::warn!(run_id = %core.run_id, events = core.history_len, "history is large; continue as new");
         }
@@ -549,9 +563,14 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             return Err(TaskError::NonDeterminism(m));
         }
         events.append(&mut core.issued);
+        let local_activities = match replaying {
+            true => Vec::new(),
+            false => core.take_local_requests(),
+        };
         // A task that recorded nothing (e.g. it only rejected an update) leaves no trace:
-        // replay without it reaches the same state.
-        if !events.is_empty() && !replaying {
+        // replay without it reaches the same state. One that called local activities ends
+        // here even so: their outcomes come as inputs of the next group of events.
+        if (!events.is_empty() || !local_activities.is_empty()) && !replaying {
             events.push(EventKind::WorkflowTaskCompleted {
                 task_time_ms: meta.time_ms,
                 suggest_continue_as_new: meta.suggest_continue_as_new,
@@ -569,6 +588,7 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             update_states,
             close,
             summary: self.summary(),
+            local_activities,
         })
     }
 

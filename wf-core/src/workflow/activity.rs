@@ -13,6 +13,7 @@
 
 use super::commands::Commands;
 use super::context::WorkflowContext;
+use super::local_activity::LocalCall;
 use crate::activity::{ActivityFn, ActivityGroup};
 use crate::data::activity::{ActivityOptions, ActivityResolution, RetryPolicy};
 use crate::data::history::EventKind;
@@ -114,9 +115,10 @@ impl Commands {
         !self.tearing_down && self.cancel_activity(seq, CancelCause::Scope)
     }
 
-    /// Cancels every scheduled activity (a run cancellation request), in sequence order so
-    /// replay issues the same commands.
+    /// Cancels every scheduled activity, local ones included (a run cancellation request), in
+    /// sequence order so replay issues the same commands.
     pub(super) fn cancel_activities(&mut self) {
+        self.cancel_locals_by_request();
         let mut seqs: Vec<u32> = self
             .activities
             .iter()
@@ -160,11 +162,13 @@ impl<W: 'static> WorkflowContext<W> {
 /// Future of [`WorkflowContext::activity`]: resolves to the activity's result once it
 /// completes (after its retries), or to the final error.
 pub struct ActivityCall<R> {
-    core: Rc<RefCell<Commands>>,
-    name: String,
-    input: Result<Payload, PayloadError>,
-    options: ActivityOptions,
-    seq: Option<u32>,
+    pub(super) core: Rc<RefCell<Commands>>,
+    pub(super) name: String,
+    pub(super) input: Result<Payload, PayloadError>,
+    pub(super) options: ActivityOptions,
+    pub(super) seq: Option<u32>,
+    /// Set by [`local`](Self::local): run in the worker's process (see `local_activity.rs`).
+    pub(super) local: Option<LocalCall>,
     _r: PhantomData<fn() -> R>,
 }
 
@@ -182,6 +186,7 @@ impl<R> ActivityCall<R> {
             input,
             options: ActivityOptions::default(),
             seq: None,
+            local: None,
             _r: PhantomData,
         }
     }
@@ -215,6 +220,9 @@ impl<R> ActivityCall<R> {
 impl<R: DeserializeOwned> Future for ActivityCall<R> {
     type Output = Result<R, ActivityCallError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if self.local.is_some() {
+            return self.poll_local(cx);
+        }
         let seq = match self.seq {
             Some(seq) => seq,
             None => {
@@ -251,33 +259,7 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
                 Poll::Pending
             }
             ActivityState::Resolved(resolution) => {
-                let activity = self.name.clone();
-                Poll::Ready(match resolution {
-                    ActivityResolution::Completed { result, .. } => {
-                        result.decode::<R>().map_err(ActivityCallError::Payload)
-                    }
-                    ActivityResolution::Failed {
-                        failure,
-                        attempts,
-                        last_heartbeat,
-                    } => Err(ActivityCallError::Failed {
-                        activity,
-                        kind: failure.kind,
-                        message: failure.message,
-                        attempts,
-                        last_heartbeat,
-                    }),
-                    ActivityResolution::TimedOut {
-                        timeout,
-                        attempts,
-                        last_heartbeat,
-                    } => Err(ActivityCallError::TimedOut {
-                        activity,
-                        timeout,
-                        attempts,
-                        last_heartbeat,
-                    }),
-                })
+                Poll::Ready(resolution_result(&self.name, resolution))
             }
             ActivityState::Cancelled(cause) => {
                 *state = ActivityState::CancelSeen;
@@ -294,5 +276,39 @@ impl<R: DeserializeOwned> Future for ActivityCall<R> {
             }
             ActivityState::Taken => Poll::Pending,
         }
+    }
+}
+
+/// What the awaiting code gets for an activity's final resolution.
+pub(super) fn resolution_result<R: DeserializeOwned>(
+    activity: &str,
+    resolution: ActivityResolution,
+) -> Result<R, ActivityCallError> {
+    let activity = activity.to_string();
+    match resolution {
+        ActivityResolution::Completed { result, .. } => {
+            result.decode::<R>().map_err(ActivityCallError::Payload)
+        }
+        ActivityResolution::Failed {
+            failure,
+            attempts,
+            last_heartbeat,
+        } => Err(ActivityCallError::Failed {
+            activity,
+            kind: failure.kind,
+            message: failure.message,
+            attempts,
+            last_heartbeat,
+        }),
+        ActivityResolution::TimedOut {
+            timeout,
+            attempts,
+            last_heartbeat,
+        } => Err(ActivityCallError::TimedOut {
+            activity,
+            timeout,
+            attempts,
+            last_heartbeat,
+        }),
     }
 }

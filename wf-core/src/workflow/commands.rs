@@ -10,6 +10,7 @@
 use super::activity::ActivityState;
 use super::child::ChildState;
 use super::definition::Unfinished;
+use super::local_activity::{LocalRequest, LocalState};
 use super::rng::Rng;
 use super::scope::ActiveScopes;
 use super::signal::Signal;
@@ -51,6 +52,10 @@ pub(crate) struct Commands {
     /// Commands issued in the current task, in order.
     pub issued: Vec<EventKind>,
     pub activities: HashMap<u32, ActivityState>,
+    /// Local activity calls (see `local_activity.rs`).
+    pub locals: HashMap<u32, LocalState>,
+    /// Local activities requested in the current task, for the worker to run.
+    pub local_requests: Vec<LocalRequest>,
     pub timers: HashMap<u32, TimerState>,
     pub children: HashMap<u32, ChildState>,
     /// Waits (`wait_for_signal`, `wait_condition`) the code made so far, for their
@@ -105,6 +110,8 @@ impl Commands {
             next_seq: 1,
             issued: Vec::new(),
             activities: HashMap::new(),
+            locals: HashMap::new(),
+            local_requests: Vec::new(),
             timers: HashMap::new(),
             children: HashMap::new(),
             waits: 0,

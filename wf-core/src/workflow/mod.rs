@@ -1,6 +1,6 @@
 //! The workflow side: what a workflow type is (its definition and handler table), the context
 //! its code runs with, one file per command kind holding that command's whole lifecycle and
-//! its future (activity, timer, child, external signal, signal wait, condition, patch,
+//! its future (activity, local activity, timer, child, external signal, signal wait, condition, patch,
 //! cancellation, cancellation scopes, search attributes), the deterministic executor,
 //! deterministic synchronization, and deterministic combinators (join, select).
 //!
@@ -22,6 +22,7 @@ mod dynamic;
 mod dynamic_type;
 pub(crate) mod executor;
 mod external;
+mod local_activity;
 mod metadata;
 pub(crate) mod patch;
 mod rng;
@@ -48,6 +49,7 @@ pub use dynamic::{
     DynamicUpdate, DynamicUpdateKind, DynamicValidator,
 };
 pub use dynamic_type::DynamicInput;
+pub(crate) use local_activity::LocalRequest;
 pub use metadata::{DynamicInfo, HandlerInfo, WorkflowType};
 pub use scope::{CancellationScope, InScope};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};

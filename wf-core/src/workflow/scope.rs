@@ -67,7 +67,10 @@ impl Commands {
         members.sort_unstable();
         members.dedup();
         for seq in members {
-            if self.cancel_activity_by_scope(seq) || self.cancel_timer_by_scope(seq) {
+            if self.cancel_activity_by_scope(seq)
+                || self.cancel_local_by_scope(seq)
+                || self.cancel_timer_by_scope(seq)
+            {
                 continue;
             }
             self.request_child_cancel(seq);

@@ -56,6 +56,7 @@ impl Plan {
             update_states,
             close,
             summary,
+            ..
         } = output;
         let failure_type = match &close {
             Some(Close::Failed(_, code)) => Some(code.to_string()),

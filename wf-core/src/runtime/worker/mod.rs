@@ -6,10 +6,12 @@
 //! the thread and its three loops (leasing tasks, taking messages handed over in memory,
 //! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
 //! workflow task, `commit.rs` what a task commits and what happens once it is committed,
-//! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss.
+//! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss,
+//! `local.rs` the local activities a task runs before its commit.
 
 mod commit;
 mod handoff;
+mod local;
 mod marks;
 mod task;
 

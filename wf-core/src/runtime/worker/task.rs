@@ -5,6 +5,7 @@
 
 use super::commit::Plan;
 use super::handoff::{Direct, DirectReply};
+use super::local::LocalStop;
 use super::{Mode, Worker};
 use crate::data::message::Message;
 use crate::data::run::{RunStatus, TaskFailure};
@@ -123,6 +124,27 @@ impl Worker {
                 return TaskOutcome::Failed;
             }
         };
+        match self
+            .settle_local_activities(&run, instance.as_mut(), &mut output, now)
+            .await
+        {
+            Ok(()) => {}
+            Err(LocalStop::Task(e)) => {
+                self.fail_if_leased(&run, e, without_lease).await;
+                self.left_cache(&run);
+                self.give_up(direct, start).await;
+                return TaskOutcome::Failed;
+            }
+            Err(LocalStop::Shutdown) => {
+                // A crash leaves the lease to expire; a clean stop hands the task back now.
+                if !core.wake.crashed() {
+                    self.release_if_leased(&run.run_id, without_lease).await;
+                    self.give_up(direct, start).await;
+                }
+                self.left_cache(&run);
+                return TaskOutcome::Discarded;
+            }
+        }
         // A rejected in-memory update leaves no trace at all: its caller hears it directly.
         let (direct_rejections, update_states) = std::mem::take(&mut output.update_states)
             .into_iter()
