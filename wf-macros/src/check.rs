@@ -8,7 +8,10 @@
 use crate::ast::{Activities, Method, Workflow};
 use crate::attr::{Role, RoleKind};
 use crate::ctxt::Ctxt;
-use crate::receiver::{async_ctx, sync_mut_self, sync_ref_self, CTX};
+use crate::receiver::{
+    async_ctx, init_output, init_plain, run_async_ctx, run_output, sync_mut_self, sync_ref_self,
+    CTX,
+};
 use crate::ty::{self, Borrow};
 use quote::ToTokens;
 use std::collections::BTreeMap;
@@ -218,30 +221,6 @@ fn run(cx: &Ctxt, m: &Method) {
     run_output(cx, m);
 }
 
-/// `#[run]` is an `async fn` taking `ctx` and no `self`; false after reporting that it is not.
-pub(crate) fn run_async_ctx(cx: &Ctxt, m: &Method) -> bool {
-    if m.sig.asyncness.is_none() {
-        let (fn_token, ident) = (&m.sig.fn_token, &m.sig.ident);
-        cx.error_spanned_by(
-            quote::quote!(#fn_token #ident),
-            "`#[run]` must be an `async fn`: the main method awaits activities, timers and conditions",
-        );
-        return false;
-    }
-    async_ctx(cx, m, "`#[run]`")
-}
-
-/// `#[run]` returns `Result<Output, WorkflowError>`.
-pub(crate) fn run_output(cx: &Ctxt, m: &Method) {
-    match m.output {
-        Some(output) if ty::result_ok(output).is_some() => {}
-        _ => cx.syn_error(syn::Error::new(
-            m.output_span(),
-            "`#[run]` returns `Result<Output, WorkflowError>`",
-        )),
-    }
-}
-
 fn init(cx: &Ctxt, m: &Method, run: Option<&Method>, self_name: Option<&syn::Ident>) {
     if !init_plain(cx, m) {
         return;
@@ -282,39 +261,6 @@ fn init(cx: &Ctxt, m: &Method, run: Option<&Method>, self_name: Option<&syn::Ide
         }
     }
     init_output(cx, m, self_name);
-}
-
-/// `#[init]` is a plain `fn` without `self`; false after reporting that it is not.
-pub(crate) fn init_plain(cx: &Ctxt, m: &Method) -> bool {
-    if let Some(asyncness) = &m.sig.asyncness {
-        cx.error_spanned_by(
-            asyncness,
-            "`#[init]` must be a plain `fn`: it builds the state before anything runs; remove `async`",
-        );
-        return false;
-    }
-    if let Some(receiver) = &m.receiver {
-        cx.error_spanned_by(
-            receiver.node,
-            "`#[init]` takes no `self`: it builds the state from the run's input",
-        );
-        return false;
-    }
-    true
-}
-
-/// `#[init]` returns `Self`.
-pub(crate) fn init_output(cx: &Ctxt, m: &Method, self_name: Option<&syn::Ident>) {
-    let self_name = self_name
-        .cloned()
-        .unwrap_or_else(|| syn::Ident::new("Self", proc_macro2::Span::call_site()));
-    match m.output {
-        Some(output) if ty::is_self(output, &self_name) => {}
-        _ => cx.syn_error(syn::Error::new(
-            m.output_span(),
-            "`#[init]` returns `Self`, the initial state",
-        )),
-    }
 }
 
 fn signal(cx: &Ctxt, m: &Method) {

@@ -5,10 +5,10 @@
 //! from a named type's (`check.rs`, `expand.rs`).
 
 use crate::ast::{Method, Workflow};
-use crate::check::{init_output, init_plain, run_async_ctx, run_output};
 use crate::ctxt::Ctxt;
 use crate::dynamic::is;
 use crate::hygiene::local;
+use crate::receiver::{init_output, init_plain, run_async_ctx, run_output};
 use crate::spans;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -106,7 +106,7 @@ pub(crate) fn entry_points(wf: &Workflow, p: &TokenStream) -> TokenStream {
             let ident = init.ident();
             quote!(fn init_state(_: &Self::Input) -> Self { Self::#ident() })
         }
-        None => crate::expand::default_init_state(wf.self_ty, p),
+        None => crate::init_state::default_init_state(wf.self_ty, p),
     };
     quote! {
         const DYNAMIC: bool = true;

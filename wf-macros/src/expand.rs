@@ -159,7 +159,7 @@ fn entry_points(wf: &Workflow, p: &TokenStream) -> TokenStream {
                 None => quote!(fn init_state(_: &Self::Input) -> Self { Self::#ident() }),
             }
         }
-        None => default_init_state(self_ty, p),
+        None => crate::init_state::default_init_state(self_ty, p),
     };
     quote! {
         type Input = #input_ty;
@@ -181,12 +181,6 @@ fn entry_points(wf: &Workflow, p: &TokenStream) -> TokenStream {
             #input_name
         }
     }
-}
-
-/// `init_state` without `#[init]`: the type must be `Default`; rustc says so on its name.
-pub(crate) fn default_init_state(self_ty: &syn::Type, p: &TokenStream) -> TokenStream {
-    let default = spans::over(quote!(<Self as #p::Default>::default()), self_ty);
-    quote!(fn init_state(_: &Self::Input) -> Self { #default })
 }
 
 /// The handler table entry of a signal, query or update.

@@ -23,6 +23,7 @@ mod dynamic_workflow;
 mod expand;
 mod fallback;
 mod hygiene;
+mod init_state;
 mod receiver;
 mod spans;
 mod standalone;

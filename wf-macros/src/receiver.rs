@@ -1,10 +1,12 @@
 //! The receivers a handler may take, shared by the checks of named handlers (`check.rs`) and
 //! of dynamic ones (`dynamic.rs`): an async method takes the context, a sync one `&mut self`
-//! or `&self`. Each check reports the first mistake only, with how to fix it.
+//! or `&self`; and the shape of a workflow's `#[run]` and `#[init]`, shared by named and
+//! dynamic workflow types (`dynamic_workflow.rs`). Each check reports the first mistake only,
+//! with how to fix it.
 
 use crate::ast::Method;
 use crate::ctxt::Ctxt;
-use crate::ty::Borrow;
+use crate::ty::{self, Borrow};
 
 /// How the context parameter is written, in messages.
 pub(crate) const CTX: &str = "ctx: &mut WorkflowContext<Self>";
@@ -109,5 +111,62 @@ pub(crate) fn sync_ref_self(cx: &Ctxt, m: &Method, what: &str, why: &str) -> boo
             ));
             false
         }
+    }
+}
+
+/// `#[run]` is an `async fn` taking `ctx` and no `self`; false after reporting that it is not.
+pub(crate) fn run_async_ctx(cx: &Ctxt, m: &Method) -> bool {
+    if m.sig.asyncness.is_none() {
+        let (fn_token, ident) = (&m.sig.fn_token, &m.sig.ident);
+        cx.error_spanned_by(
+            quote::quote!(#fn_token #ident),
+            "`#[run]` must be an `async fn`: the main method awaits activities, timers and conditions",
+        );
+        return false;
+    }
+    async_ctx(cx, m, "`#[run]`")
+}
+
+/// `#[run]` returns `Result<Output, WorkflowError>`.
+pub(crate) fn run_output(cx: &Ctxt, m: &Method) {
+    match m.output {
+        Some(output) if ty::result_ok(output).is_some() => {}
+        _ => cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "`#[run]` returns `Result<Output, WorkflowError>`",
+        )),
+    }
+}
+
+/// `#[init]` is a plain `fn` without `self`; false after reporting that it is not.
+pub(crate) fn init_plain(cx: &Ctxt, m: &Method) -> bool {
+    if let Some(asyncness) = &m.sig.asyncness {
+        cx.error_spanned_by(
+            asyncness,
+            "`#[init]` must be a plain `fn`: it builds the state before anything runs; remove `async`",
+        );
+        return false;
+    }
+    if let Some(receiver) = &m.receiver {
+        cx.error_spanned_by(
+            receiver.node,
+            "`#[init]` takes no `self`: it builds the state from the run's input",
+        );
+        return false;
+    }
+    true
+}
+
+/// `#[init]` returns `Self`.
+pub(crate) fn init_output(cx: &Ctxt, m: &Method, self_name: Option<&syn::Ident>) {
+    let self_name = self_name
+        .cloned()
+        .unwrap_or_else(|| syn::Ident::new("Self", proc_macro2::Span::call_site()));
+    match m.output {
+        Some(output) if ty::is_self(output, &self_name) => {}
+        _ => cx.syn_error(syn::Error::new(
+            m.output_span(),
+            "`#[init]` returns `Self`, the initial state",
+        )),
     }
 }
