@@ -101,9 +101,6 @@ macro_rules! run_columns {
 }
 pub(crate) use run_columns;
 
-/// How many columns `run_columns!()` names.
-pub(crate) const RUN_COLUMNS: usize = 16;
-
 /// A run's row, from the columns of `run_columns!()`.
 pub(crate) fn run_row(r: &Row) -> Result<RunRow, StoreError> {
     let run_id: String = get(r, 1)?;

@@ -13,7 +13,7 @@
 //! flight. Writers on different workflows may still deadlock (a group commit's requests come
 //! in any order): PostgreSQL then fails one statement, and the writer runs that request again.
 
-use crate::rows::{get, run_columns, run_row, to_blob, RUN_COLUMNS};
+use crate::rows::{get, run_columns, run_row, to_blob};
 use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::{
     ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
@@ -89,7 +89,8 @@ impl PostgresTx {
             .query_opt(sql, &[&run_id, &after], "read a run and look at its inbox")
             .await?;
         match row {
-            Some(r) => Ok((Some(run_row(&r)?), get(&r, RUN_COLUMNS)?)),
+            // The inbox's answer is the last column, after the run's.
+            Some(r) => Ok((Some(run_row(&r)?), get(&r, r.len() - 1)?)),
             None => Ok((None, false)),
         }
     }
