@@ -3,8 +3,48 @@
 use crate::rows::{activity_columns, activity_row, from_blob, get, to_blob};
 use crate::tx::{owned, Params, PostgresTx, Result};
 use wf_core::store::{
-    ActivityTable, ActivityTask, Attempt, Heartbeat, LeaseState, NewActivity, Retry, TaskQuery,
+    ActivityTable, ActivityTask, Attempt, Heartbeat, LeaseState, NewActivity, Retry, StoreError,
+    TaskQuery,
 };
+
+/// v6: `wf_conflict(run_id, reason)`, which fails its statement with SQLSTATE `WF409`, read
+/// back as a `Conflict` on the run (see `rows::pg_error`). A check made in the statement
+/// itself (an attempt a workflow task resolves is still current) can then go with the
+/// transaction's later statements instead of costing a round trip of its own: when it fails,
+/// so does the transaction.
+pub(crate) const SCHEMA_V6: &str = r#"
+CREATE FUNCTION wf_conflict(run_id TEXT, reason TEXT) RETURNS INTEGER
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'WF409', MESSAGE = reason, DETAIL = run_id;
+END
+$$;
+"#;
+
+impl PostgresTx {
+    /// [`Tx::resolve_attempt`](wf_core::store::Tx::resolve_attempt) as a queued statement:
+    /// the delete, and `wf_conflict` if it deleted nothing.
+    pub(crate) async fn resolve_attempt_later(&mut self, at: &Attempt<'_>) -> Result<()> {
+        let reason = match wf_core::store::attempt_gone(at) {
+            StoreError::Conflict { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        self.later(
+            "WITH resolved AS (DELETE FROM activities \
+             WHERE run_id = $1 AND seq = $2 AND attempt = $3 RETURNING 1) \
+             SELECT CASE WHEN EXISTS (SELECT 1 FROM resolved) THEN 0 \
+             ELSE wf_conflict($1, $4) END",
+            owned![
+                at.run_id.to_string(),
+                i64::from(at.seq),
+                i64::from(at.attempt),
+                reason
+            ],
+            "resolve an activity attempt",
+        )
+        .await
+    }
+}
 
 impl PostgresTx {
     /// Activities selected by `sql` (whose columns are `activity_columns!()`).

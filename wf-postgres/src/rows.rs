@@ -10,8 +10,11 @@ use wf_core::store::{
     RunStatus, ScheduleRow, StoreError, TaskFailure, VersioningBehavior,
 };
 
+/// The SQLSTATE of `wf_conflict` (see `activities::SCHEMA_V6`).
+const CONFLICT: &str = "WF409";
+
 /// Maps a PostgreSQL error to `Backend`, saying what was being done and whether a retry can
-/// help.
+/// help (or, for `wf_conflict`'s, to the `Conflict` it reports).
 pub(crate) fn db(what: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
     move |e| pg_error(what, e)
 }
@@ -45,6 +48,10 @@ pub(crate) fn error_kind(e: &tokio_postgres::Error) -> BackendErrorKind {
 
 /// A PostgreSQL error as a backend failure of the matching kind.
 pub(crate) fn pg_error(what: &str, e: tokio_postgres::Error) -> StoreError {
+    if let Some(d) = e.as_db_error().filter(|d| d.code().code() == CONFLICT) {
+        // A check made in a statement failed (see `activities::SCHEMA_V6`).
+        return StoreError::conflict(d.detail().unwrap_or_default(), d.message());
+    }
     let kind = error_kind(&e);
     let detail = match e.as_db_error() {
         Some(d) => format!("{} ({})", d.message(), d.code().code()),

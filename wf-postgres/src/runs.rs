@@ -96,6 +96,86 @@ impl PostgresTx {
     }
 }
 
+/// The change of [`RunTable::update_run`]: `$1` to `$11` (see `update_run_with_events`).
+macro_rules! update_run_sql {
+    () => {
+        "UPDATE runs SET next_event_id = $2, history_bytes = history_bytes + $3, \
+         summary = COALESCE($4, summary), \
+         task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
+         lease_owner = NULL, lease_until = NULL, ready_at = $5, \
+         status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
+         result = COALESCE($8, result), failure = COALESCE($9, failure), \
+         versioning = COALESCE(versioning, $10), build_id = COALESCE(build_id, $11) \
+         WHERE run_id = $1"
+    };
+}
+
+impl PostgresTx {
+    /// Applies a [`RunChange`], and, given `(first id, encoded events)`, appends the events in
+    /// the same statement (a data-modifying `WITH`, which runs whether or not it is referred
+    /// to): a workflow task's writes to its history and its row cost one statement.
+    pub(crate) async fn update_run_with_events(
+        &mut self,
+        change: &RunChange<'_>,
+        events: Option<(u64, &[u8])>,
+    ) -> Result<()> {
+        self.lock_run(change.run_id).await?;
+        let close = change.close.as_ref();
+        // One statement for a commit (a summary: the task failure is cleared) and for a
+        // termination (no summary: both kept); a close sets its fields, else they stay.
+        let mut params = owned![
+            change.run_id.to_string(),
+            change.next_event_id as i64,
+            change.added_bytes as i64,
+            change.summary.map(|p| p.as_bytes().to_vec()),
+            change.ready_at,
+            close.map(|c| c.status.as_str()),
+            close.map(|c| c.closed_ms),
+            close.and_then(|c| c.result).map(|p| p.as_bytes().to_vec()),
+            close.and_then(|c| c.failure).map(str::to_string),
+            change.versioning.map(|v| v.behavior.to_string()),
+            change
+                .versioning
+                .and_then(|v| v.build_id)
+                .map(str::to_string),
+        ];
+        let sql = match events {
+            None => update_run_sql!(),
+            Some((first_id, data)) => {
+                params.extend(owned![first_id as i64, data.to_vec()]);
+                concat!(
+                    "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
+                     VALUES ($1, $12, $13)) ",
+                    update_run_sql!()
+                )
+            }
+        };
+        self.later(sql, params, "update a run").await?;
+        if change.ready_at.is_some() {
+            self.notes.work = true;
+        }
+        Ok(())
+    }
+
+    /// [`Tx::clear_run`](wf_core::store::Tx::clear_run) in one statement. Engines running the
+    /// run's activity attempts are to hear of their end (`ActivityContext::cancelled`), if it
+    /// had any.
+    pub(crate) async fn clear_closed(&mut self, run_id: &str) -> Result<()> {
+        let abandoned =
+            crate::rows::to_blob("update state", &wf_core::store::UpdateState::Abandoned)?;
+        self.later_waking(
+            "WITH inbox_gone AS (DELETE FROM inbox WHERE run_id = $1), \
+             timers_gone AS (DELETE FROM timers WHERE run_id = $1), \
+             abandoned AS (UPDATE updates SET state = $2, final = TRUE \
+             WHERE run_id = $1 AND NOT final) \
+             DELETE FROM activities WHERE run_id = $1",
+            owned![run_id.to_string(), abandoned],
+            "clear a closed run's inbox, timers, updates and activities",
+        )
+        .await
+    }
+}
+
 impl RunTable for PostgresTx {
     async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
         let sql = if self.writer {
@@ -160,42 +240,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn update_run(&mut self, change: &RunChange<'_>) -> Result<()> {
-        self.lock_run(change.run_id).await?;
-        let close = change.close.as_ref();
-        // One statement for a commit (a summary: the task failure is cleared) and for a
-        // termination (no summary: both kept); a close sets its fields, else they stay.
-        self.later(
-            "UPDATE runs SET next_event_id = $2, history_bytes = history_bytes + $3, \
-             summary = COALESCE($4, summary), \
-             task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
-             lease_owner = NULL, lease_until = NULL, ready_at = $5, \
-             status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
-             result = COALESCE($8, result), failure = COALESCE($9, failure), \
-             versioning = COALESCE(versioning, $10), build_id = COALESCE(build_id, $11) \
-             WHERE run_id = $1",
-            owned![
-                change.run_id.to_string(),
-                change.next_event_id as i64,
-                change.added_bytes as i64,
-                change.summary.map(|p| p.as_bytes().to_vec()),
-                change.ready_at,
-                close.map(|c| c.status.as_str()),
-                close.map(|c| c.closed_ms),
-                close.and_then(|c| c.result).map(|p| p.as_bytes().to_vec()),
-                close.and_then(|c| c.failure).map(str::to_string),
-                change.versioning.map(|v| v.behavior.to_string()),
-                change
-                    .versioning
-                    .and_then(|v| v.build_id)
-                    .map(str::to_string),
-            ],
-            "update a run",
-        )
-        .await?;
-        if change.ready_at.is_some() {
-            self.notes.work = true;
-        }
-        Ok(())
+        self.update_run_with_events(change, None).await
     }
 
     async fn set_ready(&mut self, run_id: &str, at_ms: i64) -> Result<()> {

@@ -14,6 +14,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::starts::SCHEMA_V3,
     crate::search::SCHEMA_V4,
     crate::builds::SCHEMA_V5,
+    crate::activities::SCHEMA_V6,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

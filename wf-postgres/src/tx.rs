@@ -37,6 +37,11 @@ enum Queued {
         statement: Statement,
         params: Vec<Owned>,
         what: &'static str,
+        /// Whether it may change a row (see [`writes`]).
+        write: bool,
+        /// Whether rows it changed are news for other processes (see
+        /// [`later_waking`](PostgresTx::later_waking)).
+        wakes: bool,
     },
     /// Parameterless statements (savepoints, the transaction's `BEGIN`).
     Simple {
@@ -45,6 +50,12 @@ enum Queued {
         /// Whether it stays queued when the request's statements are dropped (a `BEGIN`).
         kept: bool,
     },
+}
+
+/// Whether a statement may change a row: anything but a `SELECT` (a `SELECT ... FOR UPDATE` or
+/// an advisory lock only locks, which a rolled back request may leave held until the commit).
+fn writes(sql: &str) -> bool {
+    !sql.trim_start().starts_with("SELECT")
 }
 
 /// The transaction's id, if it has one (it wrote something).
@@ -65,7 +76,7 @@ pub(crate) enum Xid {
 }
 
 /// A statement's future, borrowing the connection.
-type Sending<'a> = Pin<Box<dyn Future<Output = std::result::Result<(), StoreError>> + Send + 'a>>;
+type Sending<'a> = Pin<Box<dyn Future<Output = std::result::Result<u64, StoreError>> + Send + 'a>>;
 
 /// The transaction a store connection has open (a writer's group commit, or a reader's
 /// snapshot). Every primitive is one statement (prepared once per connection); a writer's
@@ -93,6 +104,10 @@ pub struct PostgresTx {
     pub(crate) locked_workflows: std::collections::HashSet<String>,
     /// How long the last commit's round trip took (see [`send_commit`](Self::send_commit)).
     pub(crate) commit_time: std::time::Duration,
+    /// Whether, since the writer last cleared it, a statement that may change a row was sent
+    /// or a statement failed at the server: a request that failed without touching the
+    /// transaction needs nothing rolled back (see `writer.rs`).
+    pub(crate) touched: bool,
 }
 
 /// Runs `queued` and then `last` in one round trip: every request is sent, in order, on the
@@ -102,7 +117,7 @@ async fn pipelined<'a, T>(
     client: &'a Client,
     queued: &'a [Queued],
     last: impl Future<Output = T> + Send + 'a,
-) -> (Option<StoreError>, T) {
+) -> (Option<StoreError>, bool, T) {
     let refs: Vec<Vec<&(dyn ToSql + Sync)>> = queued
         .iter()
         .map(|q| match q {
@@ -112,23 +127,23 @@ async fn pipelined<'a, T>(
             Queued::Simple { .. } => Vec::new(),
         })
         .collect();
-    let mut sending: Vec<(Sending<'_>, Option<Result<()>>)> = queued
+    let mut sending: Vec<(Sending<'_>, Option<Result<u64>>)> = queued
         .iter()
         .zip(&refs)
         .map(|(q, params)| {
             let f: Sending<'_> = match q {
                 Queued::Prepared {
                     statement, what, ..
-                } => Box::pin(async move {
+                } => Box::pin(
+                    async move { client.execute(statement, params).await.map_err(db(what)) },
+                ),
+                Queued::Simple { sql, what, .. } => Box::pin(async move {
                     client
-                        .execute(statement, params)
+                        .batch_execute(sql)
                         .await
-                        .map(|_| ())
+                        .map(|()| 0)
                         .map_err(db(what))
                 }),
-                Queued::Simple { sql, what, .. } => {
-                    Box::pin(async move { client.batch_execute(sql).await.map_err(db(what)) })
-                }
             };
             (f, None)
         })
@@ -157,9 +172,13 @@ async fn pipelined<'a, T>(
         }
     })
     .await;
+    let woke = queued.iter().zip(&sending).any(|(q, (_, done))| {
+        matches!(q, Queued::Prepared { wakes: true, .. }) && matches!(done, Some(Ok(n)) if *n > 0)
+    });
     let failed = sending.into_iter().find_map(|(_, done)| done?.err());
     (
         failed,
+        woke,
         out.expect("the pipeline ended with its last statement answered"),
     )
 }
@@ -175,6 +194,7 @@ impl PostgresTx {
             locked: Default::default(),
             locked_workflows: Default::default(),
             commit_time: Default::default(),
+            touched: false,
         }
     }
 
@@ -201,11 +221,32 @@ impl PostgresTx {
         F: Future<Output = T> + Send + 's,
     {
         let queued = std::mem::take(&mut self.queued);
+        if queued
+            .iter()
+            .any(|q| matches!(q, Queued::Prepared { write: true, .. }))
+        {
+            self.touched = true;
+        }
         let client = &self.client;
         if queued.is_empty() {
             return (None, last(client).await);
         }
-        pipelined(client, &queued, last(client)).await
+        let (failed, woke, out) = pipelined(client, &queued, last(client)).await;
+        if failed.is_some() {
+            self.touched = true;
+        }
+        if woke {
+            self.notes.work = true;
+        }
+        (failed, out)
+    }
+
+    /// Notes a statement of `sql` about to be sent, and then its outcome (see
+    /// [`touched`](Self::touched)).
+    fn note<T, E>(&mut self, sql: &str, outcome: &std::result::Result<T, E>) {
+        if writes(sql) || outcome.is_err() {
+            self.touched = true;
+        }
     }
 
     /// Queues a statement that returns nothing the rule needs (see [`PostgresTx`]).
@@ -215,11 +256,34 @@ impl PostgresTx {
         params: Vec<Owned>,
         what: &'static str,
     ) -> Result<()> {
+        self.queue(sql, params, what, false).await
+    }
+
+    /// [`later`](Self::later), for a statement whose changed rows, if any, other processes
+    /// should hear of: the transaction's [`notes`](Self::notes) say so once it was sent.
+    pub(crate) async fn later_waking(
+        &mut self,
+        sql: &'static str,
+        params: Vec<Owned>,
+        what: &'static str,
+    ) -> Result<()> {
+        self.queue(sql, params, what, true).await
+    }
+
+    async fn queue(
+        &mut self,
+        sql: &'static str,
+        params: Vec<Owned>,
+        what: &'static str,
+        wakes: bool,
+    ) -> Result<()> {
         let statement = self.statement(sql).await?;
         self.queued.push(Queued::Prepared {
             statement,
             params,
             what,
+            write: writes(sql),
+            wakes,
         });
         Ok(())
     }
@@ -248,6 +312,17 @@ impl PostgresTx {
         !self.queued.is_empty()
     }
 
+    /// How many statements wait to be sent.
+    pub(crate) fn queued_len(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// Drops the statements queued after the first `n` (a request that failed before sending
+    /// them).
+    pub(crate) fn truncate_queued(&mut self, n: usize) {
+        self.queued.truncate(n);
+    }
+
     /// Drops every statement not yet sent (a new transaction, a new connection).
     pub(crate) fn drop_queued(&mut self) {
         self.queued.clear();
@@ -268,6 +343,7 @@ impl PostgresTx {
     ) -> Result<u64> {
         let s = self.statement(sql).await?;
         let (failed, n) = self.pipelined(|c| c.execute(&s, params)).await;
+        self.note(sql, &n);
         failed.map_or(Ok(()), Err)?;
         n.map_err(db(what))
     }
@@ -281,6 +357,7 @@ impl PostgresTx {
     ) -> Result<Vec<Row>> {
         let s = self.statement(sql).await?;
         let (failed, rows) = self.pipelined(|c| c.query(&s, params)).await;
+        self.note(sql, &rows);
         failed.map_or(Ok(()), Err)?;
         rows.map_err(db(what))
     }
@@ -294,6 +371,7 @@ impl PostgresTx {
     ) -> Result<Option<Row>> {
         let s = self.statement(sql).await?;
         let (failed, row) = self.pipelined(|c| c.query_opt(&s, params)).await;
+        self.note(sql, &row);
         failed.map_or(Ok(()), Err)?;
         row.map_err(db(what))
     }
@@ -307,6 +385,7 @@ impl PostgresTx {
     ) -> Result<Row> {
         let s = self.statement(sql).await?;
         let (failed, row) = self.pipelined(|c| c.query_one(&s, params)).await;
+        self.note(sql, &row);
         failed.map_or(Ok(()), Err)?;
         row.map_err(db(what))
     }
@@ -326,6 +405,9 @@ impl PostgresTx {
         what: &'static str,
     ) -> (Option<StoreError>, Result<()>) {
         let (failed, done) = self.pipelined(|c| c.batch_execute(sql)).await;
+        if done.is_err() {
+            self.touched = true;
+        }
         (failed, done.map_err(db(what)))
     }
 
@@ -429,6 +511,24 @@ impl Tx for PostgresTx {
     async fn release_savepoint(&mut self) -> Result<()> {
         self.later_batch("RELEASE SAVEPOINT nested", "close a savepoint");
         Ok(())
+    }
+
+    async fn append_and_update_run(
+        &mut self,
+        first_id: u64,
+        events: &[u8],
+        change: &wf_core::store::RunChange<'_>,
+    ) -> Result<()> {
+        self.update_run_with_events(change, (!events.is_empty()).then_some((first_id, events)))
+            .await
+    }
+
+    async fn resolve_attempt(&mut self, attempt: &wf_core::store::Attempt<'_>) -> Result<()> {
+        self.resolve_attempt_later(attempt).await
+    }
+
+    async fn clear_run(&mut self, run_id: &str) -> Result<()> {
+        self.clear_closed(run_id).await
     }
 
     async fn load_run_and_peek_inbox(

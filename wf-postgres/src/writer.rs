@@ -1,6 +1,8 @@
 //! The store's connection tasks. Each writer owns a connection and folds the requests that
-//! arrive together into one transaction (group commit): each request in its own savepoint,
-//! one `COMMIT` for all, and each caller answered only after it. Readers run reads, several
+//! arrive together into one transaction (group commit): one `COMMIT` for all, and each caller
+//! answered only after it. A batch runs first without savepoints (`write_plain`); only when a
+//! request fails in a way that needs its own changes undone does it run again with each
+//! request in its own savepoint (`write_batch`). Readers run reads, several
 //! at once in one read-only snapshot. A dropped connection is made again; work not yet begun
 //! waits for it (up to [`PostgresOptions::reconnect_for`](crate::PostgresOptions)), and is
 //! never run twice.
@@ -254,9 +256,24 @@ pub(crate) async fn writer_loop(
         let mut runs = 0;
         let began = Instant::now();
         tx.commit_time = Duration::ZERO;
+        // First without savepoints (see `write_plain`); with them if that did not go through.
+        let mut plain = true;
         let (failure, later) = loop {
             runs += 1;
-            match write_batch(&mut tx, &mut batch, &connector, &settings).await {
+            let written = if plain {
+                match write_plain(&mut tx, &mut batch, &connector, &settings).await {
+                    Ok(Plain::Committed) => Ok(Vec::new()),
+                    Ok(Plain::Again) => {
+                        plain = false;
+                        runs -= 1;
+                        continue;
+                    }
+                    Err(e) => Err(e),
+                }
+            } else {
+                write_batch(&mut tx, &mut batch, &connector, &settings).await
+            };
+            match written {
                 Ok(later) => break (None, later),
                 // Nothing was committed (the commit was never sent): run it all again on a
                 // new connection.
@@ -305,6 +322,152 @@ enum Lost {
     Failed(StoreError),
 }
 
+/// Whether a failure lost the connection (nothing of the batch was committed: it may run
+/// again) or not.
+fn lost(tx: &PostgresTx, e: StoreError) -> Lost {
+    if tx.client.is_closed() {
+        Lost::BeforeCommit(e)
+    } else {
+        Lost::Failed(e)
+    }
+}
+
+/// Opens a batch's transaction with `begin_sql`: at once on a connection made again (see
+/// [`begin`]), else queued to go with the first request's first statement (a lost connection
+/// shows there, and the batch runs again from `begin`: nothing of it was committed).
+async fn open_batch(
+    tx: &mut PostgresTx,
+    connector: &Connector,
+    settings: &Settings,
+    begin_sql: &'static str,
+) -> Result<(), Lost> {
+    tx.drop_queued();
+    if tx.client.is_closed() {
+        begin(tx, connector, settings, begin_sql)
+            .await
+            .map_err(Lost::Failed)?;
+        tx.prepare_commit().await.map_err(|e| lost(tx, e))?;
+    } else {
+        tx.prepare_commit().await.map_err(|e| lost(tx, e))?;
+        tx.begin_later(begin_sql);
+    }
+    tx.notes = Default::default();
+    tx.forget_locks();
+    Ok(())
+}
+
+/// How [`write_plain`] went.
+enum Plain {
+    /// The batch's transaction ended, every request's outcome is set: committed, or (when
+    /// every request failed) rolled back with nothing of theirs in it.
+    Committed,
+    /// It was rolled back: run the batch again with savepoints ([`write_batch`]).
+    Again,
+}
+
+/// The opening statements of a batch's transaction: `soft` (no request needs the WAL flush)
+/// and `shared` (more than one request: past the first, a request waits for a lock only
+/// briefly; see [`closing`]).
+fn begin_sql(soft: bool, shared: bool) -> &'static str {
+    match (soft, shared) {
+        (false, false) => "BEGIN",
+        (true, false) => "BEGIN; SET LOCAL synchronous_commit TO off",
+        (false, true) => "BEGIN; SET LOCAL lock_timeout = '20ms'",
+        (true, true) => {
+            "BEGIN; SET LOCAL synchronous_commit TO off; SET LOCAL lock_timeout = '20ms'"
+        }
+    }
+}
+
+/// Runs a batch in one transaction without savepoints, the common case made cheap: no
+/// savepoint statements, no subtransaction for each request's writes, the requests' queued
+/// statements sent with the next one's first read or with the `COMMIT`.
+///
+/// A request that fails without having touched the transaction (no write sent, no statement
+/// failed: a check that failed on what it read) is answered its failure, and the batch goes
+/// on. A request that fails otherwise — a write already sent, a statement that failed, a
+/// deadlock or a lock waited for too long — would need its own savepoint: the transaction is
+/// rolled back and [`Plain::Again`] asks for the batch to run again with savepoints (each
+/// request runs from a clone of its work, so running it again is what a retry already does).
+/// A batch of one request whose check failed after it wrote is simply rolled back: its
+/// failure is its own.
+async fn write_plain(
+    tx: &mut PostgresTx,
+    batch: &mut [Box<dyn Request>],
+    connector: &Connector,
+    settings: &Settings,
+) -> Result<Plain, Lost> {
+    let soft = !settings.synchronous_commit || batch.iter().all(|r| !r.durable());
+    let shared = batch.len() > 1;
+    let begin_sql = begin_sql(soft, shared);
+    open_batch(tx, connector, settings, begin_sql).await?;
+    let mut kept = 0;
+    for request in batch.iter_mut() {
+        tx.touched = false;
+        let before = tx.queued_len();
+        match request.run(tx).await {
+            Ran::Ok => kept += 1,
+            Ran::Failed if !tx.touched || !shared => {
+                // Nothing of it was sent, or it is alone: its queued statements go, and (alone)
+                // the transaction is rolled back below.
+                tx.truncate_queued(before);
+            }
+            Ran::Failed | Ran::Transient => {
+                tx.drop_queued();
+                if tx.client.is_closed() {
+                    return Err(Lost::BeforeCommit(StoreError::backend(
+                        BackendErrorKind::Unavailable,
+                        "PostgreSQL: the connection was lost",
+                    )));
+                }
+                tx.batch("ROLLBACK", "roll back a group of requests")
+                    .await
+                    .map_err(|e| lost(tx, e))?;
+                return Ok(Plain::Again);
+            }
+        }
+    }
+    if kept == 0 {
+        // Every request failed (at most one of them having written: alone): nothing to keep.
+        tx.discard_queued();
+        if tx.has_queued() {
+            // Not even the `BEGIN` was sent.
+            tx.drop_queued();
+        } else {
+            tx.batch("ROLLBACK", "roll back a group of requests")
+                .await
+                .map_err(|e| lost(tx, e))?;
+        }
+        return Ok(Plain::Committed);
+    }
+    let (failed, done, xid) = tx
+        .send_commit("COMMIT", "commit a group of requests")
+        .await
+        .map_err(|e| lost(tx, e))?;
+    match (failed, done) {
+        (None, Ok(())) => Ok(Plain::Committed),
+        (_, Err(e)) if tx.client.is_closed() => settle(tx, connector, settings, xid, e)
+            .await
+            .map(|()| Plain::Committed),
+        (Some(e), _) if tx.client.is_closed() => Err(Lost::BeforeCommit(e)),
+        // A queued statement failed (the `COMMIT` then rolled back), or the commit did.
+        (Some(e), _) | (None, Err(e)) => {
+            tx.batch("ROLLBACK", "roll back a group of requests")
+                .await
+                .map_err(|e| lost(tx, e))?;
+            // Alone, the failure is the request's own (a check a statement made, a
+            // constraint): its outcome, unless running it again may help. Else again, with
+            // savepoints, so that the failure is its request's alone.
+            if let [request] = batch {
+                if request.fail(e) == Ran::Failed {
+                    return Ok(Plain::Committed);
+                }
+            }
+            Ok(Plain::Again)
+        }
+    }
+}
+
 /// Runs a batch in one transaction, each request in its own savepoint; commits once. A
 /// request that hit a deadlock, a serialization failure or a lock held too long is rolled back
 /// to its savepoint; the batch's first request runs again at once, a later one is put off
@@ -332,27 +495,7 @@ async fn write_batch(
         return Ok(Vec::new());
     };
     let mut later = vec![false; batch.len()];
-    tx.drop_queued();
-    let lost = |tx: &PostgresTx, e: StoreError| {
-        if tx.client.is_closed() {
-            Lost::BeforeCommit(e)
-        } else {
-            Lost::Failed(e)
-        }
-    };
-    if tx.client.is_closed() {
-        begin(tx, connector, settings, begin_sql)
-            .await
-            .map_err(Lost::Failed)?;
-        tx.prepare_commit().await.map_err(|e| lost(tx, e))?;
-    } else {
-        tx.prepare_commit().await.map_err(|e| lost(tx, e))?;
-        // Sent with the first request's first statement: a lost connection shows there, and
-        // the batch runs again from `begin` (nothing of it was committed).
-        tx.begin_later(begin_sql);
-    }
-    tx.notes = Default::default();
-    tx.forget_locks();
+    open_batch(tx, connector, settings, begin_sql).await?;
     for (i, request) in batch.iter_mut().enumerate() {
         let mut runs = 0;
         let kept = loop {

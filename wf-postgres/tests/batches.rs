@@ -57,3 +57,121 @@ async fn a_failed_queued_write_fails_its_request_alone_in_a_group_commit() {
     );
     assert_eq!(store.read_history("run-taken", 1).await.unwrap().len(), 1);
 }
+
+/// A group commit runs without savepoints until a request needs one: requests whose checks
+/// fail before they write are answered and the batch goes on; a request that fails after its
+/// writes were sent makes the batch run again with savepoints. Either way each caller gets its
+/// own outcome, and only the failed requests' changes are missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_commit() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use wf_core::store::conformance::{commit_for, signal};
+    use wf_core::store::EventKind;
+
+    let Some(db) = TestSchema::new("batched_checks") else {
+        return;
+    };
+    let store = db.open().await;
+    const RUNS: usize = 40;
+    for i in 0..RUNS {
+        start(&store, &format!("wf-{i}"), &format!("run-{i}"), T0).await;
+    }
+    let mut tasks = Vec::new();
+    for _ in 0..RUNS / 2 {
+        let mut polled = store
+            .poll_workflow_tasks("w", T0 + 1, 10_000, 1)
+            .await
+            .unwrap();
+        tasks.push(polled.pop().expect("a ready run"));
+    }
+    type Call<'a> = Pin<Box<dyn Future<Output = (String, Result<(), StoreError>)> + Send + 'a>>;
+    let mut calls: Vec<Call<'_>> = Vec::new();
+    let mut bad_runs = Vec::new();
+    let mut good_runs = Vec::new();
+    for (k, task) in tasks.iter().enumerate() {
+        let mut commit = commit_for(task, "w", T0 + 2);
+        let run_id = task.run.run_id.clone();
+        if k % 2 == 0 {
+            // A timer is queued, then resolving an activity that is not pending fails the
+            // commit after its writes went out.
+            commit.events.push((
+                T0 + 2,
+                EventKind::TimerStarted {
+                    seq: 5,
+                    fire_at_ms: T0 + 10,
+                },
+            ));
+            commit.new_timers = vec![(5, T0 + 10)];
+            commit.resolve_activities = vec![(9, 1)];
+            bad_runs.push(run_id.clone());
+        } else {
+            good_runs.push(run_id.clone());
+        }
+        let store = &store;
+        calls.push(Box::pin(async move {
+            let r = store.commit_workflow_task(commit).await.map(|_| ());
+            (run_id, r)
+        }));
+    }
+    // Signals to the runs no task leased, and to workflows that do not exist (refused on what
+    // their check read: nothing written).
+    for i in RUNS / 2..RUNS {
+        let store = &store;
+        calls.push(Box::pin(async move {
+            let wf = format!("wf-{i}");
+            let r = store
+                .deliver(&wf, None, signal("go", None), T0 + 2)
+                .await
+                .map(|_| ());
+            (wf, r)
+        }));
+        calls.push(Box::pin(async move {
+            let wf = format!("missing-{i}");
+            let r = store
+                .deliver(&wf, None, signal("go", None), T0 + 2)
+                .await
+                .map(|_| ());
+            (wf, r)
+        }));
+    }
+    for (who, outcome) in futures_util::future::join_all(calls).await {
+        if bad_runs.contains(&who) {
+            let err = outcome.expect_err("a commit resolving no pending activity fails");
+            assert!(
+                matches!(&err, StoreError::Conflict { run_id, reason }
+                    if *run_id == who && reason == "activity #9 attempt 1 is no longer pending"),
+                "{who}: {err:?}"
+            );
+        } else if who.starts_with("missing-") {
+            let err = outcome.expect_err("a signal to no workflow fails");
+            assert!(matches!(err, StoreError::NotFound { .. }), "{who}: {err}");
+        } else {
+            outcome.unwrap_or_else(|e| panic!("{who} failed: {e}"));
+        }
+    }
+    for run_id in &bad_runs {
+        assert_eq!(
+            store.read_history(run_id, 1).await.unwrap().len(),
+            1,
+            "the failed commit of {run_id} left events"
+        );
+    }
+    for run_id in &good_runs {
+        assert_eq!(store.read_history(run_id, 1).await.unwrap().len(), 2);
+    }
+    // No failed commit's timer is left, and every delivered signal waits in its inbox.
+    assert!(store
+        .fire_due_timers(T0 + 10, 100)
+        .await
+        .unwrap()
+        .is_empty());
+    let ready = store
+        .poll_workflow_tasks("w2", T0 + 3, 10_000, 100)
+        .await
+        .unwrap();
+    assert_eq!(ready.len(), RUNS / 2, "the signalled runs, ready");
+    for task in ready {
+        assert_eq!(task.messages.len(), 1, "{}'s inbox", task.run.run_id);
+    }
+}

@@ -66,10 +66,10 @@ pub use memory::{MemoryStore, MemoryTx};
 pub use records::*;
 pub use rules::complete::ASYNC_COMPLETION_OWNER;
 pub use rules::tx::{
-    ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable, Heartbeat, InboxTable,
-    LeaseState, NewActivity, PurgeTable, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable,
-    RunVersioning, ScheduleTable, SearchTable, StartRequestTable, TaskQuery, TimerTable, Tx,
-    UpdateRow, UpdateTable,
+    attempt_gone, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable,
+    Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, Retry, RunChange, RunClosing,
+    RunLease, RunRow, RunTable, RunVersioning, ScheduleTable, SearchTable, StartRequestTable,
+    TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 

@@ -1,7 +1,7 @@
 //! Committing a workflow task: the checks (lease owner, or a free run and an empty inbox for a
 //! lease-free commit; `expected_next_event_id`; `NewMessages` for a close over unconsumed
-//! messages), then its writes — the events as one row, the consumed inbox, activities, timers,
-//! updates, the run's row in one change, a close or a continue-as-new — and its effects on
+//! messages), then its writes — the consumed inbox, activities, timers, updates, the events as
+//! one row with the run's row in one change, a close or a continue-as-new — and its effects on
 //! other runs (child starts, deliveries, terminations, notifications).
 
 use super::builds::{check_build, task_versioning};
@@ -76,9 +76,6 @@ pub(crate) async fn commit<X: Tx>(
     }
     let next_event_id = run.next_event_id + c.events.len() as u64;
     let added_bytes = chunk.len() as u64;
-    if !chunk.is_empty() {
-        tx.insert_events(run_id, run.next_event_id, &chunk).await?;
-    }
     super::search::index_upserts(tx, run_id, c.events.iter().map(|(_, kind)| kind)).await?;
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
@@ -106,12 +103,7 @@ pub(crate) async fn commit<X: Tx>(
             seq: *seq,
             attempt: *attempt,
         };
-        if !tx.delete_attempt(&current).await? {
-            return Err(StoreError::conflict(
-                run_id,
-                format!("activity #{seq} attempt {attempt} is no longer pending"),
-            ));
-        }
+        tx.resolve_attempt(&current).await?;
     }
     for seq in &c.cancel_activities {
         tx.delete_activity(run_id, *seq).await?;
@@ -144,7 +136,8 @@ pub(crate) async fn commit<X: Tx>(
     } else {
         None
     };
-    tx.update_run(&RunChange {
+    // With the task's events (nothing in between reads them).
+    let change = RunChange {
         run_id,
         next_event_id,
         added_bytes,
@@ -152,8 +145,9 @@ pub(crate) async fn commit<X: Tx>(
         ready_at,
         close: closing.clone(),
         versioning: Some(task_versioning(&c.build)),
-    })
-    .await?;
+    };
+    tx.append_and_update_run(run.next_event_id, &chunk, &change)
+        .await?;
 
     // The committed row, as just written (no read back).
     let mut record = RunRecord {

@@ -121,10 +121,7 @@ async fn close_terminated<X: Tx>(
 /// Drops a closed run's inbox, activities and timers, and abandons its unfinished updates (the
 /// caller closes the run's row, its ready and lease marks cleared in the same change).
 pub(crate) async fn clear_closed_run<X: Tx>(tx: &mut X, run_id: &str) -> Result<(), StoreError> {
-    tx.delete_inbox(run_id).await?;
-    tx.delete_activities(run_id).await?;
-    tx.delete_timers(run_id).await?;
-    tx.abandon_updates(run_id).await
+    tx.clear_run(run_id).await
 }
 
 /// The running latest run of `workflow_id`, if it is a child of run `parent_run_id`.

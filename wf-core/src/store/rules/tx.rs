@@ -808,4 +808,65 @@ pub trait Tx:
             Ok((row, waiting))
         }
     }
+
+    /// Stores a workflow task's events ([`insert_events`](EventTable::insert_events), first
+    /// id `first_id`; nothing when `events` is empty) and applies the task's change to its
+    /// run ([`update_run`](RunTable::update_run)). A backend that can make both changes in
+    /// one statement does so.
+    fn append_and_update_run(
+        &mut self,
+        first_id: u64,
+        events: &[u8],
+        change: &RunChange<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            if !events.is_empty() {
+                self.insert_events(change.run_id, first_id, events).await?;
+            }
+            self.update_run(change).await
+        }
+    }
+
+    /// Deletes the activity of a current attempt that a workflow task resolves
+    /// ([`delete_attempt`](ActivityTable::delete_attempt)); a `Conflict` on its run if the
+    /// attempt is no longer current. A backend may send the statement with the transaction's
+    /// later ones and fail the transaction there (the rule writes on after it in any case).
+    fn resolve_attempt(
+        &mut self,
+        attempt: &Attempt<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            if self.delete_attempt(attempt).await? {
+                Ok(())
+            } else {
+                Err(attempt_gone(attempt))
+            }
+        }
+    }
+
+    /// Drops a closed run's inbox, activities and timers, and marks its unfinished updates
+    /// `Abandoned` ([`delete_inbox`](InboxTable::delete_inbox),
+    /// [`delete_activities`](ActivityTable::delete_activities),
+    /// [`delete_timers`](TimerTable::delete_timers),
+    /// [`abandon_updates`](UpdateTable::abandon_updates)). A backend that can make the four
+    /// changes in one statement does so.
+    fn clear_run(&mut self, run_id: &str) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            self.delete_inbox(run_id).await?;
+            self.delete_activities(run_id).await?;
+            self.delete_timers(run_id).await?;
+            self.abandon_updates(run_id).await
+        }
+    }
+}
+
+/// The conflict of a workflow task that resolves an attempt that is no longer current.
+pub fn attempt_gone(attempt: &Attempt<'_>) -> StoreError {
+    StoreError::conflict(
+        attempt.run_id,
+        format!(
+            "activity #{} attempt {} is no longer pending",
+            attempt.seq, attempt.attempt
+        ),
+    )
 }
