@@ -216,11 +216,10 @@ async fn a_queue_fed_by_signals_is_consumed_in_order_across_a_worker_restart(bac
     for item in ["a", "b", "c"] {
         h.push(item.into()).await.unwrap();
     }
-    // Shut down between items, with no activity in flight: an attempt whose result is handed
-    // to the workflow worker just as it stops can be lost until its start-to-close passes
-    // (a known defect, recorded in the stop note), which is not what this test is about.
-    eventually("three items done", || async {
-        (h.done().await.ok()?.len() == 3).then_some(())
+    // Shut down with items still queued, an activity likely in flight (its result reaches a
+    // stopping worker, which records it through the store: see `stopping.rs`).
+    eventually("one item done", || async {
+        (!h.done().await.ok()?.is_empty()).then_some(())
     })
     .await;
     engine.shutdown().await;

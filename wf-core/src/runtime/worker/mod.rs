@@ -128,9 +128,16 @@ impl Worker {
             mut direct,
         } = inbox;
         let me = self.clone();
-        tokio::task::spawn_local(async move {
+        let receiving = tokio::task::spawn_local(async move {
             let awake = || me.direct_awake_until.get();
-            while let Some(d) = next_awake(&mut direct, awake, Some(&me.direct_awake)).await {
+            let mut stopping = me.core.wake.shutdown.subscribe();
+            loop {
+                let d = tokio::select! {
+                    biased;
+                    () = until_stopped(&me.core, &mut stopping) => None,
+                    d = next_awake(&mut direct, awake, Some(&me.direct_awake)) => d,
+                };
+                let Some(d) = d else { break };
                 let run_id = d.run_id().to_string();
                 me.core.metrics.inbox_depth.add(1);
                 me.pending
@@ -155,6 +162,18 @@ impl Worker {
                         }
                     });
                 }
+            }
+            // Stopping: what is handed over from now on goes through the store (the senders
+            // see the channel closed), and so does what is still in it, which no task of this
+            // thread will run: an activity's result dropped here would wait for its attempt's
+            // start-to-close timeout to be run again.
+            direct.close();
+            let mut left = Vec::new();
+            while let Ok(d) = direct.try_recv() {
+                left.push(d);
+            }
+            if !left.is_empty() {
+                me.fallback(left).await;
             }
         });
         let me = self.clone();
@@ -221,7 +240,15 @@ impl Worker {
                 _ = tokio::time::sleep(cfg.poll_interval) => {}
             }
         }
-        // Let in-flight tasks finish their commits.
+        // Let in-flight tasks finish their commits, and the messages still handed over go
+        // through the store (a task may have started meanwhile: wait for it too).
+        self.until_idle().await;
+        let _ = receiving.await;
+        self.until_idle().await;
+    }
+
+    /// Returns once no task runs on this thread.
+    async fn until_idle(&self) {
         while self.in_flight.get() > 0 {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
@@ -250,6 +277,15 @@ impl Worker {
                     .poll_workflow_tasks_on(me, now, lease, max, queues, build)
                     .await
             }
+        }
+    }
+}
+
+/// Returns once the engine is stopping.
+async fn until_stopped(core: &Core, stopping: &mut tokio::sync::watch::Receiver<bool>) {
+    while !core.is_shutdown() {
+        if stopping.changed().await.is_err() {
+            return;
         }
     }
 }
