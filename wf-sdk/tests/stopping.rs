@@ -34,27 +34,25 @@ impl Napper {
 
 async fn an_activity_result_reaching_a_stopping_engine_is_recorded(backend: Backend) {
     let make = shared_store(backend, "stopping");
-    // The engine stops about when the activity finishes: the sweep moves the result's arrival
-    // across the worker's last moments (before them, during, after).
-    for i in 0..16u64 {
-        let micros = 150 * i;
-        let engine = make()
+    let open = || async {
+        make()
             .workflow::<Napper>()
             .activities(Naps)
             .build()
             .await
-            .unwrap();
+            .unwrap()
+    };
+    // The engine stops about when the activity finishes: the sweep moves the result's arrival
+    // across the worker's last moments (before them, during, after).
+    for i in 0..16u64 {
+        let micros = 150 * i;
+        let engine = open().await;
         let id = format!("nap-{i}");
         engine.client().start::<Napper>(&id, micros).await.unwrap();
         tokio::time::sleep(Duration::from_micros(micros)).await;
         engine.shutdown().await;
 
-        let engine = make()
-            .workflow::<Napper>()
-            .activities(Naps)
-            .build()
-            .await
-            .unwrap();
+        let engine = open().await;
         let result = tokio::time::timeout(
             Duration::from_secs(30),
             engine.client().handle::<Napper>(&id).result(),
