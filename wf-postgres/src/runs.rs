@@ -157,6 +157,70 @@ impl PostgresTx {
         Ok(())
     }
 
+    /// Inserts a run's row as just created (see [`RunTable::insert_run`]), or, given its first
+    /// task's change, with that change applied ([`Tx::insert_settled_run`]): one write of
+    /// the row, not an insert and then an update (which, changing indexed columns, would
+    /// leave a dead row version and index entries behind). A settled run is not ready:
+    /// other processes need not hear of it.
+    ///
+    /// [`Tx::insert_settled_run`]: wf_core::store::Tx::insert_settled_run
+    pub(crate) async fn insert_run_row(
+        &mut self,
+        run: &RunRecord,
+        first: Option<&RunChange<'_>>,
+    ) -> Result<()> {
+        self.lock_workflow(&run.workflow_id).await?;
+        self.locked.insert(run.run_id.clone());
+        let mut params = owned![
+            run.run_id.clone(),
+            run.workflow_id.clone(),
+            run.chain_id.clone(),
+            run.workflow_type.clone(),
+            run.history_bytes as i64,
+            run.created_ms,
+            run.task_queue.clone(),
+        ];
+        let sql = match first {
+            None => {
+                "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
+                 next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, build_id) \
+                 VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7, \
+                 (SELECT build_id FROM task_queue_builds WHERE task_queue = $7))"
+            }
+            Some(change) => {
+                if change.close.is_some() {
+                    return Err(wf_core::store::StoreError::bug(
+                        "a run cannot be inserted closed",
+                    ));
+                }
+                params.extend(owned![
+                    change.next_event_id as i64,
+                    change.added_bytes as i64,
+                    change
+                        .summary
+                        .map_or_else(Vec::new, |p| p.as_bytes().to_vec()),
+                    change.ready_at,
+                    change.versioning.map(|v| v.behavior.to_string()),
+                    change
+                        .versioning
+                        .and_then(|v| v.build_id)
+                        .map(str::to_string),
+                ]);
+                "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
+                 next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, \
+                 build_id, versioning) \
+                 VALUES ($1, $2, $3, $4, 'running', $8, $5::int8 + $9::int8, $6, $10, $11, $7, \
+                 COALESCE((SELECT build_id FROM task_queue_builds WHERE task_queue = $7), $13), \
+                 $12)"
+            }
+        };
+        self.later(sql, params, "insert a run").await?;
+        if first.is_none_or(|c| c.ready_at.is_some()) {
+            self.notes.work = true;
+        }
+        Ok(())
+    }
+
     /// [`Tx::clear_run`](wf_core::store::Tx::clear_run) in one statement. Engines running the
     /// run's activity attempts are to hear of their end (`ActivityContext::cancelled`), if it
     /// had any.
@@ -216,27 +280,7 @@ impl RunTable for PostgresTx {
     }
 
     async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
-        self.lock_workflow(&run.workflow_id).await?;
-        self.locked.insert(run.run_id.clone());
-        self.later(
-            "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-             next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, build_id) \
-             VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7, \
-             (SELECT build_id FROM task_queue_builds WHERE task_queue = $7))",
-            owned![
-                run.run_id.clone(),
-                run.workflow_id.clone(),
-                run.chain_id.clone(),
-                run.workflow_type.clone(),
-                run.history_bytes as i64,
-                run.created_ms,
-                run.task_queue.clone(),
-            ],
-            "insert a run",
-        )
-        .await?;
-        self.notes.work = true;
-        Ok(())
+        self.insert_run_row(run, None).await
     }
 
     async fn update_run(&mut self, change: &RunChange<'_>) -> Result<()> {

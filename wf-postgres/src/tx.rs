@@ -523,6 +523,14 @@ impl Tx for PostgresTx {
             .await
     }
 
+    async fn insert_settled_run(
+        &mut self,
+        run: &wf_core::store::RunRecord,
+        change: &wf_core::store::RunChange<'_>,
+    ) -> Result<()> {
+        self.insert_run_row(run, Some(change)).await
+    }
+
     async fn resolve_attempt(&mut self, attempt: &wf_core::store::Attempt<'_>) -> Result<()> {
         self.resolve_attempt_later(attempt).await
     }

@@ -22,8 +22,11 @@ pub(crate) async fn start_run<X: Tx>(
     tx: &mut X,
     req: StartRequest,
 ) -> Result<StartOutcome, StoreError> {
-    start(tx, req).await.map(|(outcome, _)| outcome)
+    start(tx, req, None).await.map(|(outcome, _)| outcome)
 }
+
+/// The `next_event_id` of a run just created (its `WorkflowStarted` is event 1).
+const CREATED_NEXT_EVENT_ID: u64 = 2;
 
 /// [`Store::start_run_with_task`](crate::store::Store::start_run_with_task): the start, then
 /// the first task in a nested savepoint, so that a failed task leaves the start standing.
@@ -32,32 +35,32 @@ pub(crate) async fn start_run_with_task<X: Tx>(
     req: StartRequest,
     first: TaskCommit,
 ) -> Result<(StartOutcome, Option<Result<RunRecord, StoreError>>), StoreError> {
-    let (outcome, created) = start(tx, req).await?;
-    let Some(mut created) = created else {
-        return Ok((outcome, None));
-    };
     // A first task of the new run (lease-free, at event 2, no start messages in its inbox)
     // that records nothing needs none of the general commit's checks: all it does is clear the
-    // ready mark and set the summary, one row update (the hot path of a start whose workflow
-    // waits at once). Not for an engine with a build id: the run may be routed to another
-    // build (its queue's current one), which the general commit checks on the row.
+    // ready mark and set the summary (the hot path of a start whose workflow waits at once),
+    // which the run's row is inserted with. Not for an engine with a build id: the run may be
+    // routed to another build (its queue's current one), which the general commit checks on
+    // the row.
     let trivial = first.records_nothing()
         && first.build.is_none()
         && first.without_lease
-        && first.run_id == created.run_id
-        && first.expected_next_event_id == created.next_event_id
-        && outcome.messages.is_empty();
+        && first.run_id == req.run.run_id
+        && first.expected_next_event_id == CREATED_NEXT_EVENT_ID
+        && req.messages.is_empty();
+    let settled = trivial.then(|| RunChange {
+        run_id: &first.run_id,
+        next_event_id: CREATED_NEXT_EVENT_ID,
+        added_bytes: 0,
+        summary: Some(&first.summary),
+        ready_at: None,
+        close: None,
+        versioning: Some(super::builds::task_versioning(&first.build)),
+    });
+    let (outcome, created) = start(tx, req, settled.as_ref()).await?;
+    let Some(mut created) = created else {
+        return Ok((outcome, None));
+    };
     if trivial {
-        tx.update_run(&RunChange {
-            run_id: &created.run_id,
-            next_event_id: created.next_event_id,
-            added_bytes: 0,
-            summary: Some(&first.summary),
-            ready_at: None,
-            close: None,
-            versioning: Some(super::builds::task_versioning(&first.build)),
-        })
-        .await?;
         created.summary = first.summary;
         return Ok((outcome, Some(Ok(created))));
     }
@@ -72,10 +75,12 @@ pub(crate) async fn start_run_with_task<X: Tx>(
 
 /// Starts a run: a start whose request id is recorded returns the run it addressed and writes
 /// nothing; then the id-conflict policy decides about a running run, the id-reuse policy about
-/// a closed one. Also returns the created run's record.
+/// a closed one. Also returns the created run's record. A created run's row is inserted with
+/// `first` applied (its first task's change, when that task is trivial).
 async fn start<X: Tx>(
     tx: &mut X,
     req: StartRequest,
+    first: Option<&RunChange<'_>>,
 ) -> Result<(StartOutcome, Option<RunRecord>), StoreError> {
     let StartRequest {
         run,
@@ -119,7 +124,7 @@ async fn start<X: Tx>(
             });
         }
     }
-    let created = create_run(tx, &run, &run.run_id, now_ms).await?;
+    let created = create_run_settled(tx, &run, &run.run_id, now_ms, first).await?;
     remember(tx, request_id.as_deref(), &created).await?;
     let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;
     Ok((outcome, Some(created)))
@@ -203,9 +208,24 @@ pub(crate) async fn create_run<X: Tx>(
     chain_id: &str,
     now_ms: i64,
 ) -> Result<RunRecord, StoreError> {
+    create_run_settled(tx, new, chain_id, now_ms, None).await
+}
+
+/// [`create_run`], its row inserted with `first` applied (see [`Tx::insert_settled_run`]).
+async fn create_run_settled<X: Tx>(
+    tx: &mut X,
+    new: &NewRun,
+    chain_id: &str,
+    now_ms: i64,
+    first: Option<&RunChange<'_>>,
+) -> Result<RunRecord, StoreError> {
     let data = encode_event(now_ms, &new.started_event()).map_err(encode_failed)?;
     let record = new.created_record(chain_id, data.len() as u64, now_ms);
-    tx.insert_run(&record).await?;
+    debug_assert_eq!(record.next_event_id, CREATED_NEXT_EVENT_ID);
+    match first {
+        Some(change) => tx.insert_settled_run(&record, change).await?,
+        None => tx.insert_run(&record).await?,
+    }
     tx.insert_events(&new.run_id, 1, &data).await?;
     super::search::record_memo(tx, &new.run_id, &new.memo).await?;
     super::run_limits::arm(tx, &new.run_id, new.limits.as_ref(), now_ms).await?;

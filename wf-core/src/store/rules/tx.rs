@@ -809,6 +809,20 @@ pub trait Tx:
         }
     }
 
+    /// Inserts the row of a run as just created ([`insert_run`](RunTable::insert_run)) with a
+    /// change already applied ([`update_run`](RunTable::update_run): its first workflow task,
+    /// committed with the start). A backend that can write the row once does so.
+    fn insert_settled_run(
+        &mut self,
+        run: &RunRecord,
+        change: &RunChange<'_>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async move {
+            self.insert_run(run).await?;
+            self.update_run(change).await
+        }
+    }
+
     /// Stores a workflow task's events ([`insert_events`](EventTable::insert_events), first
     /// id `first_id`; nothing when `events` is empty) and applies the task's change to its
     /// run ([`update_run`](RunTable::update_run)). A backend that can make both changes in
