@@ -110,14 +110,62 @@ macro_rules! update_run_sql {
     };
 }
 
+/// The clearing of a closed run `$1` as the tail of a `WITH` (a data-modifying `WITH` runs
+/// whether or not it is referred to): its inbox, timers and activities deleted, its unfinished
+/// updates marked with the `Abandoned` state in the given parameter. The statement's own part
+/// deletes the activities, so its row count says whether an engine ran any of them.
+macro_rules! clear_sql {
+    ($abandoned:literal) => {
+        concat!(
+            "inbox_gone AS (DELETE FROM inbox WHERE run_id = $1), \
+             timers_gone AS (DELETE FROM timers WHERE run_id = $1), \
+             abandoned AS (UPDATE updates SET state = ",
+            $abandoned,
+            ", final = TRUE WHERE run_id = $1 AND NOT final) \
+             DELETE FROM activities WHERE run_id = $1"
+        )
+    };
+}
+
+/// The insert of a run's row as just created: `$1` to `$7` (see `insert_run_row`).
+macro_rules! insert_run_sql {
+    () => {
+        "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
+         next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, build_id) \
+         VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7, \
+         (SELECT build_id FROM task_queue_builds WHERE task_queue = $7))"
+    };
+}
+
+/// The insert of a run's row with its first task's change applied: `$1` to `$13` (see
+/// `insert_run_row`).
+macro_rules! insert_settled_run_sql {
+    () => {
+        "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
+         next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, \
+         build_id, versioning) \
+         VALUES ($1, $2, $3, $4, 'running', $8, $5::int8 + $9::int8, $6, $10, $11, $7, \
+         COALESCE((SELECT build_id FROM task_queue_builds WHERE task_queue = $7), $13), \
+         $12)"
+    };
+}
+
+/// The `Abandoned` update state, as stored.
+fn abandoned() -> Result<Vec<u8>> {
+    crate::rows::to_blob("update state", &wf_core::store::UpdateState::Abandoned)
+}
+
 impl PostgresTx {
     /// Applies a [`RunChange`], and, given `(first id, encoded events)`, appends the events in
     /// the same statement (a data-modifying `WITH`, which runs whether or not it is referred
-    /// to): a workflow task's writes to its history and its row cost one statement.
+    /// to); with `clear`, a change that closes the run also clears the run's inbox, timers,
+    /// updates and activities there (see [`clear_closed`](Self::clear_closed)): a workflow
+    /// task's writes to its history and its rows cost one statement.
     pub(crate) async fn update_run_with_events(
         &mut self,
         change: &RunChange<'_>,
         events: Option<(u64, &[u8])>,
+        clear: bool,
     ) -> Result<()> {
         self.lock_run(change.run_id).await?;
         let close = change.close.as_ref();
@@ -139,18 +187,41 @@ impl PostgresTx {
                 .and_then(|v| v.build_id)
                 .map(str::to_string),
         ];
-        let sql = match events {
-            None => update_run_sql!(),
-            Some((first_id, data)) => {
-                params.extend(owned![first_id as i64, data.to_vec()]);
-                concat!(
-                    "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-                     VALUES ($1, $12, $13)) ",
-                    update_run_sql!()
-                )
-            }
+        if let Some((first_id, data)) = events {
+            params.extend(owned![first_id as i64, data.to_vec()]);
+        }
+        let clear = clear && close.is_some();
+        if clear {
+            params.push(Box::new(abandoned()?));
+        }
+        // The statement that clears counts the activities it deletes (see `clear_closed`).
+        let sql = match (events.is_some(), clear) {
+            (false, false) => update_run_sql!(),
+            (true, false) => concat!(
+                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
+                 VALUES ($1, $12, $13)) ",
+                update_run_sql!()
+            ),
+            (false, true) => concat!(
+                "WITH updated AS (",
+                update_run_sql!(),
+                "), ",
+                clear_sql!("$12")
+            ),
+            (true, true) => concat!(
+                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
+                 VALUES ($1, $12, $13)), updated AS (",
+                update_run_sql!(),
+                "), ",
+                clear_sql!("$14")
+            ),
         };
-        self.later(sql, params, "update a run").await?;
+        if clear {
+            self.later_waking(sql, params, "update and clear a closed run")
+                .await?;
+        } else {
+            self.later(sql, params, "update a run").await?;
+        }
         if change.ready_at.is_some() {
             self.notes.work = true;
         }
@@ -158,15 +229,17 @@ impl PostgresTx {
     }
 
     /// Inserts a run's row as just created (see [`RunTable::insert_run`]), or, given its first
-    /// task's change, with that change applied ([`Tx::insert_settled_run`]): one write of
-    /// the row, not an insert and then an update (which, changing indexed columns, would
-    /// leave a dead row version and index entries behind). A settled run is not ready:
-    /// other processes need not hear of it.
+    /// task's change, with that change applied, and, given its `WorkflowStarted` event, that
+    /// event too ([`Tx::insert_new_run`]): one statement, one write of the row (not an
+    /// insert and then an update, which, changing indexed columns, would leave a dead row
+    /// version and index entries behind). A run inserted not ready (its first task done) is
+    /// no news for other processes.
     ///
-    /// [`Tx::insert_settled_run`]: wf_core::store::Tx::insert_settled_run
+    /// [`Tx::insert_new_run`]: wf_core::store::Tx::insert_new_run
     pub(crate) async fn insert_run_row(
         &mut self,
         run: &RunRecord,
+        started: Option<&[u8]>,
         first: Option<&RunChange<'_>>,
     ) -> Result<()> {
         self.lock_workflow(&run.workflow_id).await?;
@@ -180,39 +253,42 @@ impl PostgresTx {
             run.created_ms,
             run.task_queue.clone(),
         ];
-        let sql = match first {
-            None => {
-                "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-                 next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, build_id) \
-                 VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7, \
-                 (SELECT build_id FROM task_queue_builds WHERE task_queue = $7))"
+        if let Some(change) = first {
+            if change.close.is_some() {
+                return Err(wf_core::store::StoreError::bug(
+                    "a run cannot be inserted closed",
+                ));
             }
-            Some(change) => {
-                if change.close.is_some() {
-                    return Err(wf_core::store::StoreError::bug(
-                        "a run cannot be inserted closed",
-                    ));
-                }
-                params.extend(owned![
-                    change.next_event_id as i64,
-                    change.added_bytes as i64,
-                    change
-                        .summary
-                        .map_or_else(Vec::new, |p| p.as_bytes().to_vec()),
-                    change.ready_at,
-                    change.versioning.map(|v| v.behavior.to_string()),
-                    change
-                        .versioning
-                        .and_then(|v| v.build_id)
-                        .map(str::to_string),
-                ]);
-                "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-                 next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, \
-                 build_id, versioning) \
-                 VALUES ($1, $2, $3, $4, 'running', $8, $5::int8 + $9::int8, $6, $10, $11, $7, \
-                 COALESCE((SELECT build_id FROM task_queue_builds WHERE task_queue = $7), $13), \
-                 $12)"
-            }
+            params.extend(owned![
+                change.next_event_id as i64,
+                change.added_bytes as i64,
+                change
+                    .summary
+                    .map_or_else(Vec::new, |p| p.as_bytes().to_vec()),
+                change.ready_at,
+                change.versioning.map(|v| v.behavior.to_string()),
+                change
+                    .versioning
+                    .and_then(|v| v.build_id)
+                    .map(str::to_string),
+            ]);
+        }
+        if let Some(data) = started {
+            params.push(Box::new(data.to_vec()));
+        }
+        let sql = match (first.is_some(), started.is_some()) {
+            (false, false) => insert_run_sql!(),
+            (false, true) => concat!(
+                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
+                 VALUES ($1, 1, $8)) ",
+                insert_run_sql!()
+            ),
+            (true, false) => insert_settled_run_sql!(),
+            (true, true) => concat!(
+                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
+                 VALUES ($1, 1, $14)) ",
+                insert_settled_run_sql!()
+            ),
         };
         self.later(sql, params, "insert a run").await?;
         if first.is_none_or(|c| c.ready_at.is_some()) {
@@ -225,15 +301,9 @@ impl PostgresTx {
     /// run's activity attempts are to hear of their end (`ActivityContext::cancelled`), if it
     /// had any.
     pub(crate) async fn clear_closed(&mut self, run_id: &str) -> Result<()> {
-        let abandoned =
-            crate::rows::to_blob("update state", &wf_core::store::UpdateState::Abandoned)?;
         self.later_waking(
-            "WITH inbox_gone AS (DELETE FROM inbox WHERE run_id = $1), \
-             timers_gone AS (DELETE FROM timers WHERE run_id = $1), \
-             abandoned AS (UPDATE updates SET state = $2, final = TRUE \
-             WHERE run_id = $1 AND NOT final) \
-             DELETE FROM activities WHERE run_id = $1",
-            owned![run_id.to_string(), abandoned],
+            concat!("WITH ", clear_sql!("$2")),
+            owned![run_id.to_string(), abandoned()?],
             "clear a closed run's inbox, timers, updates and activities",
         )
         .await
@@ -280,11 +350,11 @@ impl RunTable for PostgresTx {
     }
 
     async fn insert_run(&mut self, run: &RunRecord) -> Result<()> {
-        self.insert_run_row(run, None).await
+        self.insert_run_row(run, None, None).await
     }
 
     async fn update_run(&mut self, change: &RunChange<'_>) -> Result<()> {
-        self.update_run_with_events(change, None).await
+        self.update_run_with_events(change, None, false).await
     }
 
     async fn set_ready(&mut self, run_id: &str, at_ms: i64) -> Result<()> {

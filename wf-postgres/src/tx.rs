@@ -519,16 +519,17 @@ impl Tx for PostgresTx {
         events: &[u8],
         change: &wf_core::store::RunChange<'_>,
     ) -> Result<()> {
-        self.update_run_with_events(change, (!events.is_empty()).then_some((first_id, events)))
-            .await
+        let events = (!events.is_empty()).then_some((first_id, events));
+        self.update_run_with_events(change, events, true).await
     }
 
-    async fn insert_settled_run(
+    async fn insert_new_run(
         &mut self,
         run: &wf_core::store::RunRecord,
-        change: &wf_core::store::RunChange<'_>,
+        started: &[u8],
+        first: Option<&wf_core::store::RunChange<'_>>,
     ) -> Result<()> {
-        self.insert_run_row(run, Some(change)).await
+        self.insert_run_row(run, Some(started), first).await
     }
 
     async fn resolve_attempt(&mut self, attempt: &wf_core::store::Attempt<'_>) -> Result<()> {

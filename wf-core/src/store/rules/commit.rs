@@ -9,7 +9,7 @@ use super::deliver::{deliver_to, notify_run};
 use super::encode_failed;
 use super::leases::{check_task_owner, check_unleased};
 use super::start::create_run;
-use super::terminate::{clear_closed_run, terminate_run};
+use super::terminate::terminate_run;
 use super::tx::{Attempt, NewActivity, RunChange, RunClosing, Tx, UpdateRow};
 use crate::data::activity::activity_lease;
 use crate::data::codec::encode_event_into;
@@ -136,7 +136,7 @@ pub(crate) async fn commit<X: Tx>(
     } else {
         None
     };
-    // With the task's events (nothing in between reads them).
+    // With the task's events (nothing in between reads them), and a close's clearing.
     let change = RunChange {
         run_id,
         next_event_id,
@@ -162,7 +162,6 @@ pub(crate) async fn commit<X: Tx>(
         record.closed_ms = Some(closing.closed_ms);
         record.result = closing.result.cloned();
         record.failure = closing.failure.map(str::to_string);
-        clear_closed_run(tx, run_id).await?;
     }
     let failed = matches!(close, Some(RunClose::Failed(_)));
     if let Some(RunClose::ContinuedAsNew(new)) = close {

@@ -211,7 +211,7 @@ pub(crate) async fn create_run<X: Tx>(
     create_run_settled(tx, new, chain_id, now_ms, None).await
 }
 
-/// [`create_run`], its row inserted with `first` applied (see [`Tx::insert_settled_run`]).
+/// [`create_run`], its row inserted with `first` applied (see [`Tx::insert_new_run`]).
 async fn create_run_settled<X: Tx>(
     tx: &mut X,
     new: &NewRun,
@@ -222,11 +222,7 @@ async fn create_run_settled<X: Tx>(
     let data = encode_event(now_ms, &new.started_event()).map_err(encode_failed)?;
     let record = new.created_record(chain_id, data.len() as u64, now_ms);
     debug_assert_eq!(record.next_event_id, CREATED_NEXT_EVENT_ID);
-    match first {
-        Some(change) => tx.insert_settled_run(&record, change).await?,
-        None => tx.insert_run(&record).await?,
-    }
-    tx.insert_events(&new.run_id, 1, &data).await?;
+    tx.insert_new_run(&record, &data, first).await?;
     super::search::record_memo(tx, &new.run_id, &new.memo).await?;
     super::run_limits::arm(tx, &new.run_id, new.limits.as_ref(), now_ms).await?;
     Ok(record)

@@ -809,24 +809,31 @@ pub trait Tx:
         }
     }
 
-    /// Inserts the row of a run as just created ([`insert_run`](RunTable::insert_run)) with a
-    /// change already applied ([`update_run`](RunTable::update_run): its first workflow task,
-    /// committed with the start). A backend that can write the row once does so.
-    fn insert_settled_run(
+    /// Writes a new run: its row as just created ([`insert_run`](RunTable::insert_run)), with
+    /// `first` applied if given ([`update_run`](RunTable::update_run): its first workflow
+    /// task, committed with the start), and its `WorkflowStarted` event (`started`, event 1,
+    /// [`insert_events`](EventTable::insert_events)). A backend that can write them in one
+    /// statement does so.
+    fn insert_new_run(
         &mut self,
         run: &RunRecord,
-        change: &RunChange<'_>,
+        started: &[u8],
+        first: Option<&RunChange<'_>>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send {
         async move {
             self.insert_run(run).await?;
-            self.update_run(change).await
+            if let Some(change) = first {
+                self.update_run(change).await?;
+            }
+            self.insert_events(&run.run_id, 1, started).await
         }
     }
 
     /// Stores a workflow task's events ([`insert_events`](EventTable::insert_events), first
     /// id `first_id`; nothing when `events` is empty) and applies the task's change to its
-    /// run ([`update_run`](RunTable::update_run)). A backend that can make both changes in
-    /// one statement does so.
+    /// run ([`update_run`](RunTable::update_run)); a change that closes the run also clears
+    /// it ([`clear_run`](Tx::clear_run)). A backend that can make these changes in one
+    /// statement does so.
     fn append_and_update_run(
         &mut self,
         first_id: u64,
@@ -837,7 +844,11 @@ pub trait Tx:
             if !events.is_empty() {
                 self.insert_events(change.run_id, first_id, events).await?;
             }
-            self.update_run(change).await
+            self.update_run(change).await?;
+            if change.close.is_some() {
+                self.clear_run(change.run_id).await?;
+            }
+            Ok(())
         }
     }
 
