@@ -8,8 +8,10 @@ use wf_core::store::{
 };
 
 /// v6: `wf_conflict(run_id, reason)`, which fails its statement with SQLSTATE `WF409`, read
-/// back as a `Conflict` on the run (see `rows::pg_error`). A check made in the statement
-/// itself (an attempt a workflow task resolves is still current) can then go with the
+/// back as a `Conflict` on the run, and `wf_stale(run_id)`, SQLSTATE `WF412`, read back as a
+/// `Busy` error (the writer runs the request again, reading what it had assumed; see
+/// `rows::pg_error`). A check made in the statement itself (an attempt a workflow task
+/// resolves is still current, a run's row is as its worker assumed) can then go with the
 /// transaction's later statements instead of costing a round trip of its own: when it fails,
 /// so does the transaction.
 pub(crate) const SCHEMA_V6: &str = r#"
@@ -17,6 +19,13 @@ CREATE FUNCTION wf_conflict(run_id TEXT, reason TEXT) RETURNS INTEGER
 LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION USING ERRCODE = 'WF409', MESSAGE = reason, DETAIL = run_id;
+END
+$$;
+CREATE FUNCTION wf_stale(run_id TEXT) RETURNS INTEGER
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'WF412',
+        MESSAGE = 'the run changed since the worker last saw it', DETAIL = run_id;
 END
 $$;
 "#;

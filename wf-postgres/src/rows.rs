@@ -12,6 +12,8 @@ use wf_core::store::{
 
 /// The SQLSTATE of `wf_conflict` (see `activities::SCHEMA_V6`).
 const CONFLICT: &str = "WF409";
+/// The SQLSTATE of `wf_stale` (see `activities::SCHEMA_V6`).
+const STALE: &str = "WF412";
 
 /// Maps a PostgreSQL error to `Backend`, saying what was being done and whether a retry can
 /// help (or, for `wf_conflict`'s, to the `Conflict` it reports).
@@ -48,9 +50,22 @@ pub(crate) fn error_kind(e: &tokio_postgres::Error) -> BackendErrorKind {
 
 /// A PostgreSQL error as a backend failure of the matching kind.
 pub(crate) fn pg_error(what: &str, e: tokio_postgres::Error) -> StoreError {
-    if let Some(d) = e.as_db_error().filter(|d| d.code().code() == CONFLICT) {
+    if let Some(d) = e.as_db_error() {
         // A check made in a statement failed (see `activities::SCHEMA_V6`).
-        return StoreError::conflict(d.detail().unwrap_or_default(), d.message());
+        match d.code().code() {
+            CONFLICT => return StoreError::conflict(d.detail().unwrap_or_default(), d.message()),
+            STALE => {
+                return StoreError::backend(
+                    BackendErrorKind::Busy,
+                    format!(
+                        "PostgreSQL: {what}: run {}: {}",
+                        d.detail().unwrap_or_default(),
+                        d.message()
+                    ),
+                )
+            }
+            _ => {}
+        }
     }
     let kind = error_kind(&e);
     let detail = match e.as_db_error() {

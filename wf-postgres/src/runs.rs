@@ -310,6 +310,51 @@ impl PostgresTx {
     }
 }
 
+impl PostgresTx {
+    /// [`Tx::assume_run`](wf_core::store::Tx::assume_run): on a writer whose batch runs
+    /// without savepoints ([`speculate`](Self::speculate)), `assumed` is answered at once
+    /// and a check is queued in its place, under the run's locks as the read would be: it
+    /// fails the transaction (`wf_stale`) unless the row is as assumed and the inbox empty,
+    /// and the writer then runs the batch again, with savepoints and real reads. A commit of
+    /// a run held in memory is then one round trip. Else (or for an assumed row that is not
+    /// a plain running one) the row is read.
+    pub(crate) async fn assume_run_row(
+        &mut self,
+        run_id: &str,
+        assumed: &RunRecord,
+    ) -> Result<(Option<RunRow>, bool)> {
+        let plain = assumed.status == RunStatus::Running
+            && assumed.build_id.is_none()
+            && assumed.run_id == run_id;
+        if !(self.writer && self.speculate && plain) {
+            return self.run_and_inbox(run_id, Some(None)).await;
+        }
+        self.lock_run(run_id).await?;
+        self.later(
+            "WITH r AS (SELECT next_event_id, history_bytes, status, lease_owner, build_id \
+             FROM runs WHERE run_id = $1 FOR UPDATE) \
+             SELECT CASE WHEN EXISTS (SELECT 1 FROM r WHERE status = 'running' \
+             AND next_event_id = $2 AND history_bytes = $3 AND lease_owner IS NULL \
+             AND build_id IS NULL) \
+             AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.run_id = $1) \
+             THEN 0 ELSE wf_stale($1) END",
+            owned![
+                run_id.to_string(),
+                assumed.next_event_id.min(i64::MAX as u64) as i64,
+                assumed.history_bytes.min(i64::MAX as u64) as i64
+            ],
+            "check a run is as its worker assumed",
+        )
+        .await?;
+        let row = RunRow {
+            record: assumed.clone(),
+            lease_owner: None,
+            lease_until: None,
+        };
+        Ok((Some(row), false))
+    }
+}
+
 impl RunTable for PostgresTx {
     async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
         let sql = if self.writer {

@@ -104,6 +104,10 @@ pub struct PostgresTx {
     pub(crate) locked_workflows: std::collections::HashSet<String>,
     /// How long the last commit's round trip took (see [`send_commit`](Self::send_commit)).
     pub(crate) commit_time: std::time::Duration,
+    /// Whether a commit may take the run's row its worker assumed instead of reading it (see
+    /// `runs.rs`): while a writer's batch runs without savepoints, whose failure runs the
+    /// batch again with them (and with this off).
+    pub(crate) speculate: bool,
     /// Whether, since the writer last cleared it, a statement that may change a row was sent
     /// or a statement failed at the server: a request that failed without touching the
     /// transaction needs nothing rolled back (see `writer.rs`).
@@ -195,6 +199,7 @@ impl PostgresTx {
             locked_workflows: Default::default(),
             commit_time: Default::default(),
             touched: false,
+            speculate: false,
         }
     }
 
@@ -521,6 +526,14 @@ impl Tx for PostgresTx {
     ) -> Result<()> {
         let events = (!events.is_empty()).then_some((first_id, events));
         self.update_run_with_events(change, events, true).await
+    }
+
+    async fn assume_run(
+        &mut self,
+        run_id: &str,
+        assumed: &wf_core::store::RunRecord,
+    ) -> Result<(Option<wf_core::store::RunRow>, bool)> {
+        self.assume_run_row(run_id, assumed).await
     }
 
     async fn insert_new_run(

@@ -401,6 +401,8 @@ async fn write_plain(
     let shared = batch.len() > 1;
     let begin_sql = begin_sql(soft, shared);
     open_batch(tx, connector, settings, begin_sql).await?;
+    // A wrong assumption fails the transaction, and the batch runs again with savepoints.
+    tx.speculate = true;
     let mut kept = 0;
     for request in batch.iter_mut() {
         tx.touched = false;
@@ -496,6 +498,8 @@ async fn write_batch(
     };
     let mut later = vec![false; batch.len()];
     open_batch(tx, connector, settings, begin_sql).await?;
+    // Each request reads what it checks: a failed assumption here would fail it.
+    tx.speculate = false;
     for (i, request) in batch.iter_mut().enumerate() {
         let mut runs = 0;
         let kept = loop {

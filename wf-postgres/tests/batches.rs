@@ -175,3 +175,99 @@ async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_co
         assert_eq!(task.messages.len(), 1, "{}'s inbox", task.run.run_id);
     }
 }
+
+/// A commit without a lease whose worker says what the run's row is takes it for the row
+/// (no read: one round trip) under a check that fails the transaction when the row moved on,
+/// the run got a lease or a message; the writer then runs it again with a read, so that the
+/// caller gets the answer a read would have given, and its group commit's other requests
+/// stand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_that_assume_their_runs_row_are_checked_in_their_transaction() {
+    use wf_core::store::conformance::{commit_for, lease_one, signal};
+    use wf_core::store::WorkflowTask;
+
+    let Some(db) = TestSchema::new("assumed_rows") else {
+        return;
+    };
+    let store = db.open().await;
+    // wf-ok: as assumed; wf-msg: a message waits; wf-moved: the assumed row is stale (the
+    // history moved on); wf-leased: another worker holds the lease.
+    for wf in ["wf-ok", "wf-msg", "wf-moved", "wf-leased"] {
+        start(&store, wf, &format!("run-{wf}"), T0).await;
+    }
+    let assumed = |record: wf_core::store::RunRecord| {
+        let task = WorkflowTask {
+            run: record.clone(),
+            messages: Vec::new(),
+        };
+        let mut commit = commit_for(&task, "me", T0 + 5);
+        commit.without_lease = true;
+        commit.assumed = Some(Box::new(record));
+        commit
+    };
+    let row = |wf: &'static str| {
+        let store = &store;
+        async move { store.get_run(wf, None).await.unwrap().unwrap() }
+    };
+    let ok = assumed(row("wf-ok").await);
+    let msg = assumed(row("wf-msg").await);
+    let moved = assumed(row("wf-moved").await);
+    let leased = assumed(row("wf-leased").await);
+    store
+        .deliver("wf-msg", None, signal("go", None), T0 + 1)
+        .await
+        .unwrap();
+    // wf-moved: a task of another worker commits first; wf-leased: another worker leases it.
+    let lease = |run_id: &'static str| {
+        let store = &store;
+        async move {
+            store
+                .lease_run(run_id, "other", T0 + 2, 10_000, None)
+                .await
+                .unwrap()
+                .expect("a free run")
+        }
+    };
+    let task = lease("run-wf-moved").await;
+    store
+        .commit_workflow_task(commit_for(&task, "other", T0 + 3))
+        .await
+        .unwrap();
+    lease("run-wf-leased").await;
+    // Alone (a wrong assumption is then caught by the check alone), and two in one group
+    // commit (the group runs again; the request that was right stands).
+    let msg = store.commit_workflow_task(msg).await;
+    let leased = store.commit_workflow_task(leased).await;
+    let (ok, moved) = tokio::join!(
+        store.commit_workflow_task(ok),
+        store.commit_workflow_task(moved),
+    );
+    let ok = ok.expect("the commit whose row was as assumed");
+    assert_eq!(ok.next_event_id, 3);
+    assert_eq!(ok, store.get_run("wf-ok", None).await.unwrap().unwrap());
+    assert!(
+        matches!(msg, Err(StoreError::NewMessages { .. })),
+        "{msg:?}"
+    );
+    assert!(
+        matches!(&moved, Err(StoreError::Conflict { reason, .. }) if reason.contains("next event id")),
+        "{moved:?}"
+    );
+    assert!(
+        matches!(&leased, Err(StoreError::Conflict { reason, .. }) if reason.contains("lease")),
+        "{leased:?}"
+    );
+    // Nothing of the refused commits was written.
+    for (wf, events) in [("wf-msg", 1), ("wf-moved", 2), ("wf-leased", 1)] {
+        let run = store.get_run(wf, None).await.unwrap().unwrap();
+        assert_eq!(
+            store.read_history(&run.run_id, 1).await.unwrap().len(),
+            events,
+            "{wf}"
+        );
+    }
+    // The message still waits for wf-msg's next task.
+    let task = lease_one(&store, "me", T0 + 6).await;
+    assert_eq!(task.run.workflow_id, "wf-msg");
+    assert_eq!(task.messages.len(), 1);
+}

@@ -588,7 +588,11 @@ impl HasPayloads for TaskCommit {
             now_ms: _,
             failure_type: _,
             build: _,
+            assumed,
         } = self;
+        if let Some(assumed) = assumed {
+            assumed.for_each_payload(f)?;
+        }
         events
             .iter_mut()
             .try_for_each(|(_, kind)| kind.for_each_payload(f))?;

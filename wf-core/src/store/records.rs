@@ -299,6 +299,13 @@ pub struct TaskCommit {
     /// (a pinned run stays on this build); a commit without a lease fails with `Conflict` on
     /// a run whose build is another one.
     pub build: Option<(String, VersioningBehavior)>,
+    /// For a commit [`without_lease`](Self::without_lease): the run's row as the committing
+    /// worker knows it (the record its last commit returned, or a row just read). A store
+    /// may take it for the row it would read instead of reading it, provided its transaction
+    /// then fails unless the stored row is still so (running, at this history position and
+    /// size, unleased, on no build) and the inbox empty: a commit saves a round trip to a
+    /// database server. `None`: the store reads the row.
+    pub assumed: Option<Box<RunRecord>>,
 }
 
 impl TaskCommit {

@@ -125,6 +125,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         sync: true,
         now_ms,
         build: None,
+        assumed: None,
     }
 }
 

@@ -39,7 +39,10 @@ pub(crate) async fn commit<X: Tx>(
     } else {
         Some(c.consumed_through)
     };
-    let (row, inbox_waiting) = tx.load_run_and_peek_inbox(run_id, inbox_after).await?;
+    let (row, inbox_waiting) = match c.assumed.as_deref() {
+        Some(assumed) if c.without_lease => tx.assume_run(run_id, assumed).await?,
+        _ => tx.load_run_and_peek_inbox(run_id, inbox_after).await?,
+    };
     let row = row.ok_or_else(|| StoreError::conflict(run_id, "no such run"))?;
     if c.without_lease {
         check_unleased(&row, now)?;

@@ -809,6 +809,23 @@ pub trait Tx:
         }
     }
 
+    /// The read of a commit without a lease, whose worker says what the run's row is
+    /// ([`TaskCommit::assumed`](crate::store::TaskCommit::assumed)): the row and whether the
+    /// run's inbox holds any message, as
+    /// [`load_run_and_peek_inbox`](Self::load_run_and_peek_inbox) with `Some(None)` answers
+    /// them. A backend may answer `assumed` (unleased) and `false` without reading, provided
+    /// its transaction then fails unless the stored row is still running at `assumed`'s
+    /// `next_event_id` and `history_bytes`, unleased, on no build, and the inbox is empty;
+    /// the failure must let the caller run the commit again with a read (a `Busy` error).
+    fn assume_run(
+        &mut self,
+        run_id: &str,
+        assumed: &RunRecord,
+    ) -> impl Future<Output = Result<(Option<RunRow>, bool), StoreError>> + Send {
+        let _ = assumed;
+        self.load_run_and_peek_inbox(run_id, Some(None))
+    }
+
     /// Writes a new run: its row as just created ([`insert_run`](RunTable::insert_run)), with
     /// `first` applied if given ([`update_run`](RunTable::update_run): its first workflow
     /// task, committed with the start), and its `WorkflowStarted` event (`started`, event 1,
