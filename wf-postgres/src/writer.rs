@@ -365,9 +365,10 @@ enum Plain {
     Again,
 }
 
-/// The opening statements of a batch's transaction: `soft` (no request needs the WAL flush)
-/// and `shared` (more than one request: past the first, a request waits for a lock only
-/// briefly; see [`closing`]).
+/// The opening statements of a batch's transaction without savepoints: `soft` (no request
+/// needs the WAL flush) and `shared` (more than one request: each waits for a lock only
+/// briefly, and one that times out makes the batch run again with savepoints, where the first
+/// request waits as long as it must and a later one is put off; see [`closing`]).
 fn begin_sql(soft: bool, shared: bool) -> &'static str {
     match (soft, shared) {
         (false, false) => "BEGIN",
