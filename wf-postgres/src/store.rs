@@ -150,4 +150,10 @@ impl Backend for PostgresStore {
     fn metrics(&self) -> Option<Arc<StoreMetrics>> {
         Some(Arc::clone(&self.metrics))
     }
+
+    /// A commit of a run held in memory then skips the read of its run (see
+    /// `PostgresTx::assume_run_row`).
+    fn takes_assumed_rows(&self) -> bool {
+        true
+    }
 }

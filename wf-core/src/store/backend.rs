@@ -111,6 +111,11 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
 
+    /// See [`Store::takes_assumed_rows`]; the default is `false`.
+    fn takes_assumed_rows(&self) -> bool {
+        false
+    }
+
     /// See [`Store::metrics`]; the default is `None`.
     fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
         None
@@ -140,6 +145,10 @@ impl<B: Backend> Store for B {
 
     fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
         Backend::metrics(self)
+    }
+
+    fn takes_assumed_rows(&self) -> bool {
+        Backend::takes_assumed_rows(self)
     }
 
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {

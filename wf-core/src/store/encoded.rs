@@ -39,6 +39,35 @@ impl EncodedStore {
         EncodedStore { inner, codecs }
     }
 
+    /// [`Store::deliver`], or [`Store::deliver_durable`] when `durable`, with the message
+    /// encoded and the outcome decoded.
+    fn deliver_encoded(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        message: Message,
+        now_ms: i64,
+        durable: bool,
+    ) -> StoreFuture<'_, DeliverOutcome> {
+        let what = format!("a message to workflow {workflow_id:?}");
+        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
+        let call = self.with_encoded(&what, message, move |message| {
+            Box::pin(async move {
+                let (workflow_id, run_id) = (&workflow_id, run_id.as_deref());
+                if durable {
+                    self.inner
+                        .deliver_durable(workflow_id, run_id, message, now_ms)
+                        .await
+                } else {
+                    self.inner
+                        .deliver(workflow_id, run_id, message, now_ms)
+                        .await
+                }
+            })
+        });
+        self.decoded(what, call)
+    }
+
     /// Encodes `value`'s payloads for a call that `what` describes.
     fn encode<T: HasPayloads + ?Sized>(&self, what: &str, value: &mut T) -> Result<(), StoreError> {
         self.codecs
@@ -118,16 +147,7 @@ impl Store for EncodedStore {
         message: Message,
         now_ms: i64,
     ) -> StoreFuture<'_, DeliverOutcome> {
-        let what = format!("a message to workflow {workflow_id:?}");
-        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
-        let call = self.with_encoded(&what, message, move |message| {
-            Box::pin(async move {
-                self.inner
-                    .deliver(&workflow_id, run_id.as_deref(), message, now_ms)
-                    .await
-            })
-        });
-        self.decoded(what, call)
+        self.deliver_encoded(workflow_id, run_id, message, now_ms, false)
     }
 
     fn deliver_durable(
@@ -137,16 +157,7 @@ impl Store for EncodedStore {
         message: Message,
         now_ms: i64,
     ) -> StoreFuture<'_, DeliverOutcome> {
-        let what = format!("a message to workflow {workflow_id:?}");
-        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
-        let call = self.with_encoded(&what, message, move |message| {
-            Box::pin(async move {
-                self.inner
-                    .deliver_durable(&workflow_id, run_id.as_deref(), message, now_ms)
-                    .await
-            })
-        });
-        self.decoded(what, call)
+        self.deliver_encoded(workflow_id, run_id, message, now_ms, true)
     }
 
     fn poll_workflow_tasks(
@@ -467,6 +478,10 @@ impl Store for EncodedStore {
 
     fn metrics(&self) -> Option<Arc<crate::metrics::StoreMetrics>> {
         self.inner.metrics()
+    }
+
+    fn takes_assumed_rows(&self) -> bool {
+        self.inner.takes_assumed_rows()
     }
 
     fn terminate(

@@ -760,6 +760,10 @@ impl Store for FaultStore {
         self.inner.metrics()
     }
 
+    fn takes_assumed_rows(&self) -> bool {
+        self.inner.takes_assumed_rows()
+    }
+
     fn terminate(
         &self,
         workflow_id: &str,

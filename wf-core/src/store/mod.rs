@@ -394,6 +394,14 @@ pub trait Store: Send + Sync + 'static {
         None
     }
 
+    /// Whether commits without a lease should carry the run's row their worker knows
+    /// ([`TaskCommit::assumed`]): a store that reads the row over a network saves that read
+    /// (one round trip per commit); one that reads it in-process gains nothing, and the
+    /// worker does not copy the row for it. The default is `false`.
+    fn takes_assumed_rows(&self) -> bool {
+        false
+    }
+
     /// What the store records about its write transactions (group commit sizes, commit and
     /// fsync times), included in the engine's [`metrics`](crate::Engine::metrics). The
     /// default is `None`: the store records nothing.

@@ -87,8 +87,10 @@ impl Plan {
             summary: summary.encode(),
             now_ms: now,
             build: core.config.task_build(&run.workflow_type),
-            // A run held here (or whose row a sender just read): its row is known.
-            assumed: without_lease.then(|| Box::new(run.clone())),
+            // A run held here (or whose row a sender just read): its row is known, and a
+            // store that would read it over a network takes it instead.
+            assumed: (without_lease && core.store.takes_assumed_rows())
+                .then(|| Box::new(run.clone())),
         };
         for mut e in events {
             command_effects(&mut commit, run, &mut e);
