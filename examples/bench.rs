@@ -388,11 +388,26 @@ fn file_mb(path: &std::path::Path, suffix: &str) -> f64 {
 
 /// Starts `n` waiters, signals them all, awaits all results; workflows/s end to end.
 async fn waiters(client: &Client, prefix: &str, n: usize) -> Result<f64, WfError> {
+    Ok(waiter_phases(client, prefix, n).await?.0)
+}
+
+/// [`waiters`], with each phase's rate: (workflows/s, [start, signal, result] per second).
+async fn waiter_phases(
+    client: &Client,
+    prefix: &str,
+    n: usize,
+) -> Result<(f64, [f64; 3]), WfError> {
     let t = Instant::now();
-    run_all(client, n, prefix, Phase::Start).await?;
-    run_all(client, n, prefix, Phase::Signal).await?;
-    run_all(client, n, prefix, Phase::Result).await?;
-    Ok(n as f64 / t.elapsed().as_secs_f64())
+    let mut rates = [0.0; 3];
+    for (rate, phase) in rates
+        .iter_mut()
+        .zip([Phase::Start, Phase::Signal, Phase::Result])
+    {
+        let p = Instant::now();
+        run_all(client, n, prefix, phase).await?;
+        *rate = n as f64 / p.elapsed().as_secs_f64();
+    }
+    Ok((n as f64 / t.elapsed().as_secs_f64(), rates))
 }
 
 #[derive(Clone, Copy)]
@@ -442,10 +457,14 @@ async fn bench_a(b: &mut Bench) -> Result<(), WfError> {
         format!("{rate:>10.0} workflows/s"),
     );
     b.record("a_wf_per_s", rate);
-    let rate = waiters(&client, "a10k", large).await?;
+    let (rate, [start, signal, result]) = waiter_phases(&client, "a10k", large).await?;
     b.row(
         &format!("(a) {large} workflows: start, signal, result"),
         format!("{rate:>10.0} workflows/s"),
+    );
+    b.row(
+        &format!("(a) {large} workflows, by phase: start / signal / result"),
+        format!("{start:>6.0} / {signal:.0} / {result:.0} per s"),
     );
     b.record("a10k_wf_per_s", rate);
     if let (Some(url), n @ 2..) = (b.args.postgres.clone(), b.args.workers) {

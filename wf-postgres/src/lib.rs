@@ -4,7 +4,9 @@
 //! same rules as the SQLite and memory stores and passes the same conformance suite.
 //!
 //! - Group commit: each writer connection folds the requests that arrive together into one
-//!   transaction, each in its own savepoint, and answers each caller after the `COMMIT`.
+//!   transaction and answers each caller after the `COMMIT` (savepoints only when a request
+//!   fails after writing); the latest runs the group's starts read come in one statement, and
+//!   its workflow tasks' writes go in one more.
 //! - Task leases use `FOR UPDATE SKIP LOCKED`; a writer's reads of a run lock it (see
 //!   `runs.rs`), so two processes never both pass a rule's checks.
 //! - Wake-ups between processes: `NOTIFY` after each commit that made work ready, one `LISTEN`ing connection per store.
@@ -16,11 +18,13 @@
 //! Files: `options.rs`, `connect.rs` (connections), `schema.rs` (migrations), `store.rs`
 //! (opening, the `Backend`), `writer.rs` (the connection tasks and group commit), `listen.rs`
 //! (`LISTEN/NOTIFY`), `notify.rs` (what a transaction tells others), `tx.rs` (the transaction
-//! the rules see), `rows.rs` (decoding, errors), one file per table, `purge.rs` (retention's
-//! deletes), and `testing.rs` (feature `testing`).
+//! the rules see), `commits.rs` (a group's run writes in one statement), `rows.rs` (decoding,
+//! errors), one file per table, `purge.rs` (retention's deletes), and `testing.rs` (feature
+//! `testing`).
 
 mod activities;
 mod builds;
+mod commits;
 mod connect;
 mod engines;
 mod events;

@@ -96,20 +96,6 @@ impl PostgresTx {
     }
 }
 
-/// The change of [`RunTable::update_run`]: `$1` to `$11` (see `update_run_with_events`).
-macro_rules! update_run_sql {
-    () => {
-        "UPDATE runs SET next_event_id = $2, history_bytes = history_bytes + $3, \
-         summary = COALESCE($4, summary), \
-         task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
-         lease_owner = NULL, lease_until = NULL, ready_at = $5, \
-         status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
-         result = COALESCE($8, result), failure = COALESCE($9, failure), \
-         versioning = COALESCE(versioning, $10), build_id = COALESCE(build_id, $11) \
-         WHERE run_id = $1"
-    };
-}
-
 /// The clearing of a closed run `$1` as the tail of a `WITH` (a data-modifying `WITH` runs
 /// whether or not it is referred to): its inbox, timers and activities deleted, its unfinished
 /// updates marked with the `Abandoned` state in the given parameter. The statement's own part
@@ -156,72 +142,19 @@ fn abandoned() -> Result<Vec<u8>> {
 }
 
 impl PostgresTx {
-    /// Applies a [`RunChange`], and, given `(first id, encoded events)`, appends the events in
-    /// the same statement (a data-modifying `WITH`, which runs whether or not it is referred
-    /// to); with `clear`, a change that closes the run also clears the run's inbox, timers,
-    /// updates and activities there (see [`clear_closed`](Self::clear_closed)): a workflow
-    /// task's writes to its history and its rows cost one statement.
+    /// Applies a [`RunChange`], and, given `(first id, encoded events)`, appends the events;
+    /// with `clear`, a change that closes the run also clears the run's inbox, timers,
+    /// updates and activities (see [`clear_closed`](Self::clear_closed)): one queued item,
+    /// which goes with the commits queued next to it in one statement (see `commits.rs`).
     pub(crate) async fn update_run_with_events(
         &mut self,
         change: &RunChange<'_>,
         events: Option<(u64, &[u8])>,
         clear: bool,
     ) -> Result<()> {
-        self.lock_run(change.run_id).await?;
-        let close = change.close.as_ref();
-        // One statement for a commit (a summary: the task failure is cleared) and for a
-        // termination (no summary: both kept); a close sets its fields, else they stay.
-        let mut params = owned![
-            change.run_id.to_string(),
-            change.next_event_id as i64,
-            change.added_bytes as i64,
-            change.summary.map(|p| p.as_bytes().to_vec()),
-            change.ready_at,
-            close.map(|c| c.status.as_str()),
-            close.map(|c| c.closed_ms),
-            close.and_then(|c| c.result).map(|p| p.as_bytes().to_vec()),
-            close.and_then(|c| c.failure).map(str::to_string),
-            change.versioning.map(|v| v.behavior.to_string()),
-            change
-                .versioning
-                .and_then(|v| v.build_id)
-                .map(str::to_string),
-        ];
-        if let Some((first_id, data)) = events {
-            params.extend(owned![first_id as i64, data.to_vec()]);
-        }
-        let clear = clear && close.is_some();
-        if clear {
-            params.push(Box::new(abandoned()?));
-        }
-        // The statement that clears counts the activities it deletes (see `clear_closed`).
-        let sql = match (events.is_some(), clear) {
-            (false, false) => update_run_sql!(),
-            (true, false) => concat!(
-                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-                 VALUES ($1, $12, $13)) ",
-                update_run_sql!()
-            ),
-            (false, true) => concat!(
-                "WITH updated AS (",
-                update_run_sql!(),
-                "), ",
-                clear_sql!("$12")
-            ),
-            (true, true) => concat!(
-                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-                 VALUES ($1, $12, $13)), updated AS (",
-                update_run_sql!(),
-                "), ",
-                clear_sql!("$14")
-            ),
-        };
-        if clear {
-            self.later_waking(sql, params, "update and clear a closed run")
-                .await?;
-        } else {
-            self.later(sql, params, "update a run").await?;
-        }
+        let owned = crate::commits::Change::new(change, events, clear)?;
+        self.queue_run_write(change.run_id, None, Some(owned))
+            .await?;
         if change.ready_at.is_some() {
             self.notes.work = true;
         }
@@ -290,7 +223,12 @@ impl PostgresTx {
                 insert_settled_run_sql!()
             ),
         };
+        // The new run is its workflow id's latest: a row read ahead for the id is no longer
+        // the answer, and the others still are.
+        let prefetched = std::mem::take(&mut self.prefetched);
         self.later(sql, params, "insert a run").await?;
+        self.prefetched = prefetched;
+        self.prefetched.remove(&run.workflow_id);
         if first.is_none_or(|c| c.ready_at.is_some()) {
             self.notes.work = true;
         }
@@ -329,29 +267,45 @@ impl PostgresTx {
         if !(self.writer && self.speculate && plain) {
             return self.run_and_inbox(run_id, Some(None)).await;
         }
-        self.lock_run(run_id).await?;
-        self.later(
-            "WITH r AS (SELECT next_event_id, history_bytes, status, lease_owner, build_id \
-             FROM runs WHERE run_id = $1 FOR UPDATE) \
-             SELECT CASE WHEN EXISTS (SELECT 1 FROM r WHERE status = 'running' \
-             AND next_event_id = $2 AND history_bytes = $3 AND lease_owner IS NULL \
-             AND build_id IS NULL) \
-             AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.run_id = $1) \
-             THEN 0 ELSE wf_stale($1) END",
-            owned![
-                run_id.to_string(),
-                assumed.next_event_id.min(i64::MAX as u64) as i64,
-                assumed.history_bytes.min(i64::MAX as u64) as i64
-            ],
-            "check a run is as its worker assumed",
-        )
-        .await?;
+        let check = (
+            assumed.next_event_id.min(i64::MAX as u64) as i64,
+            assumed.history_bytes.min(i64::MAX as u64) as i64,
+        );
+        self.queue_run_write(run_id, Some(check), None).await?;
         let row = RunRow {
             record: assumed.clone(),
             lease_owner: None,
             lease_until: None,
         };
         Ok((Some(row), false))
+    }
+}
+
+impl PostgresTx {
+    /// Reads the latest runs of `workflow_ids` (a writer's, sorted, distinct) in one statement,
+    /// under their locks, taken in that order (`wf_latest_runs`, v7): the requests of a group
+    /// that said which workflow id they read first (a start, a message to a workflow id) then
+    /// find it in [`prefetched`](Self::prefetched) instead of a round trip each.
+    pub(crate) async fn prefetch_latest(&mut self, workflow_ids: Vec<String>) -> Result<()> {
+        let rows = self
+            .query(
+                concat!("SELECT ", run_columns!(), " FROM wf_latest_runs($1)"),
+                &[&workflow_ids],
+                "read the latest runs of workflow ids",
+            )
+            .await?;
+        for id in &workflow_ids {
+            self.locked_workflows.insert(id.clone());
+        }
+        let mut found: std::collections::HashMap<String, Option<RunRow>> =
+            workflow_ids.into_iter().map(|id| (id, None)).collect();
+        for r in &rows {
+            let row = run_row(r)?;
+            self.locked.insert(row.record.run_id.clone());
+            found.insert(row.record.workflow_id.clone(), Some(row));
+        }
+        self.prefetched = found;
+        Ok(())
     }
 }
 
@@ -374,6 +328,9 @@ impl RunTable for PostgresTx {
     }
 
     async fn latest_run(&mut self, workflow_id: &str) -> Result<Option<RunRow>> {
+        if let Some(row) = self.prefetched.remove(workflow_id) {
+            return Ok(row);
+        }
         let sql = if self.writer {
             self.lock_workflow(workflow_id).await?;
             concat!(

@@ -15,6 +15,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::search::SCHEMA_V4,
     crate::builds::SCHEMA_V5,
     crate::activities::SCHEMA_V6,
+    crate::commits::SCHEMA_V7,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

@@ -132,11 +132,23 @@ impl Backend for PostgresStore {
         how: Durability,
         op: impl TxOp<PostgresTx, T>,
     ) -> StoreFuture<'_, T> {
-        submit(&self.writes, how == Durability::Durable, op)
+        submit(&self.writes, how == Durability::Durable, None, op)
+    }
+
+    /// The latest runs of the workflow ids a group's requests name are read in one statement
+    /// (see `writer.rs`'s `prefetch`).
+    fn write_for<T: Answer>(
+        &self,
+        how: Durability,
+        workflow_id: &str,
+        op: impl TxOp<PostgresTx, T>,
+    ) -> StoreFuture<'_, T> {
+        let reads = Some(workflow_id.to_string());
+        submit(&self.writes, how == Durability::Durable, reads, op)
     }
 
     fn read<T: Answer>(&self, op: impl TxOp<PostgresTx, T>) -> StoreFuture<'_, T> {
-        submit(&self.reads, false, op)
+        submit(&self.reads, false, None, op)
     }
 
     /// Moves when another process commits new work (`LISTEN/NOTIFY`); `None` when

@@ -2,6 +2,7 @@
 //! [`PostgresStore`](crate::PostgresStore), its statement cache, and what spans its tables
 //! (wake-ups, savepoints).
 
+use crate::commits::{self, Change, RunWrite};
 use crate::rows::db;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -43,6 +44,9 @@ enum Queued {
         /// [`later_waking`](PostgresTx::later_waking)).
         wakes: bool,
     },
+    /// A run's part of a commit: consecutive ones are sent as one statement (see
+    /// `commits.rs`).
+    Run(Box<RunWrite>),
     /// Parameterless statements (savepoints, the transaction's `BEGIN`).
     Simple {
         sql: Cow<'static, str>,
@@ -112,6 +116,13 @@ pub struct PostgresTx {
     /// or a statement failed at the server: a request that failed without touching the
     /// transaction needs nothing rolled back (see `writer.rs`).
     pub(crate) touched: bool,
+    /// Where the queue's statements of the writer's current request begin: a request adds to
+    /// its own queued items only.
+    pub(crate) request_from: usize,
+    /// Workflow ids' latest runs read ahead for a group's requests, under their locks (see
+    /// `runs.rs`'s `prefetch_latest`): each answers one read of it, unless a write of the
+    /// transaction may have changed it first.
+    pub(crate) prefetched: HashMap<String, Option<wf_core::store::RunRow>>,
 }
 
 /// Runs `queued` and then `last` in one round trip: every request is sent, in order, on the
@@ -128,7 +139,7 @@ async fn pipelined<'a, T>(
             Queued::Prepared { params, .. } => {
                 params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
             }
-            Queued::Simple { .. } => Vec::new(),
+            Queued::Run(_) | Queued::Simple { .. } => Vec::new(),
         })
         .collect();
     let mut sending: Vec<(Sending<'_>, Option<Result<u64>>)> = queued
@@ -141,6 +152,9 @@ async fn pipelined<'a, T>(
                 } => Box::pin(
                     async move { client.execute(statement, params).await.map_err(db(what)) },
                 ),
+                Queued::Run(_) => Box::pin(async {
+                    Err(StoreError::bug("a run's write was sent without its group"))
+                }),
                 Queued::Simple { sql, what, .. } => Box::pin(async move {
                     client
                         .batch_execute(sql)
@@ -187,7 +201,88 @@ async fn pipelined<'a, T>(
     )
 }
 
+/// The queue as sent: each run of consecutive [`Queued::Run`] items of distinct runs becomes
+/// one statement (see `commits.rs`).
+fn lower(queued: Vec<Queued>) -> Vec<Queued> {
+    if !queued.iter().any(|q| matches!(q, Queued::Run(_))) {
+        return queued;
+    }
+    let mut out = Vec::with_capacity(queued.len());
+    let mut group: Vec<RunWrite> = Vec::new();
+    for q in queued {
+        match q {
+            Queued::Run(item) => {
+                if group.iter().any(|g| g.run_id == item.run_id) {
+                    out.push(group_statement(std::mem::take(&mut group)));
+                }
+                group.push(*item);
+            }
+            other => {
+                if !group.is_empty() {
+                    out.push(group_statement(std::mem::take(&mut group)));
+                }
+                out.push(other);
+            }
+        }
+    }
+    if !group.is_empty() {
+        out.push(group_statement(group));
+    }
+    out
+}
+
+/// The statement of consecutive [`Queued::Run`] items (at least one).
+fn group_statement(group: Vec<RunWrite>) -> Queued {
+    let statement = group[0].statement.clone();
+    let write = group.iter().any(|g| g.change.is_some());
+    let wakes = group
+        .iter()
+        .any(|g| g.change.as_ref().is_some_and(Change::clears));
+    Queued::Prepared {
+        statement,
+        params: commits::params(group),
+        what: "write runs",
+        write,
+        wakes,
+    }
+}
+
 impl PostgresTx {
+    /// Queues a run's part of a commit (see `commits.rs`): the lock of its workflow id unless
+    /// held, the check of the row its worker assumed (`check`), its change. A change for the
+    /// run whose check this request queued last joins that item.
+    pub(crate) async fn queue_run_write(
+        &mut self,
+        run_id: &str,
+        check: Option<(i64, i64)>,
+        change: Option<Change>,
+    ) -> Result<()> {
+        let statement = self.statement(commits::WRITE_RUNS).await?;
+        let lock = self.writer && !self.locked.contains(run_id);
+        if lock {
+            self.locked.insert(run_id.to_string());
+        }
+        if change.is_some() {
+            self.prefetched
+                .retain(|_, row| row.as_ref().is_none_or(|r| r.record.run_id != run_id));
+        }
+        let own = self.queued.len() > self.request_from;
+        if let (true, Some(Queued::Run(last)), Some(_)) = (own, self.queued.last_mut(), &change) {
+            if last.run_id == run_id && last.change.is_none() {
+                last.change = change;
+                return Ok(());
+            }
+        }
+        self.queued.push(Queued::Run(Box::new(RunWrite {
+            statement,
+            run_id: run_id.to_string(),
+            lock,
+            check,
+            change,
+        })));
+        Ok(())
+    }
+
     pub(crate) fn new(client: Client, writer: bool) -> PostgresTx {
         PostgresTx {
             client,
@@ -200,6 +295,8 @@ impl PostgresTx {
             commit_time: Default::default(),
             touched: false,
             speculate: false,
+            request_from: 0,
+            prefetched: HashMap::new(),
         }
     }
 
@@ -226,12 +323,18 @@ impl PostgresTx {
         F: Future<Output = T> + Send + 's,
     {
         let queued = std::mem::take(&mut self.queued);
-        if queued
-            .iter()
-            .any(|q| matches!(q, Queued::Prepared { write: true, .. }))
-        {
+        // The current request touched the transaction if a write of its own goes out (the
+        // earlier requests' writes are theirs: should one fail, `failed` says so below).
+        if queued.iter().skip(self.request_from).any(|q| match q {
+            Queued::Prepared { write, .. } => *write,
+            Queued::Run(item) => item.change.is_some(),
+            Queued::Simple { .. } => false,
+        }) {
             self.touched = true;
         }
+        // What the request queues from now on is all its own.
+        self.request_from = 0;
+        let queued = lower(queued);
         let client = &self.client;
         if queued.is_empty() {
             return (None, last(client).await);
@@ -251,6 +354,9 @@ impl PostgresTx {
     fn note<T, E>(&mut self, sql: &str, outcome: &std::result::Result<T, E>) {
         if writes(sql) || outcome.is_err() {
             self.touched = true;
+        }
+        if writes(sql) {
+            self.prefetched.clear();
         }
     }
 
@@ -283,11 +389,16 @@ impl PostgresTx {
         wakes: bool,
     ) -> Result<()> {
         let statement = self.statement(sql).await?;
+        let write = writes(sql);
+        if write {
+            // It may change a run read ahead (see `prefetched`).
+            self.prefetched.clear();
+        }
         self.queued.push(Queued::Prepared {
             statement,
             params,
             what,
-            write: writes(sql),
+            write,
             wakes,
         });
         Ok(())
@@ -460,6 +571,7 @@ impl PostgresTx {
     pub(crate) fn forget_locks(&mut self) {
         self.locked.clear();
         self.locked_workflows.clear();
+        self.prefetched.clear();
     }
 
     /// Forgets the prepared statements (a new connection has none) and what was queued on the

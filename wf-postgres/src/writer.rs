@@ -47,6 +47,9 @@ pub(crate) trait Request: Send {
     fn durable(&self) -> bool;
     /// Makes `e` the outcome of the last run: a statement it queued failed once sent.
     fn fail(&mut self, e: StoreError) -> Ran;
+    /// The workflow id whose latest run the work reads first, if it said so (see
+    /// [`prefetch`]).
+    fn reads(&self) -> Option<&str>;
 }
 
 /// The queue of a kind of connection task.
@@ -56,6 +59,7 @@ pub(crate) type Inbox = Arc<Mutex<mpsc::UnboundedReceiver<Box<dyn Request>>>>;
 
 struct Pending<T, F> {
     durable: bool,
+    reads: Option<String>,
     work: F,
     outcome: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
@@ -97,6 +101,10 @@ where
         self.durable
     }
 
+    fn reads(&self) -> Option<&str> {
+        self.reads.as_deref()
+    }
+
     fn fail(&mut self, e: StoreError) -> Ran {
         let ran = if transient(&e) {
             Ran::Transient
@@ -119,15 +127,17 @@ where
 }
 
 /// Queues `work` for a connection task; its future is answered once the work's transaction
-/// ended.
+/// ended. `reads`: the workflow id whose latest run it reads first, if known.
 pub(crate) fn submit<T: Send + 'static>(
     queue: &Queue,
     durable: bool,
+    reads: Option<String>,
     work: impl TxOp<PostgresTx, T>,
 ) -> StoreFuture<'static, T> {
     let (reply, answer) = oneshot::channel();
     let request = Box::new(Pending {
         durable,
+        reads,
         work,
         outcome: None,
         reply,
@@ -404,10 +414,22 @@ async fn write_plain(
     open_batch(tx, connector, settings, begin_sql).await?;
     // A wrong assumption fails the transaction, and the batch runs again with savepoints.
     tx.speculate = true;
+    if let Err(e) = prefetch(tx, prefetched_ids(batch)).await {
+        // A lock waited for too long, a deadlock: as a request's failure would.
+        tx.drop_queued();
+        if tx.client.is_closed() {
+            return Err(Lost::BeforeCommit(e));
+        }
+        tx.batch("ROLLBACK", "roll back a group of requests")
+            .await
+            .map_err(|e| lost(tx, e))?;
+        return Ok(Plain::Again);
+    }
     let mut kept = 0;
     for request in batch.iter_mut() {
         tx.touched = false;
         let before = tx.queued_len();
+        tx.request_from = before;
         match request.run(tx).await {
             Ran::Ok => kept += 1,
             Ran::Failed if !tx.touched || !shared => {
@@ -471,6 +493,28 @@ async fn write_plain(
     }
 }
 
+/// Reads ahead, in one statement, the latest runs of the workflow ids that two or more of the
+/// batch's requests read first (starts, messages to a workflow id), which each would otherwise
+/// read in a round trip of its own, one after the other (see `PostgresTx::prefetch_latest`).
+async fn prefetch(tx: &mut PostgresTx, ids: Vec<String>) -> Result<(), StoreError> {
+    if ids.len() < 2 {
+        return Ok(());
+    }
+    tx.prefetch_latest(ids).await
+}
+
+/// The workflow ids [`prefetch`] reads, in the order it locks them: sorted, so that two groups
+/// never wait for each other in a cycle.
+fn prefetched_ids(batch: &[Box<dyn Request>]) -> Vec<String> {
+    let mut ids: Vec<String> = batch
+        .iter()
+        .filter_map(|r| r.reads().map(str::to_string))
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// Runs a batch in one transaction, each request in its own savepoint; commits once. A
 /// request that hit a deadlock, a serialization failure or a lock held too long is rolled back
 /// to its savepoint; the batch's first request runs again at once, a later one is put off
@@ -505,6 +549,7 @@ async fn write_batch(
         let mut runs = 0;
         let kept = loop {
             runs += 1;
+            tx.request_from = tx.queued_len();
             let ran = match request.run(tx).await {
                 Ran::Ok => {
                     // Its queued statements, then its savepoint released; the last request's

@@ -271,3 +271,116 @@ async fn commits_that_assume_their_runs_row_are_checked_in_their_transaction() {
     assert_eq!(task.run.workflow_id, "wf-msg");
     assert_eq!(task.messages.len(), 1);
 }
+
+/// The starts and messages to workflow ids that a group commit carries read their ids' latest
+/// runs in one statement before the group's requests run. A request earlier in the group that
+/// changes one of those runs (a task that closes it, a start of a new run of its id) makes the
+/// later ones read it again: each answer is the one the requests would get one at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_group_reads_its_starts_latest_runs_ahead_and_sees_its_own_changes() {
+    use std::future::Future;
+    use std::pin::Pin;
+    use wf_core::store::conformance::{commit_for, signal};
+    use wf_core::store::{DeliverOutcome, RunClose, StartOutcome, WorkflowTask};
+
+    let Some(db) = TestSchema::new("prefetched_runs") else {
+        return;
+    };
+    let store = db.open().await;
+    const N: usize = 12;
+    // closing-i: running, closed by a task in the group before a start of its id; waiting-i:
+    // running, signalled; fresh-i: started twice in the group.
+    // Half the closing tasks hold a lease; the other half commit as a worker that holds the
+    // run in memory does (no lease, the row it knows assumed).
+    let mut tasks = Vec::new();
+    for i in 0..N {
+        let record = start(&store, &format!("closing-{i}"), &format!("c-{i}-1"), T0).await;
+        start(&store, &format!("waiting-{i}"), &format!("w-{i}"), T0).await;
+        let task = if i % 2 == 0 {
+            store
+                .lease_run(&format!("c-{i}-1"), "me", T0 + 1, 10_000, None)
+                .await
+                .unwrap()
+                .expect("a free run")
+        } else {
+            WorkflowTask {
+                run: record,
+                messages: Vec::new(),
+            }
+        };
+        tasks.push(task);
+    }
+    type Call<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
+    #[derive(Debug)]
+    enum Outcome {
+        Committed(Result<wf_core::store::RunRecord, StoreError>),
+        Started(Result<StartOutcome, StoreError>),
+        Delivered(Result<DeliverOutcome, StoreError>),
+    }
+    let close = |task: &WorkflowTask, leased: bool| {
+        let mut c = commit_for(task, "me", T0 + 2);
+        if !leased {
+            c.without_lease = true;
+            c.assumed = Some(Box::new(task.run.clone()));
+        }
+        c.close = Some(RunClose::Completed(wf_core::store::conformance::payload(
+            "done",
+        )));
+        c
+    };
+    // Made in this order, queued in this order (the store queues a call when it is made).
+    let mut calls: Vec<Call<'_>> = Vec::new();
+    for (i, task) in tasks.iter().enumerate() {
+        let store = &store;
+        let commit = close(task, i % 2 == 0);
+        calls.push(Box::pin(async move {
+            Outcome::Committed(store.commit_workflow_task(commit).await)
+        }));
+        let again = start_request(&format!("closing-{i}"), &format!("c-{i}-2"), T0 + 3);
+        calls.push(Box::pin(async move {
+            Outcome::Started(store.start_run(again).await)
+        }));
+        for k in 0..2 {
+            let fresh = start_request(&format!("fresh-{i}"), &format!("f-{i}-{k}"), T0 + 3);
+            calls.push(Box::pin(async move {
+                Outcome::Started(store.start_run(fresh).await)
+            }));
+        }
+        let to = format!("waiting-{i}");
+        calls.push(Box::pin(async move {
+            Outcome::Delivered(store.deliver(&to, None, signal("go", None), T0 + 3).await)
+        }));
+    }
+    let outcomes = futures_util::future::join_all(calls).await;
+    for (i, chunk) in outcomes.chunks(5).enumerate() {
+        let [Outcome::Committed(closed), Outcome::Started(again), Outcome::Started(fresh), Outcome::Started(twice), Outcome::Delivered(waiting)] =
+            chunk
+        else {
+            panic!("outcomes out of order: {chunk:?}");
+        };
+        let closed = closed.as_ref().expect("the closing task's commit");
+        assert_eq!(closed.status, RunStatus::Completed);
+        // The start after the close sees the run closed: a new run (not "already running").
+        let again = again.as_ref().expect("a start after the close");
+        assert!(again.started, "closing-{i} started again: {again:?}");
+        assert_eq!(again.run_id, format!("c-{i}-2"));
+        // Of two starts of one new id, the first starts it, the second finds it running.
+        let fresh = fresh.as_ref().expect("the first start of a new id");
+        assert!(
+            fresh.started && fresh.run_id == format!("f-{i}-0"),
+            "{fresh:?}"
+        );
+        assert!(
+            !matches!(twice, Ok(o) if o.started),
+            "fresh-{i} started twice: {twice:?}"
+        );
+        assert!(
+            matches!(waiting, Ok(DeliverOutcome::Enqueued { run_id }) if *run_id == format!("w-{i}")),
+            "waiting-{i}'s signal: {waiting:?}"
+        );
+        let latest = store.get_run(&format!("fresh-{i}"), None).await.unwrap();
+        assert_eq!(latest.map(|r| r.run_id), Some(format!("f-{i}-0")));
+        let latest = store.get_run(&format!("closing-{i}"), None).await.unwrap();
+        assert_eq!(latest.map(|r| r.run_id), Some(format!("c-{i}-2")));
+    }
+}

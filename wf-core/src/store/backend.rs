@@ -98,6 +98,20 @@ pub trait Backend: Send + Sync + 'static {
     /// durable).
     fn write<T: Answer>(&self, how: Durability, op: impl TxOp<Self::Tx, T>) -> StoreFuture<'_, T>;
 
+    /// [`write`](Backend::write) for an `op` whose first read is the latest run of
+    /// `workflow_id` (a start, a message to a workflow id): a backend whose reads cost a round
+    /// trip may read it together with those of the writes it commits with. The default is
+    /// `write`.
+    fn write_for<T: Answer>(
+        &self,
+        how: Durability,
+        workflow_id: &str,
+        op: impl TxOp<Self::Tx, T>,
+    ) -> StoreFuture<'_, T> {
+        let _ = workflow_id;
+        self.write(how, op)
+    }
+
     /// Runs `op` in a read transaction (it must not write).
     fn read<T: Answer>(&self, op: impl TxOp<Self::Tx, T>) -> StoreFuture<'_, T>;
 
@@ -152,7 +166,10 @@ impl<B: Backend> Store for B {
     }
 
     fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
-        self.write(Durable, move |tx| Box::pin(start::start_run(tx, req)))
+        let workflow_id = req.run.workflow_id.clone();
+        self.write_for(Durable, &workflow_id, move |tx| {
+            Box::pin(start::start_run(tx, req))
+        })
     }
 
     fn start_run_with_task(
@@ -160,7 +177,8 @@ impl<B: Backend> Store for B {
         req: StartRequest,
         first: TaskCommit,
     ) -> StoreFuture<'_, (StartOutcome, Option<Result<RunRecord, StoreError>>)> {
-        self.write(Durable, move |tx| {
+        let workflow_id = req.run.workflow_id.clone();
+        self.write_for(Durable, &workflow_id, move |tx| {
             Box::pin(start::start_run_with_task(tx, req, first))
         })
     }
@@ -182,9 +200,24 @@ impl<B: Backend> Store for B {
             Message::Update { .. } => Soft,
             _ => Durable,
         };
-        self.write(durability, move |tx| {
-            Box::pin(deliver::deliver(tx, workflow_id, run_id, message, now_ms))
-        })
+        match run_id {
+            // Its first read is the workflow id's latest run.
+            None => {
+                let id = workflow_id.clone();
+                self.write_for(durability, &id, move |tx| {
+                    Box::pin(deliver::deliver(tx, workflow_id, None, message, now_ms))
+                })
+            }
+            Some(run_id) => self.write(durability, move |tx| {
+                Box::pin(deliver::deliver(
+                    tx,
+                    workflow_id,
+                    Some(run_id),
+                    message,
+                    now_ms,
+                ))
+            }),
+        }
     }
 
     fn deliver_durable(

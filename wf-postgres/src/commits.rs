@@ -1,0 +1,268 @@
+//! A run's commit as one queued item, and the commits of a group folded into one statement.
+//!
+//! A workflow task's commit writes its run: the advisory lock of the run's workflow id (once
+//! per transaction), the check of the row its worker assumed ([`Tx::assume_run`]), the task's
+//! events, the run's row and, for a close, the clearing of its inbox, timers, updates and
+//! activities. Queued as separate statements, that is three statements a commit, each with its
+//! protocol round (bind, execute, sync, a reply sent by the server and read by the client),
+//! which is most of the server's work for small workflows. Instead a commit is one
+//! [`RunWrite`] in the transaction's queue; consecutive ones (the commits of a group, one
+//! after the other) are sent as one call of the PL/pgSQL function `wf_write_runs` (v7) with
+//! their fields as arrays: the group's locks in order, then its checks, inserts, updates and
+//! clears, one statement each for the whole group.
+//!
+//! Running consecutive commits of distinct runs set-wise is running them one after the
+//! other: each touches only its own run's rows (the clear of a closed run deletes rows of that
+//! run), the locks are taken in the same order, and a failed check fails the statement, hence
+//! the transaction, as it did (the writer then runs the group again, with savepoints and
+//! reads). A run that appears twice ends the group and starts the next.
+//!
+//! [`Tx::assume_run`]: wf_core::store::Tx::assume_run
+
+use crate::tx::{owned, Owned, Result};
+use tokio_postgres::Statement;
+use wf_core::store::RunChange;
+
+/// v7: `wf_write_runs`, the commits of a group in one statement (see the module's doc). Its
+/// answer is the number of activities the clears deleted (engines running them are to hear
+/// of it). Statements of a PL/pgSQL function run in order, each with a snapshot of its own
+/// (read committed): the checks see every commit made under the locks taken before them.
+///
+/// And `wf_latest_runs(ids)`, the latest run of each workflow id, each id's advisory lock
+/// taken first, in the array's order, and each row locked (see `runs.rs`'s
+/// `prefetch_latest`).
+pub(crate) const SCHEMA_V7: &str = r#"
+CREATE FUNCTION wf_write_runs(
+    p_ids TEXT[], p_locks BOOLEAN[], p_checks BOOLEAN[], p_assumed_next BIGINT[],
+    p_assumed_bytes BIGINT[], p_writes BOOLEAN[], p_next BIGINT[], p_added BIGINT[],
+    p_summaries BYTEA[], p_ready BIGINT[], p_statuses TEXT[], p_closed BIGINT[],
+    p_results BYTEA[], p_failures TEXT[], p_versionings TEXT[], p_builds TEXT[],
+    p_first_ids BIGINT[], p_events BYTEA[], p_clears BOOLEAN[], p_abandoned BYTEA
+) RETURNS BIGINT
+LANGUAGE plpgsql AS $$
+DECLARE
+    gone BIGINT := 0;
+    stale TEXT;
+BEGIN
+    -- The workflow ids' advisory locks, in the group's order (as its statements would).
+    FOR i IN 1 .. cardinality(p_ids) LOOP
+        IF p_locks[i] THEN
+            PERFORM pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || r.workflow_id, 0))
+                FROM runs r WHERE r.run_id = p_ids[i];
+        END IF;
+    END LOOP;
+    IF true = ANY(p_checks) THEN
+        PERFORM 1 FROM runs r, unnest(p_ids, p_checks) AS c(id, chk)
+            WHERE c.chk AND r.run_id = c.id FOR UPDATE OF r;
+        SELECT c.id INTO stale
+            FROM unnest(p_ids, p_checks, p_assumed_next, p_assumed_bytes) AS c(id, chk, nxt, bytes)
+            WHERE c.chk AND (NOT EXISTS (SELECT 1 FROM runs r WHERE r.run_id = c.id
+                    AND r.status = 'running' AND r.next_event_id = c.nxt
+                    AND r.history_bytes = c.bytes AND r.lease_owner IS NULL
+                    AND r.build_id IS NULL)
+                OR EXISTS (SELECT 1 FROM inbox i WHERE i.run_id = c.id))
+            LIMIT 1;
+        IF stale IS NOT NULL THEN
+            PERFORM wf_stale(stale);
+        END IF;
+    END IF;
+    INSERT INTO events (run_id, event_id, data)
+        SELECT e.id, e.first_id, e.data
+        FROM unnest(p_ids, p_first_ids, p_events) AS e(id, first_id, data)
+        WHERE e.data IS NOT NULL;
+    UPDATE runs SET next_event_id = c.nxt, history_bytes = runs.history_bytes + c.added,
+            summary = COALESCE(c.summary, runs.summary),
+            task_failure = CASE WHEN c.summary IS NULL THEN runs.task_failure END,
+            lease_owner = NULL, lease_until = NULL, ready_at = c.ready,
+            status = COALESCE(c.status, runs.status),
+            closed_ms = COALESCE(c.closed, runs.closed_ms),
+            result = COALESCE(c.result, runs.result),
+            failure = COALESCE(c.failure, runs.failure),
+            versioning = COALESCE(runs.versioning, c.versioning),
+            build_id = COALESCE(runs.build_id, c.build)
+        FROM unnest(p_ids, p_writes, p_next, p_added, p_summaries, p_ready, p_statuses,
+                p_closed, p_results, p_failures, p_versionings, p_builds)
+            AS c(id, w, nxt, added, summary, ready, status, closed, result, failure,
+                versioning, build)
+        WHERE c.w AND runs.run_id = c.id;
+    IF true = ANY(p_clears) THEN
+        DELETE FROM inbox USING unnest(p_ids, p_clears) AS c(id, clr)
+            WHERE c.clr AND inbox.run_id = c.id;
+        DELETE FROM timers USING unnest(p_ids, p_clears) AS c(id, clr)
+            WHERE c.clr AND timers.run_id = c.id;
+        UPDATE updates SET state = p_abandoned, final = TRUE
+            FROM unnest(p_ids, p_clears) AS c(id, clr)
+            WHERE c.clr AND updates.run_id = c.id AND NOT updates.final;
+        DELETE FROM activities USING unnest(p_ids, p_clears) AS c(id, clr)
+            WHERE c.clr AND activities.run_id = c.id;
+        GET DIAGNOSTICS gone = ROW_COUNT;
+    END IF;
+    RETURN gone;
+END
+$$;
+CREATE FUNCTION wf_latest_runs(p_ids TEXT[]) RETURNS SETOF runs
+LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1 .. cardinality(p_ids) LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || p_ids[i], 0));
+    END LOOP;
+    RETURN QUERY SELECT l.* FROM unnest(p_ids) AS w(id)
+        CROSS JOIN LATERAL (SELECT * FROM runs r WHERE r.workflow_id = w.id
+            ORDER BY r.seq DESC LIMIT 1 FOR UPDATE) AS l;
+END
+$$;
+"#;
+
+/// The call of `wf_write_runs`; a row when the clears deleted activities.
+pub(crate) const WRITE_RUNS: &str = "SELECT 1 FROM wf_write_runs($1, $2, $3, $4, $5, $6, $7, \
+     $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20) AS gone WHERE gone > 0";
+
+/// One run's part of a commit, queued (see the module's doc).
+pub(crate) struct RunWrite {
+    /// The prepared [`WRITE_RUNS`] (prepared when the item was queued).
+    pub(crate) statement: Statement,
+    pub(crate) run_id: String,
+    /// Whether to take the advisory lock of the run's workflow id first.
+    pub(crate) lock: bool,
+    /// The history position and size the worker assumed, to check.
+    pub(crate) check: Option<(i64, i64)>,
+    /// The change of the run's row, if any (else only the lock and the check).
+    pub(crate) change: Option<Change>,
+}
+
+/// A [`RunChange`] in owned fields, with the task's events (the default: no change, which
+/// a [`RunWrite`] without one sends in its place).
+#[derive(Default)]
+pub(crate) struct Change {
+    next_event_id: i64,
+    added_bytes: i64,
+    summary: Option<Vec<u8>>,
+    ready_at: Option<i64>,
+    status: Option<&'static str>,
+    closed_ms: Option<i64>,
+    result: Option<Vec<u8>>,
+    failure: Option<String>,
+    versioning: Option<String>,
+    build_id: Option<String>,
+    /// `(first id, encoded events)`.
+    events: Option<(i64, Vec<u8>)>,
+    /// Whether the run closes and its inbox, timers, updates and activities go.
+    clear: bool,
+    /// The stored `Abandoned` update state, for a clear.
+    abandoned: Option<Vec<u8>>,
+}
+
+impl Change {
+    /// The owned form of `change` and its events; `clear` for a close that clears.
+    pub(crate) fn new(
+        change: &RunChange<'_>,
+        events: Option<(u64, &[u8])>,
+        clear: bool,
+    ) -> Result<Self> {
+        let close = change.close.as_ref();
+        let clear = clear && close.is_some();
+        Ok(Change {
+            next_event_id: change.next_event_id.min(i64::MAX as u64) as i64,
+            added_bytes: change.added_bytes.min(i64::MAX as u64) as i64,
+            summary: change.summary.map(|p| p.as_bytes().to_vec()),
+            ready_at: change.ready_at,
+            status: close.map(|c| c.status.as_str()),
+            closed_ms: close.map(|c| c.closed_ms),
+            result: close.and_then(|c| c.result).map(|p| p.as_bytes().to_vec()),
+            failure: close.and_then(|c| c.failure).map(str::to_string),
+            versioning: change.versioning.map(|v| v.behavior.to_string()),
+            build_id: change
+                .versioning
+                .and_then(|v| v.build_id)
+                .map(str::to_string),
+            events: events.map(|(id, data)| (id.min(i64::MAX as u64) as i64, data.to_vec())),
+            clear,
+            abandoned: if clear {
+                Some(crate::rows::to_blob(
+                    "update state",
+                    &wf_core::store::UpdateState::Abandoned,
+                )?)
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Whether it clears a closed run's rows.
+    pub(crate) fn clears(&self) -> bool {
+        self.clear
+    }
+}
+
+/// The parameters of [`WRITE_RUNS`] for consecutive items of distinct runs.
+pub(crate) fn params(items: Vec<RunWrite>) -> Vec<Owned> {
+    let n = items.len();
+    let mut ids = Vec::with_capacity(n);
+    let mut locks = Vec::with_capacity(n);
+    let mut checks = Vec::with_capacity(n);
+    let mut assumed_next = Vec::with_capacity(n);
+    let mut assumed_bytes = Vec::with_capacity(n);
+    let mut writes = Vec::with_capacity(n);
+    let mut next = Vec::with_capacity(n);
+    let mut added = Vec::with_capacity(n);
+    let mut summaries = Vec::with_capacity(n);
+    let mut ready = Vec::with_capacity(n);
+    let mut statuses = Vec::with_capacity(n);
+    let mut closed = Vec::with_capacity(n);
+    let mut results = Vec::with_capacity(n);
+    let mut failures = Vec::with_capacity(n);
+    let mut versionings = Vec::with_capacity(n);
+    let mut builds = Vec::with_capacity(n);
+    let mut first_ids = Vec::with_capacity(n);
+    let mut events = Vec::with_capacity(n);
+    let mut clears = Vec::with_capacity(n);
+    let mut abandoned = Vec::new();
+    for item in items {
+        ids.push(item.run_id);
+        locks.push(item.lock);
+        checks.push(item.check.is_some());
+        assumed_next.push(item.check.map(|c| c.0));
+        assumed_bytes.push(item.check.map(|c| c.1));
+        writes.push(item.change.is_some());
+        let c = item.change.unwrap_or_default();
+        next.push(Some(c.next_event_id));
+        added.push(Some(c.added_bytes));
+        summaries.push(c.summary);
+        ready.push(c.ready_at);
+        statuses.push(c.status);
+        closed.push(c.closed_ms);
+        results.push(c.result);
+        failures.push(c.failure);
+        versionings.push(c.versioning);
+        builds.push(c.build_id);
+        let (first_id, data) = c.events.unzip();
+        first_ids.push(first_id);
+        events.push(data);
+        clears.push(c.clear);
+        if let Some(a) = c.abandoned {
+            abandoned = a;
+        }
+    }
+    owned![
+        ids,
+        locks,
+        checks,
+        assumed_next,
+        assumed_bytes,
+        writes,
+        next,
+        added,
+        summaries,
+        ready,
+        statuses,
+        closed,
+        results,
+        failures,
+        versionings,
+        builds,
+        first_ids,
+        events,
+        clears,
+        abandoned
+    ]
+}
