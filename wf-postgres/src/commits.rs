@@ -266,3 +266,111 @@ pub(crate) fn params(items: Vec<RunWrite>) -> Vec<Owned> {
         abandoned
     ]
 }
+
+/// The insert of consecutive new runs' rows (and their `WorkflowStarted` events), in their
+/// order (`seq` is creation order): each as just created, or with its first task's change
+/// applied (`settled`; see `runs.rs`'s `insert_run_row`). Starts that arrive together queue
+/// their inserts one after the other (their reads were done ahead: see `prefetch_latest`), and
+/// this sends them as one statement.
+pub(crate) const INSERT_RUNS: &str = "WITH r AS (SELECT * FROM unnest($1::text[], \
+     $2::text[], $3::text[], $4::text[], $5::int8[], $6::int8[], $7::text[], $8::bool[], \
+     $9::int8[], $10::int8[], $11::bytea[], $12::int8[], $13::text[], $14::text[], \
+     $15::bytea[]) WITH ORDINALITY AS r(run_id, workflow_id, chain_id, workflow_type, \
+     history_bytes, created_ms, task_queue, settled, next_event_id, added, summary, ready_at, \
+     versioning, build_id, started, n)), \
+     appended AS (INSERT INTO events (run_id, event_id, data) \
+     SELECT r.run_id, 1, r.started FROM r WHERE r.started IS NOT NULL) \
+     INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, next_event_id, \
+     history_bytes, created_ms, summary, ready_at, task_queue, build_id, versioning) \
+     SELECT r.run_id, r.workflow_id, r.chain_id, r.workflow_type, 'running', \
+     CASE WHEN r.settled THEN r.next_event_id ELSE 2 END, \
+     r.history_bytes + CASE WHEN r.settled THEN r.added ELSE 0 END, r.created_ms, \
+     CASE WHEN r.settled THEN r.summary ELSE '\\x'::bytea END, \
+     CASE WHEN r.settled THEN r.ready_at ELSE r.created_ms END, r.task_queue, \
+     CASE WHEN r.settled THEN COALESCE(b.build_id, r.build_id) ELSE b.build_id END, \
+     CASE WHEN r.settled THEN r.versioning END \
+     FROM r LEFT JOIN task_queue_builds b ON b.task_queue = r.task_queue ORDER BY r.n";
+
+/// A new run's row, queued (see [`INSERT_RUNS`]).
+pub(crate) struct NewRunRow {
+    /// The prepared [`INSERT_RUNS`].
+    pub(crate) statement: Statement,
+    pub(crate) run_id: String,
+    pub(crate) workflow_id: String,
+    pub(crate) chain_id: String,
+    pub(crate) workflow_type: String,
+    pub(crate) history_bytes: i64,
+    pub(crate) created_ms: i64,
+    pub(crate) task_queue: String,
+    /// Its first task's change, applied at once: (next event id, added bytes, summary, ready
+    /// at, versioning, build).
+    pub(crate) settled: Option<Settled>,
+    /// Its encoded `WorkflowStarted` event.
+    pub(crate) started: Option<Vec<u8>>,
+}
+
+/// A new run's first task's change (see [`NewRunRow::settled`]).
+#[derive(Default)]
+pub(crate) struct Settled {
+    pub(crate) next_event_id: i64,
+    pub(crate) added_bytes: i64,
+    pub(crate) summary: Vec<u8>,
+    pub(crate) ready_at: Option<i64>,
+    pub(crate) versioning: Option<String>,
+    pub(crate) build_id: Option<String>,
+}
+
+/// The parameters of [`INSERT_RUNS`] for consecutive new runs.
+pub(crate) fn insert_params(rows: Vec<NewRunRow>) -> Vec<Owned> {
+    let n = rows.len();
+    let mut run_ids = Vec::with_capacity(n);
+    let mut workflow_ids = Vec::with_capacity(n);
+    let mut chain_ids = Vec::with_capacity(n);
+    let mut types = Vec::with_capacity(n);
+    let mut bytes = Vec::with_capacity(n);
+    let mut created = Vec::with_capacity(n);
+    let mut queues = Vec::with_capacity(n);
+    let mut settled = Vec::with_capacity(n);
+    let mut next = Vec::with_capacity(n);
+    let mut added = Vec::with_capacity(n);
+    let mut summaries = Vec::with_capacity(n);
+    let mut ready = Vec::with_capacity(n);
+    let mut versionings = Vec::with_capacity(n);
+    let mut builds = Vec::with_capacity(n);
+    let mut started = Vec::with_capacity(n);
+    for row in rows {
+        run_ids.push(row.run_id);
+        workflow_ids.push(row.workflow_id);
+        chain_ids.push(row.chain_id);
+        types.push(row.workflow_type);
+        bytes.push(row.history_bytes);
+        created.push(row.created_ms);
+        queues.push(row.task_queue);
+        settled.push(row.settled.is_some());
+        let s = row.settled.unwrap_or_default();
+        next.push(s.next_event_id);
+        added.push(s.added_bytes);
+        summaries.push(s.summary);
+        ready.push(s.ready_at);
+        versionings.push(s.versioning);
+        builds.push(s.build_id);
+        started.push(row.started);
+    }
+    owned![
+        run_ids,
+        workflow_ids,
+        chain_ids,
+        types,
+        bytes,
+        created,
+        queues,
+        settled,
+        next,
+        added,
+        summaries,
+        ready,
+        versionings,
+        builds,
+        started
+    ]
+}

@@ -113,29 +113,6 @@ macro_rules! clear_sql {
     };
 }
 
-/// The insert of a run's row as just created: `$1` to `$7` (see `insert_run_row`).
-macro_rules! insert_run_sql {
-    () => {
-        "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-         next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, build_id) \
-         VALUES ($1, $2, $3, $4, 'running', 2, $5, $6, '\\x'::bytea, $6, $7, \
-         (SELECT build_id FROM task_queue_builds WHERE task_queue = $7))"
-    };
-}
-
-/// The insert of a run's row with its first task's change applied: `$1` to `$13` (see
-/// `insert_run_row`).
-macro_rules! insert_settled_run_sql {
-    () => {
-        "INSERT INTO runs (run_id, workflow_id, chain_id, workflow_type, status, \
-         next_event_id, history_bytes, created_ms, summary, ready_at, task_queue, \
-         build_id, versioning) \
-         VALUES ($1, $2, $3, $4, 'running', $8, $5::int8 + $9::int8, $6, $10, $11, $7, \
-         COALESCE((SELECT build_id FROM task_queue_builds WHERE task_queue = $7), $13), \
-         $12)"
-    };
-}
-
 /// The `Abandoned` update state, as stored.
 fn abandoned() -> Result<Vec<u8>> {
     crate::rows::to_blob("update state", &wf_core::store::UpdateState::Abandoned)
@@ -163,10 +140,11 @@ impl PostgresTx {
 
     /// Inserts a run's row as just created (see [`RunTable::insert_run`]), or, given its first
     /// task's change, with that change applied, and, given its `WorkflowStarted` event, that
-    /// event too ([`Tx::insert_new_run`]): one statement, one write of the row (not an
-    /// insert and then an update, which, changing indexed columns, would leave a dead row
-    /// version and index entries behind). A run inserted not ready (its first task done) is
-    /// no news for other processes.
+    /// event too ([`Tx::insert_new_run`]): one write of the row (not an insert and then an
+    /// update, which, changing indexed columns, would leave a dead row version and index
+    /// entries behind), queued with the other new runs queued next to it as one statement
+    /// (`commits::INSERT_RUNS`). A run inserted not ready (its first task done) is no news for
+    /// other processes.
     ///
     /// [`Tx::insert_new_run`]: wf_core::store::Tx::insert_new_run
     pub(crate) async fn insert_run_row(
@@ -177,57 +155,42 @@ impl PostgresTx {
     ) -> Result<()> {
         self.lock_workflow(&run.workflow_id).await?;
         self.locked.insert(run.run_id.clone());
-        let mut params = owned![
-            run.run_id.clone(),
-            run.workflow_id.clone(),
-            run.chain_id.clone(),
-            run.workflow_type.clone(),
-            run.history_bytes as i64,
-            run.created_ms,
-            run.task_queue.clone(),
-        ];
-        if let Some(change) = first {
-            if change.close.is_some() {
+        let settled = match first {
+            Some(change) if change.close.is_some() => {
                 return Err(wf_core::store::StoreError::bug(
                     "a run cannot be inserted closed",
-                ));
+                ))
             }
-            params.extend(owned![
-                change.next_event_id as i64,
-                change.added_bytes as i64,
-                change
+            Some(change) => Some(crate::commits::Settled {
+                next_event_id: change.next_event_id.min(i64::MAX as u64) as i64,
+                added_bytes: change.added_bytes.min(i64::MAX as u64) as i64,
+                summary: change
                     .summary
                     .map_or_else(Vec::new, |p| p.as_bytes().to_vec()),
-                change.ready_at,
-                change.versioning.map(|v| v.behavior.to_string()),
-                change
+                ready_at: change.ready_at,
+                versioning: change.versioning.map(|v| v.behavior.to_string()),
+                build_id: change
                     .versioning
                     .and_then(|v| v.build_id)
                     .map(str::to_string),
-            ]);
-        }
-        if let Some(data) = started {
-            params.push(Box::new(data.to_vec()));
-        }
-        let sql = match (first.is_some(), started.is_some()) {
-            (false, false) => insert_run_sql!(),
-            (false, true) => concat!(
-                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-                 VALUES ($1, 1, $8)) ",
-                insert_run_sql!()
-            ),
-            (true, false) => insert_settled_run_sql!(),
-            (true, true) => concat!(
-                "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-                 VALUES ($1, 1, $14)) ",
-                insert_settled_run_sql!()
-            ),
+            }),
+            None => None,
         };
+        let statement = self.statement(crate::commits::INSERT_RUNS).await?;
+        self.queue_insert(crate::commits::NewRunRow {
+            statement,
+            run_id: run.run_id.clone(),
+            workflow_id: run.workflow_id.clone(),
+            chain_id: run.chain_id.clone(),
+            workflow_type: run.workflow_type.clone(),
+            history_bytes: run.history_bytes.min(i64::MAX as u64) as i64,
+            created_ms: run.created_ms,
+            task_queue: run.task_queue.clone(),
+            settled,
+            started: started.map(<[u8]>::to_vec),
+        });
         // The new run is its workflow id's latest: a row read ahead for the id is no longer
         // the answer, and the others still are.
-        let prefetched = std::mem::take(&mut self.prefetched);
-        self.later(sql, params, "insert a run").await?;
-        self.prefetched = prefetched;
         self.prefetched.remove(&run.workflow_id);
         if first.is_none_or(|c| c.ready_at.is_some()) {
             self.notes.work = true;

@@ -2,7 +2,7 @@
 //! [`PostgresStore`](crate::PostgresStore), its statement cache, and what spans its tables
 //! (wake-ups, savepoints).
 
-use crate::commits::{self, Change, RunWrite};
+use crate::commits::{self, Change, NewRunRow, RunWrite};
 use crate::rows::db;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -47,6 +47,8 @@ enum Queued {
     /// A run's part of a commit: consecutive ones are sent as one statement (see
     /// `commits.rs`).
     Run(Box<RunWrite>),
+    /// A new run's row: consecutive ones are sent as one statement (see `commits.rs`).
+    Insert(Box<NewRunRow>),
     /// Parameterless statements (savepoints, the transaction's `BEGIN`).
     Simple {
         sql: Cow<'static, str>,
@@ -139,7 +141,7 @@ async fn pipelined<'a, T>(
             Queued::Prepared { params, .. } => {
                 params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
             }
-            Queued::Run(_) | Queued::Simple { .. } => Vec::new(),
+            Queued::Run(_) | Queued::Insert(_) | Queued::Simple { .. } => Vec::new(),
         })
         .collect();
     let mut sending: Vec<(Sending<'_>, Option<Result<u64>>)> = queued
@@ -152,7 +154,7 @@ async fn pipelined<'a, T>(
                 } => Box::pin(
                     async move { client.execute(statement, params).await.map_err(db(what)) },
                 ),
-                Queued::Run(_) => Box::pin(async {
+                Queued::Run(_) | Queued::Insert(_) => Box::pin(async {
                     Err(StoreError::bug("a run's write was sent without its group"))
                 }),
                 Queued::Simple { sql, what, .. } => Box::pin(async move {
@@ -201,50 +203,74 @@ async fn pipelined<'a, T>(
     )
 }
 
-/// The queue as sent: each run of consecutive [`Queued::Run`] items of distinct runs becomes
-/// one statement (see `commits.rs`).
+/// The queue as sent: each run of consecutive [`Queued::Run`] items of distinct runs, and each
+/// run of consecutive [`Queued::Insert`] items, becomes one statement (see `commits.rs`).
 fn lower(queued: Vec<Queued>) -> Vec<Queued> {
-    if !queued.iter().any(|q| matches!(q, Queued::Run(_))) {
+    if !queued
+        .iter()
+        .any(|q| matches!(q, Queued::Run(_) | Queued::Insert(_)))
+    {
         return queued;
     }
     let mut out = Vec::with_capacity(queued.len());
-    let mut group: Vec<RunWrite> = Vec::new();
+    let mut runs: Vec<RunWrite> = Vec::new();
+    let mut inserts: Vec<NewRunRow> = Vec::new();
     for q in queued {
         match q {
             Queued::Run(item) => {
-                if group.iter().any(|g| g.run_id == item.run_id) {
-                    out.push(group_statement(std::mem::take(&mut group)));
+                end_inserts(&mut out, &mut inserts);
+                if runs.iter().any(|g| g.run_id == item.run_id) {
+                    end_runs(&mut out, &mut runs);
                 }
-                group.push(*item);
+                runs.push(*item);
+            }
+            Queued::Insert(row) => {
+                end_runs(&mut out, &mut runs);
+                inserts.push(*row);
             }
             other => {
-                if !group.is_empty() {
-                    out.push(group_statement(std::mem::take(&mut group)));
-                }
+                end_runs(&mut out, &mut runs);
+                end_inserts(&mut out, &mut inserts);
                 out.push(other);
             }
         }
     }
-    if !group.is_empty() {
-        out.push(group_statement(group));
-    }
+    end_runs(&mut out, &mut runs);
+    end_inserts(&mut out, &mut inserts);
     out
 }
 
-/// The statement of consecutive [`Queued::Run`] items (at least one).
-fn group_statement(group: Vec<RunWrite>) -> Queued {
-    let statement = group[0].statement.clone();
+/// Sends consecutive [`Queued::Run`] items, if any, as one statement.
+fn end_runs(out: &mut Vec<Queued>, group: &mut Vec<RunWrite>) {
+    let Some(first) = group.first() else {
+        return;
+    };
+    let statement = first.statement.clone();
     let write = group.iter().any(|g| g.change.is_some());
     let wakes = group
         .iter()
         .any(|g| g.change.as_ref().is_some_and(Change::clears));
-    Queued::Prepared {
+    out.push(Queued::Prepared {
         statement,
-        params: commits::params(group),
+        params: commits::params(std::mem::take(group)),
         what: "write runs",
         write,
         wakes,
-    }
+    });
+}
+
+/// Sends consecutive [`Queued::Insert`] items, if any, as one statement.
+fn end_inserts(out: &mut Vec<Queued>, group: &mut Vec<NewRunRow>) {
+    let Some(first) = group.first() else {
+        return;
+    };
+    out.push(Queued::Prepared {
+        statement: first.statement.clone(),
+        params: commits::insert_params(std::mem::take(group)),
+        what: "insert runs",
+        write: true,
+        wakes: false,
+    });
 }
 
 impl PostgresTx {
@@ -281,6 +307,11 @@ impl PostgresTx {
             change,
         })));
         Ok(())
+    }
+
+    /// Queues a new run's row (see `commits.rs`); its workflow id's lock is held.
+    pub(crate) fn queue_insert(&mut self, row: NewRunRow) {
+        self.queued.push(Queued::Insert(Box::new(row)));
     }
 
     pub(crate) fn new(client: Client, writer: bool) -> PostgresTx {
@@ -328,6 +359,7 @@ impl PostgresTx {
         if queued.iter().skip(self.request_from).any(|q| match q {
             Queued::Prepared { write, .. } => *write,
             Queued::Run(item) => item.change.is_some(),
+            Queued::Insert(_) => true,
             Queued::Simple { .. } => false,
         }) {
             self.touched = true;

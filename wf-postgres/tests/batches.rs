@@ -286,7 +286,15 @@ async fn a_group_reads_its_starts_latest_runs_ahead_and_sees_its_own_changes() {
     let Some(db) = TestSchema::new("prefetched_runs") else {
         return;
     };
-    let store = db.open().await;
+    // One writer connection: the group's requests run in the order they were made (with two,
+    // a later request may reach the server first, as any two concurrent calls may).
+    let options = wf_postgres::PostgresOptions {
+        writers: 1,
+        ..db.options()
+    };
+    let store = wf_postgres::PostgresStore::connect_with(db.url(), options)
+        .await
+        .expect("open the store");
     const N: usize = 12;
     // closing-i: running, closed by a task in the group before a start of its id; waiting-i:
     // running, signalled; fresh-i: started twice in the group.
