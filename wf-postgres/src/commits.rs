@@ -128,6 +128,63 @@ pub(crate) struct RunWrite {
     pub(crate) check: Option<(i64, i64)>,
     /// The change of the run's row, if any (else only the lock and the check).
     pub(crate) change: Option<Change>,
+    /// The statements of the same writes when they go alone (see [`Single`]).
+    pub(crate) single: Single,
+}
+
+/// The prepared statements of a [`RunWrite`] sent alone, not in a group: the lock
+/// (`runs::LOCK_RUN`), the check (`runs::CHECK_ASSUMED`) and the change (`runs::update_run_sql`)
+/// as plain statements, which cost the server less than the group function's set-wise
+/// statements do for one run (a commit waited for alone, as an update's or an activity's step
+/// is, is that case).
+#[derive(Default)]
+pub(crate) struct Single {
+    pub(crate) lock: Option<Statement>,
+    pub(crate) check: Option<Statement>,
+    pub(crate) update: Option<Statement>,
+}
+
+/// A statement to queue: prepared, its parameters, what it does (for errors), whether it may
+/// write, whether its changed rows are news for other processes.
+pub(crate) type Plain = (Statement, Vec<Owned>, &'static str, bool, bool);
+
+impl RunWrite {
+    /// Its writes as plain statements, sent alone, if every one it needs was prepared (else
+    /// `Err` gives it back, for the group function).
+    pub(crate) fn alone(self) -> std::result::Result<Vec<Plain>, Self> {
+        let ready = (!self.lock || self.single.lock.is_some())
+            && (self.check.is_none() || self.single.check.is_some())
+            && (self.change.is_none() || self.single.update.is_some());
+        if !ready {
+            return Err(self);
+        }
+        let RunWrite {
+            run_id,
+            lock,
+            check,
+            change,
+            single,
+            ..
+        } = self;
+        let mut out = Vec::with_capacity(3);
+        if let (true, Some(s)) = (lock, single.lock) {
+            out.push((s, owned![run_id.clone()], "lock a run", false, false));
+        }
+        if let (Some((next, bytes)), Some(s)) = (check, single.check) {
+            out.push((
+                s,
+                owned![run_id.clone(), next, bytes],
+                "check a run is as its worker assumed",
+                false,
+                false,
+            ));
+        }
+        if let (Some(c), Some(s)) = (change, single.update) {
+            let clear = c.clear;
+            out.push((s, c.single_params(run_id), "update a run", true, clear));
+        }
+        Ok(out)
+    }
 }
 
 /// A [`RunChange`] in owned fields, with the task's events (the default: no change, which
@@ -191,6 +248,35 @@ impl Change {
     /// Whether it clears a closed run's rows.
     pub(crate) fn clears(&self) -> bool {
         self.clear
+    }
+
+    /// Its statement when it goes alone (`runs::update_run_sql`).
+    pub(crate) fn update_sql(&self) -> &'static str {
+        crate::runs::update_run_sql(self.events.is_some(), self.clear)
+    }
+
+    /// The parameters of [`update_sql`](Self::update_sql) for run `run_id`.
+    fn single_params(self, run_id: String) -> Vec<Owned> {
+        let mut params = owned![
+            run_id,
+            self.next_event_id,
+            self.added_bytes,
+            self.summary,
+            self.ready_at,
+            self.status,
+            self.closed_ms,
+            self.result,
+            self.failure,
+            self.versioning,
+            self.build_id,
+        ];
+        if let Some((first_id, data)) = self.events {
+            params.extend(owned![first_id, data]);
+        }
+        if let (true, Some(abandoned)) = (self.clear, self.abandoned) {
+            params.push(Box::new(abandoned));
+        }
+        params
     }
 }
 

@@ -240,8 +240,30 @@ fn lower(queued: Vec<Queued>) -> Vec<Queued> {
     out
 }
 
-/// Sends consecutive [`Queued::Run`] items, if any, as one statement.
+/// Sends consecutive [`Queued::Run`] items, if any, as one statement (one alone as plain
+/// statements: see `commits::Single`).
 fn end_runs(out: &mut Vec<Queued>, group: &mut Vec<RunWrite>) {
+    if group.len() == 1 {
+        if let Some(item) = group.pop() {
+            match item.alone() {
+                Ok(plain) => {
+                    out.extend(
+                        plain
+                            .into_iter()
+                            .map(|(statement, params, what, write, wakes)| Queued::Prepared {
+                                statement,
+                                params,
+                                what,
+                                write,
+                                wakes,
+                            }),
+                    );
+                    return;
+                }
+                Err(item) => group.push(item),
+            }
+        }
+    }
     let Some(first) = group.first() else {
         return;
     };
@@ -288,6 +310,10 @@ impl PostgresTx {
         if lock {
             self.locked.insert(run_id.to_string());
         }
+        let update = match &change {
+            Some(c) => Some(self.statement(c.update_sql()).await?),
+            None => None,
+        };
         if change.is_some() {
             self.prefetched
                 .retain(|_, row| row.as_ref().is_none_or(|r| r.record.run_id != run_id));
@@ -296,15 +322,28 @@ impl PostgresTx {
         if let (true, Some(Queued::Run(last)), Some(_)) = (own, self.queued.last_mut(), &change) {
             if last.run_id == run_id && last.change.is_none() {
                 last.change = change;
+                last.single.update = update;
                 return Ok(());
             }
         }
+        let single = commits::Single {
+            lock: match lock {
+                true => Some(self.statement(crate::runs::LOCK_RUN).await?),
+                false => None,
+            },
+            check: match check {
+                Some(_) => Some(self.statement(crate::runs::CHECK_ASSUMED).await?),
+                None => None,
+            },
+            update,
+        };
         self.queued.push(Queued::Run(Box::new(RunWrite {
             statement,
             run_id: run_id.to_string(),
             lock,
             check,
             change,
+            single,
         })));
         Ok(())
     }
