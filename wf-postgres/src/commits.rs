@@ -149,15 +149,15 @@ pub(crate) struct Single {
 pub(crate) type Plain = (Statement, Vec<Owned>, &'static str, bool, bool);
 
 impl RunWrite {
-    /// Its writes as plain statements, sent alone, if every one it needs was prepared (else
-    /// `Err` gives it back, for the group function).
-    pub(crate) fn alone(self) -> std::result::Result<Vec<Plain>, Self> {
-        let ready = (!self.lock || self.single.lock.is_some())
+    /// Whether every plain statement it needs alone was prepared (see [`alone`](Self::alone)).
+    pub(crate) fn can_go_alone(&self) -> bool {
+        (!self.lock || self.single.lock.is_some())
             && (self.check.is_none() || self.single.check.is_some())
-            && (self.change.is_none() || self.single.update.is_some());
-        if !ready {
-            return Err(self);
-        }
+            && (self.change.is_none() || self.single.update.is_some())
+    }
+
+    /// Its writes as plain statements, sent alone (given [`can_go_alone`](Self::can_go_alone)).
+    pub(crate) fn alone(self) -> Vec<Plain> {
         let RunWrite {
             run_id,
             lock,
@@ -183,7 +183,7 @@ impl RunWrite {
             let clear = c.clear;
             out.push((s, c.single_params(run_id), "update a run", true, clear));
         }
-        Ok(out)
+        out
     }
 }
 

@@ -243,25 +243,19 @@ fn lower(queued: Vec<Queued>) -> Vec<Queued> {
 /// Sends consecutive [`Queued::Run`] items, if any, as one statement (one alone as plain
 /// statements: see `commits::Single`).
 fn end_runs(out: &mut Vec<Queued>, group: &mut Vec<RunWrite>) {
-    if group.len() == 1 {
-        if let Some(item) = group.pop() {
-            match item.alone() {
-                Ok(plain) => {
-                    out.extend(
-                        plain
-                            .into_iter()
-                            .map(|(statement, params, what, write, wakes)| Queued::Prepared {
-                                statement,
-                                params,
-                                what,
-                                write,
-                                wakes,
-                            }),
-                    );
-                    return;
-                }
-                Err(item) => group.push(item),
-            }
+    if let [item] = group.as_slice() {
+        if item.can_go_alone() {
+            let plain = group.drain(..).flat_map(RunWrite::alone);
+            out.extend(
+                plain.map(|(statement, params, what, write, wakes)| Queued::Prepared {
+                    statement,
+                    params,
+                    what,
+                    write,
+                    wakes,
+                }),
+            );
+            return;
         }
     }
     let Some(first) = group.first() else {
