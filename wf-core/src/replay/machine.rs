@@ -562,7 +562,9 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         if let Some(m) = core.mismatch.take() {
             return Err(TaskError::NonDeterminism(m));
         }
-        events.append(&mut core.issued);
+        // Taken, not drained: a run kept in the cache (a closed one too) would hold the
+        // list's capacity for as long as it stays there.
+        events.extend(std::mem::take(&mut core.issued));
         let local_activities = match replaying {
             true => Vec::new(),
             false => core.take_local_requests(),

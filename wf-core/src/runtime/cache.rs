@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, HashMap};
 pub(crate) struct Lru<V> {
     capacity: usize,
     tick: u64,
-    entries: HashMap<String, (V, u64)>,
+    /// Values boxed: a slot of the table stays small (a cached run is ~1 KB), so the table is
+    /// a fraction of the entries it holds and a resize copies pointers, not runs.
+    entries: HashMap<String, (Box<V>, u64)>,
     order: BTreeMap<u64, String>,
 }
 
@@ -25,7 +27,7 @@ impl<V> Lru<V> {
     pub fn take(&mut self, key: &str) -> Option<V> {
         let (v, t) = self.entries.remove(key)?;
         self.order.remove(&t);
-        Some(v)
+        Some(*v)
     }
 
     /// How many entries it holds.
@@ -35,7 +37,7 @@ impl<V> Lru<V> {
 
     /// The entry, without changing its recency.
     pub fn get(&self, key: &str) -> Option<&V> {
-        self.entries.get(key).map(|(v, _)| v)
+        self.entries.get(key).map(|(v, _)| &**v)
     }
 
     /// Inserts as most recent; evicts (and returns) the least recent beyond capacity.
@@ -43,13 +45,13 @@ impl<V> Lru<V> {
         self.take(&key);
         self.tick += 1;
         self.order.insert(self.tick, key.clone());
-        self.entries.insert(key, (value, self.tick));
+        self.entries.insert(key, (Box::new(value), self.tick));
         let mut evicted = Vec::new();
         while self.entries.len() > self.capacity {
             let Some((_, oldest)) = self.order.pop_first() else {
                 break;
             };
-            evicted.extend(self.entries.remove(&oldest).map(|(v, _)| v));
+            evicted.extend(self.entries.remove(&oldest).map(|(v, _)| *v));
         }
         evicted
     }

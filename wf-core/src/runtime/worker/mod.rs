@@ -7,10 +7,12 @@
 //! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
 //! workflow task, `commit.rs` what a task commits and what happens once it is committed,
 //! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss,
-//! `local.rs` the local activities a task runs before its commit.
+//! `local.rs` the local activities a task runs before its commit, `lanes.rs` the long-lived
+//! local tasks the workflow tasks run on.
 
 mod commit;
 mod handoff;
+mod lanes;
 mod local;
 mod marks;
 mod task;
@@ -21,11 +23,12 @@ pub(crate) use handoff::{
 
 use super::cache::Lru;
 use super::core::Core;
-use super::spin::{next_awake, DIRECT_AWAKE, QUERY_AWAKE};
+use super::spin::{next_awake, QUERY_AWAKE};
 use crate::error::WfError;
 use crate::metrics::Lookup;
 use crate::replay::Instance;
 use crate::store::{RunRecord, StartRequest};
+use lanes::{Job, Lanes};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -79,6 +82,8 @@ pub(super) struct Worker {
     direct_awake: tokio::sync::Notify,
     /// Callers of in-memory updates waiting for the final outcome, by update id.
     update_waiters: RefCell<HashMap<String, (String, oneshot::Sender<DirectReply>)>>,
+    /// The long-lived tasks that run workflow tasks (see `lanes.rs`).
+    lanes: Lanes,
 }
 
 /// How a workflow task came to run, which decides how it commits.
@@ -119,6 +124,7 @@ impl Worker {
             direct_awake_until: Cell::new(None),
             direct_awake: tokio::sync::Notify::new(),
             update_waiters: RefCell::new(HashMap::new()),
+            lanes: Lanes::default(),
         })
     }
 
@@ -146,21 +152,8 @@ impl Worker {
                     .or_default()
                     .push(d);
                 if me.busy.borrow_mut().insert(run_id.clone()) {
-                    let me = me.clone();
                     me.in_flight.set(me.in_flight.get() + 1);
-                    tokio::task::spawn_local(async move {
-                        me.drain_direct(&run_id).await;
-                        me.busy.borrow_mut().remove(&run_id);
-                        me.in_flight.set(me.in_flight.get() - 1);
-                        // Only on a quiet engine: a busy thread is awake anyway.
-                        if me.in_flight.get() == 0 && me.core.config.poll_when_quiet {
-                            me.direct_awake_until
-                                .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
-                            // The loop is waiting on the channel (this thread is awake: the
-                            // wake-up is a local one).
-                            me.direct_awake.notify_one();
-                        }
-                    });
+                    me.run_job(Job::Direct(run_id));
                 }
             }
             // Stopping: what is handed over from now on goes through the store (the senders
@@ -219,12 +212,7 @@ impl Worker {
                         got = tasks.len();
                         for task in tasks {
                             self.in_flight.set(self.in_flight.get() + 1);
-                            let me = self.clone();
-                            tokio::task::spawn_local(async move {
-                                me.process(task, Vec::new(), Mode::Leased).await;
-                                me.in_flight.set(me.in_flight.get() - 1);
-                                me.core.wake.workflow.notify_local();
-                            });
+                            self.run_job(Job::Leased(Box::new(task)));
                         }
                     }
                     Err(e) => tracing::error!(error = %e, "polling workflow tasks failed"),
