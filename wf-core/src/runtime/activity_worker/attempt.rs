@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
 
-/// Heartbeats of one attempt go to the store; the last recorded one is kept for its outcome.
+/// Heartbeats of one attempt go to the store; the last one sent is kept for its outcome.
 struct StoreHeartbeat {
     core: Arc<Core>,
     last: Arc<std::sync::Mutex<Option<Payload>>>,
@@ -27,24 +27,19 @@ impl HeartbeatSink for StoreHeartbeat {
         let info = info.clone();
         let last = self.last.clone();
         Box::pin(async move {
+            // Kept before it is written: an attempt that ends while the write is in flight
+            // (its start-to-close passing) reports it, and the store may already hold it. If
+            // the attempt is no longer current, its outcome is not recorded anyway.
+            if let Ok(mut last) = last.lock() {
+                *last = Some(details.clone());
+            }
             let now = core.now_ms();
             match core
                 .store
-                .heartbeat_activity(
-                    &info.run_id,
-                    info.seq,
-                    info.attempt,
-                    Some(details.clone()),
-                    now,
-                )
+                .heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now)
                 .await
             {
                 Ok(current) => {
-                    if current {
-                        if let Ok(mut last) = last.lock() {
-                            *last = Some(details);
-                        }
-                    }
                     core.wake.timer.notify_local();
                     if !current {
                         // Gone, or only its lease ran out: the store tells which.
