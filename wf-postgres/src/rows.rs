@@ -10,6 +10,17 @@ use wf_core::store::{
     RunStatus, ScheduleRow, StoreError, TaskFailure, VersioningBehavior,
 };
 
+/// A parameter a queued statement owns (it is sent after the primitive returned).
+pub(crate) type Owned = Box<dyn tokio_postgres::types::ToSql + Send + Sync>;
+
+/// The owned parameters of a queued statement: `owned![a, b]`.
+macro_rules! owned {
+    ($($p:expr),* $(,)?) => {
+        vec![$(Box::new($p) as $crate::rows::Owned),*]
+    };
+}
+pub(crate) use owned;
+
 /// The SQLSTATE of `wf_conflict` (see `activities::SCHEMA_V6`).
 const CONFLICT: &str = "WF409";
 /// The SQLSTATE of `wf_stale` (see `activities::SCHEMA_V6`).

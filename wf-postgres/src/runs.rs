@@ -13,6 +13,7 @@
 //! flight. Writers on different workflows may still deadlock (a group commit's requests come
 //! in any order): PostgreSQL then fails one statement, and the writer runs that request again.
 
+use crate::commits::{clear_sql, LOCK_RUN};
 use crate::rows::{get, run_columns, run_row, to_blob};
 use crate::tx::{owned, PostgresTx, Result};
 use wf_core::store::{
@@ -23,10 +24,6 @@ use wf_core::store::{
 /// database-wide, and other schemas have ids of their own), in this transaction.
 const LOCK_WORKFLOW: &str =
     "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || $1, 0))";
-
-/// The advisory lock of a run's workflow id.
-pub(crate) const LOCK_RUN: &str =
-    "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || workflow_id, 0)) FROM runs WHERE run_id = $1";
 
 impl PostgresTx {
     /// Locks the workflow id (a writer only). Its statement is queued and runs before the next
@@ -93,76 +90,6 @@ impl PostgresTx {
             Some(r) => Ok((Some(run_row(&r)?), get(&r, r.len() - 1)?)),
             None => Ok((None, false)),
         }
-    }
-}
-
-/// The change of a run's row: `$1` to `$11` (see `commits::Change::single_params`).
-macro_rules! update_run_sql {
-    () => {
-        "UPDATE runs SET next_event_id = $2, history_bytes = history_bytes + $3, \
-         summary = COALESCE($4, summary), \
-         task_failure = CASE WHEN $4::bytea IS NULL THEN task_failure END, \
-         lease_owner = NULL, lease_until = NULL, ready_at = $5, \
-         status = COALESCE($6, status), closed_ms = COALESCE($7, closed_ms), \
-         result = COALESCE($8, result), failure = COALESCE($9, failure), \
-         versioning = COALESCE(versioning, $10), build_id = COALESCE(build_id, $11) \
-         WHERE run_id = $1"
-    };
-}
-
-/// The check that a run's row is as its worker assumed (`$2`, `$3`: its history position and
-/// size; see `assume_run_row`), alone.
-pub(crate) const CHECK_ASSUMED: &str =
-    "WITH r AS (SELECT next_event_id, history_bytes, status, lease_owner, build_id \
-     FROM runs WHERE run_id = $1 FOR UPDATE) \
-     SELECT CASE WHEN EXISTS (SELECT 1 FROM r WHERE status = 'running' \
-     AND next_event_id = $2 AND history_bytes = $3 AND lease_owner IS NULL \
-     AND build_id IS NULL) \
-     AND NOT EXISTS (SELECT 1 FROM inbox i WHERE i.run_id = $1) \
-     THEN 0 ELSE wf_stale($1) END";
-
-/// The clearing of a closed run `$1` as the tail of a `WITH` (a data-modifying `WITH` runs
-/// whether or not it is referred to): its inbox, timers and activities deleted, its unfinished
-/// updates marked with the `Abandoned` state in the given parameter. The statement's own part
-/// deletes the activities, so its row count says whether an engine ran any of them.
-macro_rules! clear_sql {
-    ($abandoned:literal) => {
-        concat!(
-            "inbox_gone AS (DELETE FROM inbox WHERE run_id = $1), \
-             timers_gone AS (DELETE FROM timers WHERE run_id = $1), \
-             abandoned AS (UPDATE updates SET state = ",
-            $abandoned,
-            ", final = TRUE WHERE run_id = $1 AND NOT final) \
-             DELETE FROM activities WHERE run_id = $1"
-        )
-    };
-}
-
-/// A workflow task's writes to one run, alone, as one statement: the change of its row, with
-/// its events (`$12`, `$13`: first id, data) if any, and for a close that clears, the clearing
-/// of its rows (the `Abandoned` update state in the last parameter; the statement's own part
-/// deletes the activities, so its row count says whether an engine ran any).
-pub(crate) fn update_run_sql(events: bool, clear: bool) -> &'static str {
-    match (events, clear) {
-        (false, false) => update_run_sql!(),
-        (true, false) => concat!(
-            "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-             VALUES ($1, $12, $13)) ",
-            update_run_sql!()
-        ),
-        (false, true) => concat!(
-            "WITH updated AS (",
-            update_run_sql!(),
-            "), ",
-            clear_sql!("$12")
-        ),
-        (true, true) => concat!(
-            "WITH appended AS (INSERT INTO events (run_id, event_id, data) \
-             VALUES ($1, $12, $13)), updated AS (",
-            update_run_sql!(),
-            "), ",
-            clear_sql!("$14")
-        ),
     }
 }
 

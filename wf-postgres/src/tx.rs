@@ -19,16 +19,7 @@ pub(crate) type Result<T> = std::result::Result<T, StoreError>;
 /// Statement parameters.
 pub(crate) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 
-/// A parameter a queued statement owns (it is sent after the primitive returned).
-pub(crate) type Owned = Box<dyn ToSql + Send + Sync>;
-
-/// The owned parameters of a queued statement: `owned![a, b]`.
-macro_rules! owned {
-    ($($p:expr),* $(,)?) => {
-        vec![$(Box::new($p) as $crate::tx::Owned),*]
-    };
-}
-pub(crate) use owned;
+pub(crate) use crate::rows::{owned, Owned};
 
 /// A statement whose outcome the rule does not need: queued, and sent with the next one whose
 /// outcome it needs (see [`PostgresTx`]).
@@ -322,11 +313,11 @@ impl PostgresTx {
         }
         let single = commits::Single {
             lock: match lock {
-                true => Some(self.statement(crate::runs::LOCK_RUN).await?),
+                true => Some(self.statement(commits::LOCK_RUN).await?),
                 false => None,
             },
             check: match check {
-                Some(_) => Some(self.statement(crate::runs::CHECK_ASSUMED).await?),
+                Some(_) => Some(self.statement(commits::CHECK_ASSUMED).await?),
                 None => None,
             },
             update,
