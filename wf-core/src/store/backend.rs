@@ -136,6 +136,15 @@ pub trait Backend: Send + Sync + 'static {
     }
 }
 
+/// `op`, typed as a [`TxOp`] where it is made (a closure bound to a name first would not be
+/// inferred as one, for every borrow of the transaction).
+fn tx_op<X, T, F>(op: F) -> F
+where
+    F: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, T> + Clone + Send + 'static,
+{
+    op
+}
+
 /// Runs a rule whose primitives never wait (SQLite, memory) to its end: it is ready on its
 /// first poll. One that is not is a bug of the store, reported as such rather than a panic.
 pub(crate) fn run_ready<T>(rule: TxFuture<'_, T>) -> Result<T, StoreError> {
@@ -200,23 +209,14 @@ impl<B: Backend> Store for B {
             Message::Update { .. } => Soft,
             _ => Durable,
         };
-        match run_id {
-            // Its first read is the workflow id's latest run.
-            None => {
-                let id = workflow_id.clone();
-                self.write_for(durability, &id, move |tx| {
-                    Box::pin(deliver::deliver(tx, workflow_id, None, message, now_ms))
-                })
-            }
-            Some(run_id) => self.write(durability, move |tx| {
-                Box::pin(deliver::deliver(
-                    tx,
-                    workflow_id,
-                    Some(run_id),
-                    message,
-                    now_ms,
-                ))
-            }),
+        // Without a run id, its first read is the workflow id's latest run.
+        let latest = run_id.is_none().then(|| workflow_id.clone());
+        let op = tx_op(move |tx: &mut B::Tx| {
+            Box::pin(deliver::deliver(tx, workflow_id, run_id, message, now_ms))
+        });
+        match &latest {
+            Some(id) => self.write_for(durability, id, op),
+            None => self.write(durability, op),
         }
     }
 
