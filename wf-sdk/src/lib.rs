@@ -235,6 +235,10 @@ pub mod prelude {
     pub use wf_http::ConnectExt;
 }
 
+#[path = "guide.rs"]
+mod chapters;
+pub use chapters::guide;
+
 /// Items the macros' generated code refers to. Not a public API.
 #[doc(hidden)]
 #[path = "private.rs"]
