@@ -291,8 +291,9 @@ impl Worker {
     }
 }
 
-/// The seed's rule, for messages handed over in memory (the store applies it to the inbox):
-/// a signal that comes after the run's cancellation request (recorded, or among this task's
+/// A run whose cancellation was requested takes no more signals (it is on its way out;
+/// updates still reach its cleanup). For messages handed over in memory (the store applies the
+/// same rule to the inbox, in `store/rules/deliver.rs`): a signal that comes after the run's cancellation request (recorded, or among this task's
 /// inputs before it) is refused with `RunFinished` and left out of the task.
 fn refuse_signals_after_cancel(
     run: &RunRecord,
