@@ -24,6 +24,8 @@
 
 mod activities;
 mod builds;
+#[cfg(feature = "testing")]
+mod cluster;
 mod commits;
 mod connect;
 mod engines;

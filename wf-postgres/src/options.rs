@@ -25,8 +25,10 @@ pub struct PostgresOptions {
     /// How long a connection attempt may take before it fails.
     pub connect_timeout: Duration,
     /// How long the store keeps trying to reach the server when a connection dropped (a
-    /// server restarting) before it answers callers with an `Unavailable` error; callers
-    /// retry those. Work not yet begun is held, not failed, while it tries.
+    /// server restarting, a failover to a standby) before it answers callers with an
+    /// `Unavailable` error; callers retry those. Work not yet begun is held, not failed, while
+    /// it tries. Opening the store waits as long for a server that refuses connections or is
+    /// still starting. Default 30 s.
     pub reconnect_for: Duration,
     /// Whether a commit waits for the server's WAL flush (`synchronous_commit = on`, the
     /// default). Writes the engine can redo (leases, heartbeats) never wait for it.

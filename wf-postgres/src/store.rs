@@ -67,8 +67,7 @@ impl PostgresStore {
             &options.schema,
             options.connect_timeout,
         )?);
-        let first = connector.connect().await?;
-        crate::schema::migrate(&first, &options.schema).await?;
+        let first = open_schema(&connector, &options).await?;
         let channel = crate::listen::channel(&options.schema);
         let instance = crate::listen::instance_id();
         let metrics = Arc::new(StoreMetrics::new("postgres"));
@@ -122,6 +121,40 @@ impl PostgresStore {
             metrics,
         })
     }
+}
+
+/// The first connection, with wf's schema created or migrated on it. While the server cannot
+/// be reached (refusing connections, starting up, in recovery, no server of a multi-host URL
+/// accepting writes yet), tries again for up to [`PostgresOptions::reconnect_for`], so that a
+/// process started beside its database (or during a failover) waits for it instead of failing.
+async fn open_schema(
+    connector: &Connector,
+    options: &PostgresOptions,
+) -> Result<tokio_postgres::Client, StoreError> {
+    let until = std::time::Instant::now() + options.reconnect_for;
+    let mut pause = std::time::Duration::from_millis(50);
+    loop {
+        let opened = async {
+            let client = connector.connect().await?;
+            crate::schema::migrate(&client, &options.schema).await?;
+            Ok::<_, StoreError>(client)
+        }
+        .await;
+        match opened {
+            Ok(client) => return Ok(client),
+            Err(e) if unavailable(&e) && std::time::Instant::now() < until => {
+                tracing::warn!(error = %e, "wf-postgres: cannot open the store yet; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Whether `e` says the server could not be reached (worth trying again).
+fn unavailable(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(b) if b.kind() == BackendErrorKind::Unavailable)
 }
 
 impl Backend for PostgresStore {
