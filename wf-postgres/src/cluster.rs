@@ -86,7 +86,10 @@ impl Cluster {
                 }
             }
         }
-        assert!(!cluster.url.is_empty(), ".ci/postgres printed no URL: {out}");
+        assert!(
+            !cluster.url.is_empty(),
+            ".ci/postgres printed no URL: {out}"
+        );
         Some(cluster)
     }
 
@@ -158,11 +161,14 @@ impl Drop for Cluster {
 
 /// Whether `initdb` is on PATH or in Debian's PostgreSQL directories.
 fn postgres_installed() -> bool {
-    let on_path = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join("initdb").is_file())
-    });
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join("initdb").is_file()));
     on_path
         || std::fs::read_dir("/usr/lib/postgresql")
-            .map(|versions| versions.flatten().any(|v| v.path().join("bin/initdb").is_file()))
+            .map(|versions| {
+                versions
+                    .flatten()
+                    .any(|v| v.path().join("bin/initdb").is_file())
+            })
             .unwrap_or(false)
 }

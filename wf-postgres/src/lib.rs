@@ -32,6 +32,7 @@ mod engines;
 mod events;
 mod inbox;
 mod listen;
+mod liveness;
 mod marks;
 mod notify;
 mod options;

@@ -66,6 +66,7 @@ impl PostgresStore {
             url,
             &options.schema,
             options.connect_timeout,
+            Some(options.network_timeout),
         )?);
         let first = open_schema(&connector, &options).await?;
         let channel = crate::listen::channel(&options.schema);

@@ -859,7 +859,9 @@ mod tests {
         mark.register(&tx.client).await.unwrap();
         tx.mark = Some(mark);
         tx.client
-            .batch_execute("BEGIN; CREATE TEMP TABLE IF NOT EXISTS t (x int); INSERT INTO t VALUES (1)")
+            .batch_execute(
+                "BEGIN; CREATE TEMP TABLE IF NOT EXISTS t (x int); INSERT INTO t VALUES (1)",
+            )
             .await
             .unwrap();
         let row = tx
@@ -895,7 +897,8 @@ mod tests {
             return;
         };
         drop(db.open().await);
-        let connector = Connector::new(db.url(), db.schema(), Duration::from_secs(5)).unwrap();
+        let connector =
+            Connector::new(db.url(), db.schema(), Duration::from_secs(5), None).unwrap();
         let lost = || StoreError::backend(BackendErrorKind::Unavailable, "lost");
 
         // The commit's round trip tells the transaction's id and the mark's next token, or
@@ -906,10 +909,18 @@ mod tests {
         let (failed, done, xid) = tx.send_commit("COMMIT", "commit").await.unwrap();
         assert!(failed.is_none() && done.is_ok());
         assert_eq!(xid, Xid::Id(id, Some(before + 1)));
-        assert_eq!(tx.mark.unwrap().token, before + 1, "the writer knows its mark");
+        assert_eq!(
+            tx.mark.unwrap().token,
+            before + 1,
+            "the writer knows its mark"
+        );
         tx.client.batch_execute("BEGIN").await.unwrap();
         let (_, _, nothing) = tx.send_commit("COMMIT", "commit").await.unwrap();
-        assert_eq!(nothing, Xid::NotAssigned, "a transaction that wrote nothing");
+        assert_eq!(
+            nothing,
+            Xid::NotAssigned,
+            "a transaction that wrote nothing"
+        );
 
         // It committed: the batch's callers get their answers.
         let settled = settle(&mut tx, &connector, &settings(), xid, lost()).await;
@@ -921,7 +932,14 @@ mod tests {
         let (mut doomed, _) = writing(&connector).await;
         let token = doomed.mark.unwrap().token + 1;
         cut(&connector, &doomed).await;
-        let settled = settle(&mut doomed, &connector, &settings(), Xid::Id(id, Some(token)), lost()).await;
+        let settled = settle(
+            &mut doomed,
+            &connector,
+            &settings(),
+            Xid::Id(id, Some(token)),
+            lost(),
+        )
+        .await;
         assert!(matches!(settled, Err(Lost::BeforeCommit(_))));
         assert!(
             !doomed.client.is_closed(),
@@ -931,9 +949,23 @@ mod tests {
         // Without a mark, the id's status decides.
         let (mut doomed, other) = writing(&connector).await;
         cut(&connector, &doomed).await;
-        let settled = settle(&mut doomed, &connector, &settings(), Xid::Id(other, None), lost()).await;
+        let settled = settle(
+            &mut doomed,
+            &connector,
+            &settings(),
+            Xid::Id(other, None),
+            lost(),
+        )
+        .await;
         assert!(matches!(settled, Err(Lost::BeforeCommit(_))));
-        let settled = settle(&mut doomed, &connector, &settings(), Xid::Id(id, None), lost()).await;
+        let settled = settle(
+            &mut doomed,
+            &connector,
+            &settings(),
+            Xid::Id(id, None),
+            lost(),
+        )
+        .await;
         assert!(settled.is_ok(), "a committed id");
 
         // Without the id, or when the server refused the question.

@@ -30,14 +30,20 @@ async fn opening_waits_for_a_server_that_comes_back() {
         PostgresStore::connect_with(&url, options(Duration::from_secs(30))).await
     });
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(!opening.is_finished(), "opening waits while the server is away");
+    assert!(
+        !opening.is_finished(),
+        "opening waits while the server is away"
+    );
     let cluster = tokio::task::spawn_blocking(move || {
         cluster.start_primary();
         cluster
     })
     .await
     .unwrap();
-    let store = opening.await.unwrap().expect("the store opens once the server is back");
+    let store = opening
+        .await
+        .unwrap()
+        .expect("the store opens once the server is back");
     assert!(began.elapsed() >= Duration::from_millis(1500));
     start(&store, "wf-1", "run-1", T0).await;
     assert!(store.get_run("wf-1", None).await.unwrap().is_some());
@@ -57,8 +63,14 @@ async fn opening_gives_up_after_reconnect_for_with_an_unavailable_error() {
         .err()
         .expect("no server: the store does not open");
     let waited = began.elapsed();
-    assert!(waited >= Duration::from_secs(1), "it tried for reconnect_for ({waited:?})");
-    assert!(waited < Duration::from_secs(15), "and then gave up ({waited:?})");
+    assert!(
+        waited >= Duration::from_secs(1),
+        "it tried for reconnect_for ({waited:?})"
+    );
+    assert!(
+        waited < Duration::from_secs(15),
+        "and then gave up ({waited:?})"
+    );
     match &failed {
         StoreError::Backend(b) => assert_eq!(b.kind(), BackendErrorKind::Unavailable, "{failed}"),
         other => panic!("expected an Unavailable error, got {other:?}"),
