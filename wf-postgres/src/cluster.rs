@@ -40,6 +40,13 @@ impl Cluster {
     ///
     /// When the script fails (its error output is in the message), or as above.
     pub fn start(kind: ClusterKind) -> Option<Cluster> {
+        Cluster::start_listening(kind, None)
+    }
+
+    /// As [`start`](Self::start), the server listening on `extra_address` too (an address of
+    /// the test's own link, e.g. a veth pair into a network namespace: it must exist), whose
+    /// /24 it trusts.
+    pub fn start_listening(kind: ClusterKind, extra_address: Option<&str>) -> Option<Cluster> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         if !postgres_installed() {
             if crate::testing::required() {
@@ -68,7 +75,7 @@ impl Cluster {
             ClusterKind::Single => &["start"],
             ClusterKind::Standby => &["start", "--standby"],
         };
-        let out = cluster.run(args);
+        let out = cluster.run_with(args, extra_address);
         for line in out.lines() {
             let Some(exports) = line.strip_prefix("export ") else {
                 continue;
@@ -136,9 +143,17 @@ impl Cluster {
 
     /// Runs the script with `args` on this cluster's state file; its standard output.
     fn run(&self, args: &[&str]) -> String {
-        let out = Command::new(script())
-            .args(args)
-            .env("WF_PG_STATE", &self.state)
+        self.run_with(args, None)
+    }
+
+    /// [`run`](Self::run), with `WF_PG_EXTRA_LISTEN` set to `extra_address`.
+    fn run_with(&self, args: &[&str], extra_address: Option<&str>) -> String {
+        let mut command = Command::new(script());
+        command.args(args).env("WF_PG_STATE", &self.state);
+        if let Some(address) = extra_address {
+            command.env("WF_PG_EXTRA_LISTEN", address);
+        }
+        let out = command
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", script().display()));
         assert!(
