@@ -187,3 +187,124 @@ fn postgres_installed() -> bool {
             })
             .unwrap_or(false)
 }
+
+/// A PgBouncer (Debian's `pgbouncer`) of a test's own in front of a [`Cluster`]'s single
+/// server, on 127.0.0.1; stopped (by its PID) when dropped.
+#[derive(Debug)]
+pub struct PgBouncer {
+    dir: PathBuf,
+    port: u16,
+}
+
+impl PgBouncer {
+    /// Starts one with `pool_mode` (`session`, `transaction` or `statement`) in front of
+    /// `cluster` (a [`ClusterKind::Single`] one); `None` (said loudly on stderr) when
+    /// `pgbouncer` is not installed, unless `WF_REQUIRE_PGBOUNCER=1`, under which that panics.
+    ///
+    /// # Panics
+    ///
+    /// When it does not start (its log is in the message), or as above.
+    pub fn start(cluster: &Cluster, pool_mode: &str) -> Option<PgBouncer> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let Some(binary) = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"]
+            .into_iter()
+            .find(|p| Path::new(p).is_file())
+        else {
+            if std::env::var("WF_REQUIRE_PGBOUNCER").is_ok_and(|v| v.trim() == "1") {
+                panic!("WF_REQUIRE_PGBOUNCER=1 but pgbouncer is not installed");
+            }
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n*** PgBouncer tests SKIPPED: pgbouncer is not installed (apt-get install \
+                 pgbouncer). ***\n"
+            );
+            return None;
+        };
+        let server_port = cluster
+            .url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next()?.parse::<u16>().ok())
+            .expect("a single server's URL names its port");
+        let dir = std::env::temp_dir().join(format!(
+            "wf-pgbouncer-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("make PgBouncer's directory");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let config = format!(
+            "[databases]\n\
+             * = host=127.0.0.1 port={server_port} user=postgres\n\
+             [pgbouncer]\n\
+             listen_addr = 127.0.0.1\n\
+             listen_port = {port}\n\
+             unix_socket_dir =\n\
+             auth_type = any\n\
+             pool_mode = {pool_mode}\n\
+             max_client_conn = 500\n\
+             default_pool_size = 100\n\
+             logfile = {dir}/pgbouncer.log\n\
+             pidfile = {dir}/pgbouncer.pid\n",
+            dir = dir.display()
+        );
+        let ini = dir.join("pgbouncer.ini");
+        std::fs::write(&ini, config).expect("write pgbouncer.ini");
+        // PgBouncer refuses to run as root.
+        let root = Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+        let mut command = if root {
+            let _ = Command::new("chown")
+                .args(["-R", "postgres"])
+                .arg(&dir)
+                .status();
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--", binary]);
+            c
+        } else {
+            Command::new(binary)
+        };
+        let out = command.arg("-d").arg(&ini).output().expect("run pgbouncer");
+        let bouncer = PgBouncer { dir, port };
+        let log = || std::fs::read_to_string(bouncer.dir.join("pgbouncer.log")).unwrap_or_default();
+        assert!(
+            out.status.success(),
+            "pgbouncer did not start: {}{}",
+            String::from_utf8_lossy(&out.stderr),
+            log()
+        );
+        for _ in 0..200 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Some(bouncer);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("pgbouncer never listened on {port}: {}", log());
+    }
+
+    /// A URL of the cluster's database through this PgBouncer.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("pgbouncer.pid")) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+            // It removes its pidfile on the way out.
+            for _ in 0..100 {
+                if !self.dir.join("pgbouncer.pid").exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

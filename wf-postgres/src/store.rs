@@ -137,6 +137,7 @@ async fn open_schema(
     loop {
         let opened = async {
             let client = connector.connect().await?;
+            own_sessions(connector, &client).await?;
             crate::schema::migrate(&client, &options.schema).await?;
             Ok::<_, StoreError>(client)
         }
@@ -151,6 +152,37 @@ async fn open_schema(
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Refuses a pooler that lets connections share server sessions (PgBouncer's `pool_mode =
+/// transaction` or `statement`): the store needs a session of its own per connection (`LISTEN`,
+/// session advisory locks, prepared statements, its `search_path`). Two connections open at
+/// once that find the same backend behind them share one. Asked with the simple query
+/// protocol, which such a pooler serves.
+async fn own_sessions(
+    connector: &Connector,
+    first: &tokio_postgres::Client,
+) -> Result<(), StoreError> {
+    async fn backend(client: &tokio_postgres::Client) -> Result<Option<String>, StoreError> {
+        let messages = client
+            .simple_query("SELECT pg_backend_pid()")
+            .await
+            .map_err(crate::rows::db("ask for the server session's process id"))?;
+        Ok(messages.into_iter().find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        }))
+    }
+    let one = backend(first).await?;
+    let other = connector.connect().await?;
+    let two = backend(&other).await?;
+    if one.is_some() && one == two {
+        return Err(StoreError::backend(
+            BackendErrorKind::Invalid,
+            "PostgreSQL: two connections of this store share one server session: a pooler in              transaction or statement mode sits between wf and the server (PgBouncer's              pool_mode = transaction). wf needs a session of its own per connection (LISTEN,              session advisory locks, prepared statements): use pool_mode = session, or connect              to the server directly",
+        ));
+    }
+    Ok(())
 }
 
 /// Whether `e` says the server could not be reached (worth trying again).
