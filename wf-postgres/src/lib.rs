@@ -26,6 +26,7 @@ mod activities;
 mod builds;
 mod commits;
 mod connect;
+mod conninfo;
 mod engines;
 mod events;
 mod inbox;
@@ -43,10 +44,13 @@ mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod timers;
+mod tls;
 mod tx;
 mod updates;
 mod writer;
 
+pub use connect::{connect_raw, connect_raw_with};
 pub use options::PostgresOptions;
 pub use store::PostgresStore;
+pub use tls::{ClientCert, PostgresTls, RootCerts, SslMode, UnknownSslMode};
 pub use tx::PostgresTx;

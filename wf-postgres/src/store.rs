@@ -62,11 +62,7 @@ impl PostgresStore {
                 ),
             ));
         }
-        let connector = Arc::new(Connector::new(
-            url,
-            &options.schema,
-            options.connect_timeout,
-        )?);
+        let connector = Arc::new(Connector::new(url, &options)?);
         let first = connector.connect().await?;
         crate::schema::migrate(&first, &options.schema).await?;
         let channel = crate::listen::channel(&options.schema);

@@ -824,7 +824,12 @@ mod tests {
         let Some(url) = crate::testing::url() else {
             return;
         };
-        let connector = Connector::new(&url, "public", Duration::from_secs(5)).unwrap();
+        let options = crate::PostgresOptions {
+            schema: "public".into(),
+            connect_timeout: Duration::from_secs(5),
+            ..Default::default()
+        };
+        let connector = Connector::new(&url, &options).unwrap();
         let lost = || StoreError::backend(BackendErrorKind::Unavailable, "lost");
 
         // The commit's round trip tells the transaction's id, or that it has none.
