@@ -5,7 +5,7 @@
 
 use crate::conninfo;
 use crate::options::PostgresOptions;
-use crate::rows::pg_error;
+use crate::rows::{error_kind, pg_error};
 use crate::tls::{PostgresTls, Tls};
 use std::str::FromStr;
 use tokio_postgres::{Client, Config};
@@ -116,7 +116,16 @@ impl Connector {
             Some((kind, said)) => StoreError::Backend(
                 BackendError::new(kind, format!("PostgreSQL: {WHAT}: {said}")).with_source(e),
             ),
-            None => pg_error(WHAT, e),
+            // A refusal of the server's own (a SQLSTATE) says it all; a failure to connect
+            // is told with its causes ("Connection refused"), which its `Display` leaves out.
+            None if e.as_db_error().is_some() => pg_error(WHAT, e),
+            None => StoreError::Backend(
+                BackendError::new(
+                    error_kind(&e),
+                    format!("PostgreSQL: {WHAT}: {}", crate::tls::causes(&e)),
+                )
+                .with_source(e),
+            ),
         }
     }
 }

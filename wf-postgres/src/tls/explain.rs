@@ -22,8 +22,7 @@ pub(crate) fn explain(
     if let Some(tls) = rustls_error(e) {
         return Some(tls_hint(tls, about));
     }
-    let text = e.to_string();
-    if text.contains("server does not support TLS") {
+    if causes(e).contains("server does not support TLS") {
         return Some((
             BackendErrorKind::Invalid,
             format!(
@@ -37,11 +36,26 @@ pub(crate) fn explain(
     None
 }
 
+/// `e` and its causes, `: `-separated (tokio-postgres's `Display` shows only its own kind:
+/// "error performing TLS handshake").
+pub(crate) fn causes(e: &tokio_postgres::Error) -> String {
+    let mut said = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        said.push_str(": ");
+        said.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    said
+}
+
 /// A hint for the server's refusals that TLS settings cause.
 fn db_hint(message: &str, about: &About) -> Option<String> {
-    if message.starts_with("no pg_hba.conf entry") && message.ends_with("no encryption") {
+    // "no pg_hba.conf entry for host ..., no encryption" (only `hostssl` lines match) or
+    // "pg_hba.conf rejects connection for host ..., no encryption" (`hostnossl ... reject`).
+    if message.contains("pg_hba.conf") && message.ends_with("no encryption") {
         return Some(format!(
-            "the server requires TLS (pg_hba.conf has no entry for connections without \
+            "the server requires TLS (its pg_hba.conf refuses connections without \
              encryption): use sslmode=require or stronger, not sslmode={}",
             about.mode
         ));
@@ -155,12 +169,20 @@ fn client_cert_refused(alert: AlertDescription, about: &About) -> (BackendErrorK
     (BackendErrorKind::Invalid, said)
 }
 
-/// The names a certificate carries, as webpki lists them (`DnsName("db.internal")`, ...).
+/// The names a certificate carries, from webpki's list (`DnsName("db.internal")`,
+/// `IpAddress(10.0.0.5)`): `db.internal, 10.0.0.5`.
 fn names(presented: &[String]) -> String {
     if presented.is_empty() {
         return "no host name at all".to_string();
     }
-    presented.join(", ")
+    let plain = |name: &String| {
+        let inner = name
+            .split_once('(')
+            .and_then(|(_, rest)| rest.strip_suffix(')'))
+            .unwrap_or(name);
+        inner.trim_matches('"').to_string()
+    };
+    presented.iter().map(plain).collect::<Vec<_>>().join(", ")
 }
 
 /// A certificate time for people.
@@ -199,12 +221,15 @@ mod tests {
         let (_, said) = tls_hint(
             &rustls::Error::InvalidCertificate(CertificateError::NotValidForNameContext {
                 expected: ServerName::try_from("db.internal").unwrap(),
-                presented: vec!["DnsName(\"localhost\")".into()],
+                presented: vec![
+                    "DnsName(\"localhost\")".into(),
+                    "IpAddress(10.0.0.5)".into(),
+                ],
             }),
             &a,
         );
         assert!(
-            said.contains("host name db.internal (it is for DnsName(\"localhost\"))"),
+            said.contains("host name db.internal (it is for localhost, 10.0.0.5)"),
             "{said}"
         );
         let (_, said) = tls_hint(

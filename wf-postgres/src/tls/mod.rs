@@ -22,14 +22,14 @@ mod stream;
 mod verify;
 
 use crate::conninfo::SslKeys;
-pub(crate) use explain::explain;
+pub(crate) use explain::{causes, explain};
 use pem::Pem;
-use rustls::client::danger::ServerCertVerifier;
 use rustls::ClientConfig;
 pub use settings::{ClientCert, PostgresTls, RootCerts, SslMode, UnknownSslMode};
 use std::path::PathBuf;
 use std::sync::Arc;
 pub(crate) use stream::MakeRustls;
+use verify::{Checks, Verifier};
 
 /// TLS for one connection string: what tokio-postgres is told, the handshakes, and what the
 /// messages of a failure need to know.
@@ -126,26 +126,21 @@ impl Tls {
             (SslMode::VerifyFull, _) => Checks::ChainAndName,
         };
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let (verifier, roots_said): (Arc<dyn ServerCertVerifier>, _) = match checks {
-            Checks::None => (
-                Arc::new(verify::Unverified::new(Arc::clone(&provider))),
-                None,
-            ),
-            Checks::Chain | Checks::ChainAndName => {
+        let mut roots_said = None;
+        let verifier = Verifier::new(
+            checks,
+            || {
                 let (store, said) = roots.load()?;
-                let webpki = verify::webpki(store, &provider)?;
-                let verifier: Arc<dyn ServerCertVerifier> = match checks {
-                    Checks::Chain => Arc::new(verify::ChainOnly::new(webpki)),
-                    _ => webpki,
-                };
-                (verifier, Some(said))
-            }
-        };
+                roots_said = Some(said);
+                Ok(store)
+            },
+            &provider,
+        )?;
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("cannot set up TLS: {e}"))?
             .dangerous()
-            .with_custom_certificate_verifier(verifier);
+            .with_custom_certificate_verifier(Arc::new(verifier));
         let identity = if mode == SslMode::Disable {
             None
         } else {
@@ -181,14 +176,6 @@ impl Tls {
             },
         })
     }
-}
-
-/// What the server's certificate is checked for.
-#[derive(Clone, Copy)]
-enum Checks {
-    None,
-    Chain,
-    ChainAndName,
 }
 
 /// The client certificate and key to offer, if any: the code's, else `sslcert`/`sslkey`, else
@@ -235,4 +222,137 @@ fn client_identity(keys: &SslKeys, code: &PostgresTls) -> Result<Option<(Pem, Pe
         Pem::file(&cert, "sslcert")?,
         Pem::file(&key, "sslkey")?,
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file in a directory of this test process's own, removed with it.
+    struct Files(PathBuf);
+
+    impl Files {
+        fn new(name: &str) -> Files {
+            let dir =
+                std::env::temp_dir().join(format!("wf-tls-unit-{name}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Files(dir)
+        }
+
+        fn ca(&self) -> String {
+            let key = rcgen::KeyPair::generate().unwrap();
+            let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            let pem = params.self_signed(&key).unwrap().pem();
+            let path = self.0.join("ca.pem");
+            std::fs::write(&path, pem).unwrap();
+            path.display().to_string()
+        }
+    }
+
+    impl Drop for Files {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn keys(mode: Option<&str>, root: Option<&str>) -> SslKeys {
+        SslKeys {
+            mode: mode.map(str::to_string),
+            root_cert: root.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    fn resolve(keys: &SslKeys) -> Result<About, String> {
+        Tls::resolve(keys, &PostgresTls::default()).map(|tls| tls.about)
+    }
+
+    #[test]
+    fn prefer_is_the_default_and_checks_nothing() {
+        let about = resolve(&SslKeys::default()).unwrap();
+        assert_eq!(about.mode, SslMode::Prefer);
+        assert_eq!(about.roots, None);
+    }
+
+    #[test]
+    fn require_checks_the_chain_only_when_a_root_file_is_given() {
+        let files = Files::new("require");
+        let ca = files.ca();
+        let about = resolve(&keys(Some("require"), Some(&ca))).unwrap();
+        assert_eq!(about.roots, Some(format!("the CAs in {ca} (sslrootcert)")));
+        let about = resolve(&keys(Some("require"), None)).unwrap();
+        assert_eq!(about.roots, None);
+        let about = resolve(&keys(Some("verify-ca"), Some(&ca))).unwrap();
+        assert_eq!(about.mode, SslMode::VerifyCa);
+    }
+
+    #[test]
+    fn sslrootcert_system_means_verify_full_and_allows_nothing_weaker() {
+        let about = resolve(&keys(None, Some("system"))).unwrap();
+        assert_eq!(about.mode, SslMode::VerifyFull);
+        assert_eq!(about.roots.as_deref(), Some("the system's trusted CAs"));
+        let e = resolve(&keys(Some("require"), Some("system"))).unwrap_err();
+        assert!(
+            e.contains("sslmode=require may not be used with sslrootcert=system"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn code_settings_override_the_string() {
+        let files = Files::new("override");
+        let ca = std::fs::read_to_string(files.ca()).unwrap();
+        let code = PostgresTls {
+            mode: Some(SslMode::VerifyFull),
+            root_certs: Some(RootCerts::Pem(ca)),
+            ..Default::default()
+        };
+        let tls = Tls::resolve(&keys(Some("disable"), Some("/nonexistent/ca.pem")), &code).unwrap();
+        assert_eq!(tls.about.mode, SslMode::VerifyFull);
+        assert_eq!(
+            tls.about.roots.as_deref(),
+            Some("the CAs in the PEM text of PostgresTls::root_certs")
+        );
+        assert_eq!(tls.mode, tokio_postgres::config::SslMode::Require);
+    }
+
+    #[test]
+    fn files_are_read_only_when_used_and_named_when_they_fail() {
+        let e = resolve(&keys(Some("verify-full"), Some("/nonexistent/ca.pem"))).unwrap_err();
+        assert!(
+            e.starts_with("cannot read /nonexistent/ca.pem (sslrootcert): "),
+            "{e}"
+        );
+        assert!(resolve(&keys(Some("disable"), Some("/nonexistent/ca.pem"))).is_ok());
+        let e = resolve(&SslKeys {
+            cert: Some("/nonexistent/c.pem".into()),
+            key: Some("/nonexistent/k.pem".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.contains("/nonexistent/c.pem (sslcert)"), "{e}");
+    }
+
+    #[test]
+    fn a_client_key_without_its_certificate_or_the_reverse_is_refused() {
+        let e = resolve(&SslKeys {
+            key: Some("/k.pem".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.contains("sslkey is set but sslcert is not"), "{e}");
+        let e = resolve(&SslKeys {
+            cert: Some("/c.pem".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.contains("sslkey is not set"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_mode_is_refused() {
+        let e = resolve(&keys(Some("verify_full"), None)).unwrap_err();
+        assert!(e.contains("sslmode=\"verify_full\" is not a mode"), "{e}");
+    }
 }

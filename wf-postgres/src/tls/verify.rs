@@ -1,38 +1,65 @@
-//! How the server's certificate is checked, per `sslmode`: `verify-full` is rustls's own
-//! WebPKI verifier (chain and host name); `verify-ca` ([`ChainOnly`]) runs the same chain
-//! check and accepts a certificate issued for another name; `require` and `prefer`
-//! ([`Unverified`]) accept any certificate. All three check the handshake's signatures, so the
-//! session is bound to the key of the certificate the server showed.
+//! How the server's certificate is checked, per `sslmode`: `verify-full` runs rustls's WebPKI
+//! verifier (chain to a trusted CA, validity dates, key usage, host name); `verify-ca` the same
+//! but accepts a certificate issued for another name; `require` and `prefer` accept any
+//! certificate. All check the handshake's signatures, so the session is bound to the key of
+//! the certificate the server showed.
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
-use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::crypto::{
+    verify_tls12_signature, verify_tls13_signature, CryptoProvider, WebPkiSupportedAlgorithms,
+};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{CertificateError, DigitallySignedStruct, Error, RootCertStore, SignatureScheme};
 use std::sync::Arc;
 
-/// `verify-ca`: the chain to a trusted CA, validity dates and key usage, as `verify-full`
-/// checks them, but not the host name.
-#[derive(Debug)]
-pub(crate) struct ChainOnly(Arc<WebPkiServerVerifier>);
+/// What the server's certificate is checked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checks {
+    /// Nothing (`prefer`, `require` without a root certificate file).
+    None,
+    /// The chain to a trusted CA (`verify-ca`, `require` with a root certificate file).
+    Chain,
+    /// The chain and the host name (`verify-full`).
+    ChainAndName,
+}
 
-impl ChainOnly {
-    pub(crate) fn new(inner: Arc<WebPkiServerVerifier>) -> ChainOnly {
-        ChainOnly(inner)
+/// The server certificate verifier of one connection string.
+#[derive(Debug)]
+pub(crate) struct Verifier {
+    /// WebPKI on the trusted CAs, and whether the host name is checked; `None`: nothing.
+    webpki: Option<(Arc<WebPkiServerVerifier>, bool)>,
+    /// The signature algorithms the handshake may use.
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl Verifier {
+    /// Checks `checks` against `roots` (not called for [`Checks::None`]).
+    pub(crate) fn new(
+        checks: Checks,
+        roots: impl FnOnce() -> Result<RootCertStore, String>,
+        provider: &Arc<CryptoProvider>,
+    ) -> Result<Verifier, String> {
+        let webpki = match checks {
+            Checks::None => None,
+            Checks::Chain | Checks::ChainAndName => {
+                let webpki = WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots()?),
+                    Arc::clone(provider),
+                )
+                .build()
+                .map_err(|e| format!("cannot check certificates against these CAs: {e}"))?;
+                Some((webpki, checks == Checks::ChainAndName))
+            }
+        };
+        Ok(Verifier {
+            webpki,
+            algorithms: provider.signature_verification_algorithms,
+        })
     }
 }
 
-/// The WebPKI verifier on `roots` with `provider`'s algorithms.
-pub(crate) fn webpki(
-    roots: RootCertStore,
-    provider: &Arc<CryptoProvider>,
-) -> Result<Arc<WebPkiServerVerifier>, String> {
-    WebPkiServerVerifier::builder_with_provider(Arc::new(roots), Arc::clone(provider))
-        .build()
-        .map_err(|e| format!("cannot check certificates against these CAs: {e}"))
-}
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -41,15 +68,17 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        // WebPkiServerVerifier checks the chain first and the name last (rustls 0.23's
-        // `verify_server_cert`), so a name error means the chain passed.
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
+        let Some((webpki, check_name)) = &self.webpki else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let verified =
+            webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        match verified {
+            // WebPkiServerVerifier checks the chain first and the name last (rustls 0.23's
+            // `verify_server_cert`), so a name error means that the chain passed.
             Err(Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
+            )) if !check_name => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
@@ -60,7 +89,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
     fn verify_tls13_signature(
@@ -69,66 +98,10 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// `require` and `prefer`: encrypted, any certificate accepted (libpq's behaviour); the
-/// handshake's signatures are still checked against the certificate shown.
-#[derive(Debug)]
-pub(crate) struct Unverified(Arc<CryptoProvider>);
-
-impl Unverified {
-    pub(crate) fn new(provider: Arc<CryptoProvider>) -> Unverified {
-        Unverified(provider)
-    }
-}
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.algorithms.supported_schemes()
     }
 }
