@@ -8,7 +8,7 @@
 #[path = "tls/cluster.rs"]
 mod cluster;
 
-use cluster::{Ca, Cluster, ServerTls, CERT_USER};
+use cluster::{Ca, Cluster, ServerTls, CERT_USER, SCRAM_PASSWORD, SCRAM_USER};
 use wf_core::store::conformance::{start, T0};
 use wf_core::store::{BackendErrorKind, Store, StoreError};
 use wf_postgres::{
@@ -16,8 +16,8 @@ use wf_postgres::{
     RootCerts, SslMode,
 };
 
-/// A password in every URL: no message may show it.
-const PASSWORD: &str = "s3cret-Pa55";
+/// A password in every URL (the one SCRAM checks): no message may show it.
+const PASSWORD: &str = SCRAM_PASSWORD;
 
 /// A server whose certificate, from its own CA, names `names`; and that CA's file.
 fn server(test: &str, names: &[&str]) -> Option<(Cluster, Ca, String)> {
@@ -72,6 +72,12 @@ async fn tls_version(url: &str) -> Option<String> {
         )
         .await;
     row.ok().map(|r| r.get(0))
+}
+
+/// The user a connection logged in as.
+async fn current_user(client: &tokio_postgres::Client) -> String {
+    let row = client.query_one("SELECT current_user::text", &[]).await;
+    row.expect("query the user").get(0)
 }
 
 /// The error of opening a store at `url`, checked to hold no password.
@@ -282,12 +288,7 @@ async fn client_certificate_authentication_works_and_fails_clearly_without_one()
     let client = connect_raw(&with_cert)
         .await
         .unwrap_or_else(|e| panic!("a client certificate signed by the server's CA: {e}"));
-    let user: String = client
-        .query_one("SELECT current_user::text", &[])
-        .await
-        .expect("query")
-        .get(0);
-    assert_eq!(user, CERT_USER);
+    assert_eq!(current_user(&client).await, CERT_USER);
     round_trip(&with_cert, options("wf")).await;
 
     // The same certificate given in code, as PEM.
@@ -320,6 +321,30 @@ async fn client_certificate_authentication_works_and_fails_clearly_without_one()
         )),
         "{said}"
     );
+}
+
+#[tokio::test]
+async fn a_password_with_channel_binding_authenticates_over_tls() {
+    let Some((cluster, _ca, ca_file)) = server("scram", &["localhost"]) else {
+        return;
+    };
+    let url = format!(
+        "postgres://{SCRAM_USER}:{PASSWORD}@localhost:{}/postgres?sslmode=verify-full\
+         &sslrootcert={ca_file}&channel_binding=require",
+        cluster.port()
+    );
+    // SCRAM-SHA-256-PLUS: the server checks the hash of its certificate the client sends.
+    let client = connect_raw(&url)
+        .await
+        .unwrap_or_else(|e| panic!("SCRAM with channel binding over TLS: {e}"));
+    assert_eq!(current_user(&client).await, SCRAM_USER);
+    let wrong = "wr0ng-Pa55";
+    let e = connect_raw(&url.replace(PASSWORD, wrong))
+        .await
+        .expect_err("a wrong password is refused");
+    let said = e.to_string();
+    assert!(said.contains("password authentication failed"), "{said}");
+    assert!(!said.contains(wrong) && !said.contains(PASSWORD), "{said}");
 }
 
 #[tokio::test]

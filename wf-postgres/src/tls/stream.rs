@@ -1,7 +1,9 @@
 //! tokio-postgres's TLS hooks over tokio-rustls: [`MakeRustls`] makes a handshake per host
 //! (the host name is the one the certificate is checked against and the SNI sent), and
-//! [`RustlsStream`] is the encrypted connection. No channel binding (`channel_binding=require`
-//! is refused by tokio-postgres); SCRAM still authenticates both sides' password knowledge.
+//! [`RustlsStream`] is the encrypted connection. It gives SCRAM its `tls-server-end-point`
+//! channel binding (RFC 5929: a hash of the server's certificate), so that
+//! `channel_binding=require` (in Neon's connection strings, for one) works: the password
+//! exchange then proves that no one relays the TLS session.
 
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
@@ -80,8 +82,60 @@ pub(crate) struct RustlsStream<S>(tokio_rustls::client::TlsStream<S>);
 
 impl<S: AsyncRead + AsyncWrite + Unpin> TlsStream for RustlsStream<S> {
     fn channel_binding(&self) -> ChannelBinding {
-        ChannelBinding::none()
+        let (_, session) = self.0.get_ref();
+        session
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(|cert| tls_server_end_point(cert))
+            .map_or_else(ChannelBinding::none, ChannelBinding::tls_server_end_point)
     }
+}
+
+/// RFC 5929's `tls-server-end-point`: the certificate hashed with its signature's hash
+/// (SHA-256 for MD5 and SHA-1); `None` for signatures that define none (Ed25519, RSA-PSS),
+/// for which PostgreSQL offers no channel binding either.
+fn tls_server_end_point(cert: &[u8]) -> Option<Vec<u8>> {
+    use ring::digest::{digest, SHA256, SHA384, SHA512};
+    const RSA: &[u8] = &[0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01];
+    const ECDSA: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04];
+    // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signature }.
+    let (_, body, _) = der(cert).filter(|(tag, ..)| *tag == 0x30)?;
+    let (_, _, after_tbs) = der(body)?;
+    let (_, algorithm, _) = der(after_tbs).filter(|(tag, ..)| *tag == 0x30)?;
+    let (_, oid, _) = der(algorithm).filter(|(tag, ..)| *tag == 0x06)?;
+    let hash = match oid.split_last()? {
+        // md5, sha1, sha256, sha384, sha512 WithRSAEncryption (1.2.840.113549.1.1.n).
+        (4 | 5 | 11, head) if head == RSA => &SHA256,
+        (12, head) if head == RSA => &SHA384,
+        (13, head) if head == RSA => &SHA512,
+        // ecdsa-with-SHA1 (1.2.840.10045.4.1), -SHA256/384/512 (1.2.840.10045.4.3.n).
+        (1, head) if head == ECDSA => &SHA256,
+        (2, [head @ .., 3]) if head == ECDSA => &SHA256,
+        (3, [head @ .., 3]) if head == ECDSA => &SHA384,
+        (4, [head @ .., 3]) if head == ECDSA => &SHA512,
+        _ => return None,
+    };
+    Some(digest(hash, cert).as_ref().to_vec())
+}
+
+/// One DER element at the start of `input`: its tag, its contents and what follows it.
+fn der(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+    let (&tag, rest) = input.split_first()?;
+    let (&first, mut rest) = rest.split_first()?;
+    let len = if first < 0x80 {
+        usize::from(first)
+    } else {
+        let n = usize::from(first & 0x7f);
+        if n == 0 || n > 4 || rest.len() < n {
+            return None;
+        }
+        let (bytes, after) = rest.split_at(n);
+        rest = after;
+        bytes
+            .iter()
+            .fold(0usize, |len, b| len << 8 | usize::from(*b))
+    };
+    (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for RustlsStream<S> {
@@ -121,5 +175,32 @@ impl<S: AsyncRead + AsyncWrite + Unpin> AsyncWrite for RustlsStream<S> {
 
     fn is_write_vectored(&self) -> bool {
         self.0.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tls_server_end_point;
+
+    #[test]
+    fn the_end_point_is_the_certificate_hashed_with_its_signature_hash() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P384_SHA384).unwrap();
+        let params = rcgen::CertificateParams::new(vec!["db.internal".into()]).unwrap();
+        let cert = params.clone().self_signed(&key).unwrap();
+        let der = cert.der().to_vec();
+        let expected = ring::digest::digest(&ring::digest::SHA384, &der);
+        assert_eq!(
+            tls_server_end_point(&der).as_deref(),
+            Some(expected.as_ref())
+        );
+
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        assert_eq!(
+            tls_server_end_point(cert.der()),
+            None,
+            "Ed25519 defines no hash"
+        );
+        assert_eq!(tls_server_end_point(b"\x30\x82\xff"), None, "truncated DER");
     }
 }

@@ -14,6 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The user that client-certificate authentication (`hostssl ... cert`) applies to.
 pub const CERT_USER: &str = "wf_cert_user";
+/// The user that authenticates with a password (`hostssl ... scram-sha-256`), and its
+/// password.
+pub const SCRAM_USER: &str = "wf_scram_user";
+pub const SCRAM_PASSWORD: &str = "s3cret-Pa55";
 
 /// A certificate authority of a test's own.
 pub struct Ca {
@@ -176,8 +180,9 @@ impl Cluster {
     /// A cluster named after the test, with TLS as `tls` says (`None`: `ssl = off` and plain
     /// connections allowed); `None` when the tests are skipped for want of PostgreSQL.
     ///
-    /// `pg_hba.conf` with TLS: [`CERT_USER`] must show a client certificate (`cert`), every
-    /// other user is trusted over TLS, and connections without TLS are rejected.
+    /// `pg_hba.conf` with TLS: [`CERT_USER`] must show a client certificate (`cert`),
+    /// [`SCRAM_USER`] its password (SCRAM), every other user is trusted over TLS, and
+    /// connections without TLS are rejected.
     pub fn start(test: &str, tls: Option<ServerTls<'_>>) -> Option<Cluster> {
         let Some(bin) = bin_dir() else {
             let how = "install PostgreSQL (apt-get install postgresql), or let .ci/postgres \
@@ -247,6 +252,7 @@ impl Cluster {
                 format!(
                     "local all all trust\n\
                      hostssl all {CERT_USER} 127.0.0.1/32 cert\n\
+                     hostssl all {SCRAM_USER} 127.0.0.1/32 scram-sha-256\n\
                      hostssl all all 127.0.0.1/32 trust\n\
                      hostnossl all all 0.0.0.0/0 reject\n"
                 )
@@ -291,6 +297,8 @@ impl Cluster {
                     &format!("CREATE ROLE {CERT_USER} LOGIN"),
                     "-c",
                     &format!("GRANT CREATE ON DATABASE postgres TO {CERT_USER}"),
+                    "-c",
+                    &format!("CREATE ROLE {SCRAM_USER} LOGIN PASSWORD '{SCRAM_PASSWORD}'"),
                 ],
             );
         }
