@@ -1,5 +1,6 @@
 //! How a PostgreSQL store is set up.
 
+use crate::tls::PostgresTls;
 use std::time::Duration;
 
 /// How [`PostgresStore::connect_with`](crate::PostgresStore::connect_with) sets up the store.
@@ -46,6 +47,10 @@ pub struct PostgresOptions {
     /// Whether the store listens for other processes' commits (`LISTEN`) and tells the engine
     /// when new work or an outcome is committed. Default `true`.
     pub listen: bool,
+    /// TLS to the server, set in code: each setting given overrides the connection string's
+    /// (`sslmode`, `sslrootcert`, `sslcert`/`sslkey`); by default the string decides. Files
+    /// are read when the store opens.
+    pub tls: PostgresTls,
 }
 
 impl Default for PostgresOptions {
@@ -60,6 +65,7 @@ impl Default for PostgresOptions {
             network_timeout: Duration::from_secs(10),
             synchronous_commit: true,
             listen: true,
+            tls: PostgresTls::default(),
         }
     }
 }

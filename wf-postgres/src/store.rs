@@ -62,12 +62,7 @@ impl PostgresStore {
                 ),
             ));
         }
-        let connector = Arc::new(Connector::new(
-            url,
-            &options.schema,
-            options.connect_timeout,
-            Some(options.network_timeout),
-        )?);
+        let connector = Arc::new(Connector::new(url, &options)?);
         let first = open_schema(&connector, &options).await?;
         let channel = crate::listen::channel(&options.schema);
         let instance = crate::listen::instance_id();

@@ -166,10 +166,7 @@ fn run_on_the_side(url: String, sql: String) {
             .build()
             .ok()?;
         rt.block_on(async move {
-            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .ok()?;
-            tokio::spawn(conn);
+            let client = crate::connect_raw(&url).await.ok()?;
             client.batch_execute(&sql).await.ok()
         })
     });

@@ -897,8 +897,12 @@ mod tests {
             return;
         };
         drop(db.open().await);
-        let connector =
-            Connector::new(db.url(), db.schema(), Duration::from_secs(5), None).unwrap();
+        let options = crate::PostgresOptions {
+            schema: db.schema().to_string(),
+            connect_timeout: Duration::from_secs(5),
+            ..Default::default()
+        };
+        let connector = Connector::new(db.url(), &options).unwrap();
         let lost = || StoreError::backend(BackendErrorKind::Unavailable, "lost");
 
         // The commit's round trip tells the transaction's id and the mark's next token, or

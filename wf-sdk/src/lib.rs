@@ -211,7 +211,9 @@ mod postgres;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresExt;
 #[cfg(feature = "postgres")]
-pub use wf_postgres::{PostgresOptions, PostgresStore};
+pub use wf_postgres::{
+    ClientCert, PostgresOptions, PostgresStore, PostgresTls, RootCerts, SslMode,
+};
 
 /// Deterministic synchronization for workflow code: an async mutex and a queue.
 pub mod sync {

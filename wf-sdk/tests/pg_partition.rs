@@ -283,10 +283,7 @@ async fn a_partitioned_worker_is_fenced_and_its_runs_move_on() {
     };
     let url = cluster.url().to_string();
     let cut_url = url.replace("127.0.0.1", &link.host_addr);
-    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let db = wf_postgres::connect_raw(&url).await.unwrap();
     let options = wf_sdk::PostgresOptions {
         schema: SCHEMA.into(),
         writers: 2,
