@@ -30,4 +30,4 @@ mod server;
 pub mod wire;
 
 pub use client::{ConnectExt, Connecting, HttpTransport};
-pub use server::{router, serve, Api, ServeOptions, Server, ANY_TYPE};
+pub use server::{router, serve, Api, Role, ServeOptions, Server, Tokens, ANY_TYPE};
