@@ -415,6 +415,58 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
     engine.shutdown().await;
 }
 
+/// A token whose role is below a command's: exit 4 (token refused), with a message that names
+/// the role the command needs and the token's, and never the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_below_the_commands_role_exits_4_naming_the_roles() {
+    let engine = Engine::builder()
+        .memory()
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap();
+    let options = ServeOptions::default()
+        .token_with_role(wf_sdk::http::Role::Read, "cli-read-token")
+        .token(TOKEN);
+    let server = serve(&engine, "127.0.0.1:0", options).await.unwrap();
+    let url = format!("http://{}", server.local_addr());
+    engine
+        .client()
+        .start::<Order>("o-roles", "r".to_string())
+        .await
+        .unwrap();
+    let as_reader = |cmd: &[&str]| {
+        let mut all = vec!["--url", url.as_str(), "--token", "cli-read-token"];
+        all.extend_from_slice(cmd);
+        all.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| async move {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        wf(&refs).await
+    };
+    // Reading is fine...
+    let described = ok(run(as_reader(&["describe", "o-roles"])).await);
+    assert!(described.contains("running"), "{described}");
+    // ...changing is not.
+    let err = fails(run(as_reader(&["terminate", "o-roles"])).await, 4);
+    assert!(
+        err.contains("403 forbidden")
+            && err.contains("needs a token with the admin role")
+            && err.contains("this token has the read role"),
+        "{err}"
+    );
+    assert!(!err.contains("cli-read-token"), "{err}");
+    let err = fails(
+        run(as_reader(&["signal", "o-roles", "note", "[\"x\"]"])).await,
+        4,
+    );
+    assert!(err.contains("the write role"), "{err}");
+    let d = engine.client().describe("o-roles").await.unwrap();
+    assert_eq!(d.status, RunStatus::Running, "nothing changed");
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn schedules_are_listed_described_paused_and_deleted() {
     let db = scratch("sched", "db");

@@ -1,8 +1,10 @@
 //! The web view in a real browser: headless Chromium driven over the DevTools protocol opens
 //! the runs list (giving the token the page asks for), opens a run, runs a query, sends a
 //! signal through the form and sees its event in the timeline, and queries the finished run.
-//! Screenshots go to `target/ui-screenshots/`. Without Chromium the test skips loudly, unless
-//! `WF_REQUIRE_CHROMIUM=1`.
+//! A second test gives the page tokens of each role in turn: a read token sees no signal,
+//! update, cancel or terminate control but runs queries; a write token gets the forms and
+//! cancel; an admin token terminates the run. Screenshots go to `target/ui-screenshots/`.
+//! Without Chromium the tests skip loudly, unless `WF_REQUIRE_CHROMIUM=1`.
 
 mod browser;
 
@@ -132,16 +134,43 @@ fn js(s: &str) -> String {
     Value::from(s).to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
-    let Some(binary) = find_chromium() else {
+/// The Chromium binary, or `None` after saying loudly that `test` is skipped (a panic with
+/// `WF_REQUIRE_CHROMIUM=1`).
+fn chromium_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
         let msg = "no Chromium found (looked for WF_CHROMIUM, chromium, chromium-browser, \
                    google-chrome on PATH); install it with `apt-get install -y chromium` \
                    to run the web view's browser test";
         if std::env::var("WF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
             panic!("WF_REQUIRE_CHROMIUM=1: {msg}");
         }
-        eprintln!("\n*** SKIPPED the_web_view_lists_runs_queries_and_signals_in_a_real_browser: {msg} ***\n");
+        eprintln!("\n*** SKIPPED {test}: {msg} ***\n");
+    }
+    found
+}
+
+/// Gives the token form `token` and submits it.
+async fn give_token(page: &mut Page, token: &str) {
+    page.wait_for(
+        "the token form",
+        "!!document.querySelector('#token-form')",
+        PATIENCE,
+    )
+    .await;
+    page.eval(&format!(
+        "document.querySelector('#token-form input[name=token]').value = {}; \
+         document.querySelector('#token-form').requestSubmit(); true",
+        js(token)
+    ))
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
+    let Some(binary) =
+        chromium_or_skip("the_web_view_lists_runs_queries_and_signals_in_a_real_browser")
+    else {
         return;
     };
 
@@ -231,12 +260,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
     )
     .await;
     page.screenshot("1-token").await;
-    page.eval(&format!(
-        "document.querySelector('#token-form input[name=token]').value = {}; \
-         document.querySelector('#token-form').requestSubmit(); true",
-        js(TOKEN)
-    ))
-    .await;
+    give_token(&mut page, TOKEN).await;
     let ids = page
         .wait_for(
             "both runs listed with their start times",
@@ -453,6 +477,170 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
         "{failed}"
     );
     page.screenshot("6-failed").await;
+
+    let problems = page.problems();
+    assert!(problems.is_empty(), "the page reported: {problems:#?}");
+    drop(page);
+    drop(chromium);
+    server.shutdown().await.expect("shutdown");
+}
+
+const READ_TOKEN: &str = "ui-read-token";
+const WRITE_TOKEN: &str = "ui-write-token";
+
+/// Which of the run page's controls are on the page, once it has rendered `order-7`.
+const CONTROLS: &str = "(() => { if (!document.querySelector('#timeline .event')) return null; \
+    return ['#signal-form', '#update-form', '#cancel-run', '#terminate-run', '#role-note'] \
+      .filter(s => { const e = document.querySelector(s); return e && !e.closest('[hidden]'); }); })()";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
+    let Some(binary) = chromium_or_skip("the_web_view_shows_each_token_only_what_its_role_may_do")
+    else {
+        return;
+    };
+    let engine = Engine::builder()
+        .memory()
+        .poll_interval(Duration::from_millis(20))
+        .workflow::<OrderFlow>()
+        .workflow::<Notify>()
+        .activities(Stock)
+        .build()
+        .await
+        .expect("engine");
+    let options = wf_http::ServeOptions::default()
+        .token_with_role(wf_http::Role::Read, READ_TOKEN)
+        .token_with_role(wf_http::Role::Write, WRITE_TOKEN)
+        .token(TOKEN);
+    let server = wf_http::serve(&engine, "127.0.0.1:0", options)
+        .await
+        .expect("serve");
+    let base = format!("http://{}", server.local_addr());
+    let order = engine
+        .client()
+        .start::<OrderFlow>(
+            "order-7",
+            Order {
+                item: "chair".into(),
+                qty: 1,
+            },
+        )
+        .await
+        .expect("start order-7");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while order.state().await.expect("query").stage != "waiting" {
+        assert!(std::time::Instant::now() < deadline, "order-7 never waited");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let chromium = Browser::launch(&binary);
+    let mut page = Page::open(&chromium.ws_url).await;
+    let run_page = format!("{base}/ui/#/run/order/order-7");
+
+    // No token: the page asks for one.
+    page.navigate(&run_page).await;
+    give_token(&mut page, READ_TOKEN).await;
+    let shown = page
+        .wait_for("the run page for a read token", CONTROLS, PATIENCE)
+        .await;
+    assert_eq!(
+        strings(&shown),
+        ["#role-note"],
+        "a read token gets no control"
+    );
+    let note = page
+        .eval("document.querySelector('#role-note').textContent")
+        .await;
+    assert!(
+        note.as_str().unwrap_or("").contains("need a write token"),
+        "{note}"
+    );
+    let badge = page
+        .eval("document.querySelector('#token-role').textContent")
+        .await;
+    assert_eq!(badge, "read");
+    page.screenshot("7-read-token").await;
+    // Queries are reads.
+    page.eval("document.querySelector('form[data-query=state]').requestSubmit(); true")
+        .await;
+    let answer = page
+        .wait_for(
+            "the state query's answer for a read token",
+            "document.querySelector('[data-query-result=state] pre')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    let state: OrderState = serde_json::from_str(answer.as_str().expect("text")).expect("JSON");
+    assert_eq!(state.stage, "waiting");
+
+    // A write token: the forms and cancel, not terminate.
+    page.eval("document.querySelector('#forget-token').click(); true")
+        .await;
+    give_token(&mut page, WRITE_TOKEN).await;
+    let shown = page
+        .wait_for("the run page for a write token", CONTROLS, PATIENCE)
+        .await;
+    assert_eq!(
+        strings(&shown),
+        ["#signal-form", "#update-form", "#cancel-run", "#role-note"]
+    );
+
+    // An admin token: terminate too, which takes a second click.
+    page.eval("document.querySelector('#forget-token').click(); true")
+        .await;
+    give_token(&mut page, TOKEN).await;
+    let shown = page
+        .wait_for("the run page for an admin token", CONTROLS, PATIENCE)
+        .await;
+    assert_eq!(
+        strings(&shown),
+        [
+            "#signal-form",
+            "#update-form",
+            "#cancel-run",
+            "#terminate-run"
+        ]
+    );
+    page.eval("document.querySelector('#terminate-run').click(); true")
+        .await;
+    let armed = page
+        .eval("document.querySelector('#terminate-run').textContent")
+        .await;
+    assert_eq!(armed, "Click again to terminate");
+    assert_eq!(
+        engine
+            .client()
+            .describe("order-7")
+            .await
+            .expect("describe")
+            .status,
+        RunStatus::Running,
+        "one click terminates nothing"
+    );
+    page.eval("document.querySelector('#terminate-run').click(); true")
+        .await;
+    page.wait_for(
+        "the run to show as terminated",
+        "document.querySelector('#run-status')?.textContent === 'terminated'",
+        PATIENCE,
+    )
+    .await;
+    assert_eq!(
+        engine
+            .client()
+            .describe("order-7")
+            .await
+            .expect("describe")
+            .status,
+        RunStatus::Terminated
+    );
+    let hidden = page.eval(CONTROLS).await;
+    assert_eq!(
+        strings(&hidden),
+        Vec::<&str>::new(),
+        "a closed run offers no control"
+    );
+    page.screenshot("8-terminated").await;
 
     let problems = page.problems();
     assert!(problems.is_empty(), "the page reported: {problems:#?}");

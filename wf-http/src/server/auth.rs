@@ -266,7 +266,7 @@ impl Gate {
         req: &mut Request,
         matched: Option<&str>,
         access: Option<Access>,
-    ) -> Result<(), Response> {
+    ) -> Result<(), Refusal> {
         let route = || format!("{} {}", req.method(), matched.unwrap_or(req.uri().path()));
         let role = if self.tokens.is_empty() {
             Role::Admin
@@ -280,14 +280,18 @@ impl Gate {
                 None if access == Some(Access::Public) => {
                     return Ok(());
                 }
-                None => return Err(unauthorized(given.is_some())),
+                None => {
+                    return Err(Refusal::Unauthorized {
+                        sent: given.is_some(),
+                    })
+                }
             }
         };
         match access {
             Some(Access::Public) => {}
             Some(Access::Needs(needed)) if role >= needed => {}
             Some(Access::Needs(needed)) => {
-                return Err(forbidden(format!(
+                return Err(Refusal::Forbidden(format!(
                     "{} needs a token with the {needed} role; this token has the {role} role",
                     route()
                 )))
@@ -295,7 +299,7 @@ impl Gate {
             None => {
                 let route = route();
                 tracing::error!(route, "a route with no role in wf-http's table was refused");
-                return Err(forbidden(format!(
+                return Err(Refusal::Forbidden(format!(
                     "{route} has no role in this server's route table, so no token may use it \
                      (a wf-http bug: please report it)"
                 )));
@@ -306,23 +310,38 @@ impl Gate {
     }
 }
 
-fn unauthorized(sent: bool) -> Response {
-    let message = if sent {
-        "this server does not know the token sent: send one it was started with \
-         (Authorization: Bearer <token>)"
-    } else {
-        "this route needs a token: send Authorization: Bearer <token>"
-    };
-    let mut response = Failure::new(401, ErrorBody::new("unauthorized", message)).into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        HeaderValue::from_static("Bearer realm=\"wf\""),
-    );
-    response
+/// Why the gate refused a request.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// No token, or one the server does not know (`sent`): 401.
+    Unauthorized { sent: bool },
+    /// A known token whose role is below the route's, or a route with no role: 403.
+    Forbidden(String),
 }
 
-fn forbidden(message: String) -> Response {
-    Failure::new(403, ErrorBody::new("forbidden", message)).into_response()
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::Unauthorized { sent } => {
+                let message = if sent {
+                    "this server does not know the token sent: send one it was started with \
+                     (Authorization: Bearer <token>)"
+                } else {
+                    "this route needs a token: send Authorization: Bearer <token>"
+                };
+                let mut response =
+                    Failure::new(401, ErrorBody::new("unauthorized", message)).into_response();
+                response.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    HeaderValue::from_static("Bearer realm=\"wf\""),
+                );
+                response
+            }
+            Refusal::Forbidden(message) => {
+                Failure::new(403, ErrorBody::new("forbidden", message)).into_response()
+            }
+        }
+    }
 }
 
 /// `GET /_whoami`: `{"role": "read" | "write" | "admin"}`, the caller's role, for the web view

@@ -228,7 +228,7 @@ impl Guard {
         let matched = matched.as_ref().map(MatchedPath::as_str);
         let access = routes::access(req.method(), matched);
         if let Err(refused) = self.gate.check(&mut req, matched, access) {
-            return refused;
+            return refused.into_response();
         }
         match tokio::time::timeout(self.timeout, next.run(req)).await {
             Ok(response) => response,
