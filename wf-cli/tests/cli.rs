@@ -85,6 +85,16 @@ async fn engine_on(db: &Path) -> Engine {
         .unwrap()
 }
 
+/// An engine running orders, in memory.
+async fn memory_engine() -> Engine {
+    Engine::builder()
+        .memory()
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap()
+}
+
 /// Runs `wf` with `args` (off the async runtime: the binary may wait on the engine).
 async fn wf(args: &[&str]) -> Output {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -335,12 +345,7 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
-    let engine = Engine::builder()
-        .memory()
-        .workflow::<Order>()
-        .build()
-        .await
-        .unwrap();
+    let engine = memory_engine().await;
     let server = serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
         .await
         .unwrap();
@@ -419,12 +424,7 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
 /// the role the command needs and the token's, and never the token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_below_the_commands_role_exits_4_naming_the_roles() {
-    let engine = Engine::builder()
-        .memory()
-        .workflow::<Order>()
-        .build()
-        .await
-        .unwrap();
+    let engine = memory_engine().await;
     let options = ServeOptions::default()
         .token_with_role(wf_sdk::http::Role::Read, "cli-read-token")
         .token(TOKEN);
@@ -435,20 +435,16 @@ async fn a_token_below_the_commands_role_exits_4_naming_the_roles() {
         .start::<Order>("o-roles", "r".to_string())
         .await
         .unwrap();
-    let as_reader = |cmd: &[&str]| {
-        let mut all = vec!["--url", url.as_str(), "--token", "cli-read-token"];
-        all.extend_from_slice(cmd);
-        all.into_iter().map(String::from).collect::<Vec<_>>()
-    };
-    let run = |args: Vec<String>| async move {
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        wf(&refs).await
-    };
+    let url = url.as_str();
+    let reader = "cli-read-token";
     // Reading is fine...
-    let described = ok(run(as_reader(&["describe", "o-roles"])).await);
+    let described = ok(wf(&["--url", url, "--token", reader, "describe", "o-roles"]).await);
     assert!(described.contains("running"), "{described}");
     // ...changing is not.
-    let err = fails(run(as_reader(&["terminate", "o-roles"])).await, 4);
+    let err = fails(
+        wf(&["--url", url, "--token", reader, "terminate", "o-roles"]).await,
+        4,
+    );
     assert!(
         err.contains("403 forbidden")
             && err.contains("needs a token with the admin role")
@@ -457,7 +453,10 @@ async fn a_token_below_the_commands_role_exits_4_naming_the_roles() {
     );
     assert!(!err.contains("cli-read-token"), "{err}");
     let err = fails(
-        run(as_reader(&["signal", "o-roles", "note", "[\"x\"]"])).await,
+        wf(&[
+            "--url", url, "--token", reader, "signal", "o-roles", "note", "[\"x\"]",
+        ])
+        .await,
         4,
     );
     assert!(err.contains("the write role"), "{err}");

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{AgentRun, Http, Nap, Tools, TOKEN};
+use common::{Http, Nap, TOKEN};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wf_core::store::faults::{Crash, Fault, FaultStore, Op, Target};
@@ -29,15 +29,7 @@ async fn engine_on_faults(name: &str) -> (Db, Arc<FaultStore>, Engine) {
     let db = Db(std::env::temp_dir().join(format!("wf-ready-{}-{name}.db", std::process::id())));
     let sqlite = SqliteStore::open(&db.0).expect("open SQLite");
     let store = FaultStore::new(Arc::new(sqlite));
-    let engine = Engine::builder()
-        .store(store.clone())
-        .poll_interval(Duration::from_millis(20))
-        .workflow::<AgentRun>()
-        .workflow::<Nap>()
-        .activities(Tools)
-        .build()
-        .await
-        .expect("engine");
+    let engine = common::agent_engine(Engine::builder().store(store.clone())).await;
     (db, store, engine)
 }
 
