@@ -148,7 +148,8 @@ impl Tokens {
     }
 
     /// Reads a tokens file: one `ROLE TOKEN` per line (ROLE is `read`, `write` or `admin`;
-    /// spaces or tabs between them), blank lines and lines starting with `#` skipped.
+    /// spaces or tabs between them, and a `#` comment may follow), blank lines and lines
+    /// starting with `#` skipped.
     /// `InvalidConfig` naming the file and the line for a line that is not `ROLE TOKEN`, an
     /// unknown role or a token given twice; the messages never contain a token.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Tokens, WfError> {
@@ -179,10 +180,11 @@ impl Tokens {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let mut fields = line.split_whitespace();
-            let (Some(role), Some(token), None) = (fields.next(), fields.next(), fields.next())
-            else {
-                let count = line.split_whitespace().count();
+            // A token holds no whitespace, so ` #` after it starts a comment.
+            let fields = || line.split_whitespace().take_while(|f| !f.starts_with('#'));
+            let mut it = fields();
+            let (Some(role), Some(token), None) = (it.next(), it.next(), it.next()) else {
+                let count = fields().count();
                 return Err(bad(&format!(
                     "expected 2 fields, found {count}{}",
                     if count == 1 { " (no token?)" } else { "" }
@@ -220,6 +222,12 @@ impl Tokens {
         }
         found
     }
+}
+
+/// The token of an `Authorization: Bearer <token>` header (the scheme's case does not matter).
+fn bearer(header: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = header.split_at_checked(7)?;
+    scheme.eq_ignore_ascii_case(b"bearer ").then_some(token)
 }
 
 /// `a == b` in time that depends on `a`'s length only (`b` is never empty).
@@ -274,7 +282,7 @@ impl Gate {
             let given = req
                 .headers()
                 .get(header::AUTHORIZATION)
-                .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "));
+                .and_then(|v| bearer(v.as_bytes()));
             match given.and_then(|g| self.tokens.role_of(g)) {
                 Some(role) => role,
                 None if access == Some(Access::Public) => {
@@ -379,6 +387,28 @@ mod tests {
         assert_eq!(tokens.role_of(b"x"), None);
         assert_eq!(tokens.role_of(b""), None);
         assert!(Tokens::new().with(Role::Admin, "").is_empty());
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        assert_eq!(bearer(b"Bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"bearer abc"), Some(&b"abc"[..]));
+        assert_eq!(bearer(b"Basic abc"), None);
+        assert_eq!(bearer(b"Bearer"), None);
+        assert_eq!(bearer(b"Bearer "), Some(&b""[..]));
+    }
+
+    #[test]
+    fn a_comment_may_follow_a_token() {
+        let tokens = Tokens::parse("read dash-1   # the dashboard\nwrite a#b\n", "t").unwrap();
+        assert_eq!(tokens.role_of(b"dash-1"), Some(Role::Read));
+        assert_eq!(
+            tokens.role_of(b"a#b"),
+            Some(Role::Write),
+            "# inside a token is the token's"
+        );
+        let err = Tokens::parse("read # no token\n", "t").unwrap_err();
+        assert!(err.to_string().contains("found 1"), "{err}");
     }
 
     #[test]
