@@ -123,7 +123,7 @@ pub enum Command {
     /// write the runs matching a filter to a folder.
     Export(ExportArgs),
     /// Check exported histories: print what each holds, or run your replay test binary on
-    /// them (see the README, "Replaying histories before a deploy").
+    /// them (see the guide's chapter "Versioning and patching").
     Replay {
         /// A folder of exported histories (`*.json`), or one file.
         #[arg(long, value_name = "DIR")]

@@ -1,5 +1,5 @@
-//! The remote typed client: `Client::connect(url).token(..)` drives the seed's agent
-//! scenario over HTTP with the same generated methods as in-process code, and gets the same
+//! The remote typed client: `Client::connect(url).token(..)` drives the agent
+//! scenario of `examples/agent_run.rs` over HTTP with the same generated methods as in-process code, and gets the same
 //! `WfError` variants back.
 
 mod common;

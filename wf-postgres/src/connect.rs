@@ -9,14 +9,21 @@ use wf_core::store::{BackendErrorKind, StoreError};
 /// Makes connections to one database, with the store's schema on their `search_path`.
 pub(crate) struct Connector {
     config: Config,
+    /// Run on each new connection: the session's settings.
+    setup: String,
 }
 
 impl Connector {
-    /// Parses `url` (`postgres://user:password@host:port/db` or `host=... user=...`).
+    /// Parses `url` (`postgres://user:password@host:port/db` or `host=... user=...`); with a
+    /// `network_timeout`, its connections count as lost once the server has not answered for
+    /// about that long (see [`PostgresOptions::network_timeout`]).
+    ///
+    /// [`PostgresOptions::network_timeout`]: crate::PostgresOptions::network_timeout
     pub(crate) fn new(
         url: &str,
         schema: &str,
         connect_timeout: std::time::Duration,
+        network_timeout: Option<std::time::Duration>,
     ) -> Result<Connector, StoreError> {
         let mut config = Config::from_str(url).map_err(|e| {
             StoreError::backend(
@@ -28,12 +35,26 @@ impl Connector {
                 ),
             )
         })?;
-        // `schema` passed `valid_schema`: a plain identifier.
         config
-            .options(format!("-c search_path={schema}"))
             .application_name("wf")
             .connect_timeout(connect_timeout);
-        Ok(Connector { config })
+        // Settings go in statements, not the startup packet's `options`, which PgBouncer
+        // refuses. `schema` passed `valid_schema`: a plain identifier.
+        let mut setup = format!("SET search_path TO {schema}");
+        if let Some(t) = network_timeout {
+            crate::liveness::client_side(&mut config, url, t);
+            setup.push_str(&crate::liveness::server_side(t));
+        }
+        Ok(Connector { config, setup })
+    }
+
+    /// Runs the session's settings on a new connection.
+    async fn set_up(&self, client: Client) -> Result<Client, StoreError> {
+        client
+            .batch_execute(&self.setup)
+            .await
+            .map_err(db("set up the session"))?;
+        Ok(client)
     }
 
     /// A new connection.
@@ -48,7 +69,7 @@ impl Connector {
                 tracing::warn!(error = %e, "wf-postgres: a connection to the server ended");
             }
         });
-        Ok(client)
+        self.set_up(client).await
     }
 
     /// A new connection whose notifications (`LISTEN`) are sent to `notes`.
@@ -79,7 +100,7 @@ impl Connector {
                 }
             }
         });
-        Ok(client)
+        self.set_up(client).await
     }
 }
 

@@ -24,12 +24,16 @@
 
 mod activities;
 mod builds;
+#[cfg(feature = "testing")]
+mod cluster;
 mod commits;
 mod connect;
 mod engines;
 mod events;
 mod inbox;
 mod listen;
+mod liveness;
+mod marks;
 mod notify;
 mod options;
 mod purge;

@@ -5,6 +5,7 @@
 //! `WF_REQUIRE_POSTGRES=1` (CI), under which they fail. `.ci/postgres start` starts a
 //! throwaway server and prints the variable to export.
 
+pub use crate::cluster::{Cluster, ClusterKind, PgBouncer};
 use crate::{PostgresOptions, PostgresStore};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
