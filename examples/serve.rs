@@ -1,9 +1,10 @@
 //! Serves the agent_run and cart workflows over HTTP (see the guide's chapter "Serving over HTTP").
 //!
-//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--db FILE]`
+//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--tokens FILE] [--db FILE]`
 //!
-//! Without `--db` the runs live in memory. Off loopback a token is required. Stops cleanly on
-//! Ctrl-C.
+//! `--token T` is one admin token; `--tokens FILE` reads one `ROLE TOKEN` per line (ROLE is
+//! read, write or admin; `#` comment lines), both may be given. Without `--db` the runs live
+//! in memory. Off loopback a token is required. Stops cleanly on Ctrl-C.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -18,12 +19,13 @@ mod cart;
 
 use std::sync::Arc;
 use std::time::Duration;
-use wf_sdk::http::{serve, ServeOptions};
+use wf_sdk::http::{serve, ServeOptions, Tokens};
 use wf_sdk::prelude::*;
 
 struct Args {
     addr: String,
     token: Option<String>,
+    tokens: Option<String>,
     db: Option<String>,
 }
 
@@ -31,6 +33,7 @@ fn args() -> Result<Args, String> {
     let mut out = Args {
         addr: "127.0.0.1:8233".into(),
         token: None,
+        tokens: None,
         db: None,
     };
     let mut it = std::env::args().skip(1);
@@ -39,6 +42,7 @@ fn args() -> Result<Args, String> {
         match flag.as_str() {
             "--addr" => out.addr = value()?,
             "--token" => out.token = Some(value()?),
+            "--tokens" => out.tokens = Some(value()?),
             "--db" => out.db = Some(value()?),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -46,10 +50,16 @@ fn args() -> Result<Args, String> {
     Ok(out)
 }
 
+const USAGE: &str = "serve [--addr HOST:PORT] [--token T] [--tokens FILE] [--db FILE]";
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = args()
-        .map_err(|e| format!("{e}\nusage: serve [--addr HOST:PORT] [--token T] [--db FILE]"))?;
+    let args = args().map_err(|e| format!("{e}\nusage: {USAGE}"))?;
+    // Read before the engine opens: a bad line stops the program at once.
+    let tokens = match &args.tokens {
+        Some(file) => Tokens::from_file(file)?,
+        None => Tokens::new(),
+    };
     let builder = match &args.db {
         Some(path) => Engine::builder().sqlite(path),
         None => Engine::builder().memory(),
@@ -62,8 +72,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .activities(cart::Shop::default())
         .build()
         .await?;
+    let guarded = args.token.is_some() || !tokens.is_empty();
     let options = ServeOptions {
         token: args.token.clone(),
+        tokens,
         ..ServeOptions::default()
     };
     let server = serve(&engine, args.addr.as_str(), options).await?;
@@ -73,7 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.db
             .as_deref()
             .map_or("in memory".to_string(), |d| format!("SQLite file {d}")),
-        if args.token.is_some() {
+        if guarded {
             "token required"
         } else {
             "no token"

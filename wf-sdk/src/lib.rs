@@ -255,7 +255,8 @@ pub mod store {
 #[cfg(feature = "http")]
 pub mod http {
     pub use wf_http::{
-        router, serve, Api, ConnectExt, Connecting, HttpTransport, ServeOptions, Server, ANY_TYPE,
+        router, serve, Api, ConnectExt, Connecting, HttpTransport, Role, ServeOptions, Server,
+        Tokens, ANY_TYPE,
     };
 }
 
