@@ -1,5 +1,5 @@
 //! Tokens with roles: each role reaches its routes and gets 403 naming the role above it; an
-//! unknown token gets 401; every route of the guide's roles table (docs/deploying/tokens.md)
+//! unknown token gets 401; every route of the guide's roles table (docs/guide/tokens-and-roles.md)
 //! answers each role as the table says; tokens files; the remote client's errors.
 
 mod common;
@@ -164,7 +164,7 @@ fn concrete(path: &str) -> String {
 
 /// The guide's routes table: (method, path pattern, role or `none`).
 fn guide_routes() -> Vec<(String, String, String)> {
-    let guide = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/deploying/tokens.md");
+    let guide = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/guide/tokens-and-roles.md");
     let text = std::fs::read_to_string(&guide).expect("the guide's tokens page");
     let section = text
         .split_once("## Which route needs which role")

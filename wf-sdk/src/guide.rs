@@ -39,8 +39,9 @@ guide! {
     testing => "testing.md", "Testing";
     serving_over_http => "serving-over-http.md", "Serving over HTTP";
     postgres => "postgres-and-several-machines.md", "PostgreSQL and several machines";
-    // The lead's chapter goes here: deploying => "deploying.md", "Deploying wf";
-    // (TLS, tokens and roles, failover).
+    deploying => "deploying.md", "Deploying wf";
+    postgres_tls => "postgres-tls.md", "TLS to PostgreSQL";
+    tokens_and_roles => "tokens-and-roles.md", "Tokens and roles";
     operating => "operating.md", "Operating wf";
     coming_from => "coming-from.md", "Coming from Temporal, Restate or DBOS";
 }

@@ -217,11 +217,11 @@ mod tests {
         assert_eq!(public, expected);
     }
 
-    /// The roles table of docs/deploying/tokens.md lists every route with the role the
+    /// The roles table of docs/guide/tokens-and-roles.md lists every route with the role the
     /// server enforces, so that operators read what is true.
     #[test]
     fn the_deploying_guide_lists_every_route_with_its_role() {
-        let doc = include_str!("../../../docs/deploying/tokens.md");
+        let doc = include_str!("../../../docs/guide/tokens-and-roles.md");
         let (_, section) = doc
             .split_once("## Which route needs which role")
             .expect("the guide has its routes section");
@@ -247,7 +247,7 @@ mod tests {
             let row = (r.verb.as_str().to_string(), r.path.to_string(), role);
             assert!(
                 listed.contains(&row),
-                "docs/deploying/tokens.md has no row `| `{} {}` | {} |`",
+                "docs/guide/tokens-and-roles.md has no row `| `{} {}` | {} |`",
                 row.0,
                 row.1,
                 row.2
