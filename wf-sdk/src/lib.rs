@@ -216,7 +216,8 @@ pub mod store {
 #[cfg(feature = "http")]
 pub mod http {
     pub use wf_http::{
-        router, serve, Api, ConnectExt, Connecting, HttpTransport, ServeOptions, Server, ANY_TYPE,
+        router, serve, Api, ClientTls, ConnectExt, Connecting, HttpTransport, ServeOptions, Server,
+        TlsConfig, ANY_TYPE,
     };
 }
 

@@ -2,7 +2,7 @@
 //! axum app of the user's, and [`serve`] running it alone with a token, a body limit and a
 //! per-request timeout.
 //!
-//! May import: `wire`, `json`, `errors`. The remote client (`crate::client`) does not import
+//! May import: `wire`, `json`, `errors`, `tls`. The remote client (`crate::client`) does not import
 //! this module, nor this module it.
 
 mod activities;
@@ -14,9 +14,11 @@ mod purge;
 mod runs;
 mod schedules;
 mod serve;
+mod tls;
 mod ui;
 
 pub use serve::{serve, ServeOptions, Server};
+pub use tls::TlsConfig;
 
 use axum::routing::{get, post};
 use axum::Router;

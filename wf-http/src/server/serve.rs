@@ -1,7 +1,9 @@
 //! [`serve`]: the router alone on a socket, with a bearer token (required off loopback), a
-//! request body limit and a per-request timeout; [`Server`] stops it gracefully.
+//! request body limit, a per-request timeout and optionally TLS ([`super::tls`]); [`Server`]
+//! stops it gracefully.
 
 use super::body::Failure;
+use super::tls::{self, TlsConfig};
 use super::{router, Api};
 use crate::errors::ErrorBody;
 use axum::extract::{DefaultBodyLimit, Request};
@@ -32,6 +34,9 @@ pub struct ServeOptions {
     pub request_timeout: Duration,
     /// Serve on a non-loopback address without a token (default `false`: refused).
     pub allow_no_token: bool,
+    /// HTTPS with this certificate (and optionally client certificates required: mTLS);
+    /// `None` (the default) serves plain HTTP/1.1.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServeOptions {
@@ -41,6 +46,7 @@ impl Default for ServeOptions {
             body_limit: MAX_PAYLOAD_BYTES + ENVELOPE_BYTES,
             request_timeout: Duration::from_secs(60),
             allow_no_token: false,
+            tls: None,
         }
     }
 }
@@ -49,6 +55,12 @@ impl ServeOptions {
     /// Options with this bearer token.
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    /// Options serving HTTPS with `tls` (HTTP/2 or HTTP/1.1, as the client's ALPN asks).
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
         self
     }
 }
@@ -83,9 +95,10 @@ impl Server {
     }
 }
 
-/// Serves `api` (e.g. `&engine`) on `addr` until [`Server::shutdown`]. Fails with
-/// `InvalidConfig` on a non-loopback address without a token, `Startup` if the address
-/// cannot be bound.
+/// Serves `api` (e.g. `&engine`) on `addr` until [`Server::shutdown`], over HTTPS when
+/// [`ServeOptions::tls`] is set. Fails with `InvalidConfig` on a non-loopback address without
+/// a token, `Startup` if the address cannot be bound. Plain HTTP off loopback logs a warning:
+/// the token and the data travel in clear text.
 ///
 /// ```no_run
 /// # async fn demo(engine: wf_core::Engine) -> Result<(), wf_core::WfError> {
@@ -112,6 +125,14 @@ pub async fn serve(
             "serving on {addr}, which is not loopback, needs a token (ServeOptions::token)"
         )));
     }
+    if options.tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plain HTTP on {addr}, which is not loopback: the bearer token and the data \
+             travel in clear text; serve HTTPS (ServeOptions::tls, --tls-cert/--tls-key) or put \
+             TLS in front"
+        );
+    }
     let guard = Guard {
         token: token.map(Arc::from),
         timeout: options.request_timeout,
@@ -122,20 +143,25 @@ pub async fn serve(
             async move { guard.run(req, next).await }
         }))
         .layer(DefaultBodyLimit::max(options.body_limit));
-    // Answers are small and written at once: no Nagle delay on them.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY on an accepted connection");
-        }
-    });
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
+    let task = match options.tls {
+        Some(config) => tokio::spawn(tls::serve(listener, app, config, stopped)),
+        None => {
+            // Answers are small and written at once: no Nagle delay on them.
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "TCP_NODELAY on an accepted connection");
+                }
+            });
+            tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await
             })
-            .await
-    });
+        }
+    };
     Ok(Server {
         addr,
         stop: Some(stop),
