@@ -10,6 +10,8 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A throwaway CA and the certificates it signed, as PEM text, and as files once
 /// [`write_to`](Self::write_to) put them in a directory.
@@ -55,8 +57,17 @@ impl TestPki {
     /// client certificate, each with a fresh ECDSA P-256 key.
     pub fn generate(server_names: &[&str]) -> Result<TestPki, rcgen::Error> {
         let mut ca = CertificateParams::new(Vec::<String>::new())?;
-        ca.distinguished_name
-            .push(DnType::CommonName, "wf test CA (throwaway)");
+        // A name of its own: two test CAs of one name would pass for each other by name.
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let nonce = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let name = format!(
+            "wf test CA (throwaway) {}-{nonce:x}-{}",
+            std::process::id(),
+            MADE.fetch_add(1, Ordering::Relaxed)
+        );
+        ca.distinguished_name.push(DnType::CommonName, name);
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;

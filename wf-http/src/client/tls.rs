@@ -193,7 +193,8 @@ fn describe(e: &rustls::Error, host: &str, has_client_cert: bool) -> String {
     use rustls::Error as E;
     use CertificateError as C;
     match e {
-        E::InvalidCertificate(C::UnknownIssuer) => format!(
+        // A bad signature: a CA of the same name as a trusted one signed it, not that one.
+        E::InvalidCertificate(C::UnknownIssuer | C::BadSignature) => format!(
             "the server's certificate is not signed by a CA this client trusts (--ca FILE): \
              give the CA that signed {host}'s certificate (ClientTls::ca_file, wf --ca, WF_CA)"
         ),
@@ -227,6 +228,7 @@ fn describe(e: &rustls::Error, host: &str, has_client_cert: bool) -> String {
             | AlertDescription::CertificateUnknown
             | AlertDescription::UnsupportedCertificate
             | AlertDescription::CertificateExpired
+            | AlertDescription::DecryptError
             | AlertDescription::AccessDenied),
         ) if has_client_cert => format!(
             "{host} refused this client's certificate ({alert:?}): is it signed by the CA the \

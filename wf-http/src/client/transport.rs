@@ -555,12 +555,18 @@ mod tests {
     }
 
     #[test]
-    fn only_plain_http_urls() {
-        assert!(HttpTransport::new("http://127.0.0.1:8233/", None).is_ok());
-        for bad in ["https://x", "127.0.0.1:8233", "http://", "ftp://x"] {
-            assert!(HttpTransport::new(bad, None).is_err(), "{bad}");
+    fn http_and_https_urls_only() {
+        let tls = ClientTls::new().ca_pem(b"-----BEGIN CERTIFICATE-----\n".to_vec());
+        let plain = ClientTls::new();
+        assert!(HttpTransport::new("http://127.0.0.1:8233/", None, &plain).is_ok());
+        for bad in ["127.0.0.1:8233", "http://", "https://", "ftp://x"] {
+            assert!(HttpTransport::new(bad, None, &plain).is_err(), "{bad}");
         }
-        assert!(HttpTransport::new("http://x", Some("bad\ntoken")).is_err());
+        assert!(HttpTransport::new("http://x", Some("bad\ntoken"), &plain).is_err());
+        // TLS settings are read for https:// only: a bad CA fails there, naming it.
+        assert!(HttpTransport::new("http://x", None, &tls).is_ok());
+        let e = HttpTransport::new("https://x", None, &tls).unwrap_err();
+        assert!(e.to_string().contains("CA certificates"), "{e}");
     }
 }
 
