@@ -1,13 +1,15 @@
 //! The built `wf` binary against a SQLite file written by an engine in the test (`--db`) and
-//! against a served engine on 127.0.0.1:0 (`--url`): what it prints, what it changes, and
-//! its exit codes.
+//! against a served engine on 127.0.0.1:0 (`--url`, over HTTP and over HTTPS with `--ca`):
+//! what it prints, what it changes, and its exit codes.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
-use wf_sdk::http::{serve, ServeOptions};
+use wf_http::testing::{TestPki, TestPkiFiles};
+use wf_sdk::http::{serve, ServeOptions, Server};
 use wf_sdk::prelude::*;
 use wf_sdk::{EventKind, History, ScheduleAction, SchedulePolicies, ScheduleSpec};
 
@@ -87,15 +89,23 @@ async fn engine_on(db: &Path) -> Engine {
 
 /// Runs `wf` with `args` (off the async runtime: the binary may wait on the engine).
 async fn wf(args: &[&str]) -> Output {
+    wf_with_env(args, &[]).await
+}
+
+/// Runs `wf` with `args` and, of its `WF_*` variables, only `env`.
+async fn wf_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_wf"))
-            .args(&args)
-            .env_remove("WF_DB")
-            .env_remove("WF_URL")
-            .env_remove("WF_TOKEN")
-            .output()
-            .unwrap()
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wf"));
+        command.args(&args);
+        for var in ["WF_DB", "WF_URL", "WF_TOKEN", "WF_CA", "WF_CERT", "WF_KEY"] {
+            command.env_remove(var);
+        }
+        command.envs(env).output().unwrap()
     })
     .await
     .unwrap()
@@ -134,6 +144,53 @@ fn fails(o: Output, code: i32) -> String {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.starts_with("wf: error: "), "{err}");
     err
+}
+
+/// How a test reaches its server: plain HTTP, or HTTPS with a throwaway CA given to `wf`
+/// with `--ca`.
+#[derive(Clone, Copy, Debug)]
+enum Net {
+    Http,
+    Https,
+}
+
+/// The test process's certificates, as files (`wf` reads files).
+fn pki() -> &'static (TestPki, TestPkiFiles) {
+    static PKI: OnceLock<(TestPki, TestPkiFiles)> = OnceLock::new();
+    PKI.get_or_init(|| {
+        let pki = TestPki::generate(&["localhost", "127.0.0.1"]).expect("certificates");
+        let dir = scratch("pki", "d");
+        let files = pki.write_to(&dir).expect("certificate files");
+        (pki, files)
+    })
+}
+
+fn path(p: &Path) -> String {
+    p.to_str().expect("a UTF-8 path").to_string()
+}
+
+impl Net {
+    /// Serves `engine` on 127.0.0.1:0 with `options` (and the test certificate for HTTPS).
+    async fn serve(self, engine: &Engine, options: ServeOptions) -> Server {
+        let options = match self {
+            Net::Http => options,
+            Net::Https => options.tls(pki().0.server_tls()),
+        };
+        serve(engine, "127.0.0.1:0", options).await.unwrap()
+    }
+
+    /// `--url URL`, and `--ca FILE` for HTTPS.
+    fn target(self, server: &Server) -> Vec<String> {
+        match self {
+            Net::Http => vec!["--url".into(), format!("http://{}", server.local_addr())],
+            Net::Https => vec![
+                "--url".into(),
+                format!("https://{}", server.local_addr()),
+                "--ca".into(),
+                path(&pki().1.ca),
+            ],
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -333,18 +390,31 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
     remove_db(&db);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
+mod a_served_engine_answers_queries_updates_exports_and_purges_over_url {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn http() {
+        super::a_served_engine_answers_queries_updates_exports_and_purges_over_url(super::Net::Http)
+            .await
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn https() {
+        super::a_served_engine_answers_queries_updates_exports_and_purges_over_url(
+            super::Net::Https,
+        )
+        .await
+    }
+}
+async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url(net: Net) {
     let engine = Engine::builder()
         .memory()
         .workflow::<Order>()
         .build()
         .await
         .unwrap();
-    let server = serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
-        .await
-        .unwrap();
-    let url = format!("http://{}", server.local_addr());
+    let server = net
+        .serve(&engine, ServeOptions::default().token(TOKEN))
+        .await;
+    let target = net.target(&server);
     let client = engine.client();
     let h = client
         .start::<Order>("o-url", "u".to_string())
@@ -352,7 +422,8 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
         .unwrap();
     h.note("seen".to_string()).await.unwrap();
     let remote = |args: &[&str]| {
-        let mut all = vec!["--url", url.as_str(), "--token", TOKEN];
+        let mut all: Vec<&str> = target.iter().map(String::as_str).collect();
+        all.extend(["--token", TOKEN]);
         all.extend_from_slice(args);
         all.into_iter().map(String::from).collect::<Vec<_>>()
     };
@@ -406,11 +477,79 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
     assert!(purged.starts_with("purged 1 runs"), "{purged}");
     fails(run(remote(&["describe", "o-url"])).await, 3);
 
-    let wrong = vec!["--url", url.as_str(), "--token", "wrong", "list"];
+    let mut wrong: Vec<&str> = target.iter().map(String::as_str).collect();
+    wrong.extend(["--token", "wrong", "list"]);
     let err = fails(wf(&wrong).await, 4);
     assert!(err.contains("refused the token"), "{err}");
     let err = fails(wf(&["--url", "http://127.0.0.1:9", "list"]).await, 1);
     assert!(err.contains("connecting to http://127.0.0.1:9"), "{err}");
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_a_client_certificate_from_the_environment_and_clear_refusals() {
+    let engine = Engine::builder()
+        .memory()
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap();
+    let (pki, files) = pki();
+    let options = ServeOptions::default().token(TOKEN).tls(pki.mtls_server());
+    let server = serve(&engine, "127.0.0.1:0", options).await.unwrap();
+    engine
+        .client()
+        .start::<Order>("o-mtls", "m".to_string())
+        .await
+        .unwrap();
+    let url = format!("https://{}", server.local_addr());
+    let (ca, cert, key) = (
+        path(&files.ca),
+        path(&files.client_cert),
+        path(&files.client_key),
+    );
+    let env = [
+        ("WF_URL", url.as_str()),
+        ("WF_TOKEN", TOKEN),
+        ("WF_CA", ca.as_str()),
+        ("WF_CERT", cert.as_str()),
+        ("WF_KEY", key.as_str()),
+    ];
+    let listed = ok(wf_with_env(&["list"], &env).await);
+    assert!(listed.contains("o-mtls"), "{listed}");
+    let flags = [
+        "--url", &url, "--token", TOKEN, "--ca", &ca, "--cert", &cert, "--key", &key,
+    ];
+    let mut described = flags.to_vec();
+    described.extend(["describe", "o-mtls"]);
+    assert!(ok(wf(&described).await).contains("o-mtls"));
+
+    // No client certificate, a CA that did not sign the server's, --cert without --key.
+    let err = fails(wf(&["--url", &url, "--ca", &ca, "list"]).await, 1);
+    assert!(
+        err.contains("requires a client certificate") && err.contains("--cert FILE --key FILE"),
+        "{err}"
+    );
+    let (_, strange) = {
+        let other = TestPki::generate(&["localhost"]).unwrap();
+        let files = other.write_to(&scratch("other-ca", "d")).unwrap();
+        (other, files)
+    };
+    let other_ca = path(&strange.ca);
+    let err = fails(wf(&["--url", &url, "--ca", &other_ca, "list"]).await, 1);
+    assert!(
+        err.contains("not signed by a CA this client trusts (--ca FILE)"),
+        "{err}"
+    );
+    let err = fails(
+        wf(&["--url", &url, "--ca", "/nonexistent/ca.pem", "list"]).await,
+        2,
+    );
+    assert!(err.contains("/nonexistent/ca.pem"), "{err}");
+    let usage = wf(&["--url", &url, "--cert", &cert, "list"]).await;
+    assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
+    assert!(stderr(&usage).contains("--key"), "{}", stderr(&usage));
     server.shutdown().await.unwrap();
     engine.shutdown().await;
 }
