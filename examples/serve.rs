@@ -1,9 +1,11 @@
 //! Serves the agent_run and cart workflows over HTTP (see the README's "Serving over HTTP").
 //!
-//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--db FILE]`
+//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--db FILE]
+//! [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`
 //!
-//! Without `--db` the runs live in memory. Off loopback a token is required. Stops cleanly on
-//! Ctrl-C.
+//! Without `--db` the runs live in memory. Off loopback a token is required. With `--tls-cert`
+//! and `--tls-key` (PEM) it serves HTTPS; `--client-ca` then requires client certificates
+//! signed by that CA (mTLS). Stops cleanly on Ctrl-C.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -18,20 +20,29 @@ mod cart;
 
 use std::sync::Arc;
 use std::time::Duration;
-use wf_sdk::http::{serve, ServeOptions};
+use wf_sdk::http::{serve, ServeOptions, TlsConfig};
 use wf_sdk::prelude::*;
 
 struct Args {
     addr: String,
     token: Option<String>,
     db: Option<String>,
+    tls_cert: Option<String>,
+    tls_key: Option<String>,
+    client_ca: Option<String>,
 }
+
+const USAGE: &str = "usage: serve [--addr HOST:PORT] [--token T] [--db FILE] \
+                     [--tls-cert FILE --tls-key FILE [--client-ca FILE]]";
 
 fn args() -> Result<Args, String> {
     let mut out = Args {
         addr: "127.0.0.1:8233".into(),
         token: None,
         db: None,
+        tls_cert: None,
+        tls_key: None,
+        client_ca: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -40,16 +51,36 @@ fn args() -> Result<Args, String> {
             "--addr" => out.addr = value()?,
             "--token" => out.token = Some(value()?),
             "--db" => out.db = Some(value()?),
+            "--tls-cert" => out.tls_cert = Some(value()?),
+            "--tls-key" => out.tls_key = Some(value()?),
+            "--client-ca" => out.client_ca = Some(value()?),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     Ok(out)
 }
 
+/// The TLS of `--tls-cert`, `--tls-key` and `--client-ca`; `None` for plain HTTP.
+fn tls(args: &Args) -> Result<Option<TlsConfig>, Box<dyn std::error::Error>> {
+    let (cert, key) = match (&args.tls_cert, &args.tls_key, &args.client_ca) {
+        (Some(cert), Some(key), _) => (cert, key),
+        (None, None, None) => return Ok(None),
+        (None, None, Some(_)) => return Err("--client-ca needs --tls-cert and --tls-key".into()),
+        _ => return Err("--tls-cert and --tls-key go together".into()),
+    };
+    let tls = TlsConfig::from_pem_files(cert, key)?;
+    Ok(Some(match &args.client_ca {
+        Some(ca) => tls.client_ca_file(ca)?,
+        None => tls,
+    }))
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = args()
-        .map_err(|e| format!("{e}\nusage: serve [--addr HOST:PORT] [--token T] [--db FILE]"))?;
+    let args = args().map_err(|e| format!("{e}\n{USAGE}"))?;
+    let tls = tls(&args).map_err(|e| format!("{e}\n{USAGE}"))?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mtls = args.client_ca.is_some();
     let builder = match &args.db {
         Some(path) => Engine::builder().sqlite(path),
         None => Engine::builder().memory(),
@@ -64,11 +95,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     let options = ServeOptions {
         token: args.token.clone(),
+        tls,
         ..ServeOptions::default()
     };
     let server = serve(&engine, args.addr.as_str(), options).await?;
     println!(
-        "serving agent_run and cart on http://{} ({}, {})",
+        "serving agent_run and cart on {scheme}://{} ({}, {}{})",
         server.local_addr(),
         args.db
             .as_deref()
@@ -77,6 +109,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "token required"
         } else {
             "no token"
+        },
+        if mtls {
+            ", client certificates required"
+        } else {
+            ""
         }
     );
     tokio::signal::ctrl_c().await?;
