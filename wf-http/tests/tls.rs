@@ -254,3 +254,57 @@ fn tls_settings_that_cannot_work_are_refused_where_they_are_made() {
     let e = wf_http::HttpTransport::new("https://127.0.0.1:1", None, &tls).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/me.pem"), "{e}");
 }
+
+/// Keeps the message of every warning logged on this thread.
+#[derive(Default, Clone)]
+struct Warnings(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() == tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    *self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = String::new();
+        event.record(&mut Message(&mut message));
+        self.0.lock().unwrap().push(message);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn plain_http_off_loopback_warns_that_the_token_travels_in_clear_text() {
+    let warnings = Warnings::default();
+    let _scope = tracing::subscriber::set_default(warnings.clone());
+    let engine = common::engine().await;
+    let loopback = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
+        .await
+        .unwrap();
+    let https = ServeOptions::default().token(TOKEN).tls(pki().server_tls());
+    let secure = wf_http::serve(&engine, "0.0.0.0:0", https).await.unwrap();
+    assert!(warnings.0.lock().unwrap().is_empty(), "{:?}", warnings.0);
+    let plain = wf_http::serve(&engine, "0.0.0.0:0", ServeOptions::default().token(TOKEN))
+        .await
+        .unwrap();
+    let seen = warnings.0.lock().unwrap().clone();
+    assert!(
+        seen.len() == 1 && seen[0].contains("the bearer token and the data travel in clear text"),
+        "{seen:?}"
+    );
+    for server in [loopback, secure, plain] {
+        server.shutdown().await.unwrap();
+    }
+}

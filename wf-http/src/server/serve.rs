@@ -1,5 +1,5 @@
 //! [`serve`]: the router alone on a socket, with a bearer token (required off loopback), a
-//! request body limit, a per-request timeout and optionally TLS ([`super::tls`]); [`Server`]
+//! request body limit, a per-request timeout and optionally TLS (`server::tls`); [`Server`]
 //! stops it gracefully.
 
 use super::body::Failure;
