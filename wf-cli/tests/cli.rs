@@ -1,6 +1,7 @@
 //! The built `wf` binary against a SQLite file written by an engine in the test (`--db`) and
 //! against a served engine on 127.0.0.1:0 (`--url`, over HTTP and over HTTPS with `--ca`):
-//! what it prints, what it changes, and its exit codes.
+//! what it prints, what it changes, and its exit codes. Tests that do not need the file itself
+//! run three ways (`three_ways!`): on the file, and on its engine served over HTTP and HTTPS.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -189,6 +190,77 @@ impl Net {
                 "--ca".into(),
                 path(&pki().1.ca),
             ],
+        }
+    }
+}
+
+/// Where a test's `wf` commands go: the SQLite file itself (`--db`), or the engine on it
+/// served over HTTP or HTTPS (`--url`).
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    File,
+    Server(Net),
+}
+
+/// Runs the test body `async fn NAME(via: Via)` three ways: `NAME::db`, `NAME::http`,
+/// `NAME::https`.
+macro_rules! three_ways {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn db() {
+                super::$name(super::Via::File).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn http() {
+                super::$name(super::Via::Server(super::Net::Http)).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn https() {
+                super::$name(super::Via::Server(super::Net::Https)).await
+            }
+        }
+    };
+}
+
+/// The target arguments of a test's `wf` commands, and the server behind them.
+struct Target {
+    args: Vec<String>,
+    server: Option<Server>,
+}
+
+impl Target {
+    /// `--db FILE`, or the engine running on it served (with a token) and `--url`.
+    async fn open(via: Via, db: &Path, engine: &Engine) -> Target {
+        match via {
+            Via::File => Target {
+                args: vec!["--db".into(), path(db)],
+                server: None,
+            },
+            Via::Server(net) => {
+                let server = net
+                    .serve(engine, ServeOptions::default().token(TOKEN))
+                    .await;
+                let mut args = net.target(&server);
+                args.extend(["--token".to_string(), TOKEN.to_string()]);
+                Target {
+                    args,
+                    server: Some(server),
+                }
+            }
+        }
+    }
+
+    /// The target arguments, then `rest`.
+    fn args<'a>(&'a self, rest: &[&'a str]) -> Vec<&'a str> {
+        let mut all: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        all.extend_from_slice(rest);
+        all
+    }
+
+    async fn close(self) {
+        if let Some(server) = self.server {
+            server.shutdown().await.unwrap();
         }
     }
 }
@@ -554,8 +626,8 @@ async fn https_with_a_client_certificate_from_the_environment_and_clear_refusals
     engine.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_are_listed_described_paused_and_deleted() {
+three_ways!(schedules_are_listed_described_paused_and_deleted);
+async fn schedules_are_listed_described_paused_and_deleted(via: Via) {
     let db = scratch("sched", "db");
     let engine = engine_on(&db).await;
     engine
@@ -569,34 +641,26 @@ async fn schedules_are_listed_described_paused_and_deleted() {
         )
         .await
         .unwrap();
-    let d = db.to_str().unwrap();
-    let list = ok(wf(&["--db", d, "schedule", "list"]).await);
+    let t = Target::open(via, &db, &engine).await;
+    let list = ok(wf(&t.args(&["schedule", "list"])).await);
     assert!(list.contains("nightly") && list.contains("order"), "{list}");
-    ok(wf(&[
-        "--db",
-        d,
-        "schedule",
-        "pause",
-        "nightly",
-        "--note",
-        "maintenance",
-    ])
-    .await);
-    let described: Value = serde_json::from_str(&ok(wf(&[
-        "--db", d, "--json", "schedule", "describe", "nightly",
-    ])
+    ok(wf(&t.args(&["schedule", "pause", "nightly", "--note", "maintenance"])).await);
+    let described: Value = serde_json::from_str(&ok(wf(
+        &t.args(&["--json", "schedule", "describe", "nightly"])
+    )
     .await))
     .unwrap();
     assert_eq!(described["paused"], true);
     assert_eq!(described["note"], "maintenance");
-    ok(wf(&["--db", d, "schedule", "unpause", "nightly"]).await);
-    let shown = ok(wf(&["--db", d, "schedule", "describe", "nightly"]).await);
+    ok(wf(&t.args(&["schedule", "unpause", "nightly"])).await);
+    let shown = ok(wf(&t.args(&["schedule", "describe", "nightly"])).await);
     assert!(
         shown.contains("running") && shown.contains("next fire"),
         "{shown}"
     );
-    ok(wf(&["--db", d, "schedule", "delete", "nightly"]).await);
-    fails(wf(&["--db", d, "schedule", "describe", "nightly"]).await, 3);
+    ok(wf(&t.args(&["schedule", "delete", "nightly"])).await);
+    fails(wf(&t.args(&["schedule", "describe", "nightly"])).await, 3);
+    t.close().await;
     engine.shutdown().await;
     remove_db(&db);
 }
@@ -733,8 +797,8 @@ impl Tagged {
 }
 
 /// The workflow ids `wf --json list ARGS` prints.
-async fn listed(d: &str, args: &[&str]) -> Vec<String> {
-    let mut all = vec!["--db", d, "--json", "list"];
+async fn listed(t: &Target, args: &[&str]) -> Vec<String> {
+    let mut all = t.args(&["--json", "list"]);
     all.extend_from_slice(args);
     let runs: Value = serde_json::from_str(&ok(wf(&all).await)).unwrap();
     runs.as_array()
@@ -744,8 +808,8 @@ async fn listed(d: &str, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
+three_ways!(list_filters_by_search_attributes_and_ages_and_describe_shows_them);
+async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them(via: Via) {
     let db = scratch("search", "db");
     let engine = Engine::builder()
         .sqlite(&db)
@@ -781,10 +845,10 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
     }
     t3.close().await.unwrap();
     t3.result().await.unwrap();
-    let d = db.to_str().unwrap();
+    let t = Target::open(via, &db, &engine).await;
 
     assert_eq!(
-        listed(d, &["--search", "customer=acme"]).await,
+        listed(&t, &["--search", "customer=acme"]).await,
         ["t-3", "t-1"]
     );
     let both = [
@@ -795,50 +859,50 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
         "--status",
         "running",
     ];
-    assert_eq!(listed(d, &both).await, ["t-1"]);
+    assert_eq!(listed(&t, &both).await, ["t-1"]);
     assert_eq!(
-        listed(d, &["--search", "tier=keyword:1"]).await,
+        listed(&t, &["--search", "tier=keyword:1"]).await,
         Vec::<String>::new()
     );
     assert_eq!(
-        listed(d, &["--type", "tagged", "--started-after", "1h"])
+        listed(&t, &["--type", "tagged", "--started-after", "1h"])
             .await
             .len(),
         3
     );
     assert_eq!(
-        listed(d, &["--started-before", "1h"]).await,
+        listed(&t, &["--started-before", "1h"]).await,
         Vec::<String>::new()
     );
-    assert_eq!(listed(d, &["--closed-after", "1h"]).await, ["t-3"]);
+    assert_eq!(listed(&t, &["--closed-after", "1h"]).await, ["t-3"]);
     // Pages: the next one starts after the last run id printed.
     let first: Value =
-        serde_json::from_str(&ok(wf(&["--db", d, "--json", "list", "--limit", "2"]).await))
-            .unwrap();
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "list", "--limit", "2"])).await)).unwrap();
     let last = first[1]["run_id"].as_str().unwrap();
-    assert_eq!(listed(d, &["--limit", "2", "--after", last]).await, ["t-1"]);
+    assert_eq!(
+        listed(&t, &["--limit", "2", "--after", last]).await,
+        ["t-1"]
+    );
 
-    let table = ok(wf(&["--db", d, "list", "--search", "customer=acme"]).await);
+    let table = ok(wf(&t.args(&["list", "--search", "customer=acme"])).await);
     assert!(table.lines().next().unwrap().contains("SEARCH"), "{table}");
     assert!(table.contains(r#"customer="acme""#), "{table}");
-    let described = ok(wf(&["--db", d, "describe", "t-1"]).await);
+    let described = ok(wf(&t.args(&["describe", "t-1"])).await);
     assert!(described.contains("search customer"), "{described}");
     assert!(described.contains("memo owner"), "{described}");
     let json: Value =
-        serde_json::from_str(&ok(wf(&["--db", d, "--json", "describe", "t-1"]).await)).unwrap();
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "t-1"])).await)).unwrap();
     assert_eq!(json["search_attributes"]["tier"], 1);
     assert_eq!(json["memo"]["owner"], "ops");
-    fails(wf(&["--db", d, "list", "--search", "tier"]).await, 2);
-    fails(
-        wf(&["--db", d, "list", "--search", "tier=int:one"]).await,
-        2,
-    );
+    fails(wf(&t.args(&["list", "--search", "tier"])).await, 2);
+    fails(wf(&t.args(&["list", "--search", "tier=int:one"])).await, 2);
+    t.close().await;
     engine.shutdown().await;
     remove_db(&db);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn builds_are_counted_made_current_and_listed_by_build() {
+three_ways!(builds_are_counted_made_current_and_listed_by_build);
+async fn builds_are_counted_made_current_and_listed_by_build(via: Via) {
     let db = scratch("builds", "db");
     let engine = Engine::builder()
         .sqlite(&db)
@@ -854,20 +918,20 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
         .start::<Order>("o-v1", "a".to_string())
         .await
         .unwrap();
-    let d = db.to_str().unwrap();
+    let t = Target::open(via, &db, &engine).await;
     let builds: Value =
-        serde_json::from_str(&ok(wf(&["--db", d, "--json", "builds"]).await)).unwrap();
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "builds"])).await)).unwrap();
     assert_eq!(builds[0]["build_id"], "v1");
     assert_eq!(builds[0]["pinned"], 1);
 
-    let out = ok(wf(&["--db", d, "builds", "set-current", "default", "v2"]).await);
+    let out = ok(wf(&t.args(&["builds", "set-current", "default", "v2"])).await);
     assert!(out.contains("v2"), "{out}");
     // A new run goes to v2, which no engine runs yet; the old one stays pinned to v1.
     client
         .start::<Order>("o-v2", "b".to_string())
         .await
         .unwrap();
-    let table = ok(wf(&["--db", d, "builds", "--queue", "default"]).await);
+    let table = ok(wf(&t.args(&["builds", "--queue", "default"])).await);
     let v1 = table
         .lines()
         .find(|l| l.starts_with("v1"))
@@ -880,7 +944,7 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
     assert!(v2.contains("default"), "{table}");
     let on_v2: Value =
         serde_json::from_str(&ok(
-            wf(&["--db", d, "--json", "list", "--build-id", "v2"]).await
+            wf(&t.args(&["--json", "list", "--build-id", "v2"])).await
         ))
         .unwrap();
     let ids: Vec<&str> = on_v2
@@ -898,9 +962,9 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
         .await
         .unwrap();
     client.handle::<Order>("o-v1").result().await.unwrap();
-    let table = ok(wf(&["--db", d, "builds"]).await);
+    let table = ok(wf(&t.args(&["builds"])).await);
     assert!(!table.lines().any(|l| l.starts_with("v1")), "{table}");
-    ok(wf(&["--db", d, "builds", "move", "o-v2", "v1"]).await);
+    ok(wf(&t.args(&["builds", "move", "o-v2", "v1"])).await);
     client
         .handle::<Order>("o-v2")
         .ship("y".into())
@@ -910,6 +974,7 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
         client.handle::<Order>("o-v2").result().await.unwrap(),
         "b: y (0)"
     );
+    t.close().await;
     engine.shutdown().await;
     remove_db(&db);
 }
