@@ -88,6 +88,16 @@ async fn engine_on(db: &Path) -> Engine {
         .unwrap()
 }
 
+/// An in-memory engine running `Order` (to serve).
+async fn memory_engine() -> Engine {
+    Engine::builder()
+        .memory()
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap()
+}
+
 /// Runs `wf` with `args` (off the async runtime: the binary may wait on the engine).
 async fn wf(args: &[&str]) -> Output {
     wf_with_env(args, &[]).await
@@ -477,12 +487,7 @@ mod a_served_engine_answers_queries_updates_exports_and_purges_over_url {
     }
 }
 async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url(net: Net) {
-    let engine = Engine::builder()
-        .memory()
-        .workflow::<Order>()
-        .build()
-        .await
-        .unwrap();
+    let engine = memory_engine().await;
     let server = net
         .serve(&engine, ServeOptions::default().token(TOKEN))
         .await;
@@ -561,12 +566,7 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url(net
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn https_with_a_client_certificate_from_the_environment_and_clear_refusals() {
-    let engine = Engine::builder()
-        .memory()
-        .workflow::<Order>()
-        .build()
-        .await
-        .unwrap();
+    let engine = memory_engine().await;
     let (pki, files) = pki();
     let options = ServeOptions::default().token(TOKEN).tls(pki.mtls_server());
     let server = serve(&engine, "127.0.0.1:0", options).await.unwrap();

@@ -37,6 +37,24 @@ pub struct TestPki {
     pub client_key_pem: String,
 }
 
+/// A certificate for `names` (subject `CN=common_name`) for `usage`, signed by `ca`, and its
+/// new key.
+fn leaf(
+    names: Vec<String>,
+    common_name: &str,
+    usage: ExtendedKeyUsagePurpose,
+    ca: &CertifiedIssuer<'_, KeyPair>,
+) -> Result<(rcgen::Certificate, KeyPair), rcgen::Error> {
+    let mut params = CertificateParams::new(names)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.extended_key_usages = vec![usage];
+    let key = KeyPair::generate()?;
+    let cert = params.signed_by(&key, ca)?;
+    Ok((cert, key))
+}
+
 /// The files [`TestPki::write_to`] wrote.
 #[derive(Debug, Clone)]
 pub struct TestPkiFiles {
@@ -73,21 +91,18 @@ impl TestPki {
         let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate()?)?;
 
         let names: Vec<String> = server_names.iter().map(|n| n.to_string()).collect();
-        let mut server = CertificateParams::new(names)?;
-        server
-            .distinguished_name
-            .push(DnType::CommonName, "wf test server");
-        server.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let server_key = KeyPair::generate()?;
-        let server_cert = server.signed_by(&server_key, &ca)?;
-
-        let mut client = CertificateParams::new(Vec::<String>::new())?;
-        client
-            .distinguished_name
-            .push(DnType::CommonName, "wf-test-client");
-        client.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        let client_key = KeyPair::generate()?;
-        let client_cert = client.signed_by(&client_key, &ca)?;
+        let (server_cert, server_key) = leaf(
+            names,
+            "wf test server",
+            ExtendedKeyUsagePurpose::ServerAuth,
+            &ca,
+        )?;
+        let (client_cert, client_key) = leaf(
+            Vec::new(),
+            "wf-test-client",
+            ExtendedKeyUsagePurpose::ClientAuth,
+            &ca,
+        )?;
 
         Ok(TestPki {
             ca_pem: ca.pem(),
