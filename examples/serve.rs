@@ -1,4 +1,4 @@
-//! Serves the agent_run and cart workflows over HTTP (see the README's "Serving over HTTP").
+//! Serves the agent_run and cart workflows over HTTP (see the guide's chapter "Serving over HTTP").
 //!
 //! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--db FILE]
 //! [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`

@@ -32,10 +32,9 @@ pub fn options(n: usize) -> PostgresOptions {
 
 /// Runs `sql` on a connection of its own.
 async fn exec(url: &str, sql: &str) -> Result<Vec<tokio_postgres::Row>, String> {
-    let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+    let client = wf_postgres::connect_raw(url)
         .await
         .map_err(|e| e.to_string())?;
-    tokio::spawn(conn);
     client.query(sql, &[]).await.map_err(|e| e.to_string())
 }
 

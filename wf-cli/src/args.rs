@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
-/// wf: operate durable workflows stored in a SQLite file or served over HTTP.
+/// wf: operate durable workflows stored in a SQLite file or PostgreSQL, or served over HTTP.
 #[derive(Debug, Parser)]
 #[command(name = "wf", version, about, after_help = crate::exit::EXIT_CODES_HELP)]
 pub struct Cli {
@@ -18,7 +18,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// `--db FILE` or `--url URL [--token T] [--ca FILE] [--cert FILE --key FILE]`.
+/// `--db FILE`, `--postgres URL [--pg-schema S]` or `--url URL [--token T] [--ca FILE]
+/// [--cert FILE --key FILE]`.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// The SQLite database file of an embedded engine (opened by a client-only engine: no
@@ -28,9 +29,30 @@ pub struct TargetArgs {
         global = true,
         value_name = "FILE",
         env = "WF_DB",
-        conflicts_with = "url"
+        conflicts_with_all = ["url", "postgres"]
     )]
     pub db: Option<PathBuf>,
+    /// The PostgreSQL database of the engines (opened by a client-only engine: no workers
+    /// run): libpq's connection string, `postgres://user@host:port/db?sslmode=verify-full&sslrootcert=ca.pem`
+    /// or `host=... sslmode=...`, TLS settings included.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        env = "WF_POSTGRES",
+        hide_env_values = true,
+        conflicts_with = "url"
+    )]
+    pub postgres: Option<String>,
+    /// The schema wf's tables are in, with --postgres (`PostgresOptions::schema`).
+    #[arg(
+        long,
+        global = true,
+        value_name = "SCHEMA",
+        env = "WF_PG_SCHEMA",
+        default_value = "wf"
+    )]
+    pub pg_schema: String,
     /// The URL of a wf-http server (`http://host:port` or `https://host:port`).
     #[arg(long, global = true, value_name = "URL", env = "WF_URL")]
     pub url: Option<String>,
@@ -146,7 +168,7 @@ pub enum Command {
     /// write the runs matching a filter to a folder.
     Export(ExportArgs),
     /// Check exported histories: print what each holds, or run your replay test binary on
-    /// them (see the README, "Replaying histories before a deploy").
+    /// them (see the guide's chapter "Versioning and patching").
     Replay {
         /// A folder of exported histories (`*.json`), or one file.
         #[arg(long, value_name = "DIR")]

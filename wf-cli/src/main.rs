@@ -1,14 +1,14 @@
 //! `wf`, the command line for operators of wf workflows: list, describe, follow and export
 //! runs, send signals and updates, cancel and terminate, manage schedules, purge closed runs,
-//! and check exported histories before a deploy. Against a SQLite file (`--db`) or a wf-http
-//! server (`--url`).
+//! and check exported histories before a deploy. Against a SQLite file (`--db`), a PostgreSQL
+//! database (`--postgres`, TLS as its URL says) or a wf-http server (`--url`).
 //!
 //! | module | what lives there |
 //! |---|---|
 //! | `args` | the command line's grammar |
 //! | `exit` | exit codes and one-line errors |
 //! | `render` | tables, times, colours, durations |
-//! | `target` | opening `--db` or connecting to `--url` |
+//! | `target` | opening `--db` or `--postgres`, or connecting to `--url` |
 //! | `commands` | the commands, one file per family |
 
 mod args;

@@ -1,7 +1,8 @@
-//! The built `wf` binary against a SQLite file written by an engine in the test (`--db`) and
-//! against a served engine on 127.0.0.1:0 (`--url`, over HTTP and over HTTPS with `--ca`):
-//! what it prints, what it changes, and its exit codes. Tests that do not need the file itself
-//! run three ways (`three_ways!`): on the file, and on its engine served over HTTP and HTTPS.
+//! The built `wf` binary against a SQLite file written by an engine in the test (`--db`), a
+//! PostgreSQL schema (`--postgres`, on `WF_POSTGRES_URL`'s database, TLS or not) and against a
+//! served engine on 127.0.0.1:0 (`--url`, over HTTP and over HTTPS with `--ca`): what it
+//! prints, what it changes, and its exit codes. Tests that do not need the file itself run
+//! three ways (`three_ways!`): on the file, and on its engine served over HTTP and HTTPS.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -113,7 +114,16 @@ async fn wf_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     tokio::task::spawn_blocking(move || {
         let mut command = Command::new(env!("CARGO_BIN_EXE_wf"));
         command.args(&args);
-        for var in ["WF_DB", "WF_URL", "WF_TOKEN", "WF_CA", "WF_CERT", "WF_KEY"] {
+        for var in [
+            "WF_DB",
+            "WF_URL",
+            "WF_TOKEN",
+            "WF_CA",
+            "WF_CERT",
+            "WF_KEY",
+            "WF_POSTGRES",
+            "WF_PG_SCHEMA",
+        ] {
             command.env_remove(var);
         }
         command.envs(env).output().unwrap()
@@ -470,6 +480,88 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
     assert!(stdout(&wf(&["--help"]).await).contains("Exit codes"));
     engine.shutdown().await;
     remove_db(&db);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_database_is_read_and_written_with_postgres() {
+    let Some(db) = wf_postgres::testing::TestSchema::new("wf_cli") else {
+        return;
+    };
+    let engine = Engine::builder()
+        .postgres_with(db.url(), db.options())
+        .workflow::<Order>()
+        .build()
+        .await
+        .unwrap();
+    let h = engine
+        .client()
+        .start::<Order>("o-pg", "pg".to_string())
+        .await
+        .unwrap();
+    let on_pg = |args: &[&str]| {
+        let mut all = vec!["--postgres", db.url(), "--pg-schema", db.schema()];
+        all.extend_from_slice(args);
+        all.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |args: Vec<String>| async move {
+        wf(&args.iter().map(String::as_str).collect::<Vec<_>>()).await
+    };
+    let listed = ok(run(on_pg(&["list"])).await);
+    assert!(
+        listed.contains("o-pg") && listed.contains("running"),
+        "{listed}"
+    );
+    let out = ok(run(on_pg(&["update", "o-pg", "add", "[2]", "--timeout", "60s"])).await);
+    assert_eq!(out.trim(), "2");
+    ok(run(on_pg(&["signal", "o-pg", "ship", "[\"go\"]"])).await);
+    assert_eq!(h.result().await.unwrap(), "pg: go (2)");
+    let described = ok(run(on_pg(&["describe", "o-pg"])).await);
+    assert!(described.contains("completed"), "{described}");
+    let err = fails(run(on_pg(&["query", "o-pg", "notes"])).await, 2);
+    assert!(err.contains("--url"), "{err}");
+    // Another schema holds no such run.
+    let err = fails(
+        wf(&[
+            "--postgres",
+            db.url(),
+            "--pg-schema",
+            "wf_cli_none",
+            "describe",
+            "o-pg",
+        ])
+        .await,
+        3,
+    );
+    assert!(err.contains("\"o-pg\" not found"), "{err}");
+    engine.shutdown().await;
+
+    // Failures name what failed, never the password.
+    let err = fails(
+        wf(&["--postgres", "postgres://u:hunter2@127.0.0.1:1/db", "list"]).await,
+        1,
+    );
+    assert!(err.contains("opening the PostgreSQL database"), "{err}");
+    assert!(!err.contains("hunter2"), "{err}");
+    let err = fails(
+        wf(&[
+            "--postgres",
+            "postgres://u:hunter2@127.0.0.1:1/db?sslmode=verify-fully",
+            "list",
+        ])
+        .await,
+        1,
+    );
+    assert!(
+        err.contains("sslmode=\"verify-fully\" is not a mode"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+    let both = wf(&["--postgres", db.url(), "--db", "x.db", "list"]).await;
+    assert_eq!(
+        both.status.code(),
+        Some(2),
+        "--db and --postgres exclude each other"
+    );
 }
 
 mod a_served_engine_answers_queries_updates_exports_and_purges_over_url {

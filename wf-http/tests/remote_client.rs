@@ -1,6 +1,7 @@
-//! The remote typed client: `Client::connect(url).token(..)` drives the seed's agent
-//! scenario over HTTP with the same generated methods as in-process code, and gets the same
-//! `WfError` variants back. Each test runs over plain HTTP and over HTTPS (`both_ways!`).
+//! The remote typed client: `Client::connect(url).token(..)` drives the agent scenario of
+//! `examples/agent_run.rs` over HTTP with the same generated methods as in-process code, and
+//! gets the same `WfError` variants back. Each test runs over plain HTTP and over HTTPS
+//! (`both_ways!`).
 
 #[macro_use]
 mod common;

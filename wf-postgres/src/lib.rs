@@ -12,24 +12,48 @@
 //! - Wake-ups between processes: `NOTIFY` after each commit that made work ready, one `LISTEN`ing connection per store.
 //! - Versioned migrations on open, under an advisory lock; all tables in one schema
 //!   ([`PostgresOptions::schema`]).
-//! - No TLS: connections use `NoTls`. Reach a server that requires TLS through a local proxy
-//!   or sidecar (pgbouncer, stunnel, a cloud SQL proxy).
+//! - Connection strings as libpq reads them, as a URL or `key=value` pairs, several hosts with
+//!   `target_session_attrs=read-write` included. TLS with rustls (no OpenSSL): `sslmode`
+//!   (`disable`, `prefer` the default, `require`, `verify-ca`, `verify-full`), `sslrootcert` (a
+//!   PEM file, or `system`), `sslcert` and `sslkey` (a client certificate); the same can be set
+//!   in code ([`PostgresOptions::tls`]). [`connect_raw`] opens a plain tokio-postgres
+//!   connection that reads the string the same way, for SQL of one's own.
 //!
-//! Files: `options.rs`, `connect.rs` (connections), `schema.rs` (migrations), `store.rs`
-//! (opening, the `Backend`), `writer.rs` (the connection tasks and group commit), `listen.rs`
-//! (`LISTEN/NOTIFY`), `notify.rs` (what a transaction tells others), `tx.rs` (the transaction
-//! the rules see), `commits.rs` (a group's run writes in one statement), `rows.rs` (decoding,
-//! errors), one file per table, `purge.rs` (retention's deletes), and `testing.rs` (feature
-//! `testing`).
+//! ```no_run
+//! # async fn demo() -> Result<(), wf_core::store::StoreError> {
+//! use wf_postgres::PostgresStore;
+//! let store = PostgresStore::connect(
+//!     "postgres://wf:secret@db.internal:5432/app?sslmode=verify-full&sslrootcert=/etc/wf/db-ca.pem",
+//! )
+//! .await?;
+//! # let _ = store; Ok(()) }
+//! ```
+//!
+//! Failures say what failed (the server's certificate signed by an unknown CA, issued for
+//! another host name or expired; a server without TLS; a server that requires TLS or a client
+//! certificate) and never show the password.
+//!
+//! Files: `options.rs`, `connect.rs` (connections), `conninfo.rs` (connection strings),
+//! `tls/` (TLS settings, certificate checks, what a TLS failure means), `schema.rs`
+//! (migrations), `store.rs` (opening, the `Backend`), `writer.rs` (the connection tasks and
+//! group commit), `listen.rs` (`LISTEN/NOTIFY`), `notify.rs` (what a transaction tells
+//! others), `tx.rs` (the transaction the rules see), `commits.rs` (a group's run writes in
+//! one statement), `rows.rs` (decoding, errors), one file per table, `purge.rs` (retention's
+//! deletes), and `testing.rs` (feature `testing`).
 
 mod activities;
 mod builds;
+#[cfg(feature = "testing")]
+mod cluster;
 mod commits;
 mod connect;
+mod conninfo;
 mod engines;
 mod events;
 mod inbox;
 mod listen;
+mod liveness;
+mod marks;
 mod notify;
 mod options;
 mod purge;
@@ -43,10 +67,13 @@ mod store;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod timers;
+mod tls;
 mod tx;
 mod updates;
 mod writer;
 
+pub use connect::{connect_raw, connect_raw_with};
 pub use options::PostgresOptions;
 pub use store::PostgresStore;
+pub use tls::{ClientCert, PostgresTls, RootCerts, SslMode, UnknownSslMode};
 pub use tx::PostgresTx;

@@ -76,7 +76,7 @@ async fn listen(
             Err(e) => {
                 tracing::warn!(error = %e, "wf-postgres: cannot listen for other processes' commits; retrying");
                 tokio::time::sleep(pause).await;
-                pause = (pause * 2).min(Duration::from_secs(5));
+                pause = (pause * 2).min(Duration::from_secs(1));
                 continue;
             }
         };

@@ -1,5 +1,6 @@
 //! How a PostgreSQL store is set up.
 
+use crate::tls::PostgresTls;
 use std::time::Duration;
 
 /// How [`PostgresStore::connect_with`](crate::PostgresStore::connect_with) sets up the store.
@@ -25,15 +26,31 @@ pub struct PostgresOptions {
     /// How long a connection attempt may take before it fails.
     pub connect_timeout: Duration,
     /// How long the store keeps trying to reach the server when a connection dropped (a
-    /// server restarting) before it answers callers with an `Unavailable` error; callers
-    /// retry those. Work not yet begun is held, not failed, while it tries.
+    /// server restarting, a failover to a standby) before it answers callers with an
+    /// `Unavailable` error; callers retry those. Work not yet begun is held, not failed, while
+    /// it tries. Opening the store waits as long for a server that refuses connections or is
+    /// still starting. Default 30 s.
     pub reconnect_for: Duration,
+    /// How soon a connection whose other end stopped answering counts as lost (a network
+    /// partition, a server host that died without closing its sockets): the client's TCP
+    /// keepalives probe an idle connection and `TCP_USER_TIMEOUT` bounds data left
+    /// unacknowledged, so the store notices within about this long instead of the kernel's
+    /// 15 minutes, and reconnects. The server is told the same for its side of the
+    /// connection (`tcp_keepalives_*`, `tcp_user_timeout`), and to end a session whose
+    /// transaction sat idle for three times this long (`idle_in_transaction_session_timeout`),
+    /// so that a cut-off process's locks are freed for the others. Keepalive settings in the
+    /// URL (`keepalives_idle`, ...) win on the client's side. Default 10 s.
+    pub network_timeout: Duration,
     /// Whether a commit waits for the server's WAL flush (`synchronous_commit = on`, the
     /// default). Writes the engine can redo (leases, heartbeats) never wait for it.
     pub synchronous_commit: bool,
     /// Whether the store listens for other processes' commits (`LISTEN`) and tells the engine
     /// when new work or an outcome is committed. Default `true`.
     pub listen: bool,
+    /// TLS to the server, set in code: each setting given overrides the connection string's
+    /// (`sslmode`, `sslrootcert`, `sslcert`/`sslkey`); by default the string decides. Files
+    /// are read when the store opens.
+    pub tls: PostgresTls,
 }
 
 impl Default for PostgresOptions {
@@ -45,8 +62,10 @@ impl Default for PostgresOptions {
             max_batch: 256,
             connect_timeout: Duration::from_secs(10),
             reconnect_for: Duration::from_secs(30),
+            network_timeout: Duration::from_secs(10),
             synchronous_commit: true,
             listen: true,
+            tls: PostgresTls::default(),
         }
     }
 }

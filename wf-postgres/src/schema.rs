@@ -16,6 +16,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::builds::SCHEMA_V5,
     crate::activities::SCHEMA_V6,
     crate::commits::SCHEMA_V7,
+    crate::marks::SCHEMA_V8,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

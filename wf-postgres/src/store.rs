@@ -62,13 +62,8 @@ impl PostgresStore {
                 ),
             ));
         }
-        let connector = Arc::new(Connector::new(
-            url,
-            &options.schema,
-            options.connect_timeout,
-        )?);
-        let first = connector.connect().await?;
-        crate::schema::migrate(&first, &options.schema).await?;
+        let connector = Arc::new(Connector::new(url, &options)?);
+        let first = open_schema(&connector, &options).await?;
         let channel = crate::listen::channel(&options.schema);
         let instance = crate::listen::instance_id();
         let metrics = Arc::new(StoreMetrics::new("postgres"));
@@ -122,6 +117,72 @@ impl PostgresStore {
             metrics,
         })
     }
+}
+
+/// The first connection, with wf's schema created or migrated on it. While the server cannot
+/// be reached (refusing connections, starting up, in recovery, no server of a multi-host URL
+/// accepting writes yet), tries again for up to [`PostgresOptions::reconnect_for`], so that a
+/// process started beside its database (or during a failover) waits for it instead of failing.
+async fn open_schema(
+    connector: &Connector,
+    options: &PostgresOptions,
+) -> Result<tokio_postgres::Client, StoreError> {
+    let until = std::time::Instant::now() + options.reconnect_for;
+    let mut pause = std::time::Duration::from_millis(50);
+    loop {
+        let opened = async {
+            let client = connector.connect().await?;
+            own_sessions(connector, &client).await?;
+            crate::schema::migrate(&client, &options.schema).await?;
+            Ok::<_, StoreError>(client)
+        }
+        .await;
+        match opened {
+            Ok(client) => return Ok(client),
+            Err(e) if unavailable(&e) && std::time::Instant::now() < until => {
+                tracing::warn!(error = %e, "wf-postgres: cannot open the store yet; retrying");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Refuses a pooler that lets connections share server sessions (PgBouncer's `pool_mode =
+/// transaction` or `statement`): the store needs a session of its own per connection (`LISTEN`,
+/// session advisory locks, prepared statements, its `search_path`). Two connections open at
+/// once that find the same backend behind them share one. Asked with the simple query
+/// protocol, which such a pooler serves.
+async fn own_sessions(
+    connector: &Connector,
+    first: &tokio_postgres::Client,
+) -> Result<(), StoreError> {
+    async fn backend(client: &tokio_postgres::Client) -> Result<Option<String>, StoreError> {
+        let messages = client
+            .simple_query("SELECT pg_backend_pid()")
+            .await
+            .map_err(crate::rows::db("ask for the server session's process id"))?;
+        Ok(messages.into_iter().find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(str::to_string),
+            _ => None,
+        }))
+    }
+    let one = backend(first).await?;
+    let other = connector.connect().await?;
+    let two = backend(&other).await?;
+    if one.is_some() && one == two {
+        return Err(StoreError::backend(
+            BackendErrorKind::Invalid,
+            "PostgreSQL: two connections of this store share one server session: a pooler in              transaction or statement mode sits between wf and the server (PgBouncer's              pool_mode = transaction). wf needs a session of its own per connection (LISTEN,              session advisory locks, prepared statements): use pool_mode = session, or connect              to the server directly",
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `e` says the server could not be reached (worth trying again).
+fn unavailable(e: &StoreError) -> bool {
+    matches!(e, StoreError::Backend(b) if b.kind() == BackendErrorKind::Unavailable)
 }
 
 impl Backend for PostgresStore {

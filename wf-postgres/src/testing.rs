@@ -5,6 +5,7 @@
 //! `WF_REQUIRE_POSTGRES=1` (CI), under which they fail. `.ci/postgres start` starts a
 //! throwaway server and prints the variable to export.
 
+pub use crate::cluster::{Cluster, ClusterKind, PgBouncer};
 use crate::{PostgresOptions, PostgresStore};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -165,10 +166,7 @@ fn run_on_the_side(url: String, sql: String) {
             .build()
             .ok()?;
         rt.block_on(async move {
-            let (client, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-                .await
-                .ok()?;
-            tokio::spawn(conn);
+            let client = crate::connect_raw(&url).await.ok()?;
             client.batch_execute(&sql).await.ok()
         })
     });

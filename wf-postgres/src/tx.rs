@@ -55,17 +55,15 @@ fn writes(sql: &str) -> bool {
     !sql.trim_start().starts_with("SELECT")
 }
 
-/// The transaction's id, if it has one (it wrote something).
-const XID: &str = "SELECT txid_current_if_assigned()";
-
 /// What a commit's round trip learnt of its transaction's id (see
 /// [`PostgresTx::send_commit`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Xid {
     /// The transaction wrote nothing (it has no id): whether it committed does not matter.
     NotAssigned,
-    /// Its id.
-    Id(i64),
+    /// Its id, and the token its commit writes to the writer's commit mark (`None`: the
+    /// writer has no mark on this server; see `marks.rs`).
+    Id(i64, Option<i64>),
     /// The server answered the question with an error: the transaction did not commit.
     Refused,
     /// The answer was lost with the connection.
@@ -116,6 +114,8 @@ pub struct PostgresTx {
     /// `runs.rs`'s `prefetch_latest`): each answers one read of it, unless a write of the
     /// transaction may have changed it first.
     pub(crate) prefetched: HashMap<String, Option<wf_core::store::RunRow>>,
+    /// A writer's commit mark (see `marks.rs`); `None` for a reader.
+    pub(crate) mark: Option<crate::marks::Mark>,
 }
 
 /// Runs `queued` and then `last` in one round trip: every request is sent, in order, on the
@@ -352,6 +352,7 @@ impl PostgresTx {
             speculate: false,
             request_from: 0,
             prefetched: HashMap::new(),
+            mark: writer.then(crate::marks::Mark::new),
         }
     }
 
@@ -595,24 +596,36 @@ impl PostgresTx {
         sql: &str,
         what: &'static str,
     ) -> Result<(Option<StoreError>, Result<()>, Xid)> {
-        let xid_statement = self.statement(XID).await?;
+        let mark_statement = self.statement(crate::marks::MARK).await?;
+        let slot = self.mark.map_or(0, |m| m.slot);
         let sent = std::time::Instant::now();
         let (failed, (xid, done)) = self
             .pipelined(move |c| async move {
                 // Polled together: both are sent on the first poll, in this order.
-                futures_util::future::join(c.query_one(&xid_statement, &[]), c.batch_execute(sql))
-                    .await
+                futures_util::future::join(
+                    c.query_one(&mark_statement, &[&slot]),
+                    c.batch_execute(sql),
+                )
+                .await
             })
             .await;
         self.commit_time = sent.elapsed();
-        let xid = match xid.map(|row| row.try_get::<_, Option<i64>>(0)) {
-            Ok(Ok(Some(id))) => Xid::Id(id),
-            Ok(Ok(None)) => Xid::NotAssigned,
+        let xid = match xid.map(|row| {
+            (
+                row.try_get::<_, Option<i64>>(0),
+                row.try_get::<_, Option<i64>>(1),
+            )
+        }) {
+            Ok((Ok(Some(id)), Ok(token))) => Xid::Id(id, token),
+            Ok((Ok(None), _)) => Xid::NotAssigned,
             // The server answered it with an error: the transaction was aborted there (or the
             // server ended the session), before its `COMMIT`.
             Err(e) if e.as_db_error().is_some() => Xid::Refused,
-            Ok(Err(_)) | Err(_) => Xid::Unknown,
+            Ok(_) | Err(_) => Xid::Unknown,
         };
+        if let (Ok(()), Xid::Id(_, Some(token)), Some(mark)) = (&done, xid, self.mark.as_mut()) {
+            mark.token = token;
+        }
         Ok((failed, done.map_err(db(what)), xid))
     }
 
@@ -620,7 +633,7 @@ impl PostgresTx {
     /// done before the transaction's statements, as a statement cannot be prepared in a
     /// transaction that a failed statement aborted.
     pub(crate) async fn prepare_commit(&mut self) -> Result<()> {
-        self.statement(XID).await.map(|_| ())
+        self.statement(crate::marks::MARK).await.map(|_| ())
     }
 
     /// Forgets the advisory locks it noted: a new transaction, or a rolled back savepoint.

@@ -194,10 +194,9 @@ async fn ensure_connected(
     let until = Instant::now() + settings.reconnect_for;
     let mut pause = Duration::from_millis(50);
     loop {
-        match connector.connect().await {
-            Ok(client) => {
+        match connect_writer(tx, connector).await {
+            Ok(()) => {
                 tracing::info!("wf-postgres: connection to the server made again");
-                tx.replace_client(client);
                 return Ok(());
             }
             Err(e) if Instant::now() >= until => return Err(e),
@@ -208,6 +207,16 @@ async fn ensure_connected(
             }
         }
     }
+}
+
+/// Gives `tx` a new connection; a writer's registers its commit mark there (see `marks.rs`).
+async fn connect_writer(tx: &mut PostgresTx, connector: &Connector) -> Result<(), StoreError> {
+    let client = connector.connect().await?;
+    if let Some(mark) = tx.mark.as_mut() {
+        mark.register(&client).await?;
+    }
+    tx.replace_client(client);
+    Ok(())
 }
 
 /// Opens the batch's transaction: retried on a new connection while the server cannot be
@@ -254,6 +263,12 @@ pub(crate) async fn writer_loop(
 ) {
     // Requests a batch put off (see `write_batch`): they go first, in a batch of their own.
     let mut put_off: Vec<Box<dyn Request>> = Vec::new();
+    if let Some(mark) = tx.mark.as_mut() {
+        if let Err(e) = mark.register(&tx.client).await {
+            // The next batch finds out whether the connection is still there.
+            tracing::warn!(error = %e, "wf-postgres: a writer could not write its commit mark");
+        }
+    }
     loop {
         let mut batch = if put_off.is_empty() {
             match next_batch(&inbox, settings.max_batch).await {
@@ -677,12 +692,14 @@ async fn settle(
     xid: Xid,
     error: StoreError,
 ) -> Result<(), Lost> {
-    let id = match xid {
+    let (id, token) = match xid {
         Xid::NotAssigned => return Ok(()),
         Xid::Refused => return Err(Lost::BeforeCommit(error)),
         Xid::Unknown => return Err(Lost::Failed(unknown_commit(error))),
-        Xid::Id(id) => id,
+        Xid::Id(id, token) => (id, token),
     };
+    // The mark as it was before this commit: the connection made again reads it anew.
+    let mark = tx.mark;
     let until = Instant::now() + settings.reconnect_for;
     loop {
         if ensure_connected(tx, connector, settings).await.is_err() {
@@ -693,19 +710,46 @@ async fn settle(
             .query_one("SELECT txid_status($1)", &[&id])
             .await
             .map(|row| row.try_get::<_, Option<String>>(0));
-        match status {
-            Ok(Ok(Some(s))) if s == "committed" => {
-                tracing::info!(
-                    xid = id,
-                    "wf-postgres: the connection was lost while committing; the commit went through"
-                );
-                return Ok(());
+        if let (Some(token), Some(mark)) = (token, mark) {
+            // The mark decides (see `marks.rs`); the id only says whether to wait.
+            let still_running = matches!(&status, Ok(Ok(Some(s))) if s == "in progress");
+            match mark.read(&tx.client).await {
+                Ok(Some(now)) if now >= token => {
+                    tracing::info!(
+                        xid = id,
+                        "wf-postgres: the connection was lost while committing; the commit went through"
+                    );
+                    if let Some(m) = tx.mark.as_mut() {
+                        m.token = now;
+                    }
+                    return Ok(());
+                }
+                Ok(_) if !still_running => {
+                    tracing::info!(
+                        xid = id,
+                        "wf-postgres: the connection was lost while committing; the commit did not go through"
+                    );
+                    return Err(Lost::BeforeCommit(error));
+                }
+                // Not committed yet, but the old server may still commit it; or the new
+                // connection was lost too: ask again.
+                Ok(_) | Err(_) => {}
             }
-            Ok(Ok(Some(s))) if s == "aborted" => return Err(Lost::BeforeCommit(error)),
-            // Too old to tell (the server forgot it).
-            Ok(Ok(None)) | Ok(Err(_)) => return Err(Lost::Failed(unknown_commit(error))),
-            // In progress, or the new connection was lost too: ask again.
-            Ok(Ok(Some(_))) | Err(_) => {}
+        } else {
+            match status {
+                Ok(Ok(Some(s))) if s == "committed" => {
+                    tracing::info!(
+                        xid = id,
+                        "wf-postgres: the connection was lost while committing; the commit went through"
+                    );
+                    return Ok(());
+                }
+                Ok(Ok(Some(s))) if s == "aborted" => return Err(Lost::BeforeCommit(error)),
+                // Too old to tell (the server forgot it).
+                Ok(Ok(None)) | Ok(Err(_)) => return Err(Lost::Failed(unknown_commit(error))),
+                // In progress, or the new connection was lost too: ask again.
+                Ok(Ok(Some(_))) | Err(_) => {}
+            }
         }
         if Instant::now() >= until {
             return Err(Lost::Failed(unknown_commit(error)));
@@ -807,10 +851,19 @@ mod tests {
         }
     }
 
-    /// A connection in a transaction that has an id, and that id.
+    /// A writer's connection with its commit mark registered, in a transaction that wrote (so
+    /// it has an id), and that id.
     async fn writing(connector: &Connector) -> (PostgresTx, i64) {
-        let tx = PostgresTx::new(connector.connect().await.unwrap(), true);
-        tx.client.batch_execute("BEGIN").await.unwrap();
+        let mut tx = PostgresTx::new(connector.connect().await.unwrap(), true);
+        let mut mark = tx.mark.expect("a writer has a mark");
+        mark.register(&tx.client).await.unwrap();
+        tx.mark = Some(mark);
+        tx.client
+            .batch_execute(
+                "BEGIN; CREATE TEMP TABLE IF NOT EXISTS t (x int); INSERT INTO t VALUES (1)",
+            )
+            .await
+            .unwrap();
         let row = tx
             .client
             .query_one("SELECT txid_current()", &[])
@@ -819,31 +872,9 @@ mod tests {
         (tx, row.get(0))
     }
 
-    #[tokio::test]
-    async fn a_commit_whose_connection_was_lost_is_settled_by_its_transaction_id() {
-        let Some(url) = crate::testing::url() else {
-            return;
-        };
-        let connector = Connector::new(&url, "public", Duration::from_secs(5)).unwrap();
-        let lost = || StoreError::backend(BackendErrorKind::Unavailable, "lost");
-
-        // The commit's round trip tells the transaction's id, or that it has none.
-        let (mut tx, id) = writing(&connector).await;
-        tx.prepare_commit().await.unwrap();
-        let (failed, done, xid) = tx.send_commit("COMMIT", "commit").await.unwrap();
-        assert!(failed.is_none() && done.is_ok());
-        assert_eq!(xid, Xid::Id(id));
-        tx.client.batch_execute("BEGIN").await.unwrap();
-        let (_, _, xid) = tx.send_commit("COMMIT", "commit").await.unwrap();
-        assert_eq!(xid, Xid::NotAssigned, "a transaction that wrote nothing");
-
-        // It committed: the batch's callers get their answers.
-        let settled = settle(&mut tx, &connector, &settings(), Xid::Id(id), lost()).await;
-        assert!(settled.is_ok());
-
-        // Its connection ended before the commit: it may run again.
-        let (mut doomed, id) = writing(&connector).await;
-        let pid: i32 = doomed
+    /// Ends `tx`'s connection from the server's side and waits until the client sees it.
+    async fn cut(connector: &Connector, tx: &PostgresTx) {
+        let pid: i32 = tx
             .client
             .query_one("SELECT pg_backend_pid()", &[])
             .await
@@ -854,16 +885,92 @@ mod tests {
             .execute("SELECT pg_terminate_backend($1)", &[&pid])
             .await
             .unwrap();
-        while !doomed.client.is_closed() {
-            let _ = doomed.client.batch_execute("SELECT 1").await;
+        while !tx.client.is_closed() {
+            let _ = tx.client.batch_execute("SELECT 1").await;
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let settled = settle(&mut doomed, &connector, &settings(), Xid::Id(id), lost()).await;
+    }
+
+    #[tokio::test]
+    async fn a_commit_whose_connection_was_lost_is_settled_by_its_commit_mark() {
+        let Some(db) = crate::testing::TestSchema::new("settle") else {
+            return;
+        };
+        drop(db.open().await);
+        let options = crate::PostgresOptions {
+            schema: db.schema().to_string(),
+            connect_timeout: Duration::from_secs(5),
+            ..Default::default()
+        };
+        let connector = Connector::new(db.url(), &options).unwrap();
+        let lost = || StoreError::backend(BackendErrorKind::Unavailable, "lost");
+
+        // The commit's round trip tells the transaction's id and the mark's next token, or
+        // that it has no id.
+        let (mut tx, id) = writing(&connector).await;
+        let before = tx.mark.unwrap().token;
+        tx.prepare_commit().await.unwrap();
+        let (failed, done, xid) = tx.send_commit("COMMIT", "commit").await.unwrap();
+        assert!(failed.is_none() && done.is_ok());
+        assert_eq!(xid, Xid::Id(id, Some(before + 1)));
+        assert_eq!(
+            tx.mark.unwrap().token,
+            before + 1,
+            "the writer knows its mark"
+        );
+        tx.client.batch_execute("BEGIN").await.unwrap();
+        let (_, _, nothing) = tx.send_commit("COMMIT", "commit").await.unwrap();
+        assert_eq!(
+            nothing,
+            Xid::NotAssigned,
+            "a transaction that wrote nothing"
+        );
+
+        // It committed: the batch's callers get their answers.
+        let settled = settle(&mut tx, &connector, &settings(), xid, lost()).await;
+        assert!(settled.is_ok());
+
+        // Its connection ended before the commit: it may run again, and the mark says so
+        // even where the id's status would be another transaction's (a promoted standby
+        // hands unseen ids out again): here the id is another, committed, transaction's.
+        let (mut doomed, _) = writing(&connector).await;
+        let token = doomed.mark.unwrap().token + 1;
+        cut(&connector, &doomed).await;
+        let settled = settle(
+            &mut doomed,
+            &connector,
+            &settings(),
+            Xid::Id(id, Some(token)),
+            lost(),
+        )
+        .await;
         assert!(matches!(settled, Err(Lost::BeforeCommit(_))));
         assert!(
             !doomed.client.is_closed(),
             "settling made the connection again"
         );
+
+        // Without a mark, the id's status decides.
+        let (mut doomed, other) = writing(&connector).await;
+        cut(&connector, &doomed).await;
+        let settled = settle(
+            &mut doomed,
+            &connector,
+            &settings(),
+            Xid::Id(other, None),
+            lost(),
+        )
+        .await;
+        assert!(matches!(settled, Err(Lost::BeforeCommit(_))));
+        let settled = settle(
+            &mut doomed,
+            &connector,
+            &settings(),
+            Xid::Id(id, None),
+            lost(),
+        )
+        .await;
+        assert!(settled.is_ok(), "a committed id");
 
         // Without the id, or when the server refused the question.
         let unknown = settle(&mut tx, &connector, &settings(), Xid::Unknown, lost()).await;

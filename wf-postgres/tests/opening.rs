@@ -32,10 +32,7 @@ async fn stores_opened_at_once_migrate_the_schema_once_and_all_work() {
     for (i, store) in stores.iter().enumerate() {
         start(store, &format!("wf-{i}"), &format!("run-{i}"), T0).await;
     }
-    let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(conn);
+    let client = wf_postgres::connect_raw(db.url()).await.expect("connect");
     let versions = client
         .query(
             &format!(
@@ -49,7 +46,7 @@ async fn stores_opened_at_once_migrate_the_schema_once_and_all_work() {
     let versions: Vec<i32> = versions.iter().map(|r| r.get(0)).collect();
     assert_eq!(
         versions,
-        vec![1, 2, 3, 4, 5, 6, 7],
+        vec![1, 2, 3, 4, 5, 6, 7, 8],
         "each version is applied exactly once"
     );
     for (i, store) in stores.iter().enumerate() {
@@ -79,10 +76,7 @@ async fn a_schema_newer_than_this_wf_is_refused_untouched() {
         return;
     };
     drop(db.open().await);
-    let (client, conn) = tokio_postgres::connect(db.url(), tokio_postgres::NoTls)
-        .await
-        .expect("connect");
-    tokio::spawn(conn);
+    let client = wf_postgres::connect_raw(db.url()).await.expect("connect");
     client
         .batch_execute(&format!(
             "INSERT INTO {}.wf_migrations (version) VALUES (999)",

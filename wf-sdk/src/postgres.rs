@@ -18,7 +18,9 @@ use wf_postgres::{PostgresOptions, PostgresStore};
 /// ```
 pub trait PostgresExt: Sized {
     /// Uses the PostgreSQL database at `url` (schema `wf`), connected when the engine is
-    /// built; a bad URL or an unreachable server fails `build`.
+    /// built; a bad URL or an unreachable server fails `build`. `url` is libpq's connection
+    /// string, as a URL or `key=value` pairs, TLS included (`sslmode=verify-full`,
+    /// `sslrootcert`, `sslcert`, `sslkey`; see [`PostgresTls`](crate::PostgresTls)).
     fn postgres(self, url: impl Into<String>) -> Self {
         self.postgres_with(url, PostgresOptions::default())
     }

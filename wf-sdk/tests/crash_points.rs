@@ -1,4 +1,4 @@
-//! A crash at every commit point: five seed scenarios (an agent loop with a pause and an
+//! A crash at every commit point: five scenarios (an agent loop with a pause and an
 //! update, an approval with a timer, a payment with activity retries, a child workflow, a
 //! continue-as-new chain) each run once to count their commits K, then once per commit k in
 //! 1..=K and per way of dying ([`CRASHES`]: right after the commit, applied but unacknowledged,
@@ -392,7 +392,7 @@ impl Driver {
     }
 }
 
-/// The five seed scenarios.
+/// The five scenarios.
 #[derive(Debug, Clone, Copy)]
 enum Scenario {
     Agent,

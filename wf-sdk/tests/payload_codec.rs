@@ -335,10 +335,7 @@ async fn encrypted_postgres_tables_hold_no_clear_payload() {
     run_vault(&engine, "vault-3").await;
     engine.shutdown().await;
 
-    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let db = wf_postgres::connect_raw(&url).await.unwrap();
     let tables = db
         .query(
             "SELECT table_name::text FROM information_schema.tables WHERE table_schema = $1",

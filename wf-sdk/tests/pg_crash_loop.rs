@@ -246,10 +246,7 @@ async fn three_workers_one_killed_again_and_again_lose_nothing() {
     }
     let (url, options) = postgres_schema("pg_crash_loop");
     let schema = options.schema.clone();
-    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let db = wf_postgres::connect_raw(&url).await.unwrap();
     // The users' side: a client-only engine in this process.
     let clients = Engine::builder()
         .postgres_with(url.clone(), options)

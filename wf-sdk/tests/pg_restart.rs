@@ -58,10 +58,7 @@ async fn restart_server(state: PathBuf, mode: &'static str) -> Duration {
 /// How many of the database's connections listen on `schema`'s channel (the last statement of
 /// a listening connection is its `LISTEN`).
 async fn listeners(url: &str, schema: &str) -> Option<i64> {
-    let (db, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-        .await
-        .ok()?;
-    tokio::spawn(conn);
+    let db = wf_postgres::connect_raw(url).await.ok()?;
     let row = db
         .query_one(
             "SELECT count(*) FROM pg_stat_activity WHERE query = $1",

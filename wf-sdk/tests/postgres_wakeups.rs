@@ -50,10 +50,7 @@ async fn an_update_from_another_machines_client_reaches_the_worker_through_notif
     let worker = engine().build().await.unwrap();
     worker.client().start::<Tally>("t", ()).await.unwrap();
     // As if the worker were on another machine: its socket address is unknown to the client.
-    let (db, conn) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let db = wf_postgres::connect_raw(&url).await.unwrap();
     let blanked = db
         .execute(
             &format!("UPDATE {}.engines SET wake_address = NULL", options.schema),

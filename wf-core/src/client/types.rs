@@ -132,7 +132,7 @@ impl StartOptions {
 
 /// How long an update call waits for its stage when neither the call
 /// ([`UpdateCall::timeout`](crate::UpdateCall::timeout)) nor the engine
-/// (`EngineBuilder::update_timeout`) says otherwise: 30 s, as the seed's `update`.
+/// (`EngineBuilder::update_timeout`) says otherwise: 30 s.
 pub const DEFAULT_UPDATE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a signal call reports once the signal is durable: whether a handler method of the

@@ -133,7 +133,8 @@ pub enum EventKind {
         /// Sequence number of the timer.
         seq: u32,
     },
-    /// A recorded decision (side effect, patch) replayed as is.
+    /// A recorded decision replayed as is: the patch markers of `ctx.patched` and
+    /// `ctx.deprecate_patch` (named `patch:<id>`).
     MarkerRecorded {
         /// Command sequence number within the run.
         seq: u32,

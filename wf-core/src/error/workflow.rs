@@ -76,7 +76,7 @@ impl WorkflowError {
     }
 
     /// The error code of a run that fails with this error (`"wait_timeout"` for a
-    /// [`WaitTimeout`], as the seed records it; `"activity_failed"`, `"child_failed"`,
+    /// [`WaitTimeout`], the code the failure message starts with; `"activity_failed"`, `"child_failed"`,
     /// `"payload"`, `"cancelled"`, or `"failed"` for the rest).
     pub fn code(&self) -> &'static str {
         match self {

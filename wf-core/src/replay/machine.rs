@@ -121,6 +121,9 @@ pub(crate) trait Instance {
     fn open_children(&self) -> Vec<(String, ParentClosePolicy)>;
     /// Whether the run's cancellation was requested (it takes no more signals).
     fn cancel_requested(&self) -> bool;
+    /// Whether the run takes a resolution of activity `seq` now: scheduled and not resolved
+    /// (or cancelled, whose late result it ignores).
+    fn awaits_activity(&self, seq: u32) -> bool;
 }
 
 /// The in-memory run of workflow type `W`.
@@ -650,6 +653,10 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
 
     fn cancel_requested(&self) -> bool {
         self.core.borrow().cancel_requested.is_some()
+    }
+
+    fn awaits_activity(&self, seq: u32) -> bool {
+        self.core.borrow().awaits_activity(seq)
     }
 }
 

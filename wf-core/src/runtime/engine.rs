@@ -279,8 +279,8 @@ impl EngineBuilder {
 
     /// How long an update call of this engine's client waits for its outcome (or, for
     /// `.start()` and `wait: accepted`, for its validator) when the call sets no
-    /// [`timeout`](crate::UpdateCall::timeout) of its own (default 30 s, as the seed's
-    /// `update`). When it runs out the caller gets `WfError::Timeout` naming the update id; the
+    /// [`timeout`](crate::UpdateCall::timeout) of its own (default 30 s,
+    /// [`DEFAULT_UPDATE_TIMEOUT`](crate::DEFAULT_UPDATE_TIMEOUT)). When it runs out the caller gets `WfError::Timeout` naming the update id; the
     /// update stays queued, is applied when a worker takes the run, and the same call with that
     /// update id returns its outcome.
     pub fn update_timeout(mut self, timeout: Duration) -> Self {

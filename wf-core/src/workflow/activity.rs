@@ -73,6 +73,18 @@ impl Commands {
         seq
     }
 
+    /// Whether [`resolve_activity`](Self::resolve_activity) takes a resolution of `seq` now.
+    pub fn awaits_activity(&self, seq: u32) -> bool {
+        matches!(
+            self.activities.get(&seq),
+            Some(
+                ActivityState::Scheduled { .. }
+                    | ActivityState::Cancelled(_)
+                    | ActivityState::CancelSeen
+            )
+        )
+    }
+
     /// Applies an activity resolution (an input of the task).
     pub fn resolve_activity(&mut self, seq: u32, resolution: ActivityResolution) {
         match self.activities.get_mut(&seq) {

@@ -3,7 +3,7 @@
 //! takes an idle connection (or opens one), and the task that sends it drives the connection
 //! itself until the answer is read whole, then puts it back. No task runs per connection or
 //! per request: hyper's pooled client hands each request to a connection task and back, which
-//! cost a query about a quarter of its round trip on the 2-core VM (see README, bench).
+//! cost a query about a quarter of its round trip on the 2-core VM (the bench's (c) over HTTP; see BENCHMARKS.md).
 //! A call dropped half-way drops its connection with it, so a connection in the pool never
 //! holds half an exchange.
 

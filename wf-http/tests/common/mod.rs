@@ -1,4 +1,4 @@
-//! Shared fixtures of the HTTP tests: the seed's agent workflow (as in examples/agent_run.rs),
+//! Shared fixtures of the HTTP tests: the agent workflow of examples/agent_run.rs,
 //! an engine serving it on 127.0.0.1:0 over plain HTTP or HTTPS ([`Net`], [`both_ways!`]),
 //! and a small HTTP client.
 #![allow(dead_code, unused_macros)]

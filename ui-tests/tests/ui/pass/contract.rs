@@ -1,4 +1,5 @@
-//! The workflow of DESIGN.md's contract, and the client calls made on it.
+//! The workflow of the public contract (the names users' code compiles against), and the
+//! client calls made on it.
 #![deny(warnings)]
 
 use wf_sdk::prelude::*;

@@ -13,7 +13,8 @@ use crate::schedule::ACTION_ID_SUFFIX_BYTES;
 impl LocalTransport {
     /// Requests cancellation. A run this engine runs gets the request in memory: one commit
     /// records it in history before this returns, so that a signal sent after it is refused
-    /// (the seed's rule; see `worker/task.rs`). Otherwise it goes to the run's inbox, and
+    /// (a run whose cancellation was requested takes no more
+    /// signals; see `worker/task.rs`). Otherwise it goes to the run's inbox, and
     /// signals are refused once a worker recorded it.
     pub(super) async fn cancel(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
         check_reason("cancellation reason", reason)?;

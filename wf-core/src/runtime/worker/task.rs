@@ -80,6 +80,14 @@ impl Worker {
         // Messages handed over in memory come after the inbox (they arrived later).
         let mut resolve_activities = Vec::new();
         let mut direct_updates = HashSet::new();
+        // Activities this task's inputs resolve already (the inbox's, then hand-overs').
+        let mut resolving: HashSet<u32> = inputs
+            .iter()
+            .filter_map(|m| match m {
+                Message::ActivityResolved { seq, .. } => Some(*seq),
+                _ => None,
+            })
+            .collect();
         for d in &direct {
             match d {
                 Direct::Message { message, .. } => {
@@ -90,6 +98,19 @@ impl Worker {
                 }
                 // Taken out by `drain_direct` before any task runs.
                 Direct::Start { .. } => {}
+                // An attempt's result handed over after the run moved on without it: another
+                // attempt (this engine's leases lapsed meanwhile) resolved the activity, which
+                // the history this run was loaded from, or its inbox, records. Applied, it
+                // would fail the task as a nondeterminism; committed, it would be refused.
+                Direct::Activity { seq, attempt, .. }
+                    if !instance.awaits_activity(*seq) || !resolving.insert(*seq) =>
+                {
+                    tracing::debug!(
+                        seq,
+                        attempt,
+                        "activity result dropped: the run already has this activity's outcome"
+                    );
+                }
                 Direct::Activity {
                     seq,
                     attempt,
@@ -222,6 +243,19 @@ impl Worker {
             tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
             None
         })?;
+        let reached = history.last().map_or(1, |e| e.event_id + 1);
+        if reached != run.next_event_id {
+            // Another worker committed to the run since this task was leased (this engine's
+            // lease lapsed meanwhile): the task's inputs are stale, and its commit would be
+            // refused. The run goes on from the store.
+            tracing::info!(
+                run_id = %run.run_id,
+                leased_at = run.next_event_id,
+                history_at = reached,
+                "workflow task dropped: the run moved on since it was leased"
+            );
+            return Err(None);
+        }
         let span = tracing::debug_span!("replay", events = history.len());
         core.metrics
             .of_type(&run.workflow_type)
@@ -291,8 +325,9 @@ impl Worker {
     }
 }
 
-/// The seed's rule, for messages handed over in memory (the store applies it to the inbox):
-/// a signal that comes after the run's cancellation request (recorded, or among this task's
+/// A run whose cancellation was requested takes no more signals (it is on its way out;
+/// updates still reach its cleanup). For messages handed over in memory (the store applies the
+/// same rule to the inbox, in `store/rules/deliver.rs`): a signal that comes after the run's cancellation request (recorded, or among this task's
 /// inputs before it) is refused with `RunFinished` and left out of the task.
 fn refuse_signals_after_cancel(
     run: &RunRecord,

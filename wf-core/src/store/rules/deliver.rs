@@ -55,8 +55,8 @@ pub(crate) async fn deliver_to<X: Tx>(
         }
     }
     // The status a refusal reports: the run's own once closed; `Cancelled` for a signal to a
-    // run whose cancellation was requested (the seed's rule: it is on its way out and takes no
-    // more signals; updates still reach its handlers, and a dedupe hit above answers).
+    // run whose cancellation was requested (a run whose cancellation was requested is on its way
+    // out and takes no more signals; updates still reach its handlers, and a dedupe hit above answers).
     let refusal = if run.status != RunStatus::Running {
         Some(run.status)
     } else if matches!(message, Message::Signal { .. })
