@@ -27,7 +27,7 @@
 //! | `server` | the routes, [`Api`], [`serve`], [`TlsConfig`] |
 //! | `client` | [`HttpTransport`], `Client::connect` and [`ClientTls`] |
 //! | `tls` | PEM files and rustls's `ring` provider, shared by both sides |
-//! | [`testing`] | throwaway certificates for tests (feature `testing`) |
+//! | `testing` | throwaway certificates for tests (feature `testing`) |
 
 #![warn(missing_docs)]
 
