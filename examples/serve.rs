@@ -1,11 +1,13 @@
 //! Serves the agent_run and cart workflows over HTTP (see the guide's chapter "Serving over HTTP").
 //!
-//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--db FILE]
-//! [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`
+//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--tokens FILE]
+//! [--db FILE] [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`
 //!
-//! Without `--db` the runs live in memory. Off loopback a token is required. With `--tls-cert`
-//! and `--tls-key` (PEM) it serves HTTPS; `--client-ca` then requires client certificates
-//! signed by that CA (mTLS). Stops cleanly on Ctrl-C.
+//! `--token T` is one admin token; `--tokens FILE` reads one `ROLE TOKEN` per line (ROLE is
+//! read, write or admin; `#` comment lines), both may be given. Without `--db` the runs live
+//! in memory. Off loopback a token is required. With `--tls-cert` and `--tls-key` (PEM) it
+//! serves HTTPS; `--client-ca` then requires client certificates signed by that CA (mTLS).
+//! Stops cleanly on Ctrl-C.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -20,25 +22,24 @@ mod cart;
 
 use std::sync::Arc;
 use std::time::Duration;
-use wf_sdk::http::{serve, ServeOptions, TlsConfig};
+use wf_sdk::http::{serve, ServeOptions, TlsConfig, Tokens};
 use wf_sdk::prelude::*;
 
 struct Args {
     addr: String,
     token: Option<String>,
+    tokens: Option<String>,
     db: Option<String>,
     tls_cert: Option<String>,
     tls_key: Option<String>,
     client_ca: Option<String>,
 }
 
-const USAGE: &str = "usage: serve [--addr HOST:PORT] [--token T] [--db FILE] \
-                     [--tls-cert FILE --tls-key FILE [--client-ca FILE]]";
-
 fn args() -> Result<Args, String> {
     let mut out = Args {
         addr: "127.0.0.1:8233".into(),
         token: None,
+        tokens: None,
         db: None,
         tls_cert: None,
         tls_key: None,
@@ -50,6 +51,7 @@ fn args() -> Result<Args, String> {
         match flag.as_str() {
             "--addr" => out.addr = value()?,
             "--token" => out.token = Some(value()?),
+            "--tokens" => out.tokens = Some(value()?),
             "--db" => out.db = Some(value()?),
             "--tls-cert" => out.tls_cert = Some(value()?),
             "--tls-key" => out.tls_key = Some(value()?),
@@ -75,10 +77,18 @@ fn tls(args: &Args) -> Result<Option<TlsConfig>, Box<dyn std::error::Error>> {
     }))
 }
 
+const USAGE: &str = "serve [--addr HOST:PORT] [--token T] [--tokens FILE] [--db FILE] \
+                     [--tls-cert FILE --tls-key FILE [--client-ca FILE]]";
+
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = args().map_err(|e| format!("{e}\n{USAGE}"))?;
-    let tls = tls(&args).map_err(|e| format!("{e}\n{USAGE}"))?;
+    let args = args().map_err(|e| format!("{e}\nusage: {USAGE}"))?;
+    // Read before the engine opens: a bad line or certificate stops the program at once.
+    let tokens = match &args.tokens {
+        Some(file) => Tokens::from_file(file)?,
+        None => Tokens::new(),
+    };
+    let tls = tls(&args).map_err(|e| format!("{e}\nusage: {USAGE}"))?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let mtls = args.client_ca.is_some();
     let builder = match &args.db {
@@ -93,8 +103,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .activities(cart::Shop::default())
         .build()
         .await?;
+    let guarded = args.token.is_some() || !tokens.is_empty();
     let options = ServeOptions {
         token: args.token.clone(),
+        tokens,
         tls,
         ..ServeOptions::default()
     };
@@ -105,7 +117,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.db
             .as_deref()
             .map_or("in memory".to_string(), |d| format!("SQLite file {d}")),
-        if args.token.is_some() {
+        if guarded {
             "token required"
         } else {
             "no token"

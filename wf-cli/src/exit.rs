@@ -11,7 +11,8 @@ pub const ERROR: u8 = 1;
 pub const USAGE: u8 = 2;
 /// What was named does not exist: the database file, the workflow id, the schedule.
 pub const NOT_FOUND: u8 = 3;
-/// The server refused the token.
+/// The server refused the token: it does not know it (401), or its role is below what the
+/// command needs (403 `forbidden`: the message names both roles).
 pub const REFUSED: u8 = 4;
 /// The workflow said no: the run has finished, an update was rejected or failed, a wait timed
 /// out, a handler name is unknown.
@@ -21,7 +22,7 @@ pub const REPLAY_FAILED: u8 = 6;
 
 /// The exit codes, for `wf --help`.
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 not found (file, workflow id, schedule), \
-4 token refused, 5 declined by the workflow (run finished, update rejected or failed, timeout, unknown handler), \
+4 token refused (unknown, or its role too small for the command), 5 declined by the workflow (run finished, update rejected or failed, timeout, unknown handler), \
 6 replay: a history is invalid or the replay program failed.";
 
 /// A failed command: its exit code and a one-line message.

@@ -89,7 +89,7 @@ async fn engine_on(db: &Path) -> Engine {
         .unwrap()
 }
 
-/// An in-memory engine running `Order` (to serve).
+/// An engine running orders, in memory.
 async fn memory_engine() -> Engine {
     Engine::builder()
         .memory()
@@ -652,6 +652,52 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url(net
     assert!(err.contains("refused the token"), "{err}");
     let err = fails(wf(&["--url", "http://127.0.0.1:9", "list"]).await, 1);
     assert!(err.contains("connecting to http://127.0.0.1:9"), "{err}");
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}
+
+/// A token whose role is below a command's: exit 4 (token refused), with a message that names
+/// the role the command needs and the token's, and never the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_below_the_commands_role_exits_4_naming_the_roles() {
+    let engine = memory_engine().await;
+    let options = ServeOptions::default()
+        .token_with_role(wf_sdk::http::Role::Read, "cli-read-token")
+        .token(TOKEN);
+    let server = serve(&engine, "127.0.0.1:0", options).await.unwrap();
+    let url = format!("http://{}", server.local_addr());
+    engine
+        .client()
+        .start::<Order>("o-roles", "r".to_string())
+        .await
+        .unwrap();
+    let url = url.as_str();
+    let reader = "cli-read-token";
+    // Reading is fine...
+    let described = ok(wf(&["--url", url, "--token", reader, "describe", "o-roles"]).await);
+    assert!(described.contains("running"), "{described}");
+    // ...changing is not.
+    let err = fails(
+        wf(&["--url", url, "--token", reader, "terminate", "o-roles"]).await,
+        4,
+    );
+    assert!(
+        err.contains("403 forbidden")
+            && err.contains("needs a token with the admin role")
+            && err.contains("this token has the read role"),
+        "{err}"
+    );
+    assert!(!err.contains("cli-read-token"), "{err}");
+    let err = fails(
+        wf(&[
+            "--url", url, "--token", reader, "signal", "o-roles", "note", "[\"x\"]",
+        ])
+        .await,
+        4,
+    );
+    assert!(err.contains("the write role"), "{err}");
+    let d = engine.client().describe("o-roles").await.unwrap();
+    assert_eq!(d.status, RunStatus::Running, "nothing changed");
     server.shutdown().await.unwrap();
     engine.shutdown().await;
 }

@@ -1,5 +1,5 @@
-// wf web view, part 1: helpers (DOM building, the API with its token, times, values), the
-// router and the runs list. The run page lives in run.js. Plain browser JavaScript, no
+// wf web view, part 1: helpers (DOM building, the API with its token and the token's role,
+// times, values), the router and the runs list. The run page lives in run.js. Plain browser JavaScript, no
 // dependencies. Run data only ever reaches the page as text (textContent, attribute values
 // set one by one): never as markup.
 'use strict';
@@ -101,6 +101,36 @@ const wfui = (window.wfui = {});
     return typesCache;
   }
 
+  // ---- The token's role ----
+
+  const RANK = { read: 1, write: 2, admin: 3 };
+  let roleCache = null;
+  /** The token's role (`GET /_whoami`: `admin` when the server checks no token). The page
+   * offers only what it may do; the server checks every call anyway. */
+  async function role() {
+    if (!roleCache) {
+      const { data } = await api('GET', '_whoami');
+      roleCache = data.role;
+      showRole();
+    }
+    return roleCache;
+  }
+  /** Whether role `have` may do what role `need` may. */
+  const can = (have, need) => (RANK[have] || 0) >= RANK[need];
+
+  function showRole() {
+    const badge = document.getElementById('token-role');
+    badge.hidden = !(token.get() && roleCache);
+    badge.textContent = roleCache || '';
+    badge.title = roleCache ? 'this token has the ' + roleCache + ' role' : '';
+  }
+
+  /** Forgets what was learnt with the token (a new one may serve other types or roles). */
+  function forgetCaches() {
+    typesCache = null;
+    roleCache = null;
+  }
+
   // ---- Times and values ----
 
   function duration(ms) {
@@ -176,7 +206,7 @@ const wfui = (window.wfui = {});
         onsubmit: (ev) => {
           ev.preventDefault();
           token.set(input.value.trim());
-          typesCache = null;
+          forgetCaches();
           route();
         },
       },
@@ -214,6 +244,7 @@ const wfui = (window.wfui = {});
     const hash = location.hash;
     document.getElementById('live').hidden = true;
     document.getElementById('forget-token').hidden = !token.get();
+    showRole();
     const main = document.getElementById('main');
     delete main.dataset.rendered;
     const view = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
@@ -238,7 +269,7 @@ const wfui = (window.wfui = {});
 
   async function renderList(main, params) {
     document.title = 'wf · runs';
-    const known = await types();
+    const [known] = await Promise.all([types(), role()]);
     const type = params.get('type') || '';
     const status = params.get('status') || '';
     const all = params.get('all') === '1';
@@ -331,13 +362,13 @@ const wfui = (window.wfui = {});
     await Promise.all([worker(), worker(), worker(), worker()]);
   }
 
-  Object.assign(wfui, { el, fill, api, seg, types, when, ago, iso, duration, pretty, short, statusPill, runLink, errorBanner, ApiError, NeedToken, onLeave, route });
+  Object.assign(wfui, { el, fill, api, seg, types, role, can, when, ago, iso, duration, pretty, short, statusPill, runLink, errorBanner, ApiError, NeedToken, onLeave, route });
 
   window.addEventListener('hashchange', route);
   window.addEventListener('DOMContentLoaded', () => {
     document.getElementById('forget-token').addEventListener('click', () => {
       token.clear();
-      typesCache = null;
+      forgetCaches();
       route();
     });
     route();

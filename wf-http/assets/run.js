@@ -1,11 +1,12 @@
 // wf web view, part 2: the run page. Status and facts, input and result, the history as a
 // timeline grouped by workflow task, activities and timers, pending work, parent and
-// children, query buttons, and signal and update forms built from the type's handlers.
+// children, query buttons, signal and update forms built from the type's handlers, and
+// cancel and terminate buttons: each control only for a token whose role may use it.
 // Refreshes itself every 2 s while the run is running.
 'use strict';
 
 (() => {
-  const { el, fill, api, seg, types, when, iso, duration, pretty, short, statusPill, runLink, errorBanner, NeedToken } = window.wfui;
+  const { el, fill, api, seg, types, role, can, when, iso, duration, pretty, short, statusPill, runLink, errorBanner, NeedToken } = window.wfui;
   const HISTORY_CAP = 20000;
   const REFRESH_MS = 2000;
 
@@ -379,11 +380,67 @@
     return el('div', { class: 'panel', id: kindName + 's' }, el('h2', { text: kindName === 'signal' ? 'Send a signal' : 'Send an update' }), form);
   }
 
+  /** Cancel (write) and terminate (admin) buttons, for the roles that may use them.
+   * Terminating asks for a second click: it ends the run without running its code. */
+  function controlPanel(base, myRole, refresh) {
+    const mayCancel = can(myRole, 'write');
+    const mayTerminate = can(myRole, 'admin');
+    if (!mayCancel && !mayTerminate) return null;
+    const reason = el('input', { name: 'reason', placeholder: 'why, for the history (optional)', autocomplete: 'off' });
+    const box = el('div', { class: 'outcome', id: 'control-outcome' });
+    async function send(what, button, done) {
+      button.disabled = true;
+      try {
+        await api('POST', base + '/' + what, { reason: reason.value.trim() || what + ' from the web view' });
+        outcome(box, true, done);
+      } catch (e) {
+        if (e instanceof NeedToken) window.wfui.route();
+        else outcome(box, false, errorText(e));
+      } finally {
+        button.disabled = false;
+        setTimeout(refresh, 300);
+      }
+    }
+    const cancel = mayCancel ? el('button', {
+      type: 'button', id: 'cancel-run', class: 'ghost', text: 'Cancel run',
+      title: 'Ask the run to cancel: its code sees the request and may clean up',
+      onclick: (ev) => send('cancel', ev.currentTarget, 'cancellation requested'),
+    }) : null;
+    let armed = null;
+    const terminate = mayTerminate ? el('button', {
+      type: 'button', id: 'terminate-run', class: 'danger', text: 'Terminate run',
+      title: 'End the run at once, without running its code',
+      onclick: (ev) => {
+        const b = ev.currentTarget;
+        if (!armed) {
+          b.textContent = 'Click again to terminate';
+          armed = setTimeout(() => { armed = null; b.textContent = 'Terminate run'; }, 4000);
+          return;
+        }
+        clearTimeout(armed);
+        armed = null;
+        b.textContent = 'Terminate run';
+        send('terminate', b, 'terminated');
+      },
+    }) : null;
+    return el('div', { class: 'panel', id: 'control' }, el('h2', { text: 'Stop the run' }),
+      el('label', {}, 'Reason', reason), el('div', { class: 'row' }, cancel, terminate), box);
+  }
+
+  /** What the token's role cannot do here, and the role that can. */
+  function roleNote(myRole) {
+    if (can(myRole, 'admin')) return null;
+    const text = can(myRole, 'write')
+      ? 'This token has the write role: terminating a run needs an admin token.'
+      : 'This token has the read role: signals, updates and cancelling need a write token; terminating needs an admin token.';
+    return el('p', { class: 'muted panel', id: 'role-note', text });
+  }
+
   // ---- The page ----
 
   wfui.renderRun = async (main, pathType, id, params) => {
     const wantRun = params.get('run') || null;
-    const [{ data: d }, known] = await Promise.all([api('GET', seg(pathType) + '/runs/' + seg(id)), types()]);
+    const [{ data: d }, known, myRole] = await Promise.all([api('GET', seg(pathType) + '/runs/' + seg(id)), types(), role()]);
     const type = d.workflow_type;
     const meta = known.get(type) || { queries: [], signals: [], updates: [] };
     const base = seg(type) + '/runs/' + seg(id);
@@ -399,7 +456,7 @@
     const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), tlNode);
     const side = [queriesPanel(meta, base)];
     const messages = [];
-    if (!older) {
+    if (!older && can(myRole, 'write')) {
       messages.push(messageForm('signal', meta.signals, async (name, args, signalId) => {
         const { data } = await api('POST', base + '/signal', { name, args, signal_id: signalId });
         setTimeout(refresh, 300);
@@ -414,6 +471,7 @@
         }
       }));
     }
+    if (!older) messages.push(controlPanel(base, myRole, () => refresh()), roleNote(myRole));
     fill(main,
       el('p', {}, el('a', { href: '#/', text: '← all runs' })),
       head,
@@ -507,7 +565,7 @@
       }
       fill(io, el('h3', { text: 'Input' }), valueBlock(input), el('h3', { text: end && end.type === 'WorkflowFailed' ? 'Failure' : 'Result' }), el('div', { id: 'result' }, result));
 
-      // A closed run takes no more signals or updates.
+      // A closed run takes no more signals, updates, cancellation or termination.
       for (const panel of messages) if (panel) panel.hidden = status !== 'running';
 
       const table = activitiesTable(ix, older ? [] : desc.pending_activities);

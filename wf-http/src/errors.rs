@@ -326,6 +326,10 @@ pub fn from_http(status: u16, body: ErrorBody) -> WfError {
             "the server refused the token (401): {}",
             body.message
         )),
+        "forbidden" => WfError::InvalidArgument(format!(
+            "the server refused the token for this call (403 forbidden): {}",
+            body.message
+        )),
         _ => transport_failure(status, &body.message),
     }
 }

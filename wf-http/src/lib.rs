@@ -1,8 +1,15 @@
 //! wf-http: serve wf workflows over HTTP, and drive them from another process.
 //!
 //! - [`router`] returns the routes (start, signal, update, query, describe, history, list,
-//!   result, cancel, terminate, type metadata, health) as an axum `Router` to mount in an app;
-//!   [`serve`] runs them alone with a bearer token, a body limit and a per-request timeout.
+//!   result, cancel, terminate, type metadata, health, readiness) as an axum `Router` to mount
+//!   in an app; [`serve`] runs them alone with bearer tokens by role, a body limit, a
+//!   per-request timeout and optionally TLS.
+//! - [`Role`] and [`Tokens`]: each route needs `read`, `write` or `admin` (one table classifies
+//!   every route; see [`Role`] for what each reaches). [`ServeOptions`] takes tokens in code
+//!   or from a tokens file ([`Tokens::from_file`]: one `ROLE TOKEN` per line). A missing or
+//!   unknown token gets 401 `unauthorized`, a token below the route's role 403 `forbidden`.
+//! - `GET /healthz` is liveness, `GET /readyz` readiness (the store answers a read within
+//!   [`ServeOptions::ready_timeout`]); neither needs a token.
 //! - [`ConnectExt`] adds `Client::connect("http://host:port")` (or `https://`) to
 //!   [`wf_core::Client`]: a client whose typed handles work as in-process ones, over HTTP
 //!   ([`HttpTransport`]).
@@ -42,4 +49,4 @@ mod tls;
 pub mod wire;
 
 pub use client::{ClientTls, ConnectExt, Connecting, HttpTransport};
-pub use server::{router, serve, Api, ServeOptions, Server, TlsConfig, ANY_TYPE};
+pub use server::{router, serve, Api, Role, ServeOptions, Server, TlsConfig, Tokens, ANY_TYPE};

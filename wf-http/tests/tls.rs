@@ -286,7 +286,7 @@ impl tracing::Subscriber for Warnings {
 }
 
 #[tokio::test]
-async fn plain_http_off_loopback_warns_that_the_token_travels_in_clear_text() {
+async fn plain_http_off_loopback_warns_that_tokens_travel_in_clear_text() {
     let warnings = Warnings::default();
     let _scope = tracing::subscriber::set_default(warnings.clone());
     let engine = common::engine().await;
@@ -301,7 +301,7 @@ async fn plain_http_off_loopback_warns_that_the_token_travels_in_clear_text() {
         .unwrap();
     let seen = warnings.0.lock().unwrap().clone();
     assert!(
-        seen.len() == 1 && seen[0].contains("the bearer token and the data travel in clear text"),
+        seen.len() == 1 && seen[0].contains("the bearer tokens and the data travel in clear text"),
         "{seen:?}"
     );
     for server in [loopback, secure, plain] {

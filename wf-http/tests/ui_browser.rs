@@ -1,8 +1,10 @@
 //! The web view in a real browser: headless Chromium driven over the DevTools protocol opens
 //! the runs list (giving the token the page asks for), opens a run, runs a query, sends a
 //! signal through the form and sees its event in the timeline, and queries the finished run.
-//! Screenshots go to `target/ui-screenshots/`. Without Chromium the test skips loudly, unless
-//! `WF_REQUIRE_CHROMIUM=1`.
+//! A second test gives the page tokens of each role in turn: a read token sees no signal,
+//! update, cancel or terminate control but runs queries; a write token gets the forms and
+//! cancel; an admin token terminates the run. Screenshots go to `target/ui-screenshots/`.
+//! Without Chromium the tests skip loudly, unless `WF_REQUIRE_CHROMIUM=1`.
 
 mod browser;
 
@@ -132,19 +134,43 @@ fn js(s: &str) -> String {
     Value::from(s).to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
-    let Some(binary) = find_chromium() else {
+/// The Chromium binary, or `None` after saying loudly that `test` is skipped (a panic with
+/// `WF_REQUIRE_CHROMIUM=1`).
+fn chromium_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
         let msg = "no Chromium found (looked for WF_CHROMIUM, chromium, chromium-browser, \
                    google-chrome on PATH); install it with `apt-get install -y chromium` \
                    to run the web view's browser test";
         if std::env::var("WF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
             panic!("WF_REQUIRE_CHROMIUM=1: {msg}");
         }
-        eprintln!("\n*** SKIPPED the_web_view_lists_runs_queries_and_signals_in_a_real_browser: {msg} ***\n");
-        return;
-    };
+        eprintln!("\n*** SKIPPED {test}: {msg} ***\n");
+    }
+    found
+}
 
+/// Waits for the token form, takes a screenshot of it if named, gives it `token` and submits.
+async fn give_token(page: &mut Page, token: &str, screenshot: Option<&str>) {
+    page.wait_for(
+        "the token form",
+        "!!document.querySelector('#token-form')",
+        PATIENCE,
+    )
+    .await;
+    if let Some(name) = screenshot {
+        page.screenshot(name).await;
+    }
+    page.eval(&format!(
+        "document.querySelector('#token-form input[name=token]').value = {}; \
+         document.querySelector('#token-form').requestSubmit(); true",
+        js(token)
+    ))
+    .await;
+}
+
+/// An engine running the orders, served on 127.0.0.1:0 with `options`, and its base URL.
+async fn serve_orders(options: wf_http::ServeOptions) -> (Engine, wf_http::Server, String) {
     let engine = Engine::builder()
         .memory()
         .poll_interval(Duration::from_millis(20))
@@ -154,47 +180,81 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
         .build()
         .await
         .expect("engine");
-    let server = wf_http::serve(
-        &engine,
-        "127.0.0.1:0",
-        wf_http::ServeOptions::default().token(TOKEN),
-    )
-    .await
-    .expect("serve");
+    let server = wf_http::serve(&engine, "127.0.0.1:0", options)
+        .await
+        .expect("serve");
     let base = format!("http://{}", server.local_addr());
+    (engine, server, base)
+}
+
+/// Starts order `id` and returns once it waits for approval.
+async fn waiting_order(
+    engine: &Engine,
+    id: &str,
+    item: &str,
+    qty: u32,
+) -> WorkflowHandle<OrderFlow> {
+    let order = Order {
+        item: item.into(),
+        qty,
+    };
+    let h = engine
+        .client()
+        .start::<OrderFlow>(id, order)
+        .await
+        .expect("start an order");
+    let deadline = std::time::Instant::now() + PATIENCE;
+    while h.state().await.expect("query").stage != "waiting" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id} never got to waiting"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    h
+}
+
+/// Runs the `state` query through its button (clearing an earlier answer) and reads the
+/// answer the page shows.
+async fn state_query(page: &mut Page, what: &str) -> OrderState {
+    page.eval(
+        "document.querySelector('[data-query-result=state]').replaceChildren(); \
+         document.querySelector('form[data-query=state]').requestSubmit(); true",
+    )
+    .await;
+    let answer = page
+        .wait_for(
+            what,
+            "document.querySelector('[data-query-result=state] pre')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    serde_json::from_str(answer.as_str().expect("text")).expect("the answer is JSON")
+}
+
+/// Checks that the page reported no script error or CSP violation, and stops everything.
+async fn finish(page: Page, chromium: Browser, server: wf_http::Server) {
+    let problems = page.problems();
+    assert!(problems.is_empty(), "the page reported: {problems:#?}");
+    drop(page);
+    drop(chromium);
+    server.shutdown().await.expect("shutdown");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
+    let Some(binary) =
+        chromium_or_skip("the_web_view_lists_runs_queries_and_signals_in_a_real_browser")
+    else {
+        return;
+    };
+
+    let (engine, server, base) = serve_orders(wf_http::ServeOptions::default().token(TOKEN)).await;
 
     // One run finished (approved by bob), one waiting for approval.
     let client = engine.client();
-    let done = client
-        .start::<OrderFlow>(
-            "order-done",
-            Order {
-                item: "lamp".into(),
-                qty: 1,
-            },
-        )
-        .await
-        .expect("start order-done");
-    let waiting = client
-        .start::<OrderFlow>(
-            "order-42",
-            Order {
-                item: "desk".into(),
-                qty: 2,
-            },
-        )
-        .await
-        .expect("start order-42");
-    for h in [&done, &waiting] {
-        let deadline = std::time::Instant::now() + PATIENCE;
-        while h.state().await.expect("query").stage != "waiting" {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the order never got to waiting"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
+    let done = waiting_order(&engine, "order-done", "lamp", 1).await;
+    waiting_order(&engine, "order-42", "desk", 2).await;
     // And one that fails: its activity refuses for good.
     let bad = client
         .start::<OrderFlow>(
@@ -224,19 +284,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
 
     // The list: the page asks for the token first.
     page.navigate(&format!("{base}/ui/")).await;
-    page.wait_for(
-        "the token form",
-        "!!document.querySelector('#token-form')",
-        PATIENCE,
-    )
-    .await;
-    page.screenshot("1-token").await;
-    page.eval(&format!(
-        "document.querySelector('#token-form input[name=token]').value = {}; \
-         document.querySelector('#token-form').requestSubmit(); true",
-        js(TOKEN)
-    ))
-    .await;
+    give_token(&mut page, TOKEN, Some("1-token")).await;
     let ids = page
         .wait_for(
             "both runs listed with their start times",
@@ -333,17 +381,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
     page.screenshot("3-run").await;
 
     // A query, through its button.
-    page.eval("document.querySelector('form[data-query=state]').requestSubmit(); true")
-        .await;
-    let answer = page
-        .wait_for(
-            "the state query's answer",
-            "document.querySelector('[data-query-result=state] pre')?.textContent",
-            PATIENCE,
-        )
-        .await;
-    let state: OrderState =
-        serde_json::from_str(answer.as_str().expect("text")).expect("the answer is JSON");
+    let state = state_query(&mut page, "the state query's answer").await;
     assert_eq!(state.stage, "waiting");
     assert_eq!(state.approved_by, None);
 
@@ -406,19 +444,7 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
     page.screenshot("4-signalled").await;
 
     // Queries work on the finished run too.
-    page.eval(
-        "document.querySelector('[data-query-result=state]').replaceChildren(); \
-               document.querySelector('form[data-query=state]').requestSubmit(); true",
-    )
-    .await;
-    let answer = page
-        .wait_for(
-            "the finished run's query answer",
-            "document.querySelector('[data-query-result=state] pre')?.textContent",
-            PATIENCE,
-        )
-        .await;
-    let state: OrderState = serde_json::from_str(answer.as_str().expect("text")).expect("JSON");
+    let state = state_query(&mut page, "the finished run's query answer").await;
     assert_eq!(state.stage, "approved");
     assert_eq!(
         state.approved_by.as_deref(),
@@ -454,9 +480,121 @@ async fn the_web_view_lists_runs_queries_and_signals_in_a_real_browser() {
     );
     page.screenshot("6-failed").await;
 
-    let problems = page.problems();
-    assert!(problems.is_empty(), "the page reported: {problems:#?}");
-    drop(page);
-    drop(chromium);
-    server.shutdown().await.expect("shutdown");
+    finish(page, chromium, server).await;
+}
+
+const READ_TOKEN: &str = "ui-read-token";
+const WRITE_TOKEN: &str = "ui-write-token";
+
+/// Which of the run page's controls are on the page, once it has rendered `order-7`.
+const CONTROLS: &str = "(() => { if (!document.querySelector('#timeline .event')) return null; \
+    return ['#signal-form', '#update-form', '#cancel-run', '#terminate-run', '#role-note'] \
+      .filter(s => { const e = document.querySelector(s); return e && !e.closest('[hidden]'); }); })()";
+
+/// Forgets the page's token, gives it `token`, and returns the controls the run page shows.
+async fn controls_with(page: &mut Page, token: &str) -> Vec<String> {
+    page.eval("document.querySelector('#forget-token').click(); true")
+        .await;
+    give_token(page, token, None).await;
+    let shown = page.wait_for("the run page", CONTROLS, PATIENCE).await;
+    strings(&shown).into_iter().map(String::from).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
+    let Some(binary) = chromium_or_skip("the_web_view_shows_each_token_only_what_its_role_may_do")
+    else {
+        return;
+    };
+    let options = wf_http::ServeOptions::default()
+        .token_with_role(wf_http::Role::Read, READ_TOKEN)
+        .token_with_role(wf_http::Role::Write, WRITE_TOKEN)
+        .token(TOKEN);
+    let (engine, server, base) = serve_orders(options).await;
+    waiting_order(&engine, "order-7", "chair", 1).await;
+
+    let chromium = Browser::launch(&binary);
+    let mut page = Page::open(&chromium.ws_url).await;
+    let run_page = format!("{base}/ui/#/run/order/order-7");
+
+    // No token: the page asks for one.
+    page.navigate(&run_page).await;
+    give_token(&mut page, READ_TOKEN, None).await;
+    let shown = page
+        .wait_for("the run page for a read token", CONTROLS, PATIENCE)
+        .await;
+    assert_eq!(
+        strings(&shown),
+        ["#role-note"],
+        "a read token gets no control"
+    );
+    let note = page
+        .eval("document.querySelector('#role-note').textContent")
+        .await;
+    assert!(
+        note.as_str().unwrap_or("").contains("need a write token"),
+        "{note}"
+    );
+    let badge = page
+        .eval("document.querySelector('#token-role').textContent")
+        .await;
+    assert_eq!(badge, "read");
+    page.screenshot("7-read-token").await;
+    // Queries are reads.
+    let state = state_query(&mut page, "the state query's answer for a read token").await;
+    assert_eq!(state.stage, "waiting");
+
+    // A write token: the forms and cancel, not terminate.
+    assert_eq!(
+        controls_with(&mut page, WRITE_TOKEN).await,
+        ["#signal-form", "#update-form", "#cancel-run", "#role-note"]
+    );
+
+    // An admin token: terminate too, which takes a second click.
+    assert_eq!(
+        controls_with(&mut page, TOKEN).await,
+        [
+            "#signal-form",
+            "#update-form",
+            "#cancel-run",
+            "#terminate-run"
+        ]
+    );
+    page.eval("document.querySelector('#terminate-run').click(); true")
+        .await;
+    let armed = page
+        .eval("document.querySelector('#terminate-run').textContent")
+        .await;
+    assert_eq!(armed, "Click again to terminate");
+    let status = || async {
+        engine
+            .client()
+            .describe("order-7")
+            .await
+            .expect("describe")
+            .status
+    };
+    assert_eq!(
+        status().await,
+        RunStatus::Running,
+        "one click terminates nothing"
+    );
+    page.eval("document.querySelector('#terminate-run').click(); true")
+        .await;
+    page.wait_for(
+        "the run to show as terminated",
+        "document.querySelector('#run-status')?.textContent === 'terminated'",
+        PATIENCE,
+    )
+    .await;
+    assert_eq!(status().await, RunStatus::Terminated);
+    let hidden = page.eval(CONTROLS).await;
+    assert_eq!(
+        strings(&hidden),
+        Vec::<&str>::new(),
+        "a closed run offers no control"
+    );
+    page.screenshot("8-terminated").await;
+
+    finish(page, chromium, server).await;
 }

@@ -85,8 +85,7 @@ async fn transaction_pooling_is_refused_at_open_naming_session_mode() {
         .workflow::<Order>()
         .build()
         .await
-        .err()
-        .expect("a store behind transaction pooling does not open");
+        .expect_err("a store behind transaction pooling does not open");
     let message = refused.to_string();
     assert!(message.contains("pool_mode = session"), "{message}");
 }

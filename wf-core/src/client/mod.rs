@@ -323,6 +323,27 @@ impl Client {
         })
     }
 
+    /// `Ok` when the runs can be reached now: the store behind this client answered one
+    /// cheap read (a lookup by primary key), through the engine in this process or the
+    /// server a remote client talks to (its `GET /readyz`). An error says why not: the store
+    /// is down or closed, the engine is shutting down, the server is unreachable. It waits as
+    /// long as the read takes: put a deadline around it (`tokio::time::timeout`) to tell a
+    /// slow store from a ready one, as `GET /readyz` does.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: wf_core::Client) {
+    /// let ready = tokio::time::timeout(std::time::Duration::from_secs(2), client.ready()).await;
+    /// match ready {
+    ///     Ok(Ok(())) => println!("ready"),
+    ///     Ok(Err(e)) => println!("not ready: {e}"),
+    ///     Err(_) => println!("not ready: the store took longer than 2 s"),
+    /// }
+    /// # }
+    /// ```
+    pub async fn ready(&self) -> Result<(), WfError> {
+        self.transport.ready().await
+    }
+
     /// Status, pending work and the last task failure of the latest run.
     pub async fn describe(&self, workflow_id: &str) -> Result<Description, WfError> {
         self.transport.describe(workflow_id).await

@@ -197,6 +197,10 @@ pub trait Transport: Send + Sync + 'static {
     /// Moves a run to another build (see
     /// [`Client::move_to_build`](crate::Client::move_to_build)).
     fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()>;
+    /// Whether the runs can be reached now: one cheap read of the store (see
+    /// [`Client::ready`](crate::Client::ready)). No deadline of its own: the caller puts one
+    /// around it.
+    fn ready(&self) -> CallFuture<'_, ()>;
     /// The metrics of the engine behind this transport, if it is in this process (see
     /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.
     fn metrics(&self) -> Option<MetricsSnapshot> {

@@ -519,6 +519,11 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn ready(&self) -> CallFuture<'_, ()> {
+        // The server's own probe, with the server's deadline: 200 or an error body.
+        Box::pin(async move { self.send(Method::GET, "/readyz", NO_BODY).await.map(|_| ()) })
+    }
+
     fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()> {
         Box::pin(async move {
             let body = MoveToBuildBody {

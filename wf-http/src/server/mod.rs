@@ -1,30 +1,35 @@
 //! The HTTP service: [`Api`] (a client plus the workflow types it serves), [`router`] for an
-//! axum app of the user's, and [`serve`] running it alone with a token, a body limit and a
-//! per-request timeout.
+//! axum app of the user's, and [`serve`] running it alone with tokens by role, a body limit
+//! and a per-request timeout. `routes.rs` is the table of every route and the role it needs;
+//! `auth.rs` the roles, the tokens and their check.
 //!
 //! May import: `wire`, `json`, `errors`, `tls`. The remote client (`crate::client`) does not import
 //! this module, nor this module it.
 
 mod activities;
+mod auth;
 mod body;
 mod builds;
+mod health;
 mod messages;
 mod metrics;
 mod purge;
+mod routes;
 mod runs;
 mod schedules;
 mod serve;
 mod tls;
 mod ui;
 
+pub use auth::{Role, Tokens};
 pub use serve::{serve, ServeOptions, Server};
 pub use tls::TlsConfig;
 
-use axum::routing::{get, post};
 use axum::Router;
 use body::Failure;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 use wf_core::{Client, Engine, WorkflowType};
 
 pub use crate::wire::ANY_TYPE;
@@ -34,6 +39,8 @@ pub use crate::wire::ANY_TYPE;
 #[derive(Clone)]
 pub struct Api {
     inner: Arc<Inner>,
+    /// How long `GET /readyz` waits for the store.
+    ready_timeout: Duration,
 }
 
 struct Inner {
@@ -63,7 +70,19 @@ impl Api {
                 types: types.into_iter().map(|t| (t.name, t)).collect(),
                 dynamic: dynamic.into_iter().next(),
             }),
+            ready_timeout: health::DEFAULT_READY_TIMEOUT,
         }
+    }
+
+    /// How long `GET /readyz` waits for the store to answer before it says 503 (default
+    /// 2 s). [`serve`] sets it from [`ServeOptions::ready_timeout`].
+    pub fn ready_timeout(mut self, deadline: Duration) -> Api {
+        self.ready_timeout = deadline;
+        self
+    }
+
+    pub(crate) fn ready_deadline(&self) -> Duration {
+        self.ready_timeout
     }
 
     pub(crate) fn client(&self) -> &Client {
@@ -113,11 +132,13 @@ impl From<&Engine> for Api {
 
 /// The routes, to mount in an axum app (`app.nest("/wf", wf_http::router(&engine))`). They
 /// have no token check, body limit or timeout of their own: add the app's layers, or use
-/// [`serve`], which adds them.
+/// [`serve`], which adds them (and checks each route's [`Role`]: see [`Tokens`]).
 ///
 /// | route | what |
 /// |---|---|
-/// | `GET /healthz` | `{"status": "ok"}` |
+/// | `GET /healthz` | liveness: `{"status": "ok"}` while the process answers |
+/// | `GET /readyz` | readiness: `{"status": "ready"}` when the store answers a read within [`Api::ready_timeout`], else 503 `{"error": "unavailable"}` |
+/// | `GET /_whoami` | the caller's role: `{"role": "read" \| "write" \| "admin"}` |
 /// | `GET /metrics` | the engine's metrics, Prometheus text format (404 for a client that is not an engine's) |
 /// | `GET /{type}` | the type's signals, queries and updates with their parameters |
 /// | `POST /{type}/runs` | start: `{"id", "input", "conflict"}` -> 201 |
@@ -144,37 +165,11 @@ impl From<&Engine> for Api {
 /// then travel as their bytes, untouched: what the remote client uses).
 pub fn router(api: impl Into<Api>) -> Router {
     let api: Api = api.into();
-    Router::new()
-        .route("/healthz", get(runs::healthz))
-        .route("/metrics", get(metrics::metrics))
-        .route("/{type}", get(runs::describe_type))
-        .route("/{type}/runs", post(messages::start).get(runs::list))
-        .route("/{type}/runs/{id}", get(runs::describe))
-        .route("/{type}/runs/{id}/history", get(runs::history))
-        .route("/{type}/runs/{id}/result", get(runs::result))
-        .route("/{type}/runs/{id}/signal", post(messages::signal))
-        .route("/{type}/runs/{id}/update", post(messages::update))
-        .route(
-            "/{type}/runs/{id}/updates/{update_id}",
-            get(runs::wait_update),
-        )
-        .route("/{type}/runs/{id}/query", post(messages::query))
-        .route("/{type}/runs/{id}/cancel", post(runs::cancel))
-        .route("/{type}/runs/{id}/terminate", post(runs::terminate))
-        .route("/_schedules", get(schedules::list))
-        .route(
-            "/_schedules/{id}",
-            post(schedules::create)
-                .get(schedules::describe)
-                .delete(schedules::delete),
-        )
-        .route("/_schedules/{id}/{action}", post(schedules::change))
-        .route("/_purge", post(purge::purge))
-        .route("/_builds", get(builds::list))
-        .route("/_builds/current", post(builds::set_current))
-        .route("/{type}/runs/{id}/move", post(builds::move_run))
-        .route("/_activities/{action}", post(activities::respond))
-        .merge(ui::routes())
+    let mut router = Router::new();
+    for r in routes::ROUTES {
+        router = router.route(r.path, (r.handler)(r.verb.filter(), r.path));
+    }
+    router
         .fallback(runs::no_route)
         .method_not_allowed_fallback(runs::wrong_method)
         .with_state(api)

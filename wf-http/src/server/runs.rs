@@ -1,5 +1,5 @@
-//! The routes that read or end runs, and the type and health routes: describe, history,
-//! list, result and update long polls, cancel, terminate, `GET /{type}`, `GET /healthz`.
+//! The routes that read or end runs, and the type route: describe, history, list, result and
+//! update long polls, cancel, terminate, `GET /{type}`; the answers to an unknown route.
 
 use super::body::{Codec, Failure};
 use super::messages::{path, stage};
@@ -31,11 +31,6 @@ const WAIT_MAX_MS: u64 = 50_000;
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Failure> {
     q.map(|Query(t)| t)
         .map_err(|e| Failure::invalid_args(format!("bad query string: {e}"), None))
-}
-
-/// `GET /healthz`.
-pub(crate) async fn healthz() -> Response {
-    Codec::Json.reply(200, &json!({ "status": "ok" }))
 }
 
 /// Any other path or method.

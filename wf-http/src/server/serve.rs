@@ -1,16 +1,16 @@
-//! [`serve`]: the router alone on a socket, with a bearer token (required off loopback), a
-//! request body limit, a per-request timeout and optionally TLS (`server::tls`); [`Server`]
-//! stops it gracefully.
+//! [`serve`]: the router alone on a socket, with bearer tokens by role (required off
+//! loopback), a request body limit, a per-request timeout and optionally TLS (`server::tls`);
+//! [`Server`] stops it gracefully.
 
+use super::auth::{Gate, Role, Tokens};
 use super::body::Failure;
 use super::tls::{self, TlsConfig};
-use super::{router, Api};
-use crate::errors::ErrorBody;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::header;
+use super::{router, routes, Api};
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
+use axum::Router;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,11 +21,29 @@ use wf_core::{WfError, MAX_PAYLOAD_BYTES};
 const ENVELOPE_BYTES: usize = 64 * 1024;
 
 /// How [`serve`] guards the service.
-#[derive(Debug, Clone)]
+///
+/// ```
+/// use wf_http::{Role, ServeOptions, Tokens};
+/// let options = ServeOptions::default()
+///     .token_with_role(Role::Read, "grafana-7c2e")
+///     .tokens(Tokens::new().with(Role::Write, "billing-svc-d41a"))
+///     .token("ops-91ad") // one admin token
+///     .ready_timeout(std::time::Duration::from_secs(1));
+/// # let _ = options;
+/// ```
+#[derive(Clone)]
 pub struct ServeOptions {
-    /// The bearer token every request but `GET /healthz` and the web view's static files
-    /// must carry (`Authorization: Bearer <token>`). Required when the address is not loopback.
+    /// One bearer token with the [`Role::Admin`] role (what `--token T` gives), beside
+    /// [`tokens`](Self::tokens). Every request but `GET /healthz`, `GET /readyz` and the web
+    /// view's static files must carry a token (`Authorization: Bearer <token>`) as soon as
+    /// one is set; some token is required when the address is not loopback.
     pub token: Option<String>,
+    /// Tokens with their roles (what `--tokens FILE` gives: [`Tokens::from_file`]). A
+    /// route's role is in [`Role`]'s table: a token below it gets 403 `forbidden`, an unknown
+    /// token 401 `unauthorized`.
+    pub tokens: Tokens,
+    /// How long `GET /readyz` waits for the store before it answers 503 (default 2 s).
+    pub ready_timeout: Duration,
     /// Largest request body in bytes (default: the engine's payload limit, 2 MiB, plus 64 KiB
     /// for what surrounds it); larger bodies get 413.
     pub body_limit: usize,
@@ -43,6 +61,8 @@ impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
             token: None,
+            tokens: Tokens::new(),
+            ready_timeout: super::health::DEFAULT_READY_TIMEOUT,
             body_limit: MAX_PAYLOAD_BYTES + ENVELOPE_BYTES,
             request_timeout: Duration::from_secs(60),
             allow_no_token: false,
@@ -51,8 +71,23 @@ impl Default for ServeOptions {
     }
 }
 
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the tokens themselves.
+        f.debug_struct("ServeOptions")
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("tokens", &self.tokens)
+            .field("ready_timeout", &self.ready_timeout)
+            .field("body_limit", &self.body_limit)
+            .field("request_timeout", &self.request_timeout)
+            .field("allow_no_token", &self.allow_no_token)
+            .field("tls", &self.tls)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ServeOptions {
-    /// Options with this bearer token.
+    /// Options with this bearer token, of the [`Role::Admin`] role.
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
         self
@@ -62,6 +97,35 @@ impl ServeOptions {
     pub fn tls(mut self, tls: TlsConfig) -> Self {
         self.tls = Some(tls);
         self
+    }
+
+    /// Options with these tokens too (added to those set before).
+    pub fn tokens(mut self, tokens: Tokens) -> Self {
+        for (role, token) in tokens.into_entries() {
+            self.tokens.insert(role, token);
+        }
+        self
+    }
+
+    /// Options with `token` too, of role `role`.
+    pub fn token_with_role(mut self, role: Role, token: impl Into<String>) -> Self {
+        self.tokens.insert(role, token);
+        self
+    }
+
+    /// Options whose `GET /readyz` waits `deadline` for the store.
+    pub fn ready_timeout(mut self, deadline: Duration) -> Self {
+        self.ready_timeout = deadline;
+        self
+    }
+
+    /// Every token: [`tokens`](Self::tokens) and [`token`](Self::token) as admin.
+    fn all_tokens(&self) -> Tokens {
+        let mut tokens = self.tokens.clone();
+        if let Some(token) = &self.token {
+            tokens.insert(Role::Admin, token.clone());
+        }
+        tokens
     }
 }
 
@@ -95,10 +159,11 @@ impl Server {
     }
 }
 
-/// Serves `api` (e.g. `&engine`) on `addr` until [`Server::shutdown`], over HTTPS when
-/// [`ServeOptions::tls`] is set. Fails with `InvalidConfig` on a non-loopback address without
-/// a token, `Startup` if the address cannot be bound. Plain HTTP off loopback logs a warning:
-/// the token and the data travel in clear text.
+/// Serves `api` (e.g. `&engine`) on `addr` until [`Server::shutdown`], each route behind the
+/// role the route table gives it (see [`Role`]), over HTTPS when [`ServeOptions::tls`] is set.
+/// Fails with `InvalidConfig` on a non-loopback address without a token (unless
+/// [`ServeOptions::allow_no_token`]), `Startup` if the address cannot be bound. Plain HTTP off
+/// loopback logs a warning: the tokens and the data travel in clear text.
 ///
 /// ```no_run
 /// # async fn demo(engine: wf_core::Engine) -> Result<(), wf_core::WfError> {
@@ -119,29 +184,28 @@ pub async fn serve(
     let addr = listener
         .local_addr()
         .map_err(|e| WfError::Startup(format!("the HTTP socket has no address: {e}")))?;
-    let token = options.token.clone().filter(|t| !t.is_empty());
-    if token.is_none() && !addr.ip().is_loopback() && !options.allow_no_token {
+    let tokens = options.all_tokens();
+    if tokens.is_empty() && !addr.ip().is_loopback() && !options.allow_no_token {
         return Err(WfError::InvalidConfig(format!(
-            "serving on {addr}, which is not loopback, needs a token (ServeOptions::token)"
+            "serving on {addr}, which is not loopback, needs a token (ServeOptions::token or \
+             ServeOptions::tokens)"
         )));
     }
     if options.tls.is_none() && !addr.ip().is_loopback() {
         tracing::warn!(
             %addr,
-            "serving plain HTTP on {addr}, which is not loopback: the bearer token and the data \
-             travel in clear text; serve HTTPS (ServeOptions::tls, --tls-cert/--tls-key) or put \
+            "serving plain HTTP on {addr}, which is not loopback: the bearer tokens and the \
+             data travel in clear text; serve HTTPS (ServeOptions::tls, --tls-cert/--tls-key) or put \
              TLS in front"
         );
     }
     let guard = Guard {
-        token: token.map(Arc::from),
+        gate: Arc::new(Gate::new(tokens)),
         timeout: options.request_timeout,
     };
-    let app = router(api)
-        .layer(middleware::from_fn(move |req: Request, next: Next| {
-            let guard = guard.clone();
-            async move { guard.run(req, next).await }
-        }))
+    let api: Api = api.into();
+    let app = guard
+        .around(router(api.ready_timeout(options.ready_timeout)))
         .layer(DefaultBodyLimit::max(options.body_limit));
     let (stop, stopped) = oneshot::channel::<()>();
     let task = match options.tls {
@@ -172,26 +236,26 @@ pub async fn serve(
 /// The token check and the per-request timeout.
 #[derive(Clone)]
 struct Guard {
-    token: Option<Arc<str>>,
+    gate: Arc<Gate>,
     timeout: Duration,
 }
 
 impl Guard {
-    async fn run(&self, req: Request, next: Next) -> Response {
-        if let Some(token) = &self.token {
-            let path = req.uri().path();
-            let public = path == "/healthz"
-                || (req.method() == axum::http::Method::GET && super::ui::is_public_asset(path));
-            if !public && !authorized(&req, token) {
-                return Failure::new(
-                    401,
-                    ErrorBody::new(
-                        "unauthorized",
-                        "missing or wrong token: send Authorization: Bearer <token>",
-                    ),
-                )
-                .into_response();
-            }
+    /// `app` with this guard on each of its routes and its fallback.
+    fn around(self, app: Router) -> Router {
+        app.layer(middleware::from_fn(move |req: Request, next: Next| {
+            let guard = self.clone();
+            async move { guard.run(req, next).await }
+        }))
+    }
+
+    async fn run(&self, mut req: Request, next: Next) -> Response {
+        // A layer on the router runs once axum has matched the route (none: the fallback).
+        let matched = req.extensions().get::<MatchedPath>().cloned();
+        let matched = matched.as_ref().map(MatchedPath::as_str);
+        let access = routes::access(req.method(), matched);
+        if let Err(refused) = self.gate.check(&mut req, matched, access) {
+            return refused.into_response();
         }
         match tokio::time::timeout(self.timeout, next.run(req)).await {
             Ok(response) => response,
@@ -204,16 +268,43 @@ impl Guard {
     }
 }
 
-fn authorized(req: &Request, token: &str) -> bool {
-    let Some(given) = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    // Compare in time independent of where the first difference is.
-    let (a, b) = (given.as_bytes(), token.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::body::Body;
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    async fn status(app: &Router, path: &str, token: Option<&str>) -> u16 {
+        let mut req = Request::get(path);
+        if let Some(t) = token {
+            req = req.header("authorization", format!("Bearer {t}"));
+        }
+        let req = req.body(Body::empty()).expect("a request");
+        let res = app.clone().oneshot(req).await.expect("infallible");
+        res.status().as_u16()
+    }
+
+    /// A route that reached the router without a row in the table is refused to every
+    /// token, and without tokens too.
+    #[tokio::test]
+    async fn a_route_missing_from_the_table_is_refused() {
+        let engine = wf_core::Engine::builder()
+            .memory()
+            .build()
+            .await
+            .expect("engine");
+        for tokens in [Tokens::new().with(Role::Admin, "a"), Tokens::new()] {
+            let guard = Guard {
+                gate: Arc::new(Gate::new(tokens)),
+                timeout: Duration::from_secs(5),
+            };
+            let app = router(&engine).route("/extra", get(|| async { "served" }));
+            let app = guard.around(app);
+            assert_eq!(status(&app, "/extra", Some("a")).await, 403);
+            assert_eq!(status(&app, "/_whoami", Some("a")).await, 200);
+            assert_eq!(status(&app, "/healthz", None).await, 200);
+        }
+        engine.shutdown().await;
+    }
 }

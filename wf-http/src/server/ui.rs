@@ -4,16 +4,16 @@
 //!
 //! The page reads the same JSON routes as any client (relative URLs, so the view also works
 //! when the router is nested under a prefix) and sends the bearer token it keeps in
-//! `sessionStorage`. The static assets hold no run data and are served without the token
-//! ([`is_public_asset`]); the data routes, `GET /ui/types` included, stay behind it.
+//! `sessionStorage`. The static assets hold no run data and are served without the token;
+//! the data routes, `GET /ui/types` included, stay behind it. The page asks `GET /_whoami`
+//! for its token's role and shows only the controls that role may use.
 
 use super::body::Codec;
 use super::Api;
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use axum::Router;
+use axum::routing::{on, MethodFilter, MethodRouter};
 use serde_json::json;
 
 /// What the pages may load: only this server's own scripts, styles and JSON. No inline
@@ -58,21 +58,20 @@ const ASSETS: &[Asset] = &[
     },
 ];
 
-/// Whether a `GET` of `path` is one of the static assets, which [`super::serve`] hands out
-/// without the token (they hold no data; the page asks for the token itself).
-pub(crate) fn is_public_asset(path: &str) -> bool {
-    path == "/ui" || ASSETS.iter().any(|a| a.path == path)
+/// The paths of the static files, which need no token (they hold no data; the page asks
+/// for the token itself). Each has a row in the route table.
+#[cfg(test)]
+pub(crate) fn asset_paths() -> impl Iterator<Item = &'static str> {
+    ASSETS.iter().map(|a| a.path)
 }
 
-/// The web view's routes, to merge into the API router.
-pub(crate) fn routes() -> Router<Api> {
-    let mut router = Router::new()
-        .route("/ui", get(to_slash))
-        .route("/ui/types", get(types));
-    for asset in ASSETS {
-        router = router.route(asset.path, get(move || async move { serve_asset(asset) }));
-    }
-    router
+/// The route of the static file at `path` (a route table row names it).
+pub(crate) fn asset(method: MethodFilter, path: &'static str) -> MethodRouter<Api> {
+    let asset = ASSETS
+        .iter()
+        .find(|a| a.path == path)
+        .expect("the route table names only files of ASSETS (checked by a test)");
+    on(method, move || async move { serve_asset(asset) })
 }
 
 fn serve_asset(asset: &'static Asset) -> Response {
@@ -101,7 +100,7 @@ fn serve_asset(asset: &'static Asset) -> Response {
 
 /// `GET /ui` -> `/ui/` (relative, so that it holds under a prefix too), where the page's
 /// relative links resolve.
-async fn to_slash() -> Response {
+pub(crate) async fn to_slash() -> Response {
     (
         StatusCode::PERMANENT_REDIRECT,
         [(header::LOCATION, HeaderValue::from_static("ui/"))],
@@ -111,7 +110,7 @@ async fn to_slash() -> Response {
 
 /// `GET /ui/types`: every type served, with its handlers (as `GET /{type}`), for the type
 /// filter and the forms. Behind the token like the other data routes.
-async fn types(State(api): State<Api>) -> Response {
+pub(crate) async fn types(State(api): State<Api>) -> Response {
     let mut types: Vec<_> = api.types().map(super::runs::type_json).collect();
     types.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     Codec::Json.reply(200, &json!({ "types": types }))
@@ -120,17 +119,6 @@ async fn types(State(api): State<Api>) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_asset_is_public_and_nothing_else_is() {
-        for asset in ASSETS {
-            assert!(is_public_asset(asset.path), "{}", asset.path);
-        }
-        assert!(is_public_asset("/ui"));
-        assert!(!is_public_asset("/ui/types"));
-        assert!(!is_public_asset("/ui/app.js/../types"));
-        assert!(!is_public_asset("/_/runs"));
-    }
 
     #[test]
     fn the_page_loads_only_its_own_files() {

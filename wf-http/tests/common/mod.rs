@@ -203,8 +203,12 @@ impl Nap {
 
 /// An in-memory engine running the agent and the nap.
 pub async fn engine() -> Engine {
-    Engine::builder()
-        .memory()
+    agent_engine(Engine::builder().memory()).await
+}
+
+/// The engine `builder` makes (its store chosen) running the agent and the nap.
+pub async fn agent_engine(builder: wf_sdk::EngineBuilder) -> Engine {
+    builder
         .poll_interval(Duration::from_millis(20))
         .workflow::<AgentRun>()
         .workflow::<Nap>()

@@ -274,6 +274,19 @@ impl Transport for LocalTransport {
         Box::pin(self.move_to_build(workflow_id, build_id))
     }
 
+    fn ready(&self) -> CallFuture<'_, ()> {
+        Box::pin(async move {
+            // An engine on its way out takes no more work, even while its store still answers.
+            if self.core.wake.is_shutdown() && self.core.config.run_workers {
+                return Err(WfError::Shutdown);
+            }
+            // A lookup by primary key of an id no run can have (ids are never empty): the
+            // cheapest read every store has, through the same connections the calls use.
+            self.core.store.get_run("", None).await?;
+            Ok(())
+        })
+    }
+
     fn metrics(&self) -> Option<MetricsSnapshot> {
         Some(self.core.metrics_snapshot())
     }
