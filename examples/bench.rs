@@ -10,6 +10,7 @@
 //! cargo run --release --example bench -- --store postgres --workers 2 --only a  # (a) also with 2 processes
 //! cargo run --release --example bench -- --only b --cross-process  # (b) and (x)
 //! cargo run --release --example bench -- --http       # (a), (b), (c), (g) over HTTP alone
+//! cargo run --release --example bench -- --http --tls # the same over HTTPS (https_* keys)
 //! ```
 //!
 //! Workloads (kept exactly as defined so results compare with Temporal, Restate and DBOS):
@@ -27,7 +28,8 @@
 //!     client-only engine in this process to a worker in a child process on the same SQLite
 //!     file, next to the same in one process (`--cross-process`, or `--only x`; SQLite only).
 //! (http) (a), (b), (c), (g) with the client in a child process over loopback HTTP: the typed
-//!     remote client, and plain JSON requests for (b) and (c) (`--http`, or `--only http`).
+//!     remote client, and plain JSON requests for (b) and (c) (`--http`, or `--only http`);
+//!     over HTTPS with `--tls` (a certificate made for the run).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -153,6 +155,10 @@ struct Args {
     cross_process_child: Option<PathBuf>,
     /// Set in the client process of (http): the server's URL.
     http_client: Option<String>,
+    /// Set in the client process of (http) over HTTPS: the CA file it trusts.
+    http_ca: Option<PathBuf>,
+    /// `--tls`: (http) over HTTPS.
+    tls: bool,
     only: Option<Vec<String>>,
     /// `--runs N`: how many waiting workflows (f) starts (default 100,000; 10,000 with --quick).
     runs: Option<usize>,
@@ -168,6 +174,8 @@ fn parse_args() -> Result<Args, String> {
         cross_process: false,
         cross_process_child: None,
         http_client: None,
+        http_ca: None,
+        tls: false,
         only: None,
         runs: None,
     };
@@ -208,6 +216,11 @@ fn parse_args() -> Result<Args, String> {
                 let url = it.next().ok_or("--http-client needs the server's URL")?;
                 args.http_client = Some(url);
             }
+            "--http-ca" => {
+                let ca = it.next().ok_or("--http-ca needs a CA file")?;
+                args.http_ca = Some(ca.into());
+            }
+            "--tls" => args.tls = true,
             "--cross-process-child" => {
                 let path = it.next().ok_or("--cross-process-child needs a file")?;
                 args.cross_process_child = Some(path.into());
@@ -233,7 +246,7 @@ fn parse_args() -> Result<Args, String> {
             "--help" | "-h" => {
                 return Err(
                     "usage: bench [--quick] [--store sqlite|memory|postgres] [--postgres-url URL] \
-                     [--workers N] [--memory] [--cross-process] [--http] \
+                     [--workers N] [--memory] [--cross-process] [--http [--tls]] \
                      [--only a,b,c,d,e,f,g,x,http] [--runs N (waiting workflows in (f))]"
                         .into(),
                 );
@@ -903,7 +916,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(rt.block_on(pg::worker_child(url, schema))?);
     }
     if let Some(url) = args.http_client {
-        return Ok(rt.block_on(http::client(url, args.quick))?);
+        return Ok(rt.block_on(http::client(url, args.http_ca, args.quick))?);
     }
     rt.block_on(async move {
         let dir = std::env::temp_dir().join(format!("wf-bench-{}", std::process::id()));

@@ -1,10 +1,13 @@
 //! Serves the agent_run and cart workflows over HTTP (see the guide's chapter "Serving over HTTP").
 //!
-//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--tokens FILE] [--db FILE]`
+//! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--tokens FILE]
+//! [--db FILE] [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`
 //!
 //! `--token T` is one admin token; `--tokens FILE` reads one `ROLE TOKEN` per line (ROLE is
 //! read, write or admin; `#` comment lines), both may be given. Without `--db` the runs live
-//! in memory. Off loopback a token is required. Stops cleanly on Ctrl-C.
+//! in memory. Off loopback a token is required. With `--tls-cert` and `--tls-key` (PEM) it
+//! serves HTTPS; `--client-ca` then requires client certificates signed by that CA (mTLS).
+//! Stops cleanly on Ctrl-C.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -19,7 +22,7 @@ mod cart;
 
 use std::sync::Arc;
 use std::time::Duration;
-use wf_sdk::http::{serve, ServeOptions, Tokens};
+use wf_sdk::http::{serve, ServeOptions, TlsConfig, Tokens};
 use wf_sdk::prelude::*;
 
 struct Args {
@@ -27,6 +30,9 @@ struct Args {
     token: Option<String>,
     tokens: Option<String>,
     db: Option<String>,
+    tls_cert: Option<String>,
+    tls_key: Option<String>,
+    client_ca: Option<String>,
 }
 
 fn args() -> Result<Args, String> {
@@ -35,6 +41,9 @@ fn args() -> Result<Args, String> {
         token: None,
         tokens: None,
         db: None,
+        tls_cert: None,
+        tls_key: None,
+        client_ca: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -44,22 +53,44 @@ fn args() -> Result<Args, String> {
             "--token" => out.token = Some(value()?),
             "--tokens" => out.tokens = Some(value()?),
             "--db" => out.db = Some(value()?),
+            "--tls-cert" => out.tls_cert = Some(value()?),
+            "--tls-key" => out.tls_key = Some(value()?),
+            "--client-ca" => out.client_ca = Some(value()?),
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
     Ok(out)
 }
 
-const USAGE: &str = "serve [--addr HOST:PORT] [--token T] [--tokens FILE] [--db FILE]";
+/// The TLS of `--tls-cert`, `--tls-key` and `--client-ca`; `None` for plain HTTP.
+fn tls(args: &Args) -> Result<Option<TlsConfig>, Box<dyn std::error::Error>> {
+    let (cert, key) = match (&args.tls_cert, &args.tls_key, &args.client_ca) {
+        (Some(cert), Some(key), _) => (cert, key),
+        (None, None, None) => return Ok(None),
+        (None, None, Some(_)) => return Err("--client-ca needs --tls-cert and --tls-key".into()),
+        _ => return Err("--tls-cert and --tls-key go together".into()),
+    };
+    let tls = TlsConfig::from_pem_files(cert, key)?;
+    Ok(Some(match &args.client_ca {
+        Some(ca) => tls.client_ca_file(ca)?,
+        None => tls,
+    }))
+}
+
+const USAGE: &str = "serve [--addr HOST:PORT] [--token T] [--tokens FILE] [--db FILE] \
+                     [--tls-cert FILE --tls-key FILE [--client-ca FILE]]";
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = args().map_err(|e| format!("{e}\nusage: {USAGE}"))?;
-    // Read before the engine opens: a bad line stops the program at once.
+    // Read before the engine opens: a bad line or certificate stops the program at once.
     let tokens = match &args.tokens {
         Some(file) => Tokens::from_file(file)?,
         None => Tokens::new(),
     };
+    let tls = tls(&args).map_err(|e| format!("{e}\nusage: {USAGE}"))?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mtls = args.client_ca.is_some();
     let builder = match &args.db {
         Some(path) => Engine::builder().sqlite(path),
         None => Engine::builder().memory(),
@@ -76,11 +107,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = ServeOptions {
         token: args.token.clone(),
         tokens,
+        tls,
         ..ServeOptions::default()
     };
     let server = serve(&engine, args.addr.as_str(), options).await?;
     println!(
-        "serving agent_run and cart on http://{} ({}, {})",
+        "serving agent_run and cart on {scheme}://{} ({}, {}{})",
         server.local_addr(),
         args.db
             .as_deref()
@@ -89,6 +121,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "token required"
         } else {
             "no token"
+        },
+        if mtls {
+            ", client certificates required"
+        } else {
+            ""
         }
     );
     tokio::signal::ctrl_c().await?;

@@ -18,7 +18,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// `--db FILE`, `--postgres URL [--pg-schema S]` or `--url URL [--token T]`.
+/// `--db FILE`, `--postgres URL [--pg-schema S]` or `--url URL [--token T] [--ca FILE]
+/// [--cert FILE --key FILE]`.
 #[derive(Debug, Args)]
 pub struct TargetArgs {
     /// The SQLite database file of an embedded engine (opened by a client-only engine: no
@@ -52,7 +53,7 @@ pub struct TargetArgs {
         default_value = "wf"
     )]
     pub pg_schema: String,
-    /// The URL of a wf-http server (`http://host:port`).
+    /// The URL of a wf-http server (`http://host:port` or `https://host:port`).
     #[arg(long, global = true, value_name = "URL", env = "WF_URL")]
     pub url: Option<String>,
     /// The server's bearer token (with --url).
@@ -64,6 +65,29 @@ pub struct TargetArgs {
         hide_env_values = true
     )]
     pub token: Option<String>,
+    /// The CA certificates (PEM) that sign an `https://` server's certificate, instead of the
+    /// system's.
+    #[arg(long, global = true, value_name = "FILE", env = "WF_CA")]
+    pub ca: Option<PathBuf>,
+    /// A client certificate (PEM) for an `https://` server that requires one (mTLS); with
+    /// --key.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "WF_CERT",
+        requires = "key"
+    )]
+    pub cert: Option<PathBuf>,
+    /// The client certificate's private key (PEM); with --cert.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        env = "WF_KEY",
+        requires = "cert"
+    )]
+    pub key: Option<PathBuf>,
 }
 
 /// The commands.

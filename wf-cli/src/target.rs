@@ -1,7 +1,8 @@
 //! Where the runs are: a SQLite file (`--db`, opened by a client-only engine: no workers run
 //! and reading changes no run; the engine registers itself in the file for wake-ups while the
 //! command runs), a PostgreSQL database (`--postgres`, the same with a client-only engine on
-//! the PostgreSQL store) or a wf-http server (`--url`, `--token`).
+//! the PostgreSQL store) or a wf-http server (`--url`, `--token`; for `https://` also `--ca`,
+//! and `--cert` with `--key` for a client certificate).
 
 use crate::args::TargetArgs;
 use crate::exit::{Failure, NOT_FOUND};
@@ -50,6 +51,12 @@ impl Session {
                 let mut connecting = Client::connect(url.as_str());
                 if let Some(token) = &target.token {
                     connecting = connecting.token(token.as_str());
+                }
+                if let Some(ca) = &target.ca {
+                    connecting = connecting.ca_file(ca);
+                }
+                if let (Some(cert), Some(key)) = (&target.cert, &target.key) {
+                    connecting = connecting.client_cert(cert, key);
                 }
                 let client = connecting
                     .await

@@ -1,14 +1,17 @@
 //! The built `wf` binary against a SQLite file written by an engine in the test (`--db`), a
 //! PostgreSQL schema (`--postgres`, on `WF_POSTGRES_URL`'s database, TLS or not) and against a
-//! served engine on 127.0.0.1:0 (`--url`): what it prints, what it changes, and its exit
-//! codes.
+//! served engine on 127.0.0.1:0 (`--url`, over HTTP and over HTTPS with `--ca`): what it
+//! prints, what it changes, and its exit codes. Tests that do not need the file itself run
+//! three ways (`three_ways!`): on the file, and on its engine served over HTTP and HTTPS.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
-use wf_sdk::http::{serve, ServeOptions};
+use wf_http::testing::{TestPki, TestPkiFiles};
+use wf_sdk::http::{serve, ServeOptions, Server};
 use wf_sdk::prelude::*;
 use wf_sdk::{EventKind, History, ScheduleAction, SchedulePolicies, ScheduleSpec};
 
@@ -98,17 +101,32 @@ async fn memory_engine() -> Engine {
 
 /// Runs `wf` with `args` (off the async runtime: the binary may wait on the engine).
 async fn wf(args: &[&str]) -> Output {
+    wf_with_env(args, &[]).await
+}
+
+/// Runs `wf` with `args` and, of its `WF_*` variables, only `env`.
+async fn wf_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_wf"))
-            .args(&args)
-            .env_remove("WF_DB")
-            .env_remove("WF_URL")
-            .env_remove("WF_TOKEN")
-            .env_remove("WF_POSTGRES")
-            .env_remove("WF_PG_SCHEMA")
-            .output()
-            .unwrap()
+        let mut command = Command::new(env!("CARGO_BIN_EXE_wf"));
+        command.args(&args);
+        for var in [
+            "WF_DB",
+            "WF_URL",
+            "WF_TOKEN",
+            "WF_CA",
+            "WF_CERT",
+            "WF_KEY",
+            "WF_POSTGRES",
+            "WF_PG_SCHEMA",
+        ] {
+            command.env_remove(var);
+        }
+        command.envs(env).output().unwrap()
     })
     .await
     .unwrap()
@@ -147,6 +165,124 @@ fn fails(o: Output, code: i32) -> String {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert!(err.starts_with("wf: error: "), "{err}");
     err
+}
+
+/// How a test reaches its server: plain HTTP, or HTTPS with a throwaway CA given to `wf`
+/// with `--ca`.
+#[derive(Clone, Copy, Debug)]
+enum Net {
+    Http,
+    Https,
+}
+
+/// The test process's certificates, as files (`wf` reads files).
+fn pki() -> &'static (TestPki, TestPkiFiles) {
+    static PKI: OnceLock<(TestPki, TestPkiFiles)> = OnceLock::new();
+    PKI.get_or_init(|| {
+        let pki = TestPki::generate(&["localhost", "127.0.0.1"]).expect("certificates");
+        let dir = scratch("pki", "d");
+        let files = pki.write_to(&dir).expect("certificate files");
+        (pki, files)
+    })
+}
+
+fn path(p: &Path) -> String {
+    p.to_str().expect("a UTF-8 path").to_string()
+}
+
+impl Net {
+    /// Serves `engine` on 127.0.0.1:0 with `options` (and the test certificate for HTTPS).
+    async fn serve(self, engine: &Engine, options: ServeOptions) -> Server {
+        let options = match self {
+            Net::Http => options,
+            Net::Https => options.tls(pki().0.server_tls()),
+        };
+        serve(engine, "127.0.0.1:0", options).await.unwrap()
+    }
+
+    /// `--url URL`, and `--ca FILE` for HTTPS.
+    fn target(self, server: &Server) -> Vec<String> {
+        match self {
+            Net::Http => vec!["--url".into(), format!("http://{}", server.local_addr())],
+            Net::Https => vec![
+                "--url".into(),
+                format!("https://{}", server.local_addr()),
+                "--ca".into(),
+                path(&pki().1.ca),
+            ],
+        }
+    }
+}
+
+/// Where a test's `wf` commands go: the SQLite file itself (`--db`), or the engine on it
+/// served over HTTP or HTTPS (`--url`).
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    File,
+    Server(Net),
+}
+
+/// Runs the test body `async fn NAME(via: Via)` three ways: `NAME::db`, `NAME::http`,
+/// `NAME::https`.
+macro_rules! three_ways {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn db() {
+                super::$name(super::Via::File).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn http() {
+                super::$name(super::Via::Server(super::Net::Http)).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn https() {
+                super::$name(super::Via::Server(super::Net::Https)).await
+            }
+        }
+    };
+}
+
+/// The target arguments of a test's `wf` commands, and the server behind them.
+struct Target {
+    args: Vec<String>,
+    server: Option<Server>,
+}
+
+impl Target {
+    /// `--db FILE`, or the engine running on it served (with a token) and `--url`.
+    async fn open(via: Via, db: &Path, engine: &Engine) -> Target {
+        match via {
+            Via::File => Target {
+                args: vec!["--db".into(), path(db)],
+                server: None,
+            },
+            Via::Server(net) => {
+                let server = net
+                    .serve(engine, ServeOptions::default().token(TOKEN))
+                    .await;
+                let mut args = net.target(&server);
+                args.extend(["--token".to_string(), TOKEN.to_string()]);
+                Target {
+                    args,
+                    server: Some(server),
+                }
+            }
+        }
+    }
+
+    /// The target arguments, then `rest`.
+    fn args<'a>(&'a self, rest: &[&'a str]) -> Vec<&'a str> {
+        let mut all: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        all.extend_from_slice(rest);
+        all
+    }
+
+    async fn close(self) {
+        if let Some(server) = self.server {
+            server.shutdown().await.unwrap();
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -428,13 +564,26 @@ async fn a_postgres_database_is_read_and_written_with_postgres() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
-    let engine = memory_engine().await;
-    let server = serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
+mod a_served_engine_answers_queries_updates_exports_and_purges_over_url {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn http() {
+        super::a_served_engine_answers_queries_updates_exports_and_purges_over_url(super::Net::Http)
+            .await
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn https() {
+        super::a_served_engine_answers_queries_updates_exports_and_purges_over_url(
+            super::Net::Https,
+        )
         .await
-        .unwrap();
-    let url = format!("http://{}", server.local_addr());
+    }
+}
+async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url(net: Net) {
+    let engine = memory_engine().await;
+    let server = net
+        .serve(&engine, ServeOptions::default().token(TOKEN))
+        .await;
+    let target = net.target(&server);
     let client = engine.client();
     let h = client
         .start::<Order>("o-url", "u".to_string())
@@ -442,7 +591,8 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
         .unwrap();
     h.note("seen".to_string()).await.unwrap();
     let remote = |args: &[&str]| {
-        let mut all = vec!["--url", url.as_str(), "--token", TOKEN];
+        let mut all: Vec<&str> = target.iter().map(String::as_str).collect();
+        all.extend(["--token", TOKEN]);
         all.extend_from_slice(args);
         all.into_iter().map(String::from).collect::<Vec<_>>()
     };
@@ -496,7 +646,8 @@ async fn a_served_engine_answers_queries_updates_exports_and_purges_over_url() {
     assert!(purged.starts_with("purged 1 runs"), "{purged}");
     fails(run(remote(&["describe", "o-url"])).await, 3);
 
-    let wrong = vec!["--url", url.as_str(), "--token", "wrong", "list"];
+    let mut wrong: Vec<&str> = target.iter().map(String::as_str).collect();
+    wrong.extend(["--token", "wrong", "list"]);
     let err = fails(wf(&wrong).await, 4);
     assert!(err.contains("refused the token"), "{err}");
     let err = fails(wf(&["--url", "http://127.0.0.1:9", "list"]).await, 1);
@@ -552,7 +703,69 @@ async fn a_token_below_the_commands_role_exits_4_naming_the_roles() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_are_listed_described_paused_and_deleted() {
+async fn https_with_a_client_certificate_from_the_environment_and_clear_refusals() {
+    let engine = memory_engine().await;
+    let (pki, files) = pki();
+    let options = ServeOptions::default().token(TOKEN).tls(pki.mtls_server());
+    let server = serve(&engine, "127.0.0.1:0", options).await.unwrap();
+    engine
+        .client()
+        .start::<Order>("o-mtls", "m".to_string())
+        .await
+        .unwrap();
+    let url = format!("https://{}", server.local_addr());
+    let (ca, cert, key) = (
+        path(&files.ca),
+        path(&files.client_cert),
+        path(&files.client_key),
+    );
+    let env = [
+        ("WF_URL", url.as_str()),
+        ("WF_TOKEN", TOKEN),
+        ("WF_CA", ca.as_str()),
+        ("WF_CERT", cert.as_str()),
+        ("WF_KEY", key.as_str()),
+    ];
+    let listed = ok(wf_with_env(&["list"], &env).await);
+    assert!(listed.contains("o-mtls"), "{listed}");
+    let flags = [
+        "--url", &url, "--token", TOKEN, "--ca", &ca, "--cert", &cert, "--key", &key,
+    ];
+    let mut described = flags.to_vec();
+    described.extend(["describe", "o-mtls"]);
+    assert!(ok(wf(&described).await).contains("o-mtls"));
+
+    // No client certificate, a CA that did not sign the server's, --cert without --key.
+    let err = fails(wf(&["--url", &url, "--ca", &ca, "list"]).await, 1);
+    assert!(
+        err.contains("requires a client certificate") && err.contains("--cert FILE --key FILE"),
+        "{err}"
+    );
+    let (_, strange) = {
+        let other = TestPki::generate(&["localhost"]).unwrap();
+        let files = other.write_to(&scratch("other-ca", "d")).unwrap();
+        (other, files)
+    };
+    let other_ca = path(&strange.ca);
+    let err = fails(wf(&["--url", &url, "--ca", &other_ca, "list"]).await, 1);
+    assert!(
+        err.contains("not signed by a CA this client trusts (--ca FILE)"),
+        "{err}"
+    );
+    let err = fails(
+        wf(&["--url", &url, "--ca", "/nonexistent/ca.pem", "list"]).await,
+        2,
+    );
+    assert!(err.contains("/nonexistent/ca.pem"), "{err}");
+    let usage = wf(&["--url", &url, "--cert", &cert, "list"]).await;
+    assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
+    assert!(stderr(&usage).contains("--key"), "{}", stderr(&usage));
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}
+
+three_ways!(schedules_are_listed_described_paused_and_deleted);
+async fn schedules_are_listed_described_paused_and_deleted(via: Via) {
     let db = scratch("sched", "db");
     let engine = engine_on(&db).await;
     engine
@@ -566,34 +779,26 @@ async fn schedules_are_listed_described_paused_and_deleted() {
         )
         .await
         .unwrap();
-    let d = db.to_str().unwrap();
-    let list = ok(wf(&["--db", d, "schedule", "list"]).await);
+    let t = Target::open(via, &db, &engine).await;
+    let list = ok(wf(&t.args(&["schedule", "list"])).await);
     assert!(list.contains("nightly") && list.contains("order"), "{list}");
-    ok(wf(&[
-        "--db",
-        d,
-        "schedule",
-        "pause",
-        "nightly",
-        "--note",
-        "maintenance",
-    ])
-    .await);
-    let described: Value = serde_json::from_str(&ok(wf(&[
-        "--db", d, "--json", "schedule", "describe", "nightly",
-    ])
+    ok(wf(&t.args(&["schedule", "pause", "nightly", "--note", "maintenance"])).await);
+    let described: Value = serde_json::from_str(&ok(wf(
+        &t.args(&["--json", "schedule", "describe", "nightly"])
+    )
     .await))
     .unwrap();
     assert_eq!(described["paused"], true);
     assert_eq!(described["note"], "maintenance");
-    ok(wf(&["--db", d, "schedule", "unpause", "nightly"]).await);
-    let shown = ok(wf(&["--db", d, "schedule", "describe", "nightly"]).await);
+    ok(wf(&t.args(&["schedule", "unpause", "nightly"])).await);
+    let shown = ok(wf(&t.args(&["schedule", "describe", "nightly"])).await);
     assert!(
         shown.contains("running") && shown.contains("next fire"),
         "{shown}"
     );
-    ok(wf(&["--db", d, "schedule", "delete", "nightly"]).await);
-    fails(wf(&["--db", d, "schedule", "describe", "nightly"]).await, 3);
+    ok(wf(&t.args(&["schedule", "delete", "nightly"])).await);
+    fails(wf(&t.args(&["schedule", "describe", "nightly"])).await, 3);
+    t.close().await;
     engine.shutdown().await;
     remove_db(&db);
 }
@@ -730,8 +935,8 @@ impl Tagged {
 }
 
 /// The workflow ids `wf --json list ARGS` prints.
-async fn listed(d: &str, args: &[&str]) -> Vec<String> {
-    let mut all = vec!["--db", d, "--json", "list"];
+async fn listed(t: &Target, args: &[&str]) -> Vec<String> {
+    let mut all = t.args(&["--json", "list"]);
     all.extend_from_slice(args);
     let runs: Value = serde_json::from_str(&ok(wf(&all).await)).unwrap();
     runs.as_array()
@@ -741,8 +946,8 @@ async fn listed(d: &str, args: &[&str]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
+three_ways!(list_filters_by_search_attributes_and_ages_and_describe_shows_them);
+async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them(via: Via) {
     let db = scratch("search", "db");
     let engine = Engine::builder()
         .sqlite(&db)
@@ -778,10 +983,10 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
     }
     t3.close().await.unwrap();
     t3.result().await.unwrap();
-    let d = db.to_str().unwrap();
+    let t = Target::open(via, &db, &engine).await;
 
     assert_eq!(
-        listed(d, &["--search", "customer=acme"]).await,
+        listed(&t, &["--search", "customer=acme"]).await,
         ["t-3", "t-1"]
     );
     let both = [
@@ -792,50 +997,50 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them() {
         "--status",
         "running",
     ];
-    assert_eq!(listed(d, &both).await, ["t-1"]);
+    assert_eq!(listed(&t, &both).await, ["t-1"]);
     assert_eq!(
-        listed(d, &["--search", "tier=keyword:1"]).await,
+        listed(&t, &["--search", "tier=keyword:1"]).await,
         Vec::<String>::new()
     );
     assert_eq!(
-        listed(d, &["--type", "tagged", "--started-after", "1h"])
+        listed(&t, &["--type", "tagged", "--started-after", "1h"])
             .await
             .len(),
         3
     );
     assert_eq!(
-        listed(d, &["--started-before", "1h"]).await,
+        listed(&t, &["--started-before", "1h"]).await,
         Vec::<String>::new()
     );
-    assert_eq!(listed(d, &["--closed-after", "1h"]).await, ["t-3"]);
+    assert_eq!(listed(&t, &["--closed-after", "1h"]).await, ["t-3"]);
     // Pages: the next one starts after the last run id printed.
     let first: Value =
-        serde_json::from_str(&ok(wf(&["--db", d, "--json", "list", "--limit", "2"]).await))
-            .unwrap();
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "list", "--limit", "2"])).await)).unwrap();
     let last = first[1]["run_id"].as_str().unwrap();
-    assert_eq!(listed(d, &["--limit", "2", "--after", last]).await, ["t-1"]);
+    assert_eq!(
+        listed(&t, &["--limit", "2", "--after", last]).await,
+        ["t-1"]
+    );
 
-    let table = ok(wf(&["--db", d, "list", "--search", "customer=acme"]).await);
+    let table = ok(wf(&t.args(&["list", "--search", "customer=acme"])).await);
     assert!(table.lines().next().unwrap().contains("SEARCH"), "{table}");
     assert!(table.contains(r#"customer="acme""#), "{table}");
-    let described = ok(wf(&["--db", d, "describe", "t-1"]).await);
+    let described = ok(wf(&t.args(&["describe", "t-1"])).await);
     assert!(described.contains("search customer"), "{described}");
     assert!(described.contains("memo owner"), "{described}");
     let json: Value =
-        serde_json::from_str(&ok(wf(&["--db", d, "--json", "describe", "t-1"]).await)).unwrap();
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "t-1"])).await)).unwrap();
     assert_eq!(json["search_attributes"]["tier"], 1);
     assert_eq!(json["memo"]["owner"], "ops");
-    fails(wf(&["--db", d, "list", "--search", "tier"]).await, 2);
-    fails(
-        wf(&["--db", d, "list", "--search", "tier=int:one"]).await,
-        2,
-    );
+    fails(wf(&t.args(&["list", "--search", "tier"])).await, 2);
+    fails(wf(&t.args(&["list", "--search", "tier=int:one"])).await, 2);
+    t.close().await;
     engine.shutdown().await;
     remove_db(&db);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn builds_are_counted_made_current_and_listed_by_build() {
+three_ways!(builds_are_counted_made_current_and_listed_by_build);
+async fn builds_are_counted_made_current_and_listed_by_build(via: Via) {
     let db = scratch("builds", "db");
     let engine = Engine::builder()
         .sqlite(&db)
@@ -851,20 +1056,20 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
         .start::<Order>("o-v1", "a".to_string())
         .await
         .unwrap();
-    let d = db.to_str().unwrap();
+    let t = Target::open(via, &db, &engine).await;
     let builds: Value =
-        serde_json::from_str(&ok(wf(&["--db", d, "--json", "builds"]).await)).unwrap();
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "builds"])).await)).unwrap();
     assert_eq!(builds[0]["build_id"], "v1");
     assert_eq!(builds[0]["pinned"], 1);
 
-    let out = ok(wf(&["--db", d, "builds", "set-current", "default", "v2"]).await);
+    let out = ok(wf(&t.args(&["builds", "set-current", "default", "v2"])).await);
     assert!(out.contains("v2"), "{out}");
     // A new run goes to v2, which no engine runs yet; the old one stays pinned to v1.
     client
         .start::<Order>("o-v2", "b".to_string())
         .await
         .unwrap();
-    let table = ok(wf(&["--db", d, "builds", "--queue", "default"]).await);
+    let table = ok(wf(&t.args(&["builds", "--queue", "default"])).await);
     let v1 = table
         .lines()
         .find(|l| l.starts_with("v1"))
@@ -877,7 +1082,7 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
     assert!(v2.contains("default"), "{table}");
     let on_v2: Value =
         serde_json::from_str(&ok(
-            wf(&["--db", d, "--json", "list", "--build-id", "v2"]).await
+            wf(&t.args(&["--json", "list", "--build-id", "v2"])).await
         ))
         .unwrap();
     let ids: Vec<&str> = on_v2
@@ -895,9 +1100,9 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
         .await
         .unwrap();
     client.handle::<Order>("o-v1").result().await.unwrap();
-    let table = ok(wf(&["--db", d, "builds"]).await);
+    let table = ok(wf(&t.args(&["builds"])).await);
     assert!(!table.lines().any(|l| l.starts_with("v1")), "{table}");
-    ok(wf(&["--db", d, "builds", "move", "o-v2", "v1"]).await);
+    ok(wf(&t.args(&["builds", "move", "o-v2", "v1"])).await);
     client
         .handle::<Order>("o-v2")
         .ship("y".into())
@@ -907,6 +1112,7 @@ async fn builds_are_counted_made_current_and_listed_by_build() {
         client.handle::<Order>("o-v2").result().await.unwrap(),
         "b: y (0)"
     );
+    t.close().await;
     engine.shutdown().await;
     remove_db(&db);
 }

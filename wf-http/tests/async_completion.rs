@@ -3,13 +3,14 @@
 //! `complete_activity` / `fail_activity` / `heartbeat_activity`, with the same errors as in
 //! process.
 
+#[macro_use]
 mod common;
 
-use common::{Http, TOKEN};
+use common::TOKEN;
 use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
 
 #[derive(Default)]
@@ -76,7 +77,7 @@ impl Desk {
     }
 }
 
-async fn served() -> (Engine, wf_http::Server, Arc<Desk>) {
+async fn served(net: common::Net) -> (Engine, wf_http::Server, Arc<Desk>) {
     let desk = Arc::new(Desk::default());
     let engine = Engine::builder()
         .memory()
@@ -86,16 +87,19 @@ async fn served() -> (Engine, wf_http::Server, Arc<Desk>) {
         .build()
         .await
         .expect("engine");
-    let server = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
-        .await
-        .expect("serve");
+    let server = net
+        .serve(&engine, ServeOptions::default().token(TOKEN))
+        .await;
     (engine, server, desk)
 }
 
-#[tokio::test]
-async fn an_outside_system_completes_an_activity_with_json_posts() {
-    let (engine, server, desk) = served().await;
-    let http = Http::new(server.local_addr(), Some(TOKEN));
+both_ways!(
+    #[tokio::test]
+    an_outside_system_completes_an_activity_with_json_posts
+);
+async fn an_outside_system_completes_an_activity_with_json_posts(net: common::Net) {
+    let (engine, server, desk) = served(net).await;
+    let http = net.http(&server, Some(TOKEN));
     let h = engine
         .client()
         .start::<Approval>("deal-1", "contract.pdf".into())
@@ -103,7 +107,7 @@ async fn an_outside_system_completes_an_activity_with_json_posts() {
         .unwrap();
     let token = desk.token(&engine, 1).await;
 
-    let anonymous = Http::new(server.local_addr(), None);
+    let anonymous = net.http(&server, None);
     let r = anonymous
         .post(
             "/_activities/complete",
@@ -165,11 +169,13 @@ async fn an_outside_system_completes_an_activity_with_json_posts() {
     engine.shutdown().await;
 }
 
-#[tokio::test]
-async fn the_remote_client_fails_heartbeats_and_completes_by_token() {
-    let (engine, server, desk) = served().await;
-    let url = format!("http://{}", server.local_addr());
-    let remote = Client::connect(url).token(TOKEN).await.expect("connect");
+both_ways!(
+    #[tokio::test]
+    the_remote_client_fails_heartbeats_and_completes_by_token
+);
+async fn the_remote_client_fails_heartbeats_and_completes_by_token(net: common::Net) {
+    let (engine, server, desk) = served(net).await;
+    let remote = net.connect(&server).token(TOKEN).await.expect("connect");
     let h = remote
         .start::<Approval>("deal-2", "contract.pdf".into())
         .await

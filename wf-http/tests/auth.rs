@@ -2,12 +2,13 @@
 //! unknown token gets 401; every route of the guide's roles table (docs/guide/tokens-and-roles.md)
 //! answers each role as the table says; tokens files; the remote client's errors.
 
+#[macro_use]
 mod common;
 
-use common::{served, AgentRun, Http};
+use common::{served, AgentRun};
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use wf_http::{ConnectExt, Role, ServeOptions, Tokens};
+use wf_http::{Role, ServeOptions, Tokens};
 use wf_sdk::prelude::*;
 
 const READ: &str = "read-token-5c1e";
@@ -37,13 +38,15 @@ fn assert_forbidden(r: &common::Reply, needs: &str, has: &str) {
     );
 }
 
-#[tokio::test]
-async fn each_role_reaches_its_routes_and_is_refused_above_them() {
-    let (_engine, server) = served(three_roles()).await;
-    let addr = server.local_addr();
-    let read = Http::new(addr, Some(READ));
-    let write = Http::new(addr, Some(WRITE));
-    let admin = Http::new(addr, Some(ADMIN));
+both_ways!(
+    #[tokio::test]
+    each_role_reaches_its_routes_and_is_refused_above_them
+);
+async fn each_role_reaches_its_routes_and_is_refused_above_them(net: common::Net) {
+    let (_engine, server) = served(net, three_roles()).await;
+    let read = net.http(&server, Some(READ));
+    let write = net.http(&server, Some(WRITE));
+    let admin = net.http(&server, Some(ADMIN));
 
     for (http, role) in [(&read, "read"), (&write, "write"), (&admin, "admin")] {
         let r = http.get("/_whoami").await;
@@ -100,12 +103,14 @@ async fn each_role_reaches_its_routes_and_is_refused_above_them() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn unknown_or_missing_tokens_get_401_and_public_routes_need_none() {
-    let (_engine, server) = served(three_roles()).await;
-    let addr = server.local_addr();
-    let none = Http::new(addr, None);
-    let unknown = Http::new(addr, Some("admin-token-93fB"));
+both_ways!(
+    #[tokio::test]
+    unknown_or_missing_tokens_get_401_and_public_routes_need_none
+);
+async fn unknown_or_missing_tokens_get_401_and_public_routes_need_none(net: common::Net) {
+    let (_engine, server) = served(net, three_roles()).await;
+    let none = net.http(&server, None);
+    let unknown = net.http(&server, Some("admin-token-93fB"));
     for (http, says) in [
         (&none, "needs a token"),
         (&unknown, "does not know the token"),
@@ -134,7 +139,7 @@ async fn unknown_or_missing_tokens_get_401_and_public_routes_need_none() {
             assert_eq!(http.get(path).await.status, 200, "{path}");
         }
     }
-    let admin = Http::new(addr, Some(ADMIN));
+    let admin = net.http(&server, Some(ADMIN));
     assert_eq!(
         admin.get("/agent_run/runs/u-1").await.status,
         404,
@@ -187,12 +192,14 @@ fn guide_routes() -> Vec<(String, String, String)> {
     rows
 }
 
+both_ways!(
+    #[tokio::test]
+    every_route_answers_each_role_as_the_guide_says
+);
 /// Every route of the table, asked by no token and by each role: refused exactly below its
 /// role (401 without a token, 403 with one naming both roles), answered otherwise.
-#[tokio::test]
-async fn every_route_answers_each_role_as_the_guide_says() {
-    let (_engine, server) = served(three_roles()).await;
-    let addr = server.local_addr();
+async fn every_route_answers_each_role_as_the_guide_says(net: common::Net) {
+    let (_engine, server) = served(net, three_roles()).await;
     let rows = guide_routes();
     assert!(rows.len() >= 30, "the table has its routes: {rows:?}");
     let callers = [
@@ -208,7 +215,7 @@ async fn every_route_answers_each_role_as_the_guide_says() {
         };
         let path = concrete(pattern);
         for (role, token) in callers {
-            let http = Http::new(addr, token);
+            let http = net.http(&server, token);
             let body = if method == "GET" {
                 Vec::new()
             } else {
@@ -236,14 +243,13 @@ async fn every_route_answers_each_role_as_the_guide_says() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn the_remote_client_says_which_role_a_call_needs() {
-    let (_engine, server) = served(three_roles()).await;
-    let url = format!("http://{}", server.local_addr());
-    let reader = Client::connect(url.as_str())
-        .token(READ)
-        .await
-        .expect("connect");
+both_ways!(
+    #[tokio::test]
+    the_remote_client_says_which_role_a_call_needs
+);
+async fn the_remote_client_says_which_role_a_call_needs(net: common::Net) {
+    let (_engine, server) = served(net, three_roles()).await;
+    let reader = net.connect(&server).token(READ).await.expect("connect");
     let err = reader
         .start::<AgentRun>(
             "c-1",
@@ -261,10 +267,7 @@ async fn the_remote_client_says_which_role_a_call_needs() {
         "{text}"
     );
     assert!(!text.contains(READ), "no token in messages: {text}");
-    let err = Client::connect(url.as_str())
-        .token("not-a-token")
-        .await
-        .unwrap_err();
+    let err = net.connect(&server).token("not-a-token").await.unwrap_err();
     assert!(err.to_string().contains("refused the token (401)"), "{err}");
     server.shutdown().await.unwrap();
 }
@@ -286,21 +289,24 @@ impl Drop for TempFile {
     }
 }
 
-#[tokio::test]
-async fn a_tokens_file_gives_each_token_its_role() {
+both_ways!(
+    #[tokio::test]
+    a_tokens_file_gives_each_token_its_role
+);
+async fn a_tokens_file_gives_each_token_its_role(net: common::Net) {
     let file = TempFile::with(
         "good",
         "# who may do what\n\nread   dash-1\n\t# indented comment\nwrite\tsvc-1\nadmin ops-1   \n",
     );
     let tokens = Tokens::from_file(&file.0).expect("a good file");
     assert_eq!(tokens.len(), 3);
-    let (_engine, server) = served(ServeOptions::default().tokens(tokens)).await;
-    let addr = server.local_addr();
+    let (_engine, server) = served(net, ServeOptions::default().tokens(tokens)).await;
     for (token, role) in [("dash-1", "read"), ("svc-1", "write"), ("ops-1", "admin")] {
-        let r = Http::new(addr, Some(token)).get("/_whoami").await;
+        let r = net.http(&server, Some(token)).get("/_whoami").await;
         assert_eq!(r.body["role"], role, "{token}");
     }
-    let r = Http::new(addr, Some("dash-1"))
+    let r = net
+        .http(&server, Some("dash-1"))
         .post("/agent_run/runs", start_body("f-1"))
         .await;
     assert_forbidden(&r, "write", "read");
@@ -368,15 +374,18 @@ fn a_bad_tokens_file_names_the_file_and_line_never_the_token() {
         .is_empty());
 }
 
-#[tokio::test]
-async fn off_loopback_any_token_will_do_and_none_is_refused_unless_allowed() {
+both_ways!(
+    #[tokio::test]
+    off_loopback_any_token_will_do_and_none_is_refused_unless_allowed
+);
+async fn off_loopback_any_token_will_do_and_none_is_refused_unless_allowed(net: common::Net) {
     let engine = common::engine().await;
     let only_tokens = ServeOptions::default().tokens(Tokens::new().with(Role::Read, READ));
-    let server = wf_http::serve(&engine, "0.0.0.0:0", only_tokens)
+    let server = wf_http::serve(&engine, "0.0.0.0:0", net.options(only_tokens))
         .await
         .expect("tokens from a file suffice");
     server.shutdown().await.unwrap();
-    let err = wf_http::serve(&engine, "0.0.0.0:0", ServeOptions::default())
+    let err = wf_http::serve(&engine, "0.0.0.0:0", net.options(ServeOptions::default()))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("needs a token"), "{err}");
@@ -384,7 +393,7 @@ async fn off_loopback_any_token_will_do_and_none_is_refused_unless_allowed() {
         allow_no_token: true,
         ..ServeOptions::default()
     };
-    let server = wf_http::serve(&engine, "0.0.0.0:0", open)
+    let server = wf_http::serve(&engine, "0.0.0.0:0", net.options(open))
         .await
         .expect("allowed");
     server.shutdown().await.unwrap();

@@ -2,13 +2,13 @@
 //! counts runs by build, lists by build and moves a run; the routes refuse callers without
 //! the token.
 
+#[macro_use]
 mod common;
 
-use common::Http;
 use std::time::Duration;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
-use wf_sdk::{Client as WfClient, ListFilter};
+use wf_sdk::ListFilter;
 
 const TOKEN: &str = "builds-test-token";
 
@@ -32,8 +32,11 @@ impl Job {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_remote_client_manages_builds_behind_the_token() {
+both_ways!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    the_remote_client_manages_builds_behind_the_token
+);
+async fn the_remote_client_manages_builds_behind_the_token(net: common::Net) {
     let engine = Engine::builder()
         .memory()
         .poll_interval(Duration::from_millis(20))
@@ -43,10 +46,10 @@ async fn the_remote_client_manages_builds_behind_the_token() {
         .build()
         .await
         .unwrap();
-    let server = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
-        .await
-        .unwrap();
-    let anonymous = Http::new(server.local_addr(), None);
+    let server = net
+        .serve(&engine, ServeOptions::default().token(TOKEN))
+        .await;
+    let anonymous = net.http(&server, None);
     assert_eq!(anonymous.get("/_builds").await.status, 401);
     let denied = anonymous
         .post(
@@ -56,10 +59,7 @@ async fn the_remote_client_manages_builds_behind_the_token() {
         .await;
     assert_eq!(denied.status, 401);
 
-    let remote = WfClient::connect(format!("http://{}", server.local_addr()))
-        .token(TOKEN)
-        .await
-        .unwrap();
+    let remote = net.connect(&server).token(TOKEN).await.unwrap();
     let old = remote.start::<Job>("old", ()).await.unwrap();
     let builds = remote.build_ids(None).await.unwrap();
     assert_eq!(builds.len(), 1, "{builds:?}");

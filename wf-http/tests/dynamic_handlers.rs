@@ -1,6 +1,7 @@
 //! Dynamic handlers over HTTP: `GET /{type}` says which roles have one, and a signal, query or
 //! update of a name no named handler takes reaches it, its JSON arguments taken by position.
 
+#[macro_use]
 mod common;
 
 use common::{until, Http};
@@ -63,7 +64,7 @@ impl Router {
     }
 }
 
-async fn setup() -> (wf_sdk::Engine, wf_http::Server, Http) {
+async fn setup(net: common::Net) -> (wf_sdk::Engine, wf_http::Server, Http) {
     let engine = Engine::builder()
         .memory()
         .poll_interval(Duration::from_millis(20))
@@ -71,16 +72,17 @@ async fn setup() -> (wf_sdk::Engine, wf_http::Server, Http) {
         .build()
         .await
         .expect("engine");
-    let server = wf_http::serve(&engine, "127.0.0.1:0", wf_http::ServeOptions::default())
-        .await
-        .expect("serve");
-    let http = Http::new(server.local_addr(), None);
+    let server = net.serve(&engine, wf_http::ServeOptions::default()).await;
+    let http = net.http(&server, None);
     (engine, server, http)
 }
 
-#[tokio::test]
-async fn metadata_lists_the_dynamic_handlers() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    metadata_lists_the_dynamic_handlers
+);
+async fn metadata_lists_the_dynamic_handlers(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     let r = http.get("/router").await;
     assert_eq!(r.status, 200);
     assert_eq!(
@@ -93,9 +95,12 @@ async fn metadata_lists_the_dynamic_handlers() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn unknown_names_reach_the_dynamic_handlers() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    unknown_names_reach_the_dynamic_handlers
+);
+async fn unknown_names_reach_the_dynamic_handlers(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     let r = http.post("/router/runs", json!({"id": "r-1"})).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
 

@@ -2,12 +2,12 @@
 //! messaged through its handlers, and an update admitted (`"wait": "admitted"`) is awaited by
 //! its id later, by the route and by the remote client.
 
+#[macro_use]
 mod common;
 
 use common::Http;
 use serde_json::json;
 use std::time::Duration;
-use wf_http::ConnectExt;
 use wf_sdk::prelude::*;
 use wf_sdk::{Payload, UpdateStage};
 
@@ -72,7 +72,7 @@ impl Anything {
     }
 }
 
-async fn setup() -> (Engine, wf_http::Server, Http) {
+async fn setup(net: common::Net) -> (Engine, wf_http::Server, Http) {
     let engine = Engine::builder()
         .memory()
         .poll_interval(Duration::from_millis(20))
@@ -80,16 +80,17 @@ async fn setup() -> (Engine, wf_http::Server, Http) {
         .build()
         .await
         .expect("engine");
-    let server = wf_http::serve(&engine, "127.0.0.1:0", wf_http::ServeOptions::default())
-        .await
-        .expect("serve");
-    let http = Http::new(server.local_addr(), None);
+    let server = net.serve(&engine, wf_http::ServeOptions::default()).await;
+    let http = net.http(&server, None);
     (engine, server, http)
 }
 
-#[tokio::test]
-async fn a_type_only_the_dynamic_workflow_runs_is_served() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    a_type_only_the_dynamic_workflow_runs_is_served
+);
+async fn a_type_only_the_dynamic_workflow_runs_is_served(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     let r = http
         .post("/invoice/runs", json!({"id": "inv-1", "input": [21]}))
         .await;
@@ -118,9 +119,12 @@ async fn a_type_only_the_dynamic_workflow_runs_is_served() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn an_update_admitted_over_http_is_awaited_by_its_id() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    an_update_admitted_over_http_is_awaited_by_its_id
+);
+async fn an_update_admitted_over_http_is_awaited_by_its_id(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     let r = http.post("/chat/runs", json!({"id": "chat-2"})).await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     let admit = |update_id: &str, line: &str| json!({"name": "add", "args": [line], "update_id": update_id, "wait": "admitted"});
@@ -174,11 +178,13 @@ async fn an_update_admitted_over_http_is_awaited_by_its_id() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn the_remote_client_admits_updates_and_starts_untyped_runs() {
-    let (_engine, server, _http) = setup().await;
-    let url = format!("http://{}", server.local_addr());
-    let client = Client::connect(url).await.expect("connect");
+both_ways!(
+    #[tokio::test]
+    the_remote_client_admits_updates_and_starts_untyped_runs
+);
+async fn the_remote_client_admits_updates_and_starts_untyped_runs(net: common::Net) {
+    let (_engine, server, _http) = setup(net).await;
+    let client = net.connect(&server).await.expect("connect");
     client.start_untyped("chat", "chat-3", &()).await.unwrap();
     let h = client.handle::<Anything>("chat-3");
     let admitted = h.add("one".into()).update_id("r-1").admit().await.unwrap();

@@ -2,13 +2,14 @@
 //! text is parsed strictly as the Prometheus text format, and the counters must have moved by
 //! exactly what the workflows did.
 
+#[macro_use]
 mod common;
 
 use common::{Http, TOKEN};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
 
 /// Waits for `go`, calls a flaky activity (fails its first attempt), sleeps on a durable
@@ -246,9 +247,12 @@ async fn scrape(http: &Http) -> Series {
     parse(std::str::from_utf8(&r.raw).expect("UTF-8"))
 }
 
-#[tokio::test]
-async fn metrics_count_what_the_workflows_did() {
-    let dir = std::env::temp_dir().join(format!("wf-metrics-test-{}", std::process::id()));
+both_ways!(
+    #[tokio::test]
+    metrics_count_what_the_workflows_did
+);
+async fn metrics_count_what_the_workflows_did(net: common::Net) {
+    let dir = std::env::temp_dir().join(format!("wf-metrics-test-{}-{net:?}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("metrics.db");
     let _ = std::fs::remove_file(&db);
@@ -265,13 +269,11 @@ async fn metrics_count_what_the_workflows_did() {
         token: Some(TOKEN.into()),
         ..ServeOptions::default()
     };
-    let server = wf_http::serve(&engine, "127.0.0.1:0", options)
-        .await
-        .unwrap();
-    let http = Http::new(server.local_addr(), Some(TOKEN));
+    let server = net.serve(&engine, options).await;
+    let http = net.http(&server, Some(TOKEN));
 
     // Without the token: refused, like every route but /healthz.
-    let anonymous = Http::new(server.local_addr(), None);
+    let anonymous = net.http(&server, None);
     assert_eq!(anonymous.get("/metrics").await.status, 401);
 
     let before = scrape(&http).await;
@@ -410,22 +412,19 @@ fn the_parser_refuses_what_prometheus_refuses() {
     }
 }
 
+both_ways!(
+    #[tokio::test]
+    a_service_over_a_remote_client_has_no_metrics
+);
 /// A client that is not an engine's has no metrics to serve.
-#[tokio::test]
-async fn a_service_over_a_remote_client_has_no_metrics() {
+async fn a_service_over_a_remote_client_has_no_metrics(net: common::Net) {
     let engine = common::engine().await;
-    let upstream = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default())
-        .await
-        .unwrap();
-    let remote = Client::connect(format!("http://{}", upstream.local_addr()))
-        .await
-        .unwrap();
+    let upstream = net.serve(&engine, ServeOptions::default()).await;
+    let remote = net.connect(&upstream).await.unwrap();
     assert!(remote.metrics().is_none());
     let api = wf_http::Api::new(remote, engine.workflow_types());
-    let relay = wf_http::serve(api, "127.0.0.1:0", ServeOptions::default())
-        .await
-        .unwrap();
-    let http = Http::new(relay.local_addr(), None);
+    let relay = net.serve(api, ServeOptions::default()).await;
+    let http = net.http(&relay, None);
     let r = http.get("/metrics").await;
     assert_eq!(
         (r.status, r.body["error"].as_str()),

@@ -2,14 +2,15 @@
 //! stalls or the engine stops; `GET /healthz` answers 200 all along (liveness only).
 //! The store is SQLite behind the fault-injecting wrapper.
 
+#[macro_use]
 mod common;
 
-use common::{Http, Nap, TOKEN};
+use common::{Nap, TOKEN};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wf_core::store::faults::{Crash, Fault, FaultStore, Op, Target};
 use wf_core::store::SqliteStore;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
 
 /// A SQLite database file removed (with its journal files) when dropped.
@@ -41,22 +42,19 @@ fn assert_unavailable(r: &common::Reply, says: &str) {
     assert!(message.contains(says), "{message}");
 }
 
-#[tokio::test]
-async fn ready_while_the_store_answers_not_while_it_fails_or_stalls() {
+both_ways!(
+    #[tokio::test]
+    ready_while_the_store_answers_not_while_it_fails_or_stalls
+);
+async fn ready_while_the_store_answers_not_while_it_fails_or_stalls(net: common::Net) {
     let (_db, store, engine) = engine_on_faults("faults").await;
     let options = ServeOptions::default()
         .token(TOKEN)
         .ready_timeout(Duration::from_millis(300));
-    let server = wf_http::serve(&engine, "127.0.0.1:0", options)
-        .await
-        .expect("serve");
-    let url = format!("http://{}", server.local_addr());
+    let server = net.serve(&engine, options).await;
     // The probes need no token.
-    let lb = Http::new(server.local_addr(), None);
-    let remote = Client::connect(url.as_str())
-        .token(TOKEN)
-        .await
-        .expect("connect");
+    let lb = net.http(&server, None);
+    let remote = net.connect(&server).token(TOKEN).await.expect("connect");
 
     let r = lb.get("/readyz").await;
     assert_eq!((r.status, r.body["status"].as_str()), (200, Some("ready")));
@@ -101,13 +99,14 @@ async fn ready_while_the_store_answers_not_while_it_fails_or_stalls() {
     engine.shutdown().await;
 }
 
-#[tokio::test]
-async fn not_ready_once_the_engine_stops_or_its_store_closes() {
+both_ways!(
+    #[tokio::test]
+    not_ready_once_the_engine_stops_or_its_store_closes
+);
+async fn not_ready_once_the_engine_stops_or_its_store_closes(net: common::Net) {
     let (_db, store, engine) = engine_on_faults("closed").await;
-    let server = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default())
-        .await
-        .expect("serve");
-    let lb = Http::new(server.local_addr(), None);
+    let server = net.serve(&engine, ServeOptions::default()).await;
+    let lb = net.http(&server, None);
     assert_eq!(lb.get("/readyz").await.status, 200);
 
     // The server's client keeps the engine's core (and its store) alive; the engine stops.
@@ -124,10 +123,8 @@ async fn not_ready_once_the_engine_stops_or_its_store_closes() {
         .build()
         .await
         .expect("a client-only engine");
-    let server2 = wf_http::serve(&client_only, "127.0.0.1:0", ServeOptions::default())
-        .await
-        .expect("serve");
-    let lb2 = Http::new(server2.local_addr(), None);
+    let server2 = net.serve(&client_only, ServeOptions::default()).await;
+    let lb2 = net.http(&server2, None);
     assert_eq!(lb2.get("/readyz").await.status, 200);
     store.crash_at(store.commits() + 1, Crash::NotApplied);
     let start = client_only.client().start::<Nap>("nap-1", 1).await;

@@ -1,19 +1,20 @@
-//! The remote typed client: `Client::connect(url).token(..)` drives the agent
-//! scenario of `examples/agent_run.rs` over HTTP with the same generated methods as in-process code, and gets the same
-//! `WfError` variants back.
+//! The remote typed client: `Client::connect(url).token(..)` drives the agent scenario of
+//! `examples/agent_run.rs` over HTTP with the same generated methods as in-process code, and
+//! gets the same `WfError` variants back. Each test runs over plain HTTP and over HTTPS
+//! (`both_ways!`).
 
+#[macro_use]
 mod common;
 
-use common::{served, AgentInput, AgentRun, AgentRunClient, Nap, Status, TOKEN};
+use common::{served, AgentInput, AgentRun, AgentRunClient, Nap, Net, Status, TOKEN};
 use std::time::Duration;
 use wf_http::{ConnectExt, ServeOptions};
 use wf_sdk::prelude::*;
 use wf_sdk::{EventKind, ListFilter, Payload, ScheduleAction, SchedulePolicies, ScheduleSpec};
 
-async fn remote() -> (Engine, wf_http::Server, Client) {
-    let (engine, server) = served(ServeOptions::default().token(TOKEN)).await;
-    let url = format!("http://{}", server.local_addr());
-    let client = Client::connect(url).token(TOKEN).await.expect("connect");
+async fn remote(net: Net) -> (Engine, wf_http::Server, Client) {
+    let (engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
     (engine, server, client)
 }
 
@@ -28,9 +29,12 @@ async fn wait_status(h: &WorkflowHandle<AgentRun>, pred: impl Fn(&Status) -> boo
     panic!("the agent never reached the expected state");
 }
 
-#[tokio::test]
-async fn the_agent_scenario_over_http() {
-    let (engine, server, client) = remote().await;
+both_ways!(
+    #[tokio::test]
+    the_agent_scenario_over_http
+);
+async fn the_agent_scenario_over_http(net: Net) {
+    let (engine, server, client) = remote(net).await;
     let input = AgentInput {
         goal: "ship".into(),
         step: 0,
@@ -155,9 +159,12 @@ async fn the_agent_scenario_over_http() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn with_start_cancel_terminate_and_schedules_over_http() {
-    let (_engine, server, client) = remote().await;
+both_ways!(
+    #[tokio::test]
+    with_start_cancel_terminate_and_schedules_over_http
+);
+async fn with_start_cancel_terminate_and_schedules_over_http(net: Net) {
+    let (_engine, server, client) = remote(net).await;
     let input = AgentInput {
         goal: "g".into(),
         step: 0,
@@ -223,36 +230,59 @@ async fn with_start_cancel_terminate_and_schedules_over_http() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn connecting_checks_the_server_and_the_token() {
-    let (_engine, server) = served(ServeOptions::default().token(TOKEN)).await;
-    let url = format!("http://{}", server.local_addr());
-    let wrong = Client::connect(url.clone()).token("nope").await;
+both_ways!(
+    #[tokio::test]
+    connecting_checks_the_server_and_the_token
+);
+async fn connecting_checks_the_server_and_the_token(net: Net) {
+    let (_engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let url = net.url(&server);
+    let wrong = net.connect(&server).token("nope").await;
     assert!(
         matches!(&wrong, Err(e) if e.to_string().contains("401")),
         "{wrong:?}"
     );
-    let none = Client::connect(url.clone()).await;
+    let none = net.connect(&server).await;
     assert!(none.is_err());
-    let tls = Client::connect(url.replace("http", "https")).await;
-    assert!(matches!(tls, Err(WfError::InvalidArgument(_))), "{tls:?}");
+    let odd = Client::connect(net.url(&server).replacen("http", "ftp", 1)).await;
+    assert!(matches!(odd, Err(WfError::InvalidArgument(_))), "{odd:?}");
+    // The other scheme than the server's: an error that says which to use.
+    let (other, hint) = match net {
+        Net::Http => (
+            net.url(&server).replacen("http", "https", 1),
+            "use an http:// URL",
+        ),
+        Net::Https => (
+            net.url(&server).replacen("https", "http", 1),
+            "use an https:// URL",
+        ),
+    };
+    let mixed = Client::connect(other)
+        .tls(common::pki().client_tls())
+        .token(TOKEN)
+        .await;
+    assert!(
+        matches!(&mixed, Err(e) if e.to_string().contains(hint)),
+        "{mixed:?}"
+    );
     server.shutdown().await.unwrap();
-    let down = Client::connect(url).token(TOKEN).await;
+    let down = Client::connect(url)
+        .tls(common::pki().client_tls())
+        .token(TOKEN)
+        .await;
     assert!(matches!(&down, Err(e) if e.is_retryable()), "{down:?}");
 }
 
-#[tokio::test]
-async fn calls_go_on_when_the_server_closed_their_connections() {
+both_ways!(
+    #[tokio::test]
+    calls_go_on_when_the_server_closed_their_connections
+);
+async fn calls_go_on_when_the_server_closed_their_connections(net: Net) {
     let engine = common::engine().await;
     let options = || ServeOptions::default().token(TOKEN);
-    let server = wf_http::serve(&engine, "127.0.0.1:0", options())
-        .await
-        .unwrap();
+    let server = net.serve(&engine, options()).await;
     let addr = server.local_addr();
-    let client = Client::connect(format!("http://{addr}"))
-        .token(TOKEN)
-        .await
-        .expect("connect");
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
     let input = AgentInput {
         goal: "g".into(),
         step: 0,
@@ -269,7 +299,9 @@ async fn calls_go_on_when_the_server_closed_their_connections() {
     // A graceful stop closes the idle connections; a new server on the same address gets
     // the next calls on new ones.
     server.shutdown().await.unwrap();
-    let server = wf_http::serve(&engine, addr, options()).await.unwrap();
+    let server = wf_http::serve(&engine, addr, net.options(options()))
+        .await
+        .unwrap();
     for _ in 0..3 {
         assert_eq!(h.status().await.unwrap().goal, "g");
     }
@@ -292,12 +324,15 @@ where
     out
 }
 
+both_ways!(
+    #[tokio::test]
+    a_retried_start_over_http_returns_the_same_run
+);
 /// A start retried over HTTP with its request id returns the run the first attempt started,
 /// also after that run closed; the id-reuse policy travels in the body and its refusal comes
 /// back as `DuplicateRejected`.
-#[tokio::test]
-async fn a_retried_start_over_http_returns_the_same_run() {
-    let (engine, server, client) = remote().await;
+async fn a_retried_start_over_http_returns_the_same_run(net: Net) {
+    let (engine, server, client) = remote(net).await;
     let input = AgentInput {
         goal: "ship".into(),
         step: 0,

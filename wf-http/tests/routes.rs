@@ -1,14 +1,15 @@
 //! Every route over real HTTP on 127.0.0.1:0, with its success and error statuses.
 
+#[macro_use]
 mod common;
 
 use common::{served, until, Http};
 use serde_json::{json, Value};
 use wf_http::ServeOptions;
 
-async fn setup() -> (wf_sdk::Engine, wf_http::Server, Http) {
-    let (engine, server) = served(ServeOptions::default()).await;
-    let http = Http::new(server.local_addr(), None);
+async fn setup(net: common::Net) -> (wf_sdk::Engine, wf_http::Server, Http) {
+    let (engine, server) = served(net, ServeOptions::default()).await;
+    let http = net.http(&server, None);
     (engine, server, http)
 }
 
@@ -23,9 +24,12 @@ async fn start(http: &Http, id: &str) -> Value {
     r.body
 }
 
-#[tokio::test]
-async fn health_and_type_metadata() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    health_and_type_metadata
+);
+async fn health_and_type_metadata(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     let r = http.get("/healthz").await;
     assert_eq!((r.status, &r.body), (200, &json!({"status": "ok"})));
 
@@ -71,9 +75,12 @@ async fn health_and_type_metadata() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn start_conflicts_and_describe() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    start_conflicts_and_describe
+);
+async fn start_conflicts_and_describe(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     let started = start(&http, "a-1").await;
     assert_eq!(started["workflow_id"], "a-1");
     let run_id = started["run_id"].as_str().unwrap().to_string();
@@ -136,9 +143,12 @@ async fn start_conflicts_and_describe() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn signals_by_position_and_by_name_and_queries() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    signals_by_position_and_by_name_and_queries
+);
+async fn signals_by_position_and_by_name_and_queries(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     start(&http, "s-1").await;
     let r = http
         .post("/agent_run/runs/s-1/signal", json!({"name": "pause"}))
@@ -211,9 +221,12 @@ async fn signals_by_position_and_by_name_and_queries() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn bad_arguments_name_the_parameter() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    bad_arguments_name_the_parameter
+);
+async fn bad_arguments_name_the_parameter(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     start(&http, "b-1").await;
     let cases = [
         (json!({"name": "note", "args": ["x", "two"]}), Some("times")),
@@ -297,9 +310,12 @@ async fn bad_arguments_name_the_parameter() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn updates_accepted_completed_rejected_failed_and_timed_out() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    updates_accepted_completed_rejected_failed_and_timed_out
+);
+async fn updates_accepted_completed_rejected_failed_and_timed_out(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     start(&http, "u-1").await;
     let path = "/agent_run/runs/u-1/update";
 
@@ -395,9 +411,12 @@ async fn updates_accepted_completed_rejected_failed_and_timed_out() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn history_pages_list_result_cancel_terminate() {
-    let (_engine, server, http) = setup().await;
+both_ways!(
+    #[tokio::test]
+    history_pages_list_result_cancel_terminate
+);
+async fn history_pages_list_result_cancel_terminate(net: common::Net) {
+    let (_engine, server, http) = setup(net).await;
     start(&http, "h-1").await;
     start(&http, "h-2").await;
     http.post(

@@ -3,19 +3,23 @@
 //! client sending `StartOptions` for you. (The served engine runs on the system clock, so the
 //! timeouts here are short; the tests wait for states, never for durations.)
 
+#[macro_use]
 mod common;
 
-use common::{served, until, Http, Nap, TOKEN};
+use common::{served, until, Nap, TOKEN};
 use serde_json::json;
 use std::time::Duration;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
 use wf_sdk::{RetryPolicy, StartOptions};
 
-#[tokio::test]
-async fn a_start_body_sets_the_run_timeout_and_the_retry_policy() {
-    let (_engine, server) = served(ServeOptions::default().token(TOKEN)).await;
-    let http = Http::new(server.local_addr(), Some(TOKEN));
+both_ways!(
+    #[tokio::test]
+    a_start_body_sets_the_run_timeout_and_the_retry_policy
+);
+async fn a_start_body_sets_the_run_timeout_and_the_retry_policy(net: common::Net) {
+    let (_engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let http = net.http(&server, Some(TOKEN));
     let r = http
         .post(
             "/nap/runs",
@@ -68,11 +72,13 @@ async fn a_start_body_sets_the_run_timeout_and_the_retry_policy() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn the_remote_client_sends_the_limits_and_gets_timed_out() {
-    let (_engine, server) = served(ServeOptions::default().token(TOKEN)).await;
-    let url = format!("http://{}", server.local_addr());
-    let client = Client::connect(url).token(TOKEN).await.expect("connect");
+both_ways!(
+    #[tokio::test]
+    the_remote_client_sends_the_limits_and_gets_timed_out
+);
+async fn the_remote_client_sends_the_limits_and_gets_timed_out(net: common::Net) {
+    let (_engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
     let options = StartOptions::new()
         .run_timeout(Duration::from_millis(50))
         .retry_policy(RetryPolicy {

@@ -1,14 +1,15 @@
 //! Finding runs over HTTP: a start's memo, search attributes in describe and in lists, the
 //! list route's `search`, time and cursor parameters, and the remote client's filters.
 
+#[macro_use]
 mod common;
 
 use common::Http;
 use serde_json::{json, Value};
 use std::time::Duration;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
-use wf_sdk::{Client as WfClient, ListFilter, StartOptions};
+use wf_sdk::{ListFilter, StartOptions};
 
 /// Tags itself with its customer and tier, then waits to be closed.
 #[derive(Default)]
@@ -56,18 +57,19 @@ async fn until_tagged(http: &Http, id: &str) -> Value {
     panic!("{id} never showed its search attributes");
 }
 
-#[tokio::test]
-async fn list_route_filters_by_search_attributes_times_and_pages_by_run_id() {
+both_ways!(
+    #[tokio::test]
+    list_route_filters_by_search_attributes_times_and_pages_by_run_id
+);
+async fn list_route_filters_by_search_attributes_times_and_pages_by_run_id(net: common::Net) {
     let engine = Engine::builder()
         .memory()
         .workflow::<Ticket>()
         .build()
         .await
         .unwrap();
-    let server = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default())
-        .await
-        .unwrap();
-    let http = Http::new(server.local_addr(), None);
+    let server = net.serve(&engine, ServeOptions::default()).await;
+    let http = net.http(&server, None);
     let r = http
         .post(
             "/ticket/runs",
@@ -144,9 +146,7 @@ async fn list_route_filters_by_search_attributes_times_and_pages_by_run_id() {
     }
 
     // The remote client sends a memo and the same filters.
-    let remote = WfClient::connect(format!("http://{}", server.local_addr()))
-        .await
-        .unwrap();
+    let remote = net.connect(&server).await.unwrap();
     let options = StartOptions::default().with_memo("via", "remote").unwrap();
     remote
         .start_with::<Ticket>("t-4", "acme".into(), options)

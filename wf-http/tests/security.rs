@@ -1,20 +1,23 @@
 //! The guards of `serve`: the token, the body limit, the loopback rule, and no panic (nor a
 //! 5xx) on any input: random paths and JSON bodies, bounded in count.
 
+#[macro_use]
 mod common;
 
-use common::{served, Http, TOKEN};
+use common::{served, TOKEN};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use wf_http::ServeOptions;
 
-#[tokio::test]
-async fn the_token_guards_everything_but_health() {
-    let (_engine, server) = served(ServeOptions::default().token(TOKEN)).await;
-    let addr = server.local_addr();
-    let none = Http::new(addr, None);
-    let wrong = Http::new(addr, Some("test-tokeN"));
-    let right = Http::new(addr, Some(TOKEN));
+both_ways!(
+    #[tokio::test]
+    the_token_guards_everything_but_health
+);
+async fn the_token_guards_everything_but_health(net: common::Net) {
+    let (_engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let none = net.http(&server, None);
+    let wrong = net.http(&server, Some("test-tokeN"));
+    let right = net.http(&server, Some(TOKEN));
 
     assert_eq!(none.get("/healthz").await.status, 200);
     for http in [&none, &wrong] {
@@ -51,14 +54,17 @@ async fn the_token_guards_everything_but_health() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn a_body_over_the_limit_is_413_and_changes_nothing() {
+both_ways!(
+    #[tokio::test]
+    a_body_over_the_limit_is_413_and_changes_nothing
+);
+async fn a_body_over_the_limit_is_413_and_changes_nothing(net: common::Net) {
     let options = ServeOptions {
         body_limit: 64 * 1024,
         ..ServeOptions::default()
     };
-    let (_engine, server) = served(options).await;
-    let http = Http::new(server.local_addr(), None);
+    let (_engine, server) = served(net, options).await;
+    let http = net.http(&server, None);
     let big = "x".repeat(100 * 1024);
     let r = http
         .post(
@@ -75,12 +81,15 @@ async fn a_body_over_the_limit_is_413_and_changes_nothing() {
     assert_eq!(http.get("/agent_run/runs/big").await.status, 404);
 
     // Under the HTTP limit but over the engine's payload limit: 413 from the engine's check.
-    let (_engine2, server2) = served(ServeOptions {
-        body_limit: 8 * 1024 * 1024,
-        ..ServeOptions::default()
-    })
+    let (_engine2, server2) = served(
+        net,
+        ServeOptions {
+            body_limit: 8 * 1024 * 1024,
+            ..ServeOptions::default()
+        },
+    )
     .await;
-    let http2 = Http::new(server2.local_addr(), None);
+    let http2 = net.http(&server2, None);
     let huge = "y".repeat(wf_sdk::MAX_PAYLOAD_BYTES + 10);
     let r = http2
         .post(
@@ -99,16 +108,18 @@ async fn a_body_over_the_limit_is_413_and_changes_nothing() {
     server2.shutdown().await.unwrap();
 }
 
-#[tokio::test]
-async fn serving_off_loopback_needs_a_token() {
+both_ways!(
+    #[tokio::test]
+    serving_off_loopback_needs_a_token
+);
+async fn serving_off_loopback_needs_a_token(net: common::Net) {
     let engine = common::engine().await;
-    let err = wf_http::serve(&engine, "0.0.0.0:0", ServeOptions::default())
+    let err = wf_http::serve(&engine, "0.0.0.0:0", net.options(ServeOptions::default()))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("needs a token"), "{err}");
-    let server = wf_http::serve(&engine, "0.0.0.0:0", ServeOptions::default().token(TOKEN))
-        .await
-        .unwrap();
+    let options = net.options(ServeOptions::default().token(TOKEN));
+    let server = wf_http::serve(&engine, "0.0.0.0:0", options).await.unwrap();
     server.shutdown().await.unwrap();
 }
 
@@ -212,12 +223,21 @@ fn route() -> impl Strategy<Value = (String, String)> {
     )
 }
 
-#[test]
-fn random_requests_get_an_answer_never_a_panic_or_a_5xx() {
+mod random_requests_get_an_answer_never_a_panic_or_a_5xx {
+    #[test]
+    fn http() {
+        super::random_requests_get_an_answer_never_a_panic_or_a_5xx(super::common::Net::Http)
+    }
+    #[test]
+    fn https() {
+        super::random_requests_get_an_answer_never_a_panic_or_a_5xx(super::common::Net::Https)
+    }
+}
+fn random_requests_get_an_answer_never_a_panic_or_a_5xx(net: common::Net) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (_engine, server, http) = rt.block_on(async {
-        let (engine, server) = served(ServeOptions::default()).await;
-        let http = Http::new(server.local_addr(), None);
+        let (engine, server) = served(net, ServeOptions::default()).await;
+        let http = net.http(&server, None);
         let r = http
             .post(
                 "/agent_run/runs",

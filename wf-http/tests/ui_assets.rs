@@ -1,16 +1,13 @@
-//! The web view over plain HTTP (no browser): its files are served with their content types
+//! The web view over HTTP and HTTPS (no browser): its files are served with their content types
 //! and a Content-Security-Policy, without the token, while the data routes, the view's own
 //! included, stay behind it.
 
+#[macro_use]
 mod common;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
 use hyper::header::HeaderMap;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 struct Got {
     status: u16,
@@ -18,26 +15,20 @@ struct Got {
     body: Bytes,
 }
 
-async fn request(addr: SocketAddr, method: &str, path: &str, token: Option<&str>) -> Got {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let mut req = hyper::Request::builder()
-        .method(method)
-        .uri(format!("http://{addr}{path}"));
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    let req = req.body(Full::new(Bytes::new())).expect("request");
-    let res = tokio::time::timeout(Duration::from_secs(20), client.request(req))
-        .await
-        .expect("the server answers within 20 s")
-        .expect("HTTP request");
-    let status = res.status().as_u16();
-    let headers = res.headers().clone();
-    let body = res.into_body().collect().await.expect("body").to_bytes();
+async fn request(
+    net: common::Net,
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+) -> Got {
+    let reply = common::Http::new(net, addr, token)
+        .raw(method, path, None, Vec::new())
+        .await;
     Got {
-        status,
-        headers,
-        body,
+        status: reply.status,
+        headers: reply.headers,
+        body: reply.raw,
     }
 }
 
@@ -55,10 +46,13 @@ fn names(v: &serde_json::Value) -> Vec<&str> {
         .unwrap_or_default()
 }
 
-#[tokio::test]
-async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp() {
+both_ways!(
+    #[tokio::test]
+    ui_files_are_served_without_the_token_with_their_types_and_a_csp
+);
+async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp(net: common::Net) {
     let (_engine, server) =
-        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
+        common::served(net, wf_http::ServeOptions::default().token(common::TOKEN)).await;
     let addr = server.local_addr();
     for (path, content_type, needle) in [
         ("/ui/", "text/html; charset=utf-8", "<script src=\"app.js\""),
@@ -71,7 +65,7 @@ async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp() {
         ("/ui/app.css", "text/css; charset=utf-8", ".status"),
         ("/ui/favicon.svg", "image/svg+xml", "<svg"),
     ] {
-        let got = request(addr, "GET", path, None).await;
+        let got = request(net, addr, "GET", path, None).await;
         assert_eq!(got.status, 200, "{path}");
         assert_eq!(header(&got, "content-type"), content_type, "{path}");
         let csp = header(&got, "content-security-policy");
@@ -93,20 +87,26 @@ async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp() {
     server.shutdown().await.expect("shutdown");
 }
 
-#[tokio::test]
-async fn ui_without_a_slash_redirects_relatively() {
+both_ways!(
+    #[tokio::test]
+    ui_without_a_slash_redirects_relatively
+);
+async fn ui_without_a_slash_redirects_relatively(net: common::Net) {
     let (_engine, server) =
-        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
-    let got = request(server.local_addr(), "GET", "/ui", None).await;
+        common::served(net, wf_http::ServeOptions::default().token(common::TOKEN)).await;
+    let got = request(net, server.local_addr(), "GET", "/ui", None).await;
     assert_eq!(got.status, 308);
     assert_eq!(header(&got, "location"), "ui/");
     server.shutdown().await.expect("shutdown");
 }
 
-#[tokio::test]
-async fn the_token_still_gates_the_data_routes() {
+both_ways!(
+    #[tokio::test]
+    the_token_still_gates_the_data_routes
+);
+async fn the_token_still_gates_the_data_routes(net: common::Net) {
     let (_engine, server) =
-        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
+        common::served(net, wf_http::ServeOptions::default().token(common::TOKEN)).await;
     let addr = server.local_addr();
     for (method, path) in [
         ("GET", "/ui/types"),
@@ -116,21 +116,31 @@ async fn the_token_still_gates_the_data_routes() {
         // Only GET of the files is open.
         ("POST", "/ui/"),
     ] {
-        let got = request(addr, method, path, None).await;
+        let got = request(net, addr, method, path, None).await;
         assert_eq!(got.status, 401, "{method} {path} without the token");
-        let wrong = request(addr, method, path, Some("wrong-token")).await;
+        let wrong = request(net, addr, method, path, Some("wrong-token")).await;
         assert_eq!(wrong.status, 401, "{method} {path} with a wrong token");
     }
-    let got = request(addr, "GET", "/_/runs", Some(common::TOKEN)).await;
+    let got = request(net, addr, "GET", "/_/runs", Some(common::TOKEN)).await;
     assert_eq!(got.status, 200);
     server.shutdown().await.expect("shutdown");
 }
 
-#[tokio::test]
-async fn ui_types_lists_every_served_type_with_its_handlers() {
+both_ways!(
+    #[tokio::test]
+    ui_types_lists_every_served_type_with_its_handlers
+);
+async fn ui_types_lists_every_served_type_with_its_handlers(net: common::Net) {
     let (_engine, server) =
-        common::served(wf_http::ServeOptions::default().token(common::TOKEN)).await;
-    let got = request(server.local_addr(), "GET", "/ui/types", Some(common::TOKEN)).await;
+        common::served(net, wf_http::ServeOptions::default().token(common::TOKEN)).await;
+    let got = request(
+        net,
+        server.local_addr(),
+        "GET",
+        "/ui/types",
+        Some(common::TOKEN),
+    )
+    .await;
     assert_eq!(got.status, 200);
     assert_eq!(header(&got, "content-type"), "application/json");
     let body: serde_json::Value = serde_json::from_slice(&got.body).expect("JSON");
@@ -160,13 +170,13 @@ async fn the_view_works_nested_under_a_prefix() {
         .expect("bind");
     let addr = listener.local_addr().expect("address");
     let task = tokio::spawn(async move { axum::serve(listener, app).await });
-    let page = request(addr, "GET", "/wf/ui/", None).await;
+    let page = request(common::Net::Http, addr, "GET", "/wf/ui/", None).await;
     assert_eq!(page.status, 200);
     assert_eq!(header(&page, "content-type"), "text/html; charset=utf-8");
     // The page reaches the API relative to itself: ../ of /wf/ui/ is /wf/.
-    let types = request(addr, "GET", "/wf/ui/types", None).await;
+    let types = request(common::Net::Http, addr, "GET", "/wf/ui/types", None).await;
     assert_eq!(types.status, 200);
-    let redirect = request(addr, "GET", "/wf/ui", None).await;
+    let redirect = request(common::Net::Http, addr, "GET", "/wf/ui", None).await;
     assert_eq!(redirect.status, 308);
     assert_eq!(
         header(&redirect, "location"),

@@ -3,19 +3,23 @@
 //! update id, the update stays queued, and once a worker runs the same update id answers 200
 //! with the value. The remote typed client's `.timeout(d)` goes the same way.
 
+#[macro_use]
 mod common;
 
-use common::{AgentInput, AgentRun, AgentRunClient, Http, Tools, TOKEN};
+use common::{AgentInput, AgentRun, AgentRunClient, Tools, TOKEN};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use wf_http::{ConnectExt, ServeOptions};
+use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
 use wf_sdk::{EventKind, MemoryStore};
 
 /// An engine on `store` with no worker (a client of the store), serving HTTP; its updates wait
 /// 300 ms unless told otherwise.
-async fn client_only_server(store: Arc<MemoryStore>) -> (Engine, wf_http::Server) {
+async fn client_only_server(
+    net: common::Net,
+    store: Arc<MemoryStore>,
+) -> (Engine, wf_http::Server) {
     let engine = Engine::builder()
         .store(store)
         .poll_interval(Duration::from_millis(20))
@@ -25,9 +29,9 @@ async fn client_only_server(store: Arc<MemoryStore>) -> (Engine, wf_http::Server
         .build()
         .await
         .expect("engine");
-    let server = wf_http::serve(&engine, "127.0.0.1:0", ServeOptions::default().token(TOKEN))
-        .await
-        .expect("serve");
+    let server = net
+        .serve(&engine, ServeOptions::default().token(TOKEN))
+        .await;
     (engine, server)
 }
 
@@ -52,11 +56,14 @@ fn accepted_ids(history: &[wf_sdk::HistoryEvent]) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn update_route_answers_504_then_the_same_id_returns_the_value() {
+both_ways!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    update_route_answers_504_then_the_same_id_returns_the_value
+);
+async fn update_route_answers_504_then_the_same_id_returns_the_value(net: common::Net) {
     let store = Arc::new(MemoryStore::new());
-    let (engine, server) = client_only_server(store.clone()).await;
-    let http = Http::new(server.local_addr(), Some(TOKEN));
+    let (engine, server) = client_only_server(net, store.clone()).await;
+    let http = net.http(&server, Some(TOKEN));
     let r = http
         .post(
             "/agent_run/runs",
@@ -139,12 +146,14 @@ async fn update_route_answers_504_then_the_same_id_returns_the_value() {
     server.shutdown().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn remote_typed_update_times_out_then_its_id_returns_the_value() {
+both_ways!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    remote_typed_update_times_out_then_its_id_returns_the_value
+);
+async fn remote_typed_update_times_out_then_its_id_returns_the_value(net: common::Net) {
     let store = Arc::new(MemoryStore::new());
-    let (_engine, server) = client_only_server(store.clone()).await;
-    let url = format!("http://{}", server.local_addr());
-    let client = Client::connect(url).token(TOKEN).await.expect("connect");
+    let (_engine, server) = client_only_server(net, store.clone()).await;
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
     let input = AgentInput {
         goal: "g".into(),
         step: 3,

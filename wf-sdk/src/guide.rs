@@ -41,6 +41,7 @@ guide! {
     postgres => "postgres-and-several-machines.md", "PostgreSQL and several machines";
     deploying => "deploying.md", "Deploying wf";
     postgres_tls => "postgres-tls.md", "TLS to PostgreSQL";
+    https => "https.md", "HTTPS";
     tokens_and_roles => "tokens-and-roles.md", "Tokens and roles";
     operating => "operating.md", "Operating wf";
     coming_from => "coming-from.md", "Coming from Temporal, Restate or DBOS";

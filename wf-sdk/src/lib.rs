@@ -255,8 +255,8 @@ pub mod store {
 #[cfg(feature = "http")]
 pub mod http {
     pub use wf_http::{
-        router, serve, Api, ConnectExt, Connecting, HttpTransport, Role, ServeOptions, Server,
-        Tokens, ANY_TYPE,
+        router, serve, Api, ClientTls, ConnectExt, Connecting, HttpTransport, Role, ServeOptions,
+        Server, TlsConfig, Tokens, ANY_TYPE,
     };
 }
 

@@ -1,4 +1,5 @@
-//! [`Conns`]: the remote client's keep-alive HTTP/1 connections to one server. A request
+//! [`Conns`]: the remote client's keep-alive HTTP/1 connections to one server, over TCP or
+//! TLS (the [`Stream`] of `client::tls`). A request
 //! takes an idle connection (or opens one), and the task that sends it drives the connection
 //! itself until the answer is read whole, then puts it back. No task runs per connection or
 //! per request: hyper's pooled client hands each request to a connection task and back, which
@@ -6,6 +7,7 @@
 //! A call dropped half-way drops its connection with it, so a connection in the pool never
 //! holds half an exchange.
 
+use super::tls::{Refused, Stream, TlsConnect};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::{self, Connection, SendRequest};
@@ -20,7 +22,7 @@ use tokio::net::TcpStream;
 /// Idle connections kept at most; more (after a burst of concurrent calls) are closed.
 const MAX_IDLE: usize = 1024;
 
-type Driver = Pin<Box<Connection<TokioIo<TcpStream>, Full<Bytes>>>>;
+type Driver = Pin<Box<Connection<TokioIo<Stream>, Full<Bytes>>>>;
 
 /// One connection: the handle requests go through, and the connection it drives (`None`
 /// once it closed: such a connection is never reused).
@@ -32,6 +34,8 @@ struct Conn {
 /// The connections to one server (`host:port`).
 pub(crate) struct Conns {
     authority: String,
+    /// TLS for an `https://` server; `None` for plain HTTP.
+    tls: Option<TlsConnect>,
     idle: Mutex<Vec<Conn>>,
 }
 
@@ -42,6 +46,9 @@ pub(crate) enum ExchangeError {
     Connect(String),
     /// The connection failed during the exchange (the request may have been applied).
     Io(String),
+    /// TLS refused the connection (a certificate one side does not trust, a client
+    /// certificate missing): trying again as is does not help.
+    Tls(Refused),
 }
 
 impl std::fmt::Display for ExchangeError {
@@ -49,15 +56,17 @@ impl std::fmt::Display for ExchangeError {
         match self {
             ExchangeError::Connect(m) => write!(f, "could not connect: {m}"),
             ExchangeError::Io(m) => f.write_str(m),
+            ExchangeError::Tls(Refused(m)) => f.write_str(m),
         }
     }
 }
 
 impl Conns {
-    /// Connections to `authority` (`host:port`); none is opened yet.
-    pub(crate) fn new(authority: String) -> Conns {
+    /// Connections to `authority` (`host:port`), over TLS with `tls`; none is opened yet.
+    pub(crate) fn new(authority: String, tls: Option<TlsConnect>) -> Conns {
         Conns {
             authority,
+            tls,
             idle: Mutex::new(Vec::new()),
         }
     }
@@ -78,17 +87,20 @@ impl Conns {
         };
         let (status, body) = match exchange(&mut conn, req).await {
             Ok(answer) => answer,
-            Err(Failed::NotSent(req)) => {
+            Err(Failed::NotSent(req, _)) => {
                 conn = self.connect().await?;
                 match exchange(&mut conn, *req).await {
                     Ok(answer) => answer,
-                    Err(Failed::NotSent(_)) => {
-                        return Err(ExchangeError::Io("a new connection closed at once".into()))
+                    Err(Failed::NotSent(_, e)) => {
+                        return Err(ExchangeError::Io(format!(
+                            "a new connection closed at once: {}",
+                            self.explain(&e)
+                        )))
                     }
-                    Err(Failed::Io(e)) => return Err(ExchangeError::Io(e)),
+                    Err(Failed::Io(e)) => return Err(self.io_error(e)),
                 }
             }
-            Err(Failed::Io(e)) => return Err(ExchangeError::Io(e)),
+            Err(Failed::Io(e)) => return Err(self.io_error(e)),
         };
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         if conn.driver.is_some() && idle.len() < MAX_IDLE {
@@ -110,13 +122,16 @@ impl Conns {
     }
 
     async fn connect(&self) -> Result<Conn, ExchangeError> {
-        let stream = TcpStream::connect(&self.authority)
+        let tcp = TcpStream::connect(&self.authority)
             .await
             .map_err(|e| ExchangeError::Connect(e.to_string()))?;
         // Requests and answers are small and each is written at once: no Nagle delay.
-        stream
-            .set_nodelay(true)
+        tcp.set_nodelay(true)
             .map_err(|e| ExchangeError::Connect(e.to_string()))?;
+        let stream = match &self.tls {
+            Some(tls) => tls.handshake(tcp).await.map_err(ExchangeError::Tls)?,
+            None => Stream::Plain(tcp),
+        };
         let (send, conn) = http1::handshake(TokioIo::new(stream))
             .await
             .map_err(|e| ExchangeError::Connect(e.to_string()))?;
@@ -129,8 +144,36 @@ impl Conns {
 
 enum Failed {
     /// Not written: safe to send on another connection.
-    NotSent(Box<Request<Full<Bytes>>>),
-    Io(String),
+    NotSent(Box<Request<Full<Bytes>>>, hyper::Error),
+    Io(Lost),
+}
+
+/// How an exchange was lost once its request may have been written.
+enum Lost {
+    Hyper(hyper::Error),
+    Closed(&'static str),
+}
+
+impl Conns {
+    /// A lost exchange as the caller's error: a TLS refusal in words, and a hint when a plain
+    /// connection got no HTTP answer (the server may speak TLS).
+    fn io_error(&self, lost: Lost) -> ExchangeError {
+        match lost {
+            Lost::Hyper(e) => match self.tls.as_ref().and_then(|t| t.refusal(&e)) {
+                Some(refused) => ExchangeError::Tls(refused),
+                None => ExchangeError::Io(self.explain(&e)),
+            },
+            Lost::Closed(what) => ExchangeError::Io(what.to_string()),
+        }
+    }
+
+    fn explain(&self, e: &hyper::Error) -> String {
+        if self.tls.is_none() && (e.is_parse() || e.is_incomplete_message()) {
+            format!("{e}: the server sent no HTTP answer; if it serves HTTPS, use an https:// URL")
+        } else {
+            e.to_string()
+        }
+    }
 }
 
 /// One request and its whole answer on `conn`, driving the connection meanwhile.
@@ -143,17 +186,19 @@ async fn exchange(
         Some(Ok(res)) => res,
         Some(Err(mut e)) => {
             return Err(match e.take_message() {
-                Some(req) => Failed::NotSent(Box::new(req)),
-                None => Failed::Io(e.into_error().to_string()),
+                Some(req) => Failed::NotSent(Box::new(req), e.into_error()),
+                None => Failed::Io(Lost::Hyper(e.into_error())),
             })
         }
-        None => return Err(Failed::Io("the connection closed".into())),
+        None => return Err(Failed::Io(Lost::Closed("the connection closed"))),
     };
     let status = res.status();
     match drive(&mut conn.driver, res.into_body().collect()).await {
         Some(Ok(body)) => Ok((status, body.to_bytes())),
-        Some(Err(e)) => Err(Failed::Io(format!("reading the answer: {e}"))),
-        None => Err(Failed::Io("the connection closed in the answer".into())),
+        Some(Err(e)) => Err(Failed::Io(Lost::Hyper(e))),
+        None => Err(Failed::Io(Lost::Closed(
+            "the connection closed in the answer",
+        ))),
     }
 }
 

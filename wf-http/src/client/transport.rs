@@ -1,7 +1,9 @@
 //! [`HttpTransport`]: each [`Transport`] call as one request (or a few: long polls re-poll,
-//! histories and lists come in pages) with MessagePack bodies, on hyper's pooled client.
+//! histories and lists come in pages) with MessagePack bodies, on pooled keep-alive
+//! connections (plain, or TLS for `https://`).
 
-use super::conns::Conns;
+use super::conns::{Conns, ExchangeError};
+use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
     millis, ActivityErrorBody, ActivityReportBody, CurrentBuildBody, DescriptionBody, HistoryPage,
@@ -54,19 +56,24 @@ impl std::fmt::Debug for HttpTransport {
 const NO_BODY: Option<&()> = None;
 
 impl HttpTransport {
-    /// A transport to the server at `url` (`http://host:port[/prefix]`); no request is made
-    /// yet. Fails on a URL that is not plain `http://` (put TLS in a proxy next to the client,
-    /// or terminate it in front of the server) or a token that cannot be a header.
-    pub fn new(url: &str, token: Option<&str>) -> Result<HttpTransport, WfError> {
+    /// A transport to the server at `url` (`http://host:port[/prefix]`, or `https://` with
+    /// `tls`: the CAs trusted and a client certificate, see [`ClientTls`]); no request is made
+    /// yet. Fails with `InvalidArgument` on a URL of another scheme, a token that cannot be a
+    /// header, or (for `https://`) a CA or client certificate file that cannot be read.
+    pub fn new(url: &str, token: Option<&str>, tls: &ClientTls) -> Result<HttpTransport, WfError> {
         let base = url.trim_end_matches('/');
-        let rest = base.strip_prefix("http://").ok_or_else(|| {
-            WfError::InvalidArgument(format!(
-                "the server URL must start with http:// (wf-http speaks plain HTTP), not {url:?}"
-            ))
-        })?;
+        let (rest, secure) = if let Some(rest) = base.strip_prefix("http://") {
+            (rest, false)
+        } else if let Some(rest) = base.strip_prefix("https://") {
+            (rest, true)
+        } else {
+            return Err(WfError::InvalidArgument(format!(
+                "the server URL must start with http:// or https://, not {url:?}"
+            )));
+        };
         let not_url = || {
             WfError::InvalidArgument(format!(
-                "{url:?} is not a server URL like http://127.0.0.1:8233"
+                "{url:?} is not a server URL like http://127.0.0.1:8233 or https://wf.example:8233"
             ))
         };
         let uri = base.parse::<hyper::Uri>().map_err(|_| not_url())?;
@@ -74,7 +81,10 @@ impl HttpTransport {
         if rest.is_empty() || uri.query().is_some() {
             return Err(not_url());
         }
-        let authority = format!("{host}:{}", uri.port_u16().unwrap_or(80));
+        let authority = format!(
+            "{host}:{}",
+            uri.port_u16().unwrap_or(if secure { 443 } else { 80 })
+        );
         let prefix = uri.path().trim_end_matches('/').to_string();
         let auth = match token {
             Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| {
@@ -82,11 +92,15 @@ impl HttpTransport {
             })?),
             None => None,
         };
+        let tls = match secure {
+            true => Some(TlsConnect::new(host, tls)?),
+            false => None,
+        };
         Ok(HttpTransport {
             base: base.to_string(),
             prefix,
             auth,
-            conns: Conns::new(authority),
+            conns: Conns::new(authority, tls),
         })
     }
 
@@ -127,11 +141,10 @@ impl HttpTransport {
         let req = req
             .body(Full::new(Bytes::from(bytes)))
             .map_err(|e| WfError::InvalidArgument(format!("bad request to {path}: {e}")))?;
-        let (status, body) = self
-            .conns
-            .exchange(req)
-            .await
-            .map_err(|e| transport_failure(0, &format!("{}{path}: {e}", self.base)))?;
+        let (status, body) = self.conns.exchange(req).await.map_err(|e| match e {
+            ExchangeError::Tls(refused) => refused.into_error(&format!("{}{path}", self.base)),
+            e => transport_failure(0, &format!("{}{path}: {e}", self.base)),
+        })?;
         let status = status.as_u16();
         if (200..300).contains(&status) {
             return Ok((status, body));
@@ -547,12 +560,18 @@ mod tests {
     }
 
     #[test]
-    fn only_plain_http_urls() {
-        assert!(HttpTransport::new("http://127.0.0.1:8233/", None).is_ok());
-        for bad in ["https://x", "127.0.0.1:8233", "http://", "ftp://x"] {
-            assert!(HttpTransport::new(bad, None).is_err(), "{bad}");
+    fn http_and_https_urls_only() {
+        let tls = ClientTls::new().ca_pem(b"-----BEGIN CERTIFICATE-----\n".to_vec());
+        let plain = ClientTls::new();
+        assert!(HttpTransport::new("http://127.0.0.1:8233/", None, &plain).is_ok());
+        for bad in ["127.0.0.1:8233", "http://", "https://", "ftp://x"] {
+            assert!(HttpTransport::new(bad, None, &plain).is_err(), "{bad}");
         }
-        assert!(HttpTransport::new("http://x", Some("bad\ntoken")).is_err());
+        assert!(HttpTransport::new("http://x", Some("bad\ntoken"), &plain).is_err());
+        // TLS settings are read for https:// only: a bad CA fails there, naming it.
+        assert!(HttpTransport::new("http://x", None, &tls).is_ok());
+        let e = HttpTransport::new("https://x", None, &tls).unwrap_err();
+        assert!(e.to_string().contains("CA certificates"), "{e}");
     }
 }
 

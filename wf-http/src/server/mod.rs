@@ -3,7 +3,7 @@
 //! and a per-request timeout. `routes.rs` is the table of every route and the role it needs;
 //! `auth.rs` the roles, the tokens and their check.
 //!
-//! May import: `wire`, `json`, `errors`. The remote client (`crate::client`) does not import
+//! May import: `wire`, `json`, `errors`, `tls`. The remote client (`crate::client`) does not import
 //! this module, nor this module it.
 
 mod activities;
@@ -18,10 +18,12 @@ mod routes;
 mod runs;
 mod schedules;
 mod serve;
+mod tls;
 mod ui;
 
 pub use auth::{Role, Tokens};
 pub use serve::{serve, ServeOptions, Server};
+pub use tls::TlsConfig;
 
 use axum::Router;
 use body::Failure;

@@ -1,8 +1,10 @@
 //! [`serve`]: the router alone on a socket, with bearer tokens by role (required off
-//! loopback), a request body limit and a per-request timeout; [`Server`] stops it gracefully.
+//! loopback), a request body limit, a per-request timeout and optionally TLS (`server::tls`);
+//! [`Server`] stops it gracefully.
 
 use super::auth::{Gate, Role, Tokens};
 use super::body::Failure;
+use super::tls::{self, TlsConfig};
 use super::{router, routes, Api};
 use axum::extract::{DefaultBodyLimit, MatchedPath, Request};
 use axum::middleware::{self, Next};
@@ -50,6 +52,9 @@ pub struct ServeOptions {
     pub request_timeout: Duration,
     /// Serve on a non-loopback address without a token (default `false`: refused).
     pub allow_no_token: bool,
+    /// HTTPS with this certificate (and optionally client certificates required: mTLS);
+    /// `None` (the default) serves plain HTTP/1.1.
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServeOptions {
@@ -61,6 +66,7 @@ impl Default for ServeOptions {
             body_limit: MAX_PAYLOAD_BYTES + ENVELOPE_BYTES,
             request_timeout: Duration::from_secs(60),
             allow_no_token: false,
+            tls: None,
         }
     }
 }
@@ -75,6 +81,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("body_limit", &self.body_limit)
             .field("request_timeout", &self.request_timeout)
             .field("allow_no_token", &self.allow_no_token)
+            .field("tls", &self.tls)
             .finish_non_exhaustive()
     }
 }
@@ -83,6 +90,12 @@ impl ServeOptions {
     /// Options with this bearer token, of the [`Role::Admin`] role.
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
+        self
+    }
+
+    /// Options serving HTTPS with `tls` (HTTP/2 or HTTP/1.1, as the client's ALPN asks).
+    pub fn tls(mut self, tls: TlsConfig) -> Self {
+        self.tls = Some(tls);
         self
     }
 
@@ -147,9 +160,10 @@ impl Server {
 }
 
 /// Serves `api` (e.g. `&engine`) on `addr` until [`Server::shutdown`], each route behind the
-/// role the route table gives it (see [`Role`]). Fails with `InvalidConfig` on a non-loopback
-/// address without a token (unless [`ServeOptions::allow_no_token`]), `Startup` if the
-/// address cannot be bound.
+/// role the route table gives it (see [`Role`]), over HTTPS when [`ServeOptions::tls`] is set.
+/// Fails with `InvalidConfig` on a non-loopback address without a token (unless
+/// [`ServeOptions::allow_no_token`]), `Startup` if the address cannot be bound. Plain HTTP off
+/// loopback logs a warning: the tokens and the data travel in clear text.
 ///
 /// ```no_run
 /// # async fn demo(engine: wf_core::Engine) -> Result<(), wf_core::WfError> {
@@ -177,6 +191,14 @@ pub async fn serve(
              ServeOptions::tokens)"
         )));
     }
+    if options.tls.is_none() && !addr.ip().is_loopback() {
+        tracing::warn!(
+            %addr,
+            "serving plain HTTP on {addr}, which is not loopback: the bearer tokens and the \
+             data travel in clear text; serve HTTPS (ServeOptions::tls, --tls-cert/--tls-key) or put \
+             TLS in front"
+        );
+    }
     let guard = Guard {
         gate: Arc::new(Gate::new(tokens)),
         timeout: options.request_timeout,
@@ -185,20 +207,25 @@ pub async fn serve(
     let app = guard
         .around(router(api.ready_timeout(options.ready_timeout)))
         .layer(DefaultBodyLimit::max(options.body_limit));
-    // Answers are small and written at once: no Nagle delay on them.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "TCP_NODELAY on an accepted connection");
-        }
-    });
     let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
+    let task = match options.tls {
+        Some(config) => tokio::spawn(tls::serve(listener, app, config, stopped)),
+        None => {
+            // Answers are small and written at once: no Nagle delay on them.
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "TCP_NODELAY on an accepted connection");
+                }
+            });
+            tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = stopped.await;
+                    })
+                    .await
             })
-            .await
-    });
+        }
+    };
     Ok(Server {
         addr,
         stop: Some(stop),

@@ -15,12 +15,20 @@
 //! To keep a subscriber of your own (a log formatter, filters), add [`Otel::layer`] to it
 //! instead of calling [`Otel::install`].
 //!
+//! An `https://` collector is verified against the system's CAs, or the CA file that
+//! [`Otel::otlp_with_ca`] or `OTEL_EXPORTER_OTLP_CERTIFICATE` names; a client certificate
+//! comes from `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE` and `OTEL_EXPORTER_OTLP_CLIENT_KEY`
+//! (each also as `OTEL_EXPORTER_OTLP_TRACES_...`). TLS is rustls on `ring`.
+//!
 //! May import nothing else of the crate: it only ships what `tracing` records.
 
+mod tls;
+
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_otlp::{SpanExporter, WithExportConfig};
+use opentelemetry_otlp::{SpanExporter, WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
+use std::path::Path;
 use tracing::Subscriber;
 use tracing_opentelemetry::OpenTelemetryLayer;
 use tracing_subscriber::filter::LevelFilter;
@@ -50,12 +58,33 @@ impl Otel {
         service_name: impl Into<String>,
         endpoint: Option<&str>,
     ) -> Result<Otel, OtelError> {
-        let service_name = service_name.into();
+        Self::with_tls(service_name.into(), endpoint, tls::CollectorTls::from_env())
+    }
+
+    /// [`otlp`](Self::otlp) to an `https://` collector whose certificate the CAs of the PEM
+    /// file `ca` sign (instead of the system's CAs, or `OTEL_EXPORTER_OTLP_CERTIFICATE`'s).
+    pub fn otlp_with_ca(
+        service_name: impl Into<String>,
+        endpoint: Option<&str>,
+        ca: impl AsRef<Path>,
+    ) -> Result<Otel, OtelError> {
+        let mut tls = tls::CollectorTls::from_env();
+        tls.ca = Some(ca.as_ref().to_path_buf());
+        Self::with_tls(service_name.into(), endpoint, tls)
+    }
+
+    fn with_tls(
+        service_name: String,
+        endpoint: Option<&str>,
+        tls: tls::CollectorTls,
+    ) -> Result<Otel, OtelError> {
         let endpoint = endpoint.map(str::to_string);
         // The blocking HTTP client must not be made (or later dropped) on an async runtime's
         // thread: make it on a thread of its own.
         let exporter = std::thread::spawn(move || {
-            let builder = SpanExporter::builder().with_http();
+            let builder = SpanExporter::builder()
+                .with_http()
+                .with_http_client(tls.client()?);
             let builder = match endpoint {
                 Some(url) => builder.with_endpoint(url),
                 None => builder,
