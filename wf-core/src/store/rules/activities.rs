@@ -7,10 +7,9 @@ use crate::data::activity::{activity_lease, heartbeat_lease, ActivityFailure, Ac
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::StoreError;
-use crate::store::records::ActivityTask;
+use crate::store::records::{ActivityAttempt, ActivityTask};
 
-/// [`Store::poll_activity_tasks_of`](crate::store::Store::poll_activity_tasks_of), and
-/// [`poll_activity_tasks`](crate::store::Store::poll_activity_tasks) without names.
+/// [`Store::poll_activity_tasks`](crate::store::Store::poll_activity_tasks).
 pub(crate) async fn poll_activity_tasks<X: Tx>(
     tx: &mut X,
     worker_id: String,
@@ -80,14 +79,14 @@ pub(crate) async fn heartbeat_activity<X: Tx>(
 /// while its row holds it, leased.
 pub(crate) async fn current_attempts<X: Tx>(
     tx: &mut X,
-    attempts: Vec<(String, u32, u32)>,
+    attempts: Vec<ActivityAttempt>,
 ) -> Result<Vec<bool>, StoreError> {
     let mut current = Vec::with_capacity(attempts.len());
-    for (run_id, seq, attempt) in &attempts {
+    for a in &attempts {
         let at = Attempt {
-            run_id,
-            seq: *seq,
-            attempt: *attempt,
+            run_id: &a.run_id,
+            seq: a.seq,
+            attempt: a.attempt,
         };
         let state = tx.lease_state(&at).await?;
         current.push(state.is_some_and(|s| s.lease_owner.is_some()));
