@@ -24,8 +24,6 @@
 
 mod activities;
 mod builds;
-#[cfg(feature = "testing")]
-mod cluster;
 mod commits;
 mod connect;
 mod engines;

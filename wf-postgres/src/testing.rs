@@ -5,8 +5,10 @@
 //! `WF_REQUIRE_POSTGRES=1` (CI), under which they fail. `.ci/postgres start` starts a
 //! throwaway server and prints the variable to export.
 
-pub use crate::cluster::{Cluster, ClusterKind, PgBouncer};
+mod cluster;
+
 use crate::{PostgresOptions, PostgresStore};
+pub use cluster::{Cluster, ClusterKind, PgBouncer};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

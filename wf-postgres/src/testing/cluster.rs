@@ -49,7 +49,7 @@ impl Cluster {
     pub fn start_listening(kind: ClusterKind, extra_address: Option<&str>) -> Option<Cluster> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         if !postgres_installed() {
-            if crate::testing::required() {
+            if super::required() {
                 panic!("WF_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries were found");
             }
             use std::io::Write;
