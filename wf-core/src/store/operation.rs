@@ -452,44 +452,38 @@ impl Operation {
                 ))
             }),
             HeartbeatActivity {
-                attempt: a,
+                attempt,
                 details,
                 now_ms,
             } => b.write(Soft, move |tx| {
-                answer(activities::heartbeat_activity(
-                    tx, a.run_id, a.seq, a.attempt, details, now_ms,
-                ))
+                answer(activities::heartbeat_activity(tx, attempt, details, now_ms))
             }),
             ResolveActivity {
-                attempt: a,
+                attempt,
                 resolution,
                 now_ms,
             } => b.write(Durable, move |tx| {
                 answer(activities::resolve_activity(
-                    tx, a.run_id, a.seq, a.attempt, resolution, now_ms,
+                    tx, attempt, resolution, now_ms,
                 ))
             }),
             RetryActivity {
-                attempt: a,
+                attempt,
                 visible_at_ms,
                 failure,
             } => b.write(Durable, move |tx| {
                 answer(activities::retry_activity(
                     tx,
-                    a.run_id,
-                    a.seq,
-                    a.attempt,
+                    attempt,
                     visible_at_ms,
                     failure,
                 ))
             }),
-            HoldActivityForCompletion { attempt: a, now_ms } => b.write(Durable, move |tx| {
-                answer(complete::hold_activity_for_completion(
-                    tx, a.run_id, a.seq, a.attempt, now_ms,
-                ))
+            HoldActivityForCompletion { attempt, now_ms } => b.write(Durable, move |tx| {
+                answer(complete::hold_activity_for_completion(tx, attempt, now_ms))
             }),
-            ReleaseActivity(a) => b.write(Durable, move |tx| {
-                answer(activities::release_activity(tx, a.run_id, a.seq, a.attempt))
+            ReleaseActivity(attempt) => b.write(Durable, move |tx| {
+                answer(activities::release_activity(tx, attempt))
             }),
             CurrentAttempts(attempts) => {
                 b.read(move |tx| answer(activities::current_attempts(tx, attempts)))

@@ -11,6 +11,7 @@ use crate::data::search::{Memo, SearchAttributes};
 use crate::data::update::{UpdateChange, UpdateRecord};
 use crate::data::versioning::VersioningBehavior;
 use crate::error::StoreError;
+use crate::store::rules::tx::Attempt;
 
 /// One run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -492,6 +493,17 @@ pub struct ActivityAttempt {
     pub seq: u32,
     /// The attempt, from 1.
     pub attempt: u32,
+}
+
+impl ActivityAttempt {
+    /// The attempt as the tables' primitives name it.
+    pub fn key(&self) -> Attempt<'_> {
+        Attempt {
+            run_id: &self.run_id,
+            seq: self.seq,
+            attempt: self.attempt,
+        }
+    }
 }
 
 /// A timer that fired.
