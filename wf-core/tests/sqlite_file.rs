@@ -6,7 +6,9 @@
 
 use std::path::{Path, PathBuf};
 use wf_core::store::conformance::*;
-use wf_core::store::{BackendErrorKind, RunClose, SqliteOptions, SqliteStore, Store, StoreError};
+use wf_core::store::{
+    BackendErrorKind, Delivery, RunClose, SqliteOptions, SqliteStore, Store, StoreError,
+};
 
 /// The application_id of a wf file: ASCII "wfdb".
 const WF_APPLICATION_ID: i32 = 0x7766_6462;
@@ -149,8 +151,8 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
         version: 1,
         next_check_ms: Some(5),
     };
-    store.create_schedule(row).await.unwrap();
-    assert_eq!(store.list_schedules().await.unwrap().len(), 1);
+    store.admin().create_schedule(row).await.unwrap();
+    assert_eq!(store.admin().list_schedules().await.unwrap().len(), 1);
     drop(store);
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     let version: i64 = conn
@@ -165,7 +167,7 @@ async fn a_run_with_a_signal(name: &str) -> (SqliteFile, SqliteStore) {
     let store = db.open_sqlite();
     start(&store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, signal("a", None), T0)
+        .deliver(Delivery::new("wf-1", signal("a", None), T0))
         .await
         .unwrap();
     (db, store)
@@ -177,7 +179,7 @@ async fn a_run_with_a_signal(name: &str) -> (SqliteFile, SqliteStore) {
 async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
     let (db, store) = a_run_with_a_signal("v3-events").await;
     run_task(&store, T0 + 1, |_, c| {
-        c.events.insert(0, (T0 + 1, received("a")));
+        c.events.insert(0, event(T0 + 1, received("a")));
     })
     .await;
     let before = store.read_history("run-1", 1).await.unwrap();
@@ -208,12 +210,12 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
     let store = db.open_sqlite();
     assert_eq!(store.read_history("run-1", 1).await.unwrap(), before);
     store
-        .deliver("wf-1", None, signal("b", None), T0 + 2)
+        .deliver(Delivery::new("wf-1", signal("b", None), T0 + 2))
         .await
         .unwrap();
     run_task(&store, T0 + 2, |_, c| {
-        c.events.insert(0, (T0 + 2, received("b")));
-        c.events.insert(0, (T0 + 2, received("b")));
+        c.events.insert(0, event(T0 + 2, received("b")));
+        c.events.insert(0, event(T0 + 2, received("b")));
     })
     .await;
     let after = store.read_history("run-1", 1).await.unwrap();
@@ -686,7 +688,7 @@ async fn every_write_fails(store: &SqliteStore) -> Vec<String> {
     );
     refused(
         store
-            .deliver("wf-000", None, signal("a", None), T0 + 1)
+            .deliver(Delivery::new("wf-000", signal("a", None), T0 + 1))
             .await
             .map(|_| ()),
         "a signal",
@@ -697,7 +699,7 @@ async fn every_write_fails(store: &SqliteStore) -> Vec<String> {
     );
     refused(
         store
-            .poll_workflow_tasks("w", T0 + 1, 1_000, 10)
+            .poll_workflow_tasks_any("w", T0 + 1, 1_000, 10)
             .await
             .map(|_| ()),
         "a poll",

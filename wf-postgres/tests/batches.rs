@@ -2,8 +2,8 @@
 //! once sent fails alone, and the requests batched with it keep their changes. Skipped
 //! (loudly) without `WF_POSTGRES_URL`.
 
-use wf_core::store::conformance::{start, start_request, T0};
-use wf_core::store::{RunStatus, Store, StoreError};
+use wf_core::store::conformance::{event, start, start_request, timer, PollAny, T0};
+use wf_core::store::{Delivery, LeaseRequest, ResolvedAttempt, RunStatus, Store, StoreError};
 use wf_postgres::testing::TestSchema;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -80,7 +80,7 @@ async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_co
     let mut tasks = Vec::new();
     for _ in 0..RUNS / 2 {
         let mut polled = store
-            .poll_workflow_tasks("w", T0 + 1, 10_000, 1)
+            .poll_workflow_tasks_any("w", T0 + 1, 10_000, 1)
             .await
             .unwrap();
         tasks.push(polled.pop().expect("a ready run"));
@@ -95,15 +95,15 @@ async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_co
         if k % 2 == 0 {
             // A timer is queued, then resolving an activity that is not pending fails the
             // commit after its writes went out.
-            commit.events.push((
+            commit.events.push(event(
                 T0 + 2,
                 EventKind::TimerStarted {
                     seq: 5,
                     fire_at_ms: T0 + 10,
                 },
             ));
-            commit.new_timers = vec![(5, T0 + 10)];
-            commit.resolve_activities = vec![(9, 1)];
+            commit.new_timers = vec![timer(5, T0 + 10)];
+            commit.resolve_activities = vec![ResolvedAttempt { seq: 9, attempt: 1 }];
             bad_runs.push(run_id.clone());
         } else {
             good_runs.push(run_id.clone());
@@ -121,7 +121,7 @@ async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_co
         calls.push(Box::pin(async move {
             let wf = format!("wf-{i}");
             let r = store
-                .deliver(&wf, None, signal("go", None), T0 + 2)
+                .deliver(Delivery::new(&wf, signal("go", None), T0 + 2))
                 .await
                 .map(|_| ());
             (wf, r)
@@ -129,7 +129,7 @@ async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_co
         calls.push(Box::pin(async move {
             let wf = format!("missing-{i}");
             let r = store
-                .deliver(&wf, None, signal("go", None), T0 + 2)
+                .deliver(Delivery::new(&wf, signal("go", None), T0 + 2))
                 .await
                 .map(|_| ());
             (wf, r)
@@ -167,7 +167,7 @@ async fn requests_failing_before_and_after_their_writes_fail_alone_in_a_group_co
         .unwrap()
         .is_empty());
     let ready = store
-        .poll_workflow_tasks("w2", T0 + 3, 10_000, 100)
+        .poll_workflow_tasks_any("w2", T0 + 3, 10_000, 100)
         .await
         .unwrap();
     assert_eq!(ready.len(), RUNS / 2, "the signalled runs, ready");
@@ -214,7 +214,7 @@ async fn commits_that_assume_their_runs_row_are_checked_in_their_transaction() {
     let moved = assumed(row("wf-moved").await);
     let leased = assumed(row("wf-leased").await);
     store
-        .deliver("wf-msg", None, signal("go", None), T0 + 1)
+        .deliver(Delivery::new("wf-msg", signal("go", None), T0 + 1))
         .await
         .unwrap();
     // wf-moved: a task of another worker commits first; wf-leased: another worker leases it.
@@ -222,7 +222,13 @@ async fn commits_that_assume_their_runs_row_are_checked_in_their_transaction() {
         let store = &store;
         async move {
             store
-                .lease_run(run_id, "other", T0 + 2, 10_000, None)
+                .lease_run(LeaseRequest {
+                    run_id: String::from(run_id),
+                    worker_id: String::from("other"),
+                    now_ms: T0 + 2,
+                    lease_ms: 10_000,
+                    build_id: None,
+                })
                 .await
                 .unwrap()
                 .expect("a free run")
@@ -306,7 +312,13 @@ async fn a_group_reads_its_starts_latest_runs_ahead_and_sees_its_own_changes() {
         start(&store, &format!("waiting-{i}"), &format!("w-{i}"), T0).await;
         let task = if i % 2 == 0 {
             store
-                .lease_run(&format!("c-{i}-1"), "me", T0 + 1, 10_000, None)
+                .lease_run(LeaseRequest {
+                    run_id: String::from(&format!("c-{i}-1")),
+                    worker_id: String::from("me"),
+                    now_ms: T0 + 1,
+                    lease_ms: 10_000,
+                    build_id: None,
+                })
                 .await
                 .unwrap()
                 .expect("a free run")
@@ -356,7 +368,11 @@ async fn a_group_reads_its_starts_latest_runs_ahead_and_sees_its_own_changes() {
         }
         let to = format!("waiting-{i}");
         calls.push(Box::pin(async move {
-            Outcome::Delivered(store.deliver(&to, None, signal("go", None), T0 + 3).await)
+            Outcome::Delivered(
+                store
+                    .deliver(Delivery::new(&to, signal("go", None), T0 + 3))
+                    .await,
+            )
         }));
     }
     let outcomes = futures_util::future::join_all(calls).await;

@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use wf_core::store::conformance::{start, T0};
+use wf_core::store::conformance::{start, PollAny, T0};
 use wf_core::store::Store;
 use wf_postgres::testing::TestSchema;
 
@@ -25,7 +25,7 @@ async fn racing_pollers_on_two_stores_lease_each_task_once() {
             let mut got = Vec::new();
             loop {
                 let tasks = store
-                    .poll_workflow_tasks(&format!("worker-{p}"), T0 + 10, 3_600_000, 7)
+                    .poll_workflow_tasks_any(&format!("worker-{p}"), T0 + 10, 3_600_000, 7)
                     .await
                     .expect("poll");
                 if tasks.is_empty() {

@@ -201,6 +201,7 @@ async fn dead_and_stuck_peers_never_block_a_sender(backend: Backend) {
             UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap())
                 .unwrap();
         store
+            .admin()
             .register_engine(fake("stuck", Some(format!("unix-abstract:{name}"))))
             .await
             .unwrap();
@@ -212,7 +213,11 @@ async fn dead_and_stuck_peers_never_block_a_sender(backend: Backend) {
         ("no-socket", None),
         ("too-long", Some(format!("unix:/{}", "x".repeat(4000)))),
     ] {
-        store.register_engine(fake(id, address)).await.unwrap();
+        store
+            .admin()
+            .register_engine(fake(id, address))
+            .await
+            .unwrap();
     }
     // A new engine announces itself: every engine reads the list of peers again.
     let announcer = shared.engine().client_only().build().await.unwrap();
@@ -231,6 +236,7 @@ async fn garbage_pokes_do_no_harm(backend: Backend) {
     let (worker, client) = worker_and_client(&shared).await;
     let store = shared.store().await;
     let addresses: Vec<String> = store
+        .admin()
         .live_engines(now_ms())
         .await
         .unwrap()
@@ -278,12 +284,17 @@ async fn a_client_only_engine_registers_and_leaves(backend: Backend) {
     let shared = Shared::new(backend, "xp-register");
     let store = shared.store().await;
     let client = shared.engine().client_only().build().await.unwrap();
-    let live = store.live_engines(now_ms()).await.unwrap();
+    let live = store.admin().live_engines(now_ms()).await.unwrap();
     assert_eq!(live.len(), 1, "{live:?}");
     #[cfg(unix)]
     assert!(live[0].wake_address.is_some(), "{live:?}");
     client.shutdown().await;
-    assert!(store.live_engines(now_ms()).await.unwrap().is_empty());
+    assert!(store
+        .admin()
+        .live_engines(now_ms())
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 both!(

@@ -211,7 +211,7 @@ async fn assert_stored_encoded(store: &Arc<dyn Store>, id: &str, codec: &str) {
             p.display()
         );
     }
-    let memo = &store.run_search(vec![run.run_id]).await.unwrap()[0].memo;
+    let memo = &store.admin().run_search(vec![run.run_id]).await.unwrap()[0].memo;
     assert!(!holds(memo["owner"].as_bytes(), SECRET.as_bytes()));
     // A reader without the codec gets an error naming it, not garbage.
     let err = result.decode::<String>().unwrap_err();

@@ -50,3 +50,15 @@ pub struct UpdateRecord {
     /// Where it stands.
     pub state: UpdateState,
 }
+
+/// A change of an update's state that a workflow task produced (its record is written, or
+/// moved to `state`, by the task's commit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpdateChange {
+    /// Update id.
+    pub update_id: String,
+    /// Wire name.
+    pub name: String,
+    /// Where it stands after the task.
+    pub state: UpdateState,
+}

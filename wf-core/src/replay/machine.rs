@@ -11,7 +11,7 @@ use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ParentClosePolicy, ParentInfo, RunSummary};
-use crate::data::update::{UpdateOutcome, UpdateState};
+use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
 use crate::error::{UpdateError, WfError, WorkflowError};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
@@ -89,7 +89,7 @@ impl TaskMeta {
 pub(crate) struct TaskOutput {
     /// Input events, commands, then the `WorkflowTaskCompleted` marker.
     pub events: Vec<EventKind>,
-    pub update_states: Vec<(String, String, UpdateState)>,
+    pub update_states: Vec<UpdateChange>,
     pub close: Option<Close>,
     pub summary: RunSummary,
     /// Local activities the code called and the worker must run before the task commits

@@ -1,6 +1,7 @@
 //! The tunables of one engine, set on its builder.
 
 use crate::data::versioning::VersioningBehavior;
+use crate::store::TaskBuild;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -57,14 +58,14 @@ impl Default for Config {
 impl Config {
     /// What a workflow task of `workflow_type` records of this engine's build (`None`: the
     /// engine has no build id).
-    pub fn task_build(&self, workflow_type: &str) -> Option<(String, VersioningBehavior)> {
-        let build = self.build_id.clone()?;
+    pub fn task_build(&self, workflow_type: &str) -> Option<TaskBuild> {
+        let build_id = self.build_id.clone()?;
         let behavior = self
             .versioning
             .get(workflow_type)
             .copied()
             .unwrap_or(self.default_versioning);
-        Some((build, behavior))
+        Some(TaskBuild { build_id, behavior })
     }
 
     /// The workflow task lease, in milliseconds.

@@ -60,7 +60,7 @@ impl Liveness {
 
 /// Counts the live engines other than this one (any, if the store cannot tell).
 async fn count_others(core: &Core, now_ms: i64) {
-    let others = match core.store.live_engines(now_ms).await {
+    let others = match core.store.admin().live_engines(now_ms).await {
         Ok(engines) => engines.iter().any(|e| e.engine_id != core.worker_id),
         Err(_) => true,
     };
@@ -80,7 +80,10 @@ fn record(core: &Core, now_ms: i64) -> EngineRecord {
 /// Registers the engine in the store (when it starts its workers).
 pub(crate) async fn register(core: &Arc<Core>) -> Result<(), WfError> {
     let now = core.now_ms();
-    core.store.register_engine(record(core, now)).await?;
+    core.store
+        .admin()
+        .register_engine(record(core, now))
+        .await?;
     core.liveness.renewed_ms.store(now, Ordering::Relaxed);
     count_others(core, now).await;
     Ok(())
@@ -93,9 +96,19 @@ pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
         return;
     }
     let until = now_ms.saturating_add(Liveness::lease_ms(core));
-    let renewed = match core.store.renew_engine(&core.worker_id, until).await {
+    let renewed = match core
+        .store
+        .admin()
+        .renew_engine(&core.worker_id, until)
+        .await
+    {
         Ok(true) => Ok(()),
-        Ok(false) => core.store.register_engine(record(core, now_ms)).await,
+        Ok(false) => {
+            core.store
+                .admin()
+                .register_engine(record(core, now_ms))
+                .await
+        }
         Err(e) => Err(e),
     };
     let liveness = &core.liveness;
@@ -139,7 +152,7 @@ pub(crate) async fn keep_alive(core: Arc<Core>) {
 
 /// Removes the engine from the store (a clean shutdown: its leases were released).
 pub(crate) async fn remove(core: &Arc<Core>) {
-    if let Err(e) = core.store.remove_engine(&core.worker_id).await {
+    if let Err(e) = core.store.admin().remove_engine(&core.worker_id).await {
         tracing::warn!(error = %e, "removing the engine from the store failed");
     }
 }

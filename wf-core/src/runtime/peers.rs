@@ -12,7 +12,7 @@
 //!   skipped until the store says again that it lives.
 //! - A poke carries no data a receiver must trust: any local process may send one, so a bad
 //!   datagram is dropped and a good one costs at most a spurious look at the store.
-//! - The peer list comes from `Store::live_engines`, read again at each liveness renewal and
+//! - The peer list comes from `StoreAdmin::live_engines`, read again at each liveness renewal and
 //!   when a peer announces itself (a newly registered engine pokes everyone with `PEERS`). A
 //!   peer found for the first time gets a catch-up poke: anything committed before it was
 //!   known reaches it too.
@@ -349,7 +349,7 @@ mod unix {
         async fn refresh(&mut self) {
             self.last_refresh = Some(Instant::now());
             let core = &self.core;
-            match core.store.live_engines(core.now_ms()).await {
+            match core.store.admin().live_engines(core.now_ms()).await {
                 Ok(live) => {
                     let any = self.link.replace(live, &core.worker_id);
                     core.wake.outbox.set_active(any);

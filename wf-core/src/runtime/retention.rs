@@ -24,7 +24,7 @@ const MIN_CHECK_EVERY: Duration = Duration::from_secs(1);
 pub(crate) async fn purge(core: &Core, request: PurgeRequest) -> Result<PurgeReport, WfError> {
     let closed_before = request.closed_before_ms();
     if request.dry_run {
-        let runs = core.store.count_closed_runs(closed_before).await?;
+        let runs = core.store.admin().count_closed_runs(closed_before).await?;
         return Ok(PurgeReport { runs, more: false });
     }
     let batch = request.batch_size();
@@ -38,7 +38,11 @@ pub(crate) async fn purge(core: &Core, request: PurgeRequest) -> Result<PurgeRep
 /// Purges one batch from the store and forgets the purged runs this engine still held as
 /// hot (a terminated run stays there until evicted): a query must find them gone.
 async fn purge_batch(core: &Core, closed_before: i64, max: usize) -> Result<Vec<String>, WfError> {
-    let purged = core.store.purge_closed_runs(closed_before, max).await?;
+    let purged = core
+        .store
+        .admin()
+        .purge_closed_runs(closed_before, max)
+        .await?;
     core.worker.forget_runs(&purged);
     Ok(purged)
 }

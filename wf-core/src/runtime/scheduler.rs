@@ -14,7 +14,7 @@ use crate::data::run::{IdConflictPolicy, RunStatus};
 use crate::error::{StoreError, WfError};
 use crate::schedule::state::ScheduleState;
 use crate::schedule::{format_utc, OverlapPolicy, ScheduleDescription};
-use crate::store::ScheduleRow;
+use crate::store::{ScheduleRow, ScheduleUpdate};
 use std::sync::Arc;
 
 /// How many times an operation retries a save that lost a race with another change.
@@ -22,7 +22,7 @@ const SAVE_ATTEMPTS: usize = 10;
 
 /// Handles every due schedule (called by the time keeper).
 pub(crate) async fn process_due(core: &Arc<Core>, now: i64) {
-    let due = match core.store.due_schedules(now, 256).await {
+    let due = match core.store.admin().due_schedules(now, 256).await {
         Ok(due) => due,
         Err(e) => {
             tracing::error!(error = %e, "reading due schedules failed");
@@ -69,6 +69,7 @@ impl<'a> Scheduler<'a> {
         };
         self.core
             .store
+            .admin()
             .create_schedule(row)
             .await
             .map_err(|e| match e {
@@ -88,7 +89,7 @@ impl<'a> Scheduler<'a> {
 
     /// Every schedule, described, by id.
     pub async fn list(&self) -> Result<Vec<ScheduleDescription>, WfError> {
-        let rows = self.core.store.list_schedules().await?;
+        let rows = self.core.store.admin().list_schedules().await?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             out.push(self.describe_row(row).await?);
@@ -98,7 +99,7 @@ impl<'a> Scheduler<'a> {
 
     /// Deletes a schedule (its running actions go on).
     pub async fn delete(&self, schedule_id: &str) -> Result<(), WfError> {
-        if self.core.store.delete_schedule(schedule_id).await? {
+        if self.core.store.admin().delete_schedule(schedule_id).await? {
             Ok(())
         } else {
             Err(not_found(schedule_id))
@@ -139,6 +140,7 @@ impl<'a> Scheduler<'a> {
     async fn row(&self, schedule_id: &str) -> Result<ScheduleRow, WfError> {
         self.core
             .store
+            .admin()
             .get_schedule(schedule_id)
             .await?
             .ok_or_else(|| not_found(schedule_id))
@@ -162,7 +164,13 @@ impl<'a> Scheduler<'a> {
         let (data, next) = (st.encode()?, st.next_check(now));
         let store = &self.core.store;
         Ok(store
-            .update_schedule(&row.schedule_id, row.version, data, next)
+            .admin()
+            .update_schedule(ScheduleUpdate {
+                schedule_id: row.schedule_id.clone(),
+                expected_version: row.version,
+                data,
+                next_check_ms: next,
+            })
             .await?)
     }
 

@@ -6,7 +6,7 @@ use super::activity_worker::expire_due;
 use super::core::Core;
 use super::liveness::{self, Liveness};
 use super::scheduler;
-use crate::store::LIMIT_TIMER_SEQ;
+use crate::store::{FiredTimer, LIMIT_TIMER_SEQ};
 use std::sync::Arc;
 
 /// Runs until shutdown.
@@ -62,11 +62,11 @@ pub(crate) async fn run(core: Arc<Core>) {
 /// Runs that a limit timer among `fired` closed as timed out (the store did, in the firing
 /// transaction): this worker must not answer queries from their cached instances, and their
 /// running activities are told.
-fn timed_out(core: &Core, fired: &[(String, u32)]) {
+fn timed_out(core: &Core, fired: &[FiredTimer]) {
     let runs: Vec<String> = fired
         .iter()
-        .filter(|(_, seq)| *seq == LIMIT_TIMER_SEQ)
-        .map(|(run_id, _)| run_id.clone())
+        .filter(|t| t.seq == LIMIT_TIMER_SEQ)
+        .map(|t| t.run_id.clone())
         .collect();
     if runs.is_empty() {
         return;

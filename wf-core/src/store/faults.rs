@@ -3,7 +3,8 @@
 //! process "crashes" at a chosen commit, the way SQLite's own crash tests stop a process at
 //! each write.
 //!
-//! [`FaultStore`] wraps any [`Store`] and numbers its *commits*: the calls that change durable
+//! [`FaultStore`] wraps any [`Store`], at the seam every call passes ([`Store::execute`]: one
+//! operation at a time, classed by [`Op`]), and numbers its *commits*: the calls that change durable
 //! state (a start, a delivery, a workflow task's commit or failure, an activity's result or
 //! retry, a heartbeat, a termination, a schedule change), and the polls that leased or fired
 //! something (a poll that found nothing changed nothing and is not counted). Liveness
@@ -23,58 +24,13 @@
 //! store.clear(); // the disk has room again
 //! ```
 
-use super::{
-    ActivityFailure, ActivityResolution, ActivityTask, BackendErrorKind, BuildIdStatus,
-    DeliverOutcome, EngineRecord, HistoryEvent, ListFilter, Message, Payload, PendingMessages,
-    RunLimits, RunRecord, RunSearch, ScheduleRow, StartOutcome, StartRequest, Store, StoreError,
-    StoreFuture, TaskCommit, TaskFailure, UpdateRecord, WorkflowTask,
-};
+pub use super::operation::Op;
+use super::operation::{Operation, Outcome};
+use super::{BackendErrorKind, Store, StoreError, StoreFuture};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
-
-/// A store operation, as faults choose them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Op {
-    /// `start_run`, `start_run_with_task`.
-    Start,
-    /// `deliver` (signals, updates, cancellations from clients).
-    Deliver,
-    /// `poll_workflow_tasks`, `poll_workflow_tasks_of`, `lease_run`.
-    LeaseWorkflowTask,
-    /// `commit_workflow_task`.
-    CommitWorkflowTask,
-    /// `fail_workflow_task`.
-    FailWorkflowTask,
-    /// `release_workflow_task`.
-    ReleaseWorkflowTask,
-    /// `poll_activity_tasks`, `poll_activity_tasks_of`.
-    LeaseActivity,
-    /// `heartbeat_activity`, `hold_activity_for_completion`.
-    Heartbeat,
-    /// `resolve_activity`.
-    ResolveActivity,
-    /// `retry_activity`.
-    RetryActivity,
-    /// `release_activity`.
-    ReleaseActivity,
-    /// `fire_due_timers`.
-    FireTimers,
-    /// `terminate`.
-    Terminate,
-    /// `purge_closed_runs`.
-    Purge,
-    /// `create_schedule`, `update_schedule`, `delete_schedule`.
-    Schedule,
-    /// `register_engine`, `renew_engine`, `remove_engine` (never counted as commits).
-    Engine,
-    /// `close` (never counted as commits).
-    Close,
-    /// Every read (never counted as commits).
-    Read,
-}
 
 impl Op {
     /// Whether the operation writes.
@@ -257,14 +213,11 @@ impl FaultStore {
     }
 
     /// Runs `call` (which calls the inner store) under the faults and the planned crash.
-    /// `did_work` says whether a call of an operation counted only when it does something
-    /// (a poll) did.
-    fn run<'a, T: Send + 'a>(
+    fn run<'a>(
         &'a self,
         op: Op,
-        call: impl FnOnce() -> StoreFuture<'a, T> + Send + 'a,
-        did_work: fn(&T) -> bool,
-    ) -> StoreFuture<'a, T> {
+        call: impl FnOnce() -> StoreFuture<'a, Outcome> + Send + 'a,
+    ) -> StoreFuture<'a, Outcome> {
         Box::pin(async move {
             if self.is_crashed() {
                 return Err(Self::dead_error());
@@ -314,15 +267,6 @@ impl FaultStore {
             }
         })
     }
-
-    /// [`run`](Self::run) for an operation counted whenever it is called (or never).
-    fn plain<'a, T: Send + 'a>(
-        &'a self,
-        op: Op,
-        call: impl FnOnce() -> StoreFuture<'a, T> + Send + 'a,
-    ) -> StoreFuture<'a, T> {
-        self.run(op, call, |_| true)
-    }
 }
 
 fn injected(kind: BackendErrorKind, op: Op) -> StoreError {
@@ -341,469 +285,30 @@ fn unacked(op: Op) -> StoreError {
     )
 }
 
-// A `fn(&T) -> bool` for `T = Vec<_>`, as `run` takes it: a slice would not fit.
-#[allow(clippy::ptr_arg)]
-fn non_empty<T>(v: &Vec<T>) -> bool {
-    !v.is_empty()
+/// Whether an operation counted only when it does something (a poll, a purge) did: it leased,
+/// fired or deleted something.
+fn did_work(outcome: &Outcome) -> bool {
+    match outcome {
+        Outcome::WorkflowTasks(tasks) => !tasks.is_empty(),
+        Outcome::WorkflowTask(task) => task.is_some(),
+        Outcome::ActivityTasks(tasks) => !tasks.is_empty(),
+        Outcome::FiredTimers(timers) => !timers.is_empty(),
+        Outcome::RunIds(purged) => !purged.is_empty(),
+        _ => true,
+    }
 }
 
 impl Store for FaultStore {
-    fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
-        self.plain(Op::Start, move || self.inner.start_run(req))
+    fn execute(&self, op: Operation) -> StoreFuture<'_, Outcome> {
+        match op.fault_class() {
+            // Operators' calls, never faulted.
+            None => self.inner.execute(op),
+            Some(class) => self.run(class, move || self.inner.execute(op)),
+        }
     }
 
-    fn start_run_with_task(
-        &self,
-        req: StartRequest,
-        first: TaskCommit,
-    ) -> StoreFuture<'_, (StartOutcome, Option<Result<RunRecord, StoreError>>)> {
-        self.plain(Op::Start, move || {
-            self.inner.start_run_with_task(req, first)
-        })
-    }
-
-    fn deliver(
-        &self,
-        workflow_id: &str,
-        run_id: Option<&str>,
-        message: Message,
-        now_ms: i64,
-    ) -> StoreFuture<'_, DeliverOutcome> {
-        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
-        self.plain(Op::Deliver, move || {
-            self.inner
-                .deliver(&workflow_id, run_id.as_deref(), message, now_ms)
-        })
-    }
-
-    fn deliver_durable(
-        &self,
-        workflow_id: &str,
-        run_id: Option<&str>,
-        message: Message,
-        now_ms: i64,
-    ) -> StoreFuture<'_, DeliverOutcome> {
-        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
-        self.plain(Op::Deliver, move || {
-            self.inner
-                .deliver_durable(&workflow_id, run_id.as_deref(), message, now_ms)
-        })
-    }
-
-    fn poll_workflow_tasks(
-        &self,
-        worker_id: &str,
-        now_ms: i64,
-        lease_ms: i64,
-        max: usize,
-    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
-        let worker_id = worker_id.to_owned();
-        self.run(
-            Op::LeaseWorkflowTask,
-            move || {
-                self.inner
-                    .poll_workflow_tasks(&worker_id, now_ms, lease_ms, max)
-            },
-            non_empty,
-        )
-    }
-
-    fn lease_run(
-        &self,
-        run_id: &str,
-        worker_id: &str,
-        now_ms: i64,
-        lease_ms: i64,
-        build_id: Option<&str>,
-    ) -> StoreFuture<'_, Option<WorkflowTask>> {
-        let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
-        let build_id = build_id.map(str::to_owned);
-        self.run(
-            Op::LeaseWorkflowTask,
-            move || {
-                self.inner
-                    .lease_run(&run_id, &worker_id, now_ms, lease_ms, build_id.as_deref())
-            },
-            Option::is_some,
-        )
-    }
-
-    fn poll_workflow_tasks_of(
-        &self,
-        worker_id: &str,
-        now_ms: i64,
-        lease_ms: i64,
-        max: usize,
-        workflow_types: Vec<String>,
-        task_queues: Vec<String>,
-        build_id: Option<&str>,
-    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
-        let worker_id = worker_id.to_owned();
-        let build_id = build_id.map(str::to_owned);
-        self.run(
-            Op::LeaseWorkflowTask,
-            move || {
-                self.inner.poll_workflow_tasks_of(
-                    &worker_id,
-                    now_ms,
-                    lease_ms,
-                    max,
-                    workflow_types,
-                    task_queues,
-                    build_id.as_deref(),
-                )
-            },
-            non_empty,
-        )
-    }
-
-    fn poll_workflow_tasks_on(
-        &self,
-        worker_id: &str,
-        now_ms: i64,
-        lease_ms: i64,
-        max: usize,
-        task_queues: Vec<String>,
-        build_id: Option<&str>,
-    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
-        let worker_id = worker_id.to_owned();
-        let build_id = build_id.map(str::to_owned);
-        self.run(
-            Op::LeaseWorkflowTask,
-            move || {
-                self.inner.poll_workflow_tasks_on(
-                    &worker_id,
-                    now_ms,
-                    lease_ms,
-                    max,
-                    task_queues,
-                    build_id.as_deref(),
-                )
-            },
-            non_empty,
-        )
-    }
-
-    fn poll_activity_tasks_of(
-        &self,
-        worker_id: &str,
-        now_ms: i64,
-        max: usize,
-        names: Vec<String>,
-    ) -> StoreFuture<'_, Vec<ActivityTask>> {
-        let worker_id = worker_id.to_owned();
-        self.run(
-            Op::LeaseActivity,
-            move || {
-                self.inner
-                    .poll_activity_tasks_of(&worker_id, now_ms, max, names)
-            },
-            non_empty,
-        )
-    }
-
-    fn commit_workflow_task(&self, commit: TaskCommit) -> StoreFuture<'_, RunRecord> {
-        self.plain(Op::CommitWorkflowTask, move || {
-            self.inner.commit_workflow_task(commit)
-        })
-    }
-
-    fn fail_workflow_task(
-        &self,
-        run_id: &str,
-        worker_id: &str,
-        failure: TaskFailure,
-    ) -> StoreFuture<'_, ()> {
-        let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
-        self.plain(Op::FailWorkflowTask, move || {
-            self.inner.fail_workflow_task(&run_id, &worker_id, failure)
-        })
-    }
-
-    fn release_workflow_task(&self, run_id: &str, worker_id: &str) -> StoreFuture<'_, ()> {
-        let (run_id, worker_id) = (run_id.to_owned(), worker_id.to_owned());
-        self.plain(Op::ReleaseWorkflowTask, move || {
-            self.inner.release_workflow_task(&run_id, &worker_id)
-        })
-    }
-
-    fn poll_activity_tasks(
-        &self,
-        worker_id: &str,
-        now_ms: i64,
-        max: usize,
-    ) -> StoreFuture<'_, Vec<ActivityTask>> {
-        let worker_id = worker_id.to_owned();
-        self.run(
-            Op::LeaseActivity,
-            move || self.inner.poll_activity_tasks(&worker_id, now_ms, max),
-            non_empty,
-        )
-    }
-
-    fn heartbeat_activity(
-        &self,
-        run_id: &str,
-        seq: u32,
-        attempt: u32,
-        details: Option<Payload>,
-        now_ms: i64,
-    ) -> StoreFuture<'_, bool> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Heartbeat, move || {
-            self.inner
-                .heartbeat_activity(&run_id, seq, attempt, details, now_ms)
-        })
-    }
-
-    fn resolve_activity(
-        &self,
-        run_id: &str,
-        seq: u32,
-        attempt: u32,
-        resolution: ActivityResolution,
-        now_ms: i64,
-    ) -> StoreFuture<'_, bool> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::ResolveActivity, move || {
-            self.inner
-                .resolve_activity(&run_id, seq, attempt, resolution, now_ms)
-        })
-    }
-
-    fn retry_activity(
-        &self,
-        run_id: &str,
-        seq: u32,
-        attempt: u32,
-        visible_at_ms: i64,
-        failure: ActivityFailure,
-    ) -> StoreFuture<'_, bool> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::RetryActivity, move || {
-            self.inner
-                .retry_activity(&run_id, seq, attempt, visible_at_ms, failure)
-        })
-    }
-
-    fn hold_activity_for_completion(
-        &self,
-        run_id: &str,
-        seq: u32,
-        attempt: u32,
-        now_ms: i64,
-    ) -> StoreFuture<'_, bool> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Heartbeat, move || {
-            self.inner
-                .hold_activity_for_completion(&run_id, seq, attempt, now_ms)
-        })
-    }
-
-    fn release_activity(&self, run_id: &str, seq: u32, attempt: u32) -> StoreFuture<'_, ()> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::ReleaseActivity, move || {
-            self.inner.release_activity(&run_id, seq, attempt)
-        })
-    }
-
-    fn current_attempts(&self, attempts: Vec<(String, u32, u32)>) -> StoreFuture<'_, Vec<bool>> {
-        self.plain(Op::Read, move || self.inner.current_attempts(attempts))
-    }
-
-    fn expired_activities(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ActivityTask>> {
-        self.plain(Op::Read, move || self.inner.expired_activities(now_ms, max))
-    }
-
-    fn fire_due_timers(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<(String, u32)>> {
-        self.run(
-            Op::FireTimers,
-            move || self.inner.fire_due_timers(now_ms, max),
-            non_empty,
-        )
-    }
-
-    fn next_wakeup(&self, now_ms: i64) -> StoreFuture<'_, Option<i64>> {
-        self.plain(Op::Read, move || self.inner.next_wakeup(now_ms))
-    }
-
-    fn get_run(
-        &self,
-        workflow_id: &str,
-        run_id: Option<&str>,
-    ) -> StoreFuture<'_, Option<RunRecord>> {
-        let (workflow_id, run_id) = (workflow_id.to_owned(), run_id.map(str::to_owned));
-        self.plain(Op::Read, move || {
-            self.inner.get_run(&workflow_id, run_id.as_deref())
-        })
-    }
-
-    fn run_limits(&self, run_id: &str) -> StoreFuture<'_, Option<RunLimits>> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Read, move || self.inner.run_limits(&run_id))
-    }
-
-    fn read_history(&self, run_id: &str, from_event_id: u64) -> StoreFuture<'_, Vec<HistoryEvent>> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Read, move || {
-            self.inner.read_history(&run_id, from_event_id)
-        })
-    }
-
-    fn pending_messages(
-        &self,
-        run_id: &str,
-        history_from: Option<u64>,
-    ) -> StoreFuture<'_, PendingMessages> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Read, move || {
-            self.inner.pending_messages(&run_id, history_from)
-        })
-    }
-
-    fn list_runs(&self, filter: ListFilter) -> StoreFuture<'_, Vec<RunRecord>> {
-        self.plain(Op::Read, move || self.inner.list_runs(filter))
-    }
-
-    fn get_update(
-        &self,
-        workflow_id: &str,
-        update_id: &str,
-    ) -> StoreFuture<'_, Option<UpdateRecord>> {
-        let (workflow_id, update_id) = (workflow_id.to_owned(), update_id.to_owned());
-        self.plain(Op::Read, move || {
-            self.inner.get_update(&workflow_id, &update_id)
-        })
-    }
-
-    fn pending_updates(&self, run_id: &str) -> StoreFuture<'_, Vec<UpdateRecord>> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Read, move || self.inner.pending_updates(&run_id))
-    }
-
-    fn pending_activities(&self, run_id: &str) -> StoreFuture<'_, Vec<ActivityTask>> {
-        let run_id = run_id.to_owned();
-        self.plain(Op::Read, move || self.inner.pending_activities(&run_id))
-    }
-
-    fn run_search(&self, run_ids: Vec<String>) -> StoreFuture<'_, Vec<RunSearch>> {
-        self.plain(Op::Read, move || self.inner.run_search(run_ids))
-    }
-
-    fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'_, ()> {
-        self.plain(Op::Schedule, move || self.inner.create_schedule(row))
-    }
-
-    fn update_schedule(
-        &self,
-        schedule_id: &str,
-        expected_version: u64,
-        data: Payload,
-        next_check_ms: Option<i64>,
-    ) -> StoreFuture<'_, bool> {
-        let schedule_id = schedule_id.to_owned();
-        self.plain(Op::Schedule, move || {
-            self.inner
-                .update_schedule(&schedule_id, expected_version, data, next_check_ms)
-        })
-    }
-
-    fn get_schedule(&self, schedule_id: &str) -> StoreFuture<'_, Option<ScheduleRow>> {
-        let schedule_id = schedule_id.to_owned();
-        self.plain(Op::Read, move || self.inner.get_schedule(&schedule_id))
-    }
-
-    fn list_schedules(&self) -> StoreFuture<'_, Vec<ScheduleRow>> {
-        self.plain(Op::Read, move || self.inner.list_schedules())
-    }
-
-    fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'_, bool> {
-        let schedule_id = schedule_id.to_owned();
-        self.plain(Op::Schedule, move || {
-            self.inner.delete_schedule(&schedule_id)
-        })
-    }
-
-    fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'_, Vec<ScheduleRow>> {
-        self.plain(Op::Read, move || self.inner.due_schedules(now_ms, max))
-    }
-
-    fn register_engine(&self, engine: EngineRecord) -> StoreFuture<'_, ()> {
-        self.plain(Op::Engine, move || self.inner.register_engine(engine))
-    }
-
-    fn renew_engine(&self, engine_id: &str, lease_until_ms: i64) -> StoreFuture<'_, bool> {
-        let engine_id = engine_id.to_owned();
-        self.plain(Op::Engine, move || {
-            self.inner.renew_engine(&engine_id, lease_until_ms)
-        })
-    }
-
-    fn remove_engine(&self, engine_id: &str) -> StoreFuture<'_, ()> {
-        let engine_id = engine_id.to_owned();
-        self.plain(Op::Engine, move || self.inner.remove_engine(&engine_id))
-    }
-
-    fn live_engines(&self, now_ms: i64) -> StoreFuture<'_, Vec<EngineRecord>> {
-        self.plain(Op::Read, move || self.inner.live_engines(now_ms))
-    }
-
-    fn close(&self) -> StoreFuture<'_, ()> {
-        self.plain(Op::Close, move || self.inner.close())
-    }
-
-    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
-        self.inner.changes()
-    }
-
-    fn metrics(&self) -> Option<std::sync::Arc<crate::metrics::StoreMetrics>> {
-        self.inner.metrics()
-    }
-
-    fn takes_assumed_rows(&self) -> bool {
-        self.inner.takes_assumed_rows()
-    }
-
-    fn terminate(
-        &self,
-        workflow_id: &str,
-        reason: &str,
-        now_ms: i64,
-    ) -> StoreFuture<'_, RunRecord> {
-        let (workflow_id, reason) = (workflow_id.to_owned(), reason.to_owned());
-        self.plain(Op::Terminate, move || {
-            self.inner.terminate(&workflow_id, &reason, now_ms)
-        })
-    }
-
-    fn purge_closed_runs(&self, closed_before_ms: i64, max: usize) -> StoreFuture<'_, Vec<String>> {
-        self.run(
-            Op::Purge,
-            move || self.inner.purge_closed_runs(closed_before_ms, max),
-            non_empty,
-        )
-    }
-
-    fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'_, u64> {
-        self.plain(Op::Read, move || {
-            self.inner.count_closed_runs(closed_before_ms)
-        })
-    }
-
-    // Operators' calls, never faulted (no `Op` names them).
-    fn set_current_build(&self, task_queue: &str, build_id: &str) -> StoreFuture<'_, ()> {
-        self.inner.set_current_build(task_queue, build_id)
-    }
-
-    fn build_ids(&self, task_queue: Option<&str>) -> StoreFuture<'_, Vec<BuildIdStatus>> {
-        let task_queue = task_queue.map(str::to_owned);
-        self.plain(Op::Read, move || {
-            self.inner.build_ids(task_queue.as_deref())
-        })
-    }
-
-    fn move_to_build(&self, workflow_id: &str, build_id: &str) -> StoreFuture<'_, RunRecord> {
-        self.inner.move_to_build(workflow_id, build_id)
+    fn wrapped(&self) -> Option<&dyn Store> {
+        Some(&*self.inner)
     }
 }
 
@@ -811,6 +316,7 @@ impl Store for FaultStore {
 mod tests {
     use super::*;
     use crate::store::MemoryStore;
+    use crate::store::{Payload, StartRequest};
 
     fn start(id: &str) -> StartRequest {
         StartRequest {

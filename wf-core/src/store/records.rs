@@ -8,8 +8,10 @@ use crate::data::payload::Payload;
 use crate::data::run::{IdConflictPolicy, IdReusePolicy, ParentInfo, RunStatus, TaskFailure};
 use crate::data::run_limits::RunLimits;
 use crate::data::search::{Memo, SearchAttributes};
-use crate::data::update::{UpdateRecord, UpdateState};
+use crate::data::update::{UpdateChange, UpdateRecord};
 use crate::data::versioning::VersioningBehavior;
+use crate::error::StoreError;
+use crate::store::rules::tx::Attempt;
 
 /// One run as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -242,7 +244,7 @@ pub struct TaskCommit {
     /// Must equal the run's `next_event_id`; events get ids from here on.
     pub expected_next_event_id: u64,
     /// Events to append, with their times.
-    pub events: Vec<(i64, EventKind)>,
+    pub events: Vec<NewEvent>,
     /// Inbox messages with `seq <= consumed_through` are deleted.
     pub consumed_through: Option<u64>,
     /// Activities to enqueue.
@@ -252,34 +254,30 @@ pub struct TaskCommit {
     pub lease_activities_to: Option<String>,
     /// Pending activities (by seq) to drop.
     pub cancel_activities: Vec<u32>,
-    /// Activities resolved in this task straight from an in-process worker: (seq, attempt).
-    /// Each must still be pending at that attempt (else the commit fails with `Conflict`);
-    /// it is deleted.
-    pub resolve_activities: Vec<(u32, u32)>,
-    /// Timers to create: (seq, fire_at_ms).
-    pub new_timers: Vec<(u32, i64)>,
+    /// Activities resolved in this task straight from an in-process worker. Each must still
+    /// be pending at that attempt (else the commit fails with `Conflict`); it is deleted.
+    pub resolve_activities: Vec<ResolvedAttempt>,
+    /// Timers to create.
+    pub new_timers: Vec<NewTimer>,
     /// Timers (by seq) to drop.
     pub cancel_timers: Vec<u32>,
-    /// Update state changes: (update_id, name, state).
-    pub updates: Vec<(String, String, UpdateState)>,
+    /// Update state changes.
+    pub updates: Vec<UpdateChange>,
     /// Close the run (fails with `NewMessages` if the inbox has messages past
     /// `consumed_through`).
     pub close: Option<RunClose>,
-    /// Child runs to start: (the parent's command seq, the run, whose `parent` is set). A
-    /// child whose workflow id is running is not started; the committing run's inbox gets
-    /// `ChildClosed { outcome: StartFailed }` instead.
-    pub start_children: Vec<(u32, NewRun)>,
-    /// Messages for other workflows: (workflow id, the chain the target must belong to, the
-    /// message). Each goes to the workflow id's latest run, with dedupe; missing or closed
-    /// targets are skipped, and so is a target outside the named chain (given by its first run
-    /// id: a child's, for a signal through a child handle).
-    pub deliver: Vec<(String, Option<String>, Message)>,
-    /// Workflows to terminate (workflow id, reason) if running: a parent close policy. Each
-    /// is terminated as [`Store::terminate`](super::Store::terminate) does, its own children included.
-    pub terminate: Vec<(String, String)>,
-    /// Messages for other runs' inboxes (run id, message), skipped if that run is closed: a
-    /// child's result for its parent.
-    pub notify: Vec<(String, Message)>,
+    /// Child runs to start. A child whose workflow id is running is not started; the
+    /// committing run's inbox gets `ChildClosed { outcome: StartFailed }` instead.
+    pub start_children: Vec<NewChild>,
+    /// Messages for other workflows. Each goes to the workflow id's latest run, with dedupe;
+    /// missing or closed targets are skipped, and so is a target outside the named chain.
+    pub deliver: Vec<OutgoingMessage>,
+    /// Workflows to terminate if running: a parent close policy. Each is terminated as
+    /// [`Store::terminate`](super::Store::terminate) does, its own children included.
+    pub terminate: Vec<Termination>,
+    /// Messages for other runs' inboxes, skipped if that run is closed: a child's result for
+    /// its parent.
+    pub notify: Vec<RunNotice>,
     /// The type of the error a failing close ends the run with (a `WorkflowError` code such as
     /// `"failed"` or `"activity_failed"`), matched against the run's retry policy's
     /// non-retryable error types; `None` counts as `"failed"`.
@@ -294,11 +292,10 @@ pub struct TaskCommit {
     pub sync: bool,
     /// Engine-clock time.
     pub now_ms: i64,
-    /// The committing engine's build id and the versioning behaviour of the run's workflow
-    /// type there (`None`: an engine without a build id). The run's first task records them
-    /// (a pinned run stays on this build); a commit without a lease fails with `Conflict` on
-    /// a run whose build is another one.
-    pub build: Option<(String, VersioningBehavior)>,
+    /// The committing engine's build (`None`: an engine without a build id). The run's first
+    /// task records it (a pinned run stays on this build); a commit without a lease fails
+    /// with `Conflict` on a run whose build is another one.
+    pub build: Option<TaskBuild>,
     /// For a commit [`without_lease`](Self::without_lease): the run's row as the committing
     /// worker knows it (the record its last commit returned, or a row just read). A store
     /// may take it for the row it would read instead of reading it, provided its transaction
@@ -306,6 +303,81 @@ pub struct TaskCommit {
     /// size, unleased, on no build) and the inbox empty: a commit saves a round trip to a
     /// database server. `None`: the store reads the row.
     pub assumed: Option<Box<RunRecord>>,
+}
+
+/// An event a commit appends, with its time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// When it happened (engine-clock ms).
+    pub time_ms: i64,
+    /// The event.
+    pub kind: EventKind,
+}
+
+/// An activity attempt of the committing run, resolved in its workflow task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResolvedAttempt {
+    /// Sequence number of the scheduling command.
+    pub seq: u32,
+    /// The attempt that produced the result.
+    pub attempt: u32,
+}
+
+/// A timer a commit starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewTimer {
+    /// Sequence number of the timer command.
+    pub seq: u32,
+    /// When it fires (engine-clock ms).
+    pub fire_at_ms: i64,
+}
+
+/// A child run a commit starts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewChild {
+    /// The parent's command seq.
+    pub seq: u32,
+    /// The run, whose `parent` is set.
+    pub run: NewRun,
+}
+
+/// A message a commit sends to another workflow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutgoingMessage {
+    /// The target workflow id (its latest run gets the message).
+    pub workflow_id: String,
+    /// The chain the target must belong to, by its first run id (a child's, for a signal
+    /// through a child handle); `None`: any.
+    pub chain_id: Option<String>,
+    /// The message.
+    pub message: Message,
+}
+
+/// A workflow a commit terminates (a parent close policy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Termination {
+    /// Its workflow id.
+    pub workflow_id: String,
+    /// Why, as `WorkflowTerminated` records it.
+    pub reason: String,
+}
+
+/// A message a commit puts in another run's inbox (a child's result for its parent).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunNotice {
+    /// The run.
+    pub run_id: String,
+    /// The message.
+    pub message: Message,
+}
+
+/// The build of the engine committing a workflow task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskBuild {
+    /// Its build id.
+    pub build_id: String,
+    /// The versioning behaviour of the run's workflow type on that engine.
+    pub behavior: VersioningBehavior,
 }
 
 impl TaskCommit {
@@ -374,6 +446,15 @@ pub struct ScheduleRow {
 }
 
 impl ActivityTask {
+    /// Its current attempt.
+    pub fn current_attempt(&self) -> ActivityAttempt {
+        ActivityAttempt {
+            run_id: self.run_id.clone(),
+            seq: self.seq,
+            attempt: self.attempt,
+        }
+    }
+
     /// The schedule-to-close deadline, if the options set one.
     pub fn schedule_deadline_ms(&self) -> Option<i64> {
         self.options
@@ -401,4 +482,153 @@ pub struct EngineRecord {
     pub started_ms: i64,
     /// When its liveness lease expires unless renewed (engine-clock ms).
     pub lease_until_ms: i64,
+}
+
+/// An activity attempt, by its run, seq and attempt number.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ActivityAttempt {
+    /// The run that scheduled the activity.
+    pub run_id: String,
+    /// Sequence number of the scheduling command.
+    pub seq: u32,
+    /// The attempt, from 1.
+    pub attempt: u32,
+}
+
+impl ActivityAttempt {
+    /// The attempt as the tables' primitives name it.
+    pub fn key(&self) -> Attempt<'_> {
+        Attempt {
+            run_id: &self.run_id,
+            seq: self.seq,
+            attempt: self.attempt,
+        }
+    }
+}
+
+/// A timer that fired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FiredTimer {
+    /// The run that started it.
+    pub run_id: String,
+    /// Sequence number of the timer command.
+    pub seq: u32,
+}
+
+/// The result of a start with its first workflow task (see
+/// [`Store::start_run_with_task`](super::Store::start_run_with_task)).
+#[derive(Debug)]
+pub struct StartWithTask {
+    /// The start's outcome.
+    pub start: StartOutcome,
+    /// The first task's commit: `None` when no run was created (an existing run kept), else
+    /// the committed run or why the commit failed (the start stands either way).
+    pub first_task: Option<Result<RunRecord, StoreError>>,
+}
+
+/// A message to deliver (see [`Store::deliver`](super::Store::deliver)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    /// The workflow it is for.
+    pub workflow_id: String,
+    /// Its run; `None`: the workflow id's latest run.
+    pub run_id: Option<String>,
+    /// The message.
+    pub message: Message,
+    /// Engine-clock time.
+    pub now_ms: i64,
+}
+
+impl Delivery {
+    /// `message` for the latest run of `workflow_id`, at `now_ms`.
+    pub fn new(workflow_id: impl Into<String>, message: Message, now_ms: i64) -> Delivery {
+        Delivery {
+            workflow_id: workflow_id.into(),
+            run_id: None,
+            message,
+            now_ms,
+        }
+    }
+
+    /// The same message for run `run_id` of the workflow only.
+    pub fn to_run(self, run_id: impl Into<String>) -> Delivery {
+        Delivery {
+            run_id: Some(run_id.into()),
+            ..self
+        }
+    }
+}
+
+/// A poll for ready workflow tasks (see
+/// [`Store::poll_workflow_tasks`](super::Store::poll_workflow_tasks)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskPoll {
+    /// The worker that takes the leases.
+    pub worker_id: String,
+    /// Engine-clock time: runs ready at or before it.
+    pub now_ms: i64,
+    /// How long the leases last.
+    pub lease_ms: i64,
+    /// At most this many tasks.
+    pub max: usize,
+    /// Which runs.
+    pub filter: TaskFilter,
+}
+
+/// Which runs a poll leases: a worker leases only what it can run, so processes with
+/// different registrations, queues and builds can share a store. The default takes any
+/// workflow type on any task queue, of no build.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskFilter {
+    /// These workflow types only; `None`: any (an engine with a dynamic workflow type).
+    pub workflow_types: Option<Vec<String>>,
+    /// These task queues only; `None`: any.
+    pub task_queues: Option<Vec<String>>,
+    /// The poller's build (see [`VersioningBehavior`]): it takes runs of that build or of
+    /// none; without one, runs of none only.
+    pub build_id: Option<String>,
+}
+
+/// A lease of one running run, whether or not a task is ready (see
+/// [`Store::lease_run`](super::Store::lease_run)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRequest {
+    /// The run.
+    pub run_id: String,
+    /// The worker that takes the lease.
+    pub worker_id: String,
+    /// Engine-clock time.
+    pub now_ms: i64,
+    /// How long the lease lasts.
+    pub lease_ms: i64,
+    /// The worker's build; a run on another build is not leased.
+    pub build_id: Option<String>,
+}
+
+/// A poll for visible activity tasks (see
+/// [`Store::poll_activity_tasks`](super::Store::poll_activity_tasks)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActivityPoll {
+    /// The worker that takes the leases.
+    pub worker_id: String,
+    /// Engine-clock time.
+    pub now_ms: i64,
+    /// At most this many tasks.
+    pub max: usize,
+    /// Activities with these names only; `None`: any.
+    pub names: Option<Vec<String>>,
+}
+
+/// A new state for a schedule, if its version is still the one read (see
+/// [`StoreAdmin::update_schedule`](super::StoreAdmin::update_schedule)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleUpdate {
+    /// The schedule.
+    pub schedule_id: String,
+    /// The version it must still have.
+    pub expected_version: u64,
+    /// Its new engine-owned state, encoded.
+    pub data: Payload,
+    /// When the scheduler must look at it next; `None` while paused.
+    pub next_check_ms: Option<i64>,
 }

@@ -18,7 +18,7 @@ use super::timer::TimerState;
 use crate::data::history::EventKind;
 use crate::data::payload::Payload;
 use crate::data::run::ParentInfo;
-use crate::data::update::{UpdateOutcome, UpdateState};
+use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
 use std::collections::HashMap;
 use std::task::Waker;
 
@@ -68,7 +68,7 @@ pub(crate) struct Commands {
     pub live_handlers: Vec<LiveHandler>,
     next_handler_id: u64,
     /// Update state changes of the current task, reported to the store.
-    pub update_states: Vec<(String, String, UpdateState)>,
+    pub update_states: Vec<UpdateChange>,
     pub close: Option<Close>,
     /// Set while the run is being dropped: futures dropped then must not issue commands.
     pub tearing_down: bool,
@@ -186,16 +186,20 @@ impl Commands {
 
     /// Records an update's state change for the store (accepted, rejected...).
     pub fn update_state(&mut self, update_id: String, name: String, state: UpdateState) {
-        self.update_states.push((update_id, name, state));
+        self.update_states.push(UpdateChange {
+            update_id,
+            name,
+            state,
+        });
     }
 
     /// Records an update's completion (`UpdateCompleted` command and its store state).
     pub fn complete_update(&mut self, update_id: String, name: String, outcome: UpdateOutcome) {
-        self.update_states.push((
-            update_id.clone(),
+        self.update_states.push(UpdateChange {
+            update_id: update_id.clone(),
             name,
-            UpdateState::Completed(outcome.clone()),
-        ));
+            state: UpdateState::Completed(outcome.clone()),
+        });
         self.issued
             .push(EventKind::UpdateCompleted { update_id, outcome });
     }

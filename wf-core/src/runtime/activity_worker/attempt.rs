@@ -10,7 +10,7 @@ use crate::data::payload::Payload;
 use crate::metrics::AttemptFailure;
 use crate::replay::panic_message;
 use crate::runtime::core::Core;
-use crate::store::ActivityTask;
+use crate::store::{ActivityAttempt, ActivityTask};
 use std::sync::Arc;
 use std::time::Instant;
 use tracing::Instrument;
@@ -36,7 +36,15 @@ impl HeartbeatSink for StoreHeartbeat {
             let now = core.now_ms();
             match core
                 .store
-                .heartbeat_activity(&info.run_id, info.seq, info.attempt, Some(details), now)
+                .heartbeat_activity(
+                    ActivityAttempt {
+                        run_id: info.run_id.clone(),
+                        seq: info.seq,
+                        attempt: info.attempt,
+                    },
+                    Some(details),
+                    now,
+                )
                 .await
             {
                 Ok(current) => {
@@ -196,10 +204,7 @@ async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
             if core.wake.crashed() {
                 return; // like a crash: the lease expires and the attempt times out
             }
-            let _ = core
-                .store
-                .release_activity(&task.run_id, task.seq, task.attempt)
-                .await;
+            let _ = core.store.release_activity(task.current_attempt()).await;
         }
     }
 }

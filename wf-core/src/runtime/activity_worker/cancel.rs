@@ -16,6 +16,7 @@
 
 use super::ActivitySlots;
 use crate::runtime::core::Core;
+use crate::store::ActivityAttempt;
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -49,15 +50,19 @@ impl ActivitySlots {
         }
     }
 
-    /// The attempts running here not yet told: (run id, seq, attempt).
-    fn untold(&self) -> Vec<(String, u32, u32)> {
+    /// The attempts running here not yet told.
+    fn untold(&self) -> Vec<ActivityAttempt> {
         self.running
             .lock()
             .map(|running| {
                 running
                     .iter()
                     .filter(|(_, r)| !*r.cancel.borrow())
-                    .map(|((run_id, seq), r)| (run_id.clone(), *seq, r.attempt))
+                    .map(|((run_id, seq), r)| ActivityAttempt {
+                        run_id: run_id.clone(),
+                        seq: *seq,
+                        attempt: r.attempt,
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -110,9 +115,9 @@ pub(crate) async fn watch(core: Arc<Core>) {
         }
         match core.store.current_attempts(attempts.clone()).await {
             Ok(current) => {
-                for ((run_id, seq, _), current) in attempts.iter().zip(current) {
+                for (attempt, current) in attempts.iter().zip(current) {
                     if !current {
-                        core.activities.cancel(run_id, *seq);
+                        core.activities.cancel(&attempt.run_id, attempt.seq);
                     }
                 }
             }

@@ -35,7 +35,7 @@ pub(crate) async fn expire_due(core: &Arc<Core>, now: i64) {
             };
             if let Ok(true) = core
                 .store
-                .resolve_activity(&task.run_id, task.seq, task.attempt, resolution, now)
+                .resolve_activity(task.current_attempt(), resolution, now)
                 .await
             {
                 core.wake.workflow.notify_one();

@@ -15,7 +15,7 @@ pub(crate) use expiry::expire_due;
 pub(crate) use outcome::settle;
 
 use super::core::Core;
-use crate::store::ActivityTask;
+use crate::store::{ActivityPoll, ActivityTask};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
@@ -86,7 +86,12 @@ pub(crate) async fn run(core: Arc<Core>) {
         if free > 0 {
             match core
                 .store
-                .poll_activity_tasks_of(&core.worker_id, core.now_ms(), free, names.clone())
+                .poll_activity_tasks(ActivityPoll {
+                    worker_id: core.worker_id.clone(),
+                    now_ms: core.now_ms(),
+                    max: free,
+                    names: Some(names.clone()),
+                })
                 .await
             {
                 Ok(tasks) => {

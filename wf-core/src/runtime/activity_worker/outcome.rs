@@ -85,7 +85,7 @@ async fn retry(
 ) -> Result<bool, StoreError> {
     let retried = until_durable(core, "scheduling an activity retry", || {
         core.store
-            .retry_activity(&task.run_id, task.seq, task.attempt, at, failure.clone())
+            .retry_activity(task.current_attempt(), at, failure.clone())
     })
     .await;
     core.wake.timer.notify_one();
@@ -101,13 +101,8 @@ async fn resolve(
     now: i64,
 ) -> Result<bool, StoreError> {
     let resolved = until_durable(core, "recording an activity result", || {
-        core.store.resolve_activity(
-            &task.run_id,
-            task.seq,
-            task.attempt,
-            resolution.clone(),
-            now,
-        )
+        core.store
+            .resolve_activity(task.current_attempt(), resolution.clone(), now)
     })
     .await;
     if let Ok(true) = resolved {
@@ -181,7 +176,7 @@ pub(crate) async fn hold_for_completion(core: &Arc<Core>, task: &ActivityTask) {
         "holding an activity for asynchronous completion",
         || {
             core.store
-                .hold_activity_for_completion(&task.run_id, task.seq, task.attempt, now)
+                .hold_activity_for_completion(task.current_attempt(), now)
         },
     )
     .await;

@@ -8,7 +8,7 @@ use crate::data::activity::ActivityFailure;
 use crate::data::task_token::ActivityToken;
 use crate::error::WfError;
 use crate::runtime::activity_worker::settle;
-use crate::store::ActivityTask;
+use crate::store::{ActivityAttempt, ActivityTask};
 
 impl LocalTransport {
     pub(super) async fn respond_activity(
@@ -34,9 +34,11 @@ impl LocalTransport {
             ActivityResponse::Heartbeat(details) => {
                 let now = core.now_ms();
                 let beat = core.store.heartbeat_activity(
-                    &token.run_id,
-                    token.seq,
-                    token.attempt,
+                    ActivityAttempt {
+                        run_id: token.run_id.clone(),
+                        seq: token.seq,
+                        attempt: token.attempt,
+                    },
                     Some(details),
                     now,
                 );

@@ -9,6 +9,7 @@ use crate::error::WfError;
 use crate::runtime::scheduler::Scheduler;
 use crate::runtime::worker::DirectReply;
 use crate::schedule::ACTION_ID_SUFFIX_BYTES;
+use crate::store::Delivery;
 
 impl LocalTransport {
     /// Requests cancellation. A run this engine runs gets the request in memory: one commit
@@ -34,7 +35,7 @@ impl LocalTransport {
             Some(DirectReply::Update(_)) | None => {}
         }
         core.store
-            .deliver(workflow_id, None, message, core.now_ms())
+            .deliver(Delivery::new(workflow_id, message, core.now_ms()))
             .await?;
         core.wake.workflow.notify_one();
         Ok(())
@@ -63,7 +64,10 @@ impl LocalTransport {
         Ident::TaskQueue.check(task_queue)?;
         Ident::BuildId.check(build_id)?;
         let core = &self.core;
-        core.store.set_current_build(task_queue, build_id).await?;
+        core.store
+            .admin()
+            .set_current_build(task_queue, build_id)
+            .await?;
         core.wake.workflow.notify_one();
         Ok(())
     }
@@ -77,7 +81,11 @@ impl LocalTransport {
         Ident::WorkflowId.check(workflow_id)?;
         Ident::BuildId.check(build_id)?;
         let core = &self.core;
-        let run = core.store.move_to_build(workflow_id, build_id).await?;
+        let run = core
+            .store
+            .admin()
+            .move_to_build(workflow_id, build_id)
+            .await?;
         core.worker.forget_runs(&[run.run_id]);
         core.wake.workflow.notify_one();
         Ok(())

@@ -267,7 +267,7 @@ impl Transport for LocalTransport {
     }
 
     fn build_ids<'a>(&'a self, task_queue: Option<&'a str>) -> CallFuture<'a, Vec<BuildIdStatus>> {
-        Box::pin(async move { Ok(self.core.store.build_ids(task_queue).await?) })
+        Box::pin(async move { Ok(self.core.store.admin().build_ids(task_queue).await?) })
     }
 
     fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()> {

@@ -85,6 +85,7 @@ impl LocalTransport {
         let summary = RunSummary::of(&run.summary);
         let limits = store.run_limits(&run.run_id).await?;
         let search = store
+            .admin()
             .run_search(vec![run.run_id.clone()])
             .await?
             .pop()
@@ -132,8 +133,9 @@ impl LocalTransport {
             Ident::RunId.check(run_id)?;
         }
         let store = &self.core.store;
-        let runs = store.list_runs(filter).await?;
+        let runs = store.admin().list_runs(filter).await?;
         let searches = store
+            .admin()
             .run_search(runs.iter().map(|r| r.run_id.clone()).collect())
             .await?;
         Ok(runs

@@ -13,7 +13,7 @@ use crate::data::payload::Payload;
 use crate::data::run::RunStatus;
 use crate::error::WfError;
 use crate::runtime::worker::DirectReply;
-use crate::store::RunRecord;
+use crate::store::{Delivery, RunRecord};
 use crate::workflow::Role;
 
 impl LocalTransport {
@@ -94,7 +94,7 @@ impl LocalTransport {
             .run_workers
             .then(|| core.worker.marks.deliver(workflow_id));
         core.store
-            .deliver(workflow_id, None, message, core.now_ms())
+            .deliver(Delivery::new(workflow_id, message, core.now_ms()))
             .await?;
         drop(delivery);
         core.wake.workflow.notify_one();
@@ -138,7 +138,7 @@ impl LocalTransport {
         let message = Message::signal(name, args.clone(), signal_id.clone()).sent_at(core.now_ms());
         let delivery = core.worker.marks.deliver(workflow_id);
         core.store
-            .deliver(workflow_id, Some(run_id), message, core.now_ms())
+            .deliver(Delivery::new(workflow_id, message, core.now_ms()).to_run(run_id))
             .await?;
         drop(delivery);
         core.wake.workflow.notify_one();

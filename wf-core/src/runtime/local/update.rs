@@ -11,7 +11,7 @@ use crate::data::run::RunStatus;
 use crate::data::update::{UpdateOutcome, UpdateState};
 use crate::error::WfError;
 use crate::runtime::worker::DirectReply;
-use crate::store::DeliverOutcome;
+use crate::store::{DeliverOutcome, Delivery};
 use crate::workflow::Role;
 use tokio::time::Instant;
 
@@ -124,7 +124,7 @@ impl LocalTransport {
         loop {
             let outcome = core
                 .store
-                .deliver(workflow_id, None, message.clone(), core.now_ms())
+                .deliver(Delivery::new(workflow_id, message.clone(), core.now_ms()))
                 .await?;
             if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
                 core.wake.workflow.notify_one();
@@ -157,7 +157,7 @@ impl LocalTransport {
         let message = Message::update(update_id.clone(), name, args);
         let outcome = core
             .store
-            .deliver_durable(workflow_id, None, message, core.now_ms())
+            .deliver_durable(Delivery::new(workflow_id, message, core.now_ms()))
             .await?;
         if matches!(outcome, DeliverOutcome::Enqueued { .. }) {
             core.wake.workflow.notify_one();

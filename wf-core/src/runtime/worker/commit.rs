@@ -9,14 +9,15 @@ use crate::data::activity::activity_lease;
 use crate::data::history::EventKind;
 use crate::data::message::Message;
 use crate::data::run::{ChildOutcome, ParentClosePolicy, ParentInfo, RunStatus};
-use crate::data::update::UpdateState;
+use crate::data::update::UpdateChange;
 use crate::replay::{Instance, TaskOutput};
 use crate::runtime::activity_worker;
 use crate::runtime::core::Core;
 use crate::runtime::spin::await_solo;
 use crate::store::{
-    ActivityTask, NewActivityTask, NewRun, RunClose, RunRecord, StartRequest, StoreError,
-    StoreFuture, TaskCommit,
+    ActivityTask, NewActivityTask, NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage,
+    ResolvedAttempt, RunClose, RunNotice, RunRecord, StartRequest, StartWithTask, StoreError,
+    StoreFuture, TaskCommit, Termination,
 };
 use crate::workflow::commands::Close;
 use std::cell::Cell;
@@ -29,7 +30,7 @@ use tracing::Instrument;
 pub(super) struct Plan {
     commit: TaskCommit,
     /// The update states the task produced (rejections of in-memory updates left out).
-    pub update_states: Vec<(String, String, UpdateState)>,
+    pub update_states: Vec<UpdateChange>,
     /// Activities leased to this process by the commit, with their slots, to start after it.
     local: Vec<(ActivityTask, OwnedSemaphorePermit)>,
     has_activities: bool,
@@ -47,7 +48,7 @@ impl Plan {
         output: TaskOutput,
         without_lease: bool,
         consumed_through: Option<u64>,
-        resolve_activities: Vec<(u32, u32)>,
+        resolve_activities: Vec<ResolvedAttempt>,
         handed_messages: bool,
         now: i64,
     ) -> Plan {
@@ -94,7 +95,10 @@ impl Plan {
         };
         for mut e in events {
             command_effects(&mut commit, run, &mut e);
-            commit.events.push((now, e));
+            commit.events.push(NewEvent {
+                time_ms: now,
+                kind: e,
+            });
         }
         if let Some(outcome) = commit.close.as_ref().map(child_outcome) {
             apply_close_policies(&run.run_id, instance.open_children(), &mut commit);
@@ -103,7 +107,10 @@ impl Plan {
                     seq: parent.seq,
                     outcome,
                 };
-                commit.notify.push((parent.run_id, message));
+                commit.notify.push(RunNotice {
+                    run_id: parent.run_id,
+                    message,
+                });
             }
         }
         // Someone waits on these: durable before answering. Internal steps (an activity's
@@ -178,7 +185,10 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
             input: input.clone(),
             options: options.clone(),
         }),
-        EventKind::TimerStarted { seq, fire_at_ms } => commit.new_timers.push((*seq, *fire_at_ms)),
+        EventKind::TimerStarted { seq, fire_at_ms } => commit.new_timers.push(NewTimer {
+            seq: *seq,
+            fire_at_ms: *fire_at_ms,
+        }),
         EventKind::TimerCancelled { seq } => commit.cancel_timers.push(*seq),
         EventKind::ActivityCancelled { seq } => commit.cancel_activities.push(*seq),
         EventKind::ChildWorkflowStarted {
@@ -196,9 +206,9 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
                 *run_id = crate::data::ids::new_id();
             }
             let child_run_id = run_id.clone();
-            commit.start_children.push((
-                *seq,
-                NewRun {
+            commit.start_children.push(NewChild {
+                seq: *seq,
+                run: NewRun {
                     workflow_id: workflow_id.clone(),
                     run_id: child_run_id,
                     workflow_type: workflow_type.clone(),
@@ -214,32 +224,34 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
                     memo: Default::default(),
                     limits: None,
                 },
-            ));
+            });
         }
-        EventKind::ChildCancelRequested { workflow_id, .. } => commit.deliver.push((
-            workflow_id.clone(),
-            None,
-            Message::CancelRequested {
-                reason: format!("its parent run {} was cancelled", run.run_id),
-            },
-        )),
+        EventKind::ChildCancelRequested { workflow_id, .. } => {
+            commit.deliver.push(OutgoingMessage {
+                workflow_id: workflow_id.clone(),
+                chain_id: None,
+                message: Message::CancelRequested {
+                    reason: format!("its parent run {} was cancelled", run.run_id),
+                },
+            })
+        }
         EventKind::ExternalSignalSent {
             seq,
             workflow_id,
             name,
             args,
             run_id: chain,
-        } => commit.deliver.push((
-            workflow_id.clone(),
-            chain.clone(),
-            Message::Signal {
+        } => commit.deliver.push(OutgoingMessage {
+            workflow_id: workflow_id.clone(),
+            chain_id: chain.clone(),
+            message: Message::Signal {
                 name: name.clone(),
                 args: args.clone(),
                 // Idempotent if this commit is ever retried.
                 signal_id: Some(format!("{}/{seq}", run.run_id)),
                 sent_at: Some(commit.now_ms),
             },
-        )),
+        }),
         _ => {}
     }
 }
@@ -303,12 +315,15 @@ pub(crate) fn apply_close_policies(
     for (workflow_id, policy) in children {
         let reason = format!("its parent run {run_id} closed");
         match policy {
-            ParentClosePolicy::Terminate => commit.terminate.push((workflow_id, reason)),
-            ParentClosePolicy::RequestCancel => {
-                commit
-                    .deliver
-                    .push((workflow_id, None, Message::CancelRequested { reason }))
-            }
+            ParentClosePolicy::Terminate => commit.terminate.push(Termination {
+                workflow_id,
+                reason,
+            }),
+            ParentClosePolicy::RequestCancel => commit.deliver.push(OutgoingMessage {
+                workflow_id,
+                chain_id: None,
+                message: Message::CancelRequested { reason },
+            }),
             ParentClosePolicy::Abandon => {}
         }
     }
@@ -333,7 +348,7 @@ impl Worker {
         run: RunRecord,
         mut instance: Box<dyn Instance>,
         plan: Plan,
-        direct_rejections: Vec<(String, String, UpdateState)>,
+        direct_rejections: Vec<UpdateChange>,
         direct: Vec<Direct>,
         start: Option<(StartRequest, StartReply)>,
     ) -> bool {
@@ -363,12 +378,18 @@ impl Worker {
                 .instrument(span)
                 .await
             {
-                Ok((outcome, Some(first))) => {
+                Ok(StartWithTask {
+                    start: outcome,
+                    first_task: Some(first),
+                }) => {
                     start_reply = Some((reply, outcome));
                     first
                 }
                 // An existing run was kept (`UseExisting`): this task is moot.
-                Ok((outcome, None)) => {
+                Ok(StartWithTask {
+                    start: outcome,
+                    first_task: None,
+                }) => {
                     let _ = reply.send(Ok(outcome));
                     return false;
                 }

@@ -9,11 +9,13 @@ use crate::data::codec::encode_event;
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
-use crate::data::update::UpdateState;
+use crate::data::update::{UpdateChange, UpdateState};
 use crate::error::WfError;
 use crate::replay::replay;
 use crate::runtime::persist::until_durable;
-use crate::store::{RunRecord, StartOutcome, StartRequest, WorkflowTask};
+use crate::store::{
+    ActivityAttempt, Delivery, LeaseRequest, RunRecord, StartOutcome, StartRequest, WorkflowTask,
+};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use tokio::sync::{mpsc, oneshot};
@@ -239,13 +241,13 @@ impl Worker {
             let lease = core.config.lease_ms();
             match core
                 .store
-                .lease_run(
-                    run_id,
-                    &core.worker_id,
-                    core.now_ms(),
-                    lease,
-                    core.config.build_id.as_deref(),
-                )
+                .lease_run(LeaseRequest {
+                    run_id: run_id.to_owned(),
+                    worker_id: core.worker_id.clone(),
+                    now_ms: core.now_ms(),
+                    lease_ms: lease,
+                    build_id: core.config.build_id.clone(),
+                })
                 .await
             {
                 Ok(Some(task)) => self.process(task, items, Mode::Leased).await,
@@ -337,7 +339,7 @@ impl Worker {
                         .then(|| core.worker.marks.deliver(&workflow_id));
                     let answer = match core
                         .store
-                        .deliver(&workflow_id, Some(&run_id), message, now)
+                        .deliver(Delivery::new(&workflow_id, message, now).to_run(&run_id))
                         .await
                     {
                         Ok(_) => DirectReply::Fallback,
@@ -354,8 +356,15 @@ impl Worker {
                     resolution,
                 } => {
                     let resolved = until_durable(core, "recording an activity result", || {
-                        core.store
-                            .resolve_activity(&run_id, seq, attempt, resolution.clone(), now)
+                        core.store.resolve_activity(
+                            ActivityAttempt {
+                                run_id: run_id.clone(),
+                                seq,
+                                attempt,
+                            },
+                            resolution.clone(),
+                            now,
+                        )
                     })
                     .await;
                     if let Err(e) = resolved {
@@ -368,17 +377,12 @@ impl Worker {
     }
 
     /// Answers in-memory update callers whose updates reached a final state.
-    pub(super) fn answer_updates(
-        &self,
-        run_id: &str,
-        states: &[(String, String, UpdateState)],
-        closed: bool,
-    ) {
+    pub(super) fn answer_updates(&self, run_id: &str, states: &[UpdateChange], closed: bool) {
         let mut waiters = self.update_waiters.borrow_mut();
-        for (update_id, _, state) in states {
-            if state.is_final() {
-                if let Some((_, reply)) = waiters.remove(update_id) {
-                    let _ = reply.send(DirectReply::Update(state.clone()));
+        for change in states {
+            if change.state.is_final() {
+                if let Some((_, reply)) = waiters.remove(&change.update_id) {
+                    let _ = reply.send(DirectReply::Update(change.state.clone()));
                 }
             }
         }

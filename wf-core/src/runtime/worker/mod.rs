@@ -27,7 +27,7 @@ use super::spin::{next_awake, QUERY_AWAKE};
 use crate::error::WfError;
 use crate::metrics::Lookup;
 use crate::replay::Instance;
-use crate::store::{RunRecord, StartRequest};
+use crate::store::{RunRecord, StartRequest, TaskFilter, TaskPoll};
 use lanes::{Job, Lanes};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -252,20 +252,18 @@ impl Worker {
         types: &Option<Vec<String>>,
         queues: &[String],
     ) -> Result<Vec<crate::store::WorkflowTask>, crate::error::StoreError> {
-        let (store, me, queues) = (&self.core.store, &self.core.worker_id, queues.to_vec());
-        let build = self.core.config.build_id.as_deref();
-        match types {
-            Some(types) => {
-                store
-                    .poll_workflow_tasks_of(me, now, lease, max, types.clone(), queues, build)
-                    .await
-            }
-            None => {
-                store
-                    .poll_workflow_tasks_on(me, now, lease, max, queues, build)
-                    .await
-            }
-        }
+        let poll = TaskPoll {
+            worker_id: self.core.worker_id.clone(),
+            now_ms: now,
+            lease_ms: lease,
+            max,
+            filter: TaskFilter {
+                workflow_types: types.clone(),
+                task_queues: Some(queues.to_vec()),
+                build_id: self.core.config.build_id.clone(),
+            },
+        };
+        self.core.store.poll_workflow_tasks(poll).await
     }
 }
 

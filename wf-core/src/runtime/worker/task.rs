@@ -9,12 +9,12 @@ use super::local::LocalStop;
 use super::{Mode, Worker};
 use crate::data::message::Message;
 use crate::data::run::{RunStatus, TaskFailure};
-use crate::data::update::{UpdateOutcome, UpdateState};
+use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
 use crate::error::WfError;
 use crate::metrics::{Lookup, TaskOutcome, UpdateStep};
 use crate::replay::{replay, Instance, TaskError, TaskMeta};
 use crate::runtime::persist::until_durable;
-use crate::store::{RunRecord, WorkflowTask};
+use crate::store::{ResolvedAttempt, RunRecord, WorkflowTask};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use tracing::Instrument;
@@ -117,7 +117,10 @@ impl Worker {
                     resolution,
                     ..
                 } => {
-                    resolve_activities.push((*seq, *attempt));
+                    resolve_activities.push(ResolvedAttempt {
+                        seq: *seq,
+                        attempt: *attempt,
+                    });
                     inputs.push(Message::ActivityResolved {
                         seq: *seq,
                         resolution: resolution.clone(),
@@ -169,8 +172,8 @@ impl Worker {
         // A rejected in-memory update leaves no trace at all: its caller hears it directly.
         let (direct_rejections, update_states) = std::mem::take(&mut output.update_states)
             .into_iter()
-            .partition(|(id, _, st): &(String, String, UpdateState)| {
-                direct_updates.contains(id) && matches!(st, UpdateState::Rejected(_))
+            .partition(|c: &UpdateChange| {
+                direct_updates.contains(&c.update_id) && matches!(c.state, UpdateState::Rejected(_))
             });
         output.update_states = update_states;
         let handed_messages = direct.iter().any(|d| matches!(d, Direct::Message { .. }));
@@ -364,10 +367,7 @@ fn refuse_signals_after_cancel(
 
 /// How many updates reached each step in a task's update states (those committed and the
 /// in-memory rejections), for `wf_updates_total`.
-fn update_steps(
-    committed: &[(String, String, UpdateState)],
-    rejected: &[(String, String, UpdateState)],
-) -> Vec<(UpdateStep, u64)> {
+fn update_steps(committed: &[UpdateChange], rejected: &[UpdateChange]) -> Vec<(UpdateStep, u64)> {
     let mut counts = [0u64; 4];
     let steps = [
         UpdateStep::Accepted,
@@ -375,8 +375,8 @@ fn update_steps(
         UpdateStep::Completed,
         UpdateStep::Failed,
     ];
-    for (_, _, state) in committed.iter().chain(rejected) {
-        let step = match state {
+    for change in committed.iter().chain(rejected) {
+        let step = match &change.state {
             UpdateState::Accepted => UpdateStep::Accepted,
             UpdateState::Rejected(_) => UpdateStep::Rejected,
             UpdateState::Completed(UpdateOutcome::Completed(_)) => UpdateStep::Completed,

@@ -2,7 +2,7 @@
 //! release and expiry.
 
 use super::fixtures::*;
-use crate::store::{activity_lease, ActivityResolution, Message, Store};
+use crate::store::{activity_lease, ActivityPoll, ActivityResolution, Delivery, Message, Store};
 use crate::store::{ActivityFailure, ActivityOptions, TimeoutKind};
 use std::sync::Arc;
 use std::time::Duration;
@@ -54,7 +54,10 @@ pub async fn a_scheduled_activity_is_leased_once_with_its_deadlines(store: Arc<d
     );
     assert_eq!((a.heartbeat.clone(), a.last_failure.clone()), (None, None));
 
-    let leased = store.poll_activity_tasks("aw", T0 + 100, 10).await.unwrap();
+    let leased = store
+        .poll_activity_tasks_any("aw", T0 + 100, 10)
+        .await
+        .unwrap();
     assert_eq!(leased.len(), 1);
     let (deadline, lease) = activity_lease(&options, T0, T0 + 100);
     assert_eq!((deadline, lease), (T0 + 60_100, T0 + 10_100));
@@ -65,7 +68,7 @@ pub async fn a_scheduled_activity_is_leased_once_with_its_deadlines(store: Arc<d
     );
     assert_eq!(store.pending_activities("run-1").await.unwrap(), leased);
     assert!(store
-        .poll_activity_tasks("aw2", T0 + 200, 10)
+        .poll_activity_tasks_any("aw2", T0 + 200, 10)
         .await
         .unwrap()
         .is_empty());
@@ -88,13 +91,19 @@ pub async fn activities_are_leased_in_visible_order(store: Arc<dyn Store>) {
     })
     .await;
     assert!(store
-        .poll_activity_tasks("aw", T0 - 1, 10)
+        .poll_activity_tasks_any("aw", T0 - 1, 10)
         .await
         .unwrap()
         .is_empty());
-    let first = store.poll_activity_tasks("aw", T0 + 10, 1).await.unwrap();
+    let first = store
+        .poll_activity_tasks_any("aw", T0 + 10, 1)
+        .await
+        .unwrap();
     assert_eq!((first[0].run_id.as_str(), first[0].seq), ("run-b", 1));
-    let rest = store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
+    let rest = store
+        .poll_activity_tasks_any("aw", T0 + 10, 10)
+        .await
+        .unwrap();
     let keys: Vec<(&str, u32)> = rest.iter().map(|t| (t.run_id.as_str(), t.seq)).collect();
     assert_eq!(keys, [("run-a", 1), ("run-a", 2)]);
 }
@@ -104,15 +113,15 @@ pub async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn 
     schedule(&*store, timed(60_000, Some(10_000))).await;
     assert!(
         !store
-            .heartbeat_activity("run-1", 1, 1, None, T0)
+            .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0)
             .await
             .unwrap(),
         "an attempt that is not leased cannot heartbeat"
     );
-    store.poll_activity_tasks("aw", T0, 10).await.unwrap();
+    store.poll_activity_tasks_any("aw", T0, 10).await.unwrap();
     let beat = payload("page 3");
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, Some(beat.clone()), T0 + 5_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), Some(beat.clone()), T0 + 5_000)
         .await
         .unwrap());
     let a = store.pending_activities("run-1").await.unwrap().remove(0);
@@ -122,7 +131,7 @@ pub async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn 
     );
 
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 14_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 14_000)
         .await
         .unwrap());
     let a = store.pending_activities("run-1").await.unwrap().remove(0);
@@ -135,19 +144,19 @@ pub async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn 
 
     // Near the end the lease is capped by the attempt deadline.
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 23_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 23_000)
         .await
         .unwrap());
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 32_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 32_000)
         .await
         .unwrap());
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 41_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 41_000)
         .await
         .unwrap());
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 50_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 50_000)
         .await
         .unwrap());
     let a = store.pending_activities("run-1").await.unwrap().remove(0);
@@ -155,21 +164,21 @@ pub async fn a_heartbeat_extends_the_lease_and_keeps_its_details(store: Arc<dyn 
 
     assert!(
         !store
-            .heartbeat_activity("run-1", 1, 2, None, T0 + 56_000)
+            .heartbeat_activity(attempt_of("run-1", 1, 2), None, T0 + 56_000)
             .await
             .unwrap(),
         "wrong attempt"
     );
     assert!(
         !store
-            .heartbeat_activity("run-1", 9, 1, None, T0 + 56_000)
+            .heartbeat_activity(attempt_of("run-1", 9, 1), None, T0 + 56_000)
             .await
             .unwrap(),
         "unknown seq"
     );
     assert!(
         !store
-            .heartbeat_activity("run-1", 1, 1, Some(payload("x")), T0 + 60_000)
+            .heartbeat_activity(attempt_of("run-1", 1, 1), Some(payload("x")), T0 + 60_000)
             .await
             .unwrap(),
         "a heartbeat after the lease expired is refused"
@@ -186,19 +195,19 @@ pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
     store: Arc<dyn Store>,
 ) {
     schedule(&*store, timed(60_000, Some(10_000))).await;
-    store.poll_activity_tasks("aw", T0, 10).await.unwrap();
+    store.poll_activity_tasks_any("aw", T0, 10).await.unwrap();
     let beat = payload("cursor");
     store
-        .heartbeat_activity("run-1", 1, 1, Some(beat.clone()), T0 + 1)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), Some(beat.clone()), T0 + 1)
         .await
         .unwrap();
 
     assert!(!store
-        .retry_activity("run-1", 1, 2, T0 + 1000, failure("x"))
+        .retry_activity(attempt_of("run-1", 1, 2), T0 + 1000, failure("x"))
         .await
         .unwrap());
     assert!(store
-        .retry_activity("run-1", 1, 1, T0 + 1000, failure("flaky"))
+        .retry_activity(attempt_of("run-1", 1, 1), T0 + 1000, failure("flaky"))
         .await
         .unwrap());
     let a = store.pending_activities("run-1").await.unwrap().remove(0);
@@ -221,11 +230,11 @@ pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
 
     // The old attempt is stale everywhere.
     assert!(!store
-        .retry_activity("run-1", 1, 1, T0, failure("again"))
+        .retry_activity(attempt_of("run-1", 1, 1), T0, failure("again"))
         .await
         .unwrap());
     assert!(!store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 3)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 3)
         .await
         .unwrap());
     let done = ActivityResolution::Completed {
@@ -233,22 +242,22 @@ pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
         attempts: 1,
     };
     assert!(!store
-        .resolve_activity("run-1", 1, 1, done, T0 + 3)
+        .resolve_activity(attempt_of("run-1", 1, 1), done, T0 + 3)
         .await
         .unwrap());
     assert!(store
-        .poll_workflow_tasks("w", T0 + 3, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 3, 1000, 10)
         .await
         .unwrap()
         .is_empty());
 
     assert!(store
-        .poll_activity_tasks("aw", T0 + 999, 10)
+        .poll_activity_tasks_any("aw", T0 + 999, 10)
         .await
         .unwrap()
         .is_empty());
     let next = store
-        .poll_activity_tasks("aw", T0 + 1000, 10)
+        .poll_activity_tasks_any("aw", T0 + 1000, 10)
         .await
         .unwrap();
     assert_eq!(next.len(), 1);
@@ -261,17 +270,20 @@ pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
 /// Resolving an activity puts its result in the inbox once.
 pub async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
-    let leased = store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
+    let leased = store
+        .poll_activity_tasks_any("aw", T0 + 10, 10)
+        .await
+        .unwrap();
     let resolution = ActivityResolution::Completed {
         result: payload(42),
         attempts: 1,
     };
     assert!(store
-        .resolve_activity("run-1", 1, 1, resolution.clone(), T0 + 20)
+        .resolve_activity(attempt_of("run-1", 1, 1), resolution.clone(), T0 + 20)
         .await
         .unwrap());
     assert!(!store
-        .resolve_activity("run-1", 1, 1, resolution.clone(), T0 + 21)
+        .resolve_activity(attempt_of("run-1", 1, 1), resolution.clone(), T0 + 21)
         .await
         .unwrap());
     assert!(store.pending_activities("run-1").await.unwrap().is_empty());
@@ -302,11 +314,11 @@ pub async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<
         last_heartbeat: None,
     };
     assert!(store
-        .resolve_activity("run-1", 2, 1, failed.clone(), T0 + 40)
+        .resolve_activity(attempt_of("run-1", 2, 1), failed.clone(), T0 + 40)
         .await
         .unwrap());
     assert!(store
-        .resolve_activity("run-1", 3, 1, timed_out.clone(), T0 + 41)
+        .resolve_activity(attempt_of("run-1", 3, 1), timed_out.clone(), T0 + 41)
         .await
         .unwrap());
     let task = lease_one(&*store, "w", T0 + 41).await;
@@ -329,20 +341,32 @@ pub async fn resolving_an_activity_puts_its_result_in_the_inbox_once(store: Arc<
 /// A released activity is visible again with the same attempt.
 pub async fn a_released_activity_is_visible_again_with_the_same_attempt(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
-    store.poll_activity_tasks("aw", T0 + 10, 10).await.unwrap();
-    store.release_activity("run-1", 1, 2).await.unwrap();
+    store
+        .poll_activity_tasks_any("aw", T0 + 10, 10)
+        .await
+        .unwrap();
+    store
+        .release_activity(attempt_of("run-1", 1, 2))
+        .await
+        .unwrap();
     assert!(
         store
-            .poll_activity_tasks("aw2", T0 + 10, 10)
+            .poll_activity_tasks_any("aw2", T0 + 10, 10)
             .await
             .unwrap()
             .is_empty(),
         "releasing a stale attempt changes nothing"
     );
-    store.release_activity("run-1", 1, 1).await.unwrap();
+    store
+        .release_activity(attempt_of("run-1", 1, 1))
+        .await
+        .unwrap();
     let a = store.pending_activities("run-1").await.unwrap().remove(0);
     assert_eq!((a.attempt, a.started_ms, a.lease_until_ms), (1, None, None));
-    let again = store.poll_activity_tasks("aw2", T0 + 10, 10).await.unwrap();
+    let again = store
+        .poll_activity_tasks_any("aw2", T0 + 10, 10)
+        .await
+        .unwrap();
     assert_eq!((again.len(), again[0].attempt), (1, 1));
 }
 
@@ -363,7 +387,7 @@ pub async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlin
         ]
     })
     .await;
-    let leased = store.poll_activity_tasks("aw", T0, 2).await.unwrap();
+    let leased = store.poll_activity_tasks_any("aw", T0, 2).await.unwrap();
     assert_eq!(leased.len(), 2);
     // seq 2 runs until its schedule-to-close deadline; seq 3 is never started.
     assert_eq!(leased[1].lease_until_ms, Some(T0 + 30_000));
@@ -391,7 +415,7 @@ pub async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlin
     );
     assert!(
         store
-            .poll_activity_tasks("aw", T0 + 30_000, 10)
+            .poll_activity_tasks_any("aw", T0 + 30_000, 10)
             .await
             .unwrap()
             .is_empty(),
@@ -403,7 +427,7 @@ pub async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlin
         [1, 2, 3]
     );
     assert!(store
-        .retry_activity("run-1", 1, 1, T0 + 31_000, failure("timeout"))
+        .retry_activity(attempt_of("run-1", 1, 1), T0 + 31_000, failure("timeout"))
         .await
         .unwrap());
     assert_eq!(
@@ -416,7 +440,7 @@ pub async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlin
 pub async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
     store
-        .deliver("wf-1", None, signal("cancel-it", None), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("cancel-it", None), T0 + 1))
         .await
         .unwrap();
     run_task(&*store, T0 + 2, |_, c| {
@@ -437,7 +461,7 @@ pub async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
         attempts: 1,
     };
     assert!(!store
-        .resolve_activity("run-1", 1, 1, out, T0 + 3)
+        .resolve_activity(attempt_of("run-1", 1, 1), out, T0 + 3)
         .await
         .unwrap());
 }
@@ -447,14 +471,14 @@ pub async fn cancelled_activities_are_dropped(store: Arc<dyn Store>) {
 /// tells them they were cancelled).
 pub async fn attempts_stop_being_current_when_cancelled_retried_or_closed(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
-    let key = |seq: u32, attempt: u32| ("run-1".to_string(), seq, attempt);
+    let key = |seq: u32, attempt: u32| attempt_of("run-1", seq, attempt);
     // Scheduled, not yet leased.
     assert_eq!(
         store.current_attempts(vec![key(1, 1)]).await.unwrap(),
         [false]
     );
     store
-        .deliver("wf-1", None, signal("more", None), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("more", None), T0 + 1))
         .await
         .unwrap();
     run_task(&*store, T0 + 1, |_, c| {
@@ -466,7 +490,7 @@ pub async fn attempts_stop_being_current_when_cancelled_retried_or_closed(store:
     .await;
     assert_eq!(
         store
-            .poll_activity_tasks("aw", T0 + 2, 10)
+            .poll_activity_tasks_any("aw", T0 + 2, 10)
             .await
             .unwrap()
             .len(),
@@ -480,11 +504,11 @@ pub async fn attempts_stop_being_current_when_cancelled_retried_or_closed(store:
         [true, true, true, false, false]
     );
     assert!(store
-        .retry_activity("run-1", 2, 1, T0 + 3, failure("boom"))
+        .retry_activity(attempt_of("run-1", 2, 1), T0 + 3, failure("boom"))
         .await
         .unwrap());
     store
-        .deliver("wf-1", None, signal("cancel-it", None), T0 + 4)
+        .deliver(Delivery::new("wf-1", signal("cancel-it", None), T0 + 4))
         .await
         .unwrap();
     run_task(&*store, T0 + 5, |_, c| c.cancel_activities = vec![1]).await;
@@ -506,7 +530,12 @@ pub async fn attempts_stop_being_current_when_cancelled_retried_or_closed(store:
 pub async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn Store>) {
     schedule(&*store, timed(60_000, None)).await;
     let other = store
-        .poll_activity_tasks_of("aw", T0 + 1, 10, vec!["refund".into()])
+        .poll_activity_tasks(ActivityPoll {
+            worker_id: String::from("aw"),
+            now_ms: T0 + 1,
+            max: 10,
+            names: Some(vec!["refund".into()]),
+        })
         .await
         .unwrap();
     assert!(
@@ -514,7 +543,12 @@ pub async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn St
         "a worker without `charge` must not lease it"
     );
     let mine = store
-        .poll_activity_tasks_of("aw", T0 + 1, 10, vec!["charge".into()])
+        .poll_activity_tasks(ActivityPoll {
+            worker_id: String::from("aw"),
+            now_ms: T0 + 1,
+            max: 10,
+            names: Some(vec!["charge".into()]),
+        })
         .await
         .unwrap();
     assert_eq!(mine.len(), 1);
@@ -529,7 +563,7 @@ pub async fn activities_leased_in_their_commit_are_not_polled(store: Arc<dyn Sto
     c.lease_activities_to = Some("w".into());
     store.commit_workflow_task(c).await.unwrap();
     assert!(store
-        .poll_activity_tasks("aw", T0 + 1, 10)
+        .poll_activity_tasks_any("aw", T0 + 1, 10)
         .await
         .unwrap()
         .is_empty());
@@ -539,9 +573,7 @@ pub async fn activities_leased_in_their_commit_are_not_polled(store: Arc<dyn Sto
     // Its attempt can be resolved as usual.
     assert!(store
         .resolve_activity(
-            "run-1",
-            1,
-            1,
+            attempt_of("run-1", 1, 1),
             ActivityResolution::Completed {
                 result: payload(1),
                 attempts: 1

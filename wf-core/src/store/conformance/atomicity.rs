@@ -5,7 +5,8 @@ use super::fixtures::*;
 use crate::store::EventKind;
 use crate::store::Payload;
 use crate::store::{
-    DeliverOutcome, IdConflictPolicy, ListFilter, RunStatus, Store, StoreError, UpdateState,
+    DeliverOutcome, Delivery, IdConflictPolicy, ListFilter, RunStatus, Store, StoreError,
+    UpdateState,
 };
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ pub async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     })
     .await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0 + 1)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0 + 1))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0 + 1).await;
@@ -27,7 +28,7 @@ pub async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
     let mut bad = commit_for(&task, "w", T0 + 2);
     bad.events.insert(
         0,
-        (
+        event(
             T0 + 2,
             EventKind::TimerStarted {
                 seq: 5,
@@ -35,8 +36,8 @@ pub async fn a_commit_that_fails_midway_changes_nothing(store: Arc<dyn Store>) {
             },
         ),
     );
-    bad.new_timers = vec![(5, T0 + 10)];
-    bad.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+    bad.new_timers = vec![timer(5, T0 + 10)];
+    bad.updates = vec![update_change("u-1", "rename", UpdateState::Accepted)];
     bad.summary = Payload::from_bytes(vec![0xc0]).unwrap();
     bad.new_activities = vec![
         activity(2, Default::default()),
@@ -138,7 +139,11 @@ pub async fn concurrent_callers_each_get_their_own_result(store: Arc<dyn Store>)
         let store = Arc::clone(&store);
         signals.push(tokio::spawn(async move {
             store
-                .deliver("wf-0", None, signal("once", Some("same-id")), T0 + 1)
+                .deliver(Delivery::new(
+                    "wf-0",
+                    signal("once", Some("same-id")),
+                    T0 + 1,
+                ))
                 .await
         }));
     }
@@ -152,7 +157,12 @@ pub async fn concurrent_callers_each_get_their_own_result(store: Arc<dyn Store>)
     }
     assert_eq!(enqueued, 1);
     assert_eq!(
-        store.list_runs(ListFilter::default()).await.unwrap().len(),
+        store
+            .admin()
+            .list_runs(ListFilter::default())
+            .await
+            .unwrap()
+            .len(),
         65
     );
 
@@ -162,7 +172,7 @@ pub async fn concurrent_callers_each_get_their_own_result(store: Arc<dyn Store>)
         let store = Arc::clone(&store);
         polls.push(tokio::spawn(async move {
             store
-                .poll_workflow_tasks(&format!("w{w}"), T0 + 1, 10_000, 5)
+                .poll_workflow_tasks_any(&format!("w{w}"), T0 + 1, 10_000, 5)
                 .await
                 .unwrap()
         }));

@@ -22,6 +22,7 @@ fn engine(id: &str, lease_until_ms: i64) -> EngineRecord {
 /// not held.
 pub async fn a_held_attempt_outlives_its_engine_and_keeps_its_deadlines(store: Arc<dyn Store>) {
     store
+        .admin()
         .register_engine(engine("dead", T0 + 1_000))
         .await
         .unwrap();
@@ -37,23 +38,23 @@ pub async fn a_held_attempt_outlives_its_engine_and_keeps_its_deadlines(store: A
     .await;
     assert!(
         !store
-            .hold_activity_for_completion("run-1", 1, 1, T0)
+            .hold_activity_for_completion(attempt_of("run-1", 1, 1), T0)
             .await
             .unwrap(),
         "an attempt not yet leased is not held"
     );
-    let leased = store.poll_activity_tasks("dead", T0, 10).await.unwrap();
+    let leased = store.poll_activity_tasks_any("dead", T0, 10).await.unwrap();
     assert_eq!(leased.len(), 1);
     assert!(!store
-        .hold_activity_for_completion("run-1", 1, 2, T0)
+        .hold_activity_for_completion(attempt_of("run-1", 1, 2), T0)
         .await
         .unwrap());
     assert!(!store
-        .hold_activity_for_completion("run-9", 1, 1, T0)
+        .hold_activity_for_completion(attempt_of("run-9", 1, 1), T0)
         .await
         .unwrap());
     assert!(store
-        .hold_activity_for_completion("run-1", 1, 1, T0 + 100)
+        .hold_activity_for_completion(attempt_of("run-1", 1, 1), T0 + 100)
         .await
         .unwrap());
     let pending = store.pending_activities("run-1").await.unwrap();
@@ -71,7 +72,7 @@ pub async fn a_held_attempt_outlives_its_engine_and_keeps_its_deadlines(store: A
         "its engine's liveness ran out at T0 + 1 s, its own lease did not"
     );
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, None, T0 + 8_000)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 8_000)
         .await
         .unwrap());
     assert!(store
@@ -83,7 +84,7 @@ pub async fn a_held_attempt_outlives_its_engine_and_keeps_its_deadlines(store: A
     assert_eq!(expired.len(), 1, "its heartbeat lease ran out");
     assert!(
         !store
-            .hold_activity_for_completion("run-1", 1, 1, T0 + 18_000)
+            .hold_activity_for_completion(attempt_of("run-1", 1, 1), T0 + 18_000)
             .await
             .unwrap(),
         "an expired attempt is not held"
@@ -93,11 +94,11 @@ pub async fn a_held_attempt_outlives_its_engine_and_keeps_its_deadlines(store: A
         attempts: 1,
     };
     assert!(store
-        .resolve_activity("run-1", 1, 1, done.clone(), T0 + 9_000)
+        .resolve_activity(attempt_of("run-1", 1, 1), done.clone(), T0 + 9_000)
         .await
         .unwrap());
     assert!(!store
-        .resolve_activity("run-1", 1, 1, done, T0 + 9_000)
+        .resolve_activity(attempt_of("run-1", 1, 1), done, T0 + 9_000)
         .await
         .unwrap());
     assert!(store.pending_activities("run-1").await.unwrap().is_empty());

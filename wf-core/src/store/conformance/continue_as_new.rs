@@ -2,7 +2,8 @@
 
 use super::fixtures::*;
 use crate::store::{
-    DeliverOutcome, ListFilter, NewRun, RunClose, RunStatus, Store, StoreError, UpdateState,
+    DeliverOutcome, Delivery, ListFilter, NewRun, RunClose, RunStatus, Store, StoreError,
+    UpdateState,
 };
 use crate::store::{EventKind, UpdateOutcome};
 use std::sync::Arc;
@@ -26,7 +27,7 @@ fn next_run(run_id: &str) -> NewRun {
 pub async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let old = run_task(&*store, T0 + 1, |_, c| {
-        c.events.push((
+        c.events.push(event(
             T0 + 1,
             EventKind::ContinuedAsNew {
                 new_run_id: "run-2".into(),
@@ -71,12 +72,16 @@ pub async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dy
         latest_only: true,
         ..Default::default()
     };
-    let listed = store.list_runs(latest).await.unwrap();
+    let listed = store.admin().list_runs(latest).await.unwrap();
     assert_eq!(
         listed.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(),
         ["run-2"]
     );
-    let all = store.list_runs(ListFilter::default()).await.unwrap();
+    let all = store
+        .admin()
+        .list_runs(ListFilter::default())
+        .await
+        .unwrap();
     assert_eq!(
         all.iter().map(|r| r.run_id.as_str()).collect::<Vec<_>>(),
         ["run-2", "run-1"]
@@ -87,22 +92,22 @@ pub async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dy
 pub async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0))
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     let done = UpdateState::Completed(UpdateOutcome::Failed("bad name".into()));
     run_task(&*store, T0 + 1, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
+        c.updates = vec![update_change("u-1", "rename", done.clone())];
         c.close = Some(RunClose::ContinuedAsNew(next_run("run-2")));
     })
     .await;
 
     let dup = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 2)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0 + 2))
         .await
         .unwrap();
     assert_eq!(
@@ -112,7 +117,7 @@ pub async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
         }
     );
     match store
-        .deliver("wf-1", None, update("u-1", "rename"), T0 + 2)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0 + 2))
         .await
         .unwrap()
     {
@@ -125,7 +130,7 @@ pub async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
     assert_eq!(rec.state, done, "get_update looks in the whole chain");
 
     let fresh = store
-        .deliver("wf-1", None, signal("pause", Some("s-2")), T0 + 2)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-2")), T0 + 2))
         .await
         .unwrap();
     assert_eq!(
@@ -146,7 +151,7 @@ pub async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
         ("run-3", "run-1")
     );
     let dup = store
-        .deliver("wf-1", None, signal("pause", Some("s-2")), T0 + 4)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-2")), T0 + 4))
         .await
         .unwrap();
     assert_eq!(
@@ -161,11 +166,11 @@ pub async fn dedupe_ids_carry_over_continue_as_new(store: Arc<dyn Store>) {
 pub async fn continue_as_new_abandons_the_unfinished_updates_of_the_old_run(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     run_task(&*store, T0 + 1, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+        c.updates = vec![update_change("u-1", "rename", UpdateState::Accepted)];
         c.close = Some(RunClose::ContinuedAsNew(next_run("run-2")));
     })
     .await;

@@ -1,16 +1,16 @@
 //! Delivering messages: targets, readiness, and dedupe of signal ids and update ids.
 
 use super::fixtures::*;
-use crate::store::UpdateOutcome;
 use crate::store::{
     DeliverOutcome, Message, RunClose, RunStatus, Store, StoreError, UpdateRecord, UpdateState,
 };
+use crate::store::{Delivery, LeaseRequest, OutgoingMessage, UpdateOutcome};
 use std::sync::Arc;
 
 /// Deliver to an unknown workflow or run is not found.
 pub async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn Store>) {
     let err = store
-        .deliver("nope", None, signal("s", None), T0)
+        .deliver(Delivery::new("nope", signal("s", None), T0))
         .await
         .unwrap_err();
     assert_eq!(
@@ -24,7 +24,7 @@ pub async fn deliver_to_an_unknown_workflow_or_run_is_not_found(store: Arc<dyn S
     start(&*store, "wf-1", "run-1", T0).await;
     start(&*store, "wf-2", "run-2", T0).await;
     let err = store
-        .deliver("wf-1", Some("run-2"), signal("s", None), T0)
+        .deliver(Delivery::new("wf-1", signal("s", None), T0).to_run("run-2"))
         .await
         .unwrap_err();
     assert_eq!(
@@ -42,13 +42,13 @@ pub async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>)
     start(&*store, "wf-1", "run-1", T0).await;
     run_task(&*store, T0, |_, _| {}).await;
     assert!(store
-        .poll_workflow_tasks("w", T0 + 100, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 100, 1000, 10)
         .await
         .unwrap()
         .is_empty());
 
     let out = store
-        .deliver("wf-1", None, signal("pause", None), T0 + 200)
+        .deliver(Delivery::new("wf-1", signal("pause", None), T0 + 200))
         .await
         .unwrap();
     assert_eq!(
@@ -58,7 +58,7 @@ pub async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>)
         }
     );
     assert!(store
-        .poll_workflow_tasks("w", T0 + 199, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 199, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -80,7 +80,7 @@ pub async fn deliver_enqueues_and_makes_an_idle_run_ready(store: Arc<dyn Store>)
 pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let first = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0))
         .await
         .unwrap();
     assert_eq!(
@@ -91,7 +91,7 @@ pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
     );
     for _ in 0..3 {
         let again = store
-            .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+            .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0))
             .await
             .unwrap();
         assert_eq!(
@@ -103,11 +103,11 @@ pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
     }
     // Signals without an id are never deduped.
     store
-        .deliver("wf-1", None, signal("pause", None), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", None), T0))
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, signal("pause", None), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", None), T0))
         .await
         .unwrap();
 
@@ -120,7 +120,7 @@ pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
         .await
         .unwrap();
     let again = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0 + 1))
         .await
         .unwrap();
     assert_eq!(
@@ -130,7 +130,7 @@ pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
         }
     );
     assert!(store
-        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 1, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -140,7 +140,7 @@ pub async fn a_signal_id_is_delivered_once(store: Arc<dyn Store>) {
 pub async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     let requested = UpdateRecord {
@@ -159,7 +159,7 @@ pub async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<d
     );
     assert_eq!(
         store
-            .deliver("wf-1", None, update("u-1", "rename"), T0)
+            .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
             .await
             .unwrap(),
         DeliverOutcome::DuplicateUpdate(requested.clone())
@@ -167,7 +167,7 @@ pub async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<d
 
     let done = UpdateState::Completed(UpdateOutcome::Completed(payload("ok")));
     run_task(&*store, T0 + 1, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
+        c.updates = vec![update_change("u-1", "rename", done.clone())];
     })
     .await;
     let completed = UpdateRecord {
@@ -176,7 +176,7 @@ pub async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<d
     };
     assert_eq!(
         store
-            .deliver("wf-1", None, update("u-1", "rename"), T0 + 2)
+            .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0 + 2))
             .await
             .unwrap(),
         DeliverOutcome::DuplicateUpdate(completed.clone())
@@ -188,7 +188,7 @@ pub async fn a_duplicate_update_is_answered_with_its_current_record(store: Arc<d
     assert!(store.pending_updates("run-1").await.unwrap().is_empty());
     assert!(
         store
-            .poll_workflow_tasks("w", T0 + 2, 1000, 10)
+            .poll_workflow_tasks_any("w", T0 + 2, 1000, 10)
             .await
             .unwrap()
             .is_empty(),
@@ -207,9 +207,9 @@ pub async fn a_task_that_moves_an_update_through_several_states_records_the_last
     let done = UpdateState::Completed(UpdateOutcome::Completed(payload(7)));
     run_task(&*store, T0 + 1, |_, c| {
         c.updates = vec![
-            ("u-1".into(), "add".into(), UpdateState::Accepted),
-            ("u-2".into(), "add".into(), UpdateState::Accepted),
-            ("u-1".into(), "add".into(), done.clone()),
+            update_change("u-1", "add", UpdateState::Accepted),
+            update_change("u-2", "add", UpdateState::Accepted),
+            update_change("u-1", "add", done.clone()),
         ];
     })
     .await;
@@ -235,16 +235,16 @@ pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
 ) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0))
         .await
         .unwrap();
     let rejected = UpdateState::Rejected("no".into());
     run_task(&*store, T0 + 1, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), rejected.clone())];
+        c.updates = vec![update_change("u-1", "rename", rejected.clone())];
         c.close = Some(RunClose::Completed(payload("result")));
     })
     .await;
@@ -263,14 +263,14 @@ pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
         },
     ] {
         let err = store
-            .deliver("wf-1", None, message.clone(), T0 + 2)
+            .deliver(Delivery::new("wf-1", message.clone(), T0 + 2))
             .await
             .unwrap_err();
         assert_eq!(err, finished, "delivering {message:?}");
     }
     // The retry of a signal that was applied before the run closed learns that it was.
     let retried = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 2)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0 + 2))
         .await
         .unwrap();
     assert_eq!(
@@ -280,7 +280,7 @@ pub async fn a_closed_run_refuses_new_messages_but_answers_duplicate_updates(
         }
     );
     let dup = store
-        .deliver("wf-1", None, update("u-1", "rename"), T0 + 2)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0 + 2))
         .await
         .unwrap();
     match dup {
@@ -296,7 +296,7 @@ pub async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store
     start(&*store, "wf-1", "run-2", T0 + 2).await;
 
     let err = store
-        .deliver("wf-1", Some("run-1"), signal("s", None), T0 + 3)
+        .deliver(Delivery::new("wf-1", signal("s", None), T0 + 3).to_run("run-1"))
         .await
         .unwrap_err();
     assert!(
@@ -304,7 +304,7 @@ pub async fn deliver_to_an_explicit_run_id_targets_that_run(store: Arc<dyn Store
         "{err}"
     );
     let out = store
-        .deliver("wf-1", Some("run-2"), signal("s", None), T0 + 3)
+        .deliver(Delivery::new("wf-1", signal("s", None), T0 + 3).to_run("run-2"))
         .await
         .unwrap();
     assert_eq!(
@@ -323,18 +323,15 @@ pub async fn a_committed_message_naming_a_chain_reaches_only_that_chain(store: A
     run_task(&*store, T0, |_, _| {}).await;
     start(&*store, "sender", "sender-run", T0 + 1).await;
     run_task(&*store, T0 + 1, |_, commit| {
+        let to = |chain_id: Option<&str>, message| OutgoingMessage {
+            workflow_id: "target".into(),
+            chain_id: chain_id.map(str::to_owned),
+            message,
+        };
         commit.deliver = vec![
-            (
-                "target".into(),
-                Some("another-chain".into()),
-                signal("lost", None),
-            ),
-            (
-                "target".into(),
-                Some("target-run".into()),
-                signal("kept", None),
-            ),
-            ("target".into(), None, signal("any", None)),
+            to(Some("another-chain"), signal("lost", None)),
+            to(Some("target-run"), signal("kept", None)),
+            to(None, signal("any", None)),
         ];
     })
     .await;
@@ -370,10 +367,13 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
         signal("b", None),
         signal("a", Some("s-1")),
     ] {
-        store.deliver("wf-1", None, message, T0 + 1).await.unwrap();
+        store
+            .deliver(Delivery::new("wf-1", message, T0 + 1))
+            .await
+            .unwrap();
     }
     store
-        .deliver("wf-2", None, signal("other", None), T0 + 1)
+        .deliver(Delivery::new("wf-2", signal("other", None), T0 + 1))
         .await
         .unwrap();
     let pending = store.pending_messages("run-1", None).await.unwrap();
@@ -388,7 +388,13 @@ pub async fn pending_messages_are_the_inbox_until_a_task_applies_them(store: Arc
 
     // A task applies the first message only: it leaves the inbox as it enters the history.
     let task = store
-        .lease_run("run-1", "w", T0 + 2, 10_000, None)
+        .lease_run(LeaseRequest {
+            run_id: String::from("run-1"),
+            worker_id: String::from("w"),
+            now_ms: T0 + 2,
+            lease_ms: 10_000,
+            build_id: None,
+        })
         .await
         .unwrap()
         .expect("run-1 is free");

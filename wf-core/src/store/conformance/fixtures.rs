@@ -2,15 +2,108 @@
 //! populated store with a snapshot of everything observable in it. A store's own extra tests
 //! may use them too.
 
+use crate::data::update::UpdateChange;
 use crate::store::{
-    ActivityOptions, ActivityTask, EventKind, HistoryEvent, IdConflictPolicy, IdReusePolicy,
-    ListFilter, Message, NewActivityTask, NewRun, Payload, RunRecord, StartRequest, Store,
-    TaskCommit, UpdateRecord, UpdateState, WorkflowTask,
+    ActivityAttempt, ActivityOptions, ActivityPoll, ActivityTask, Delivery, EventKind, FiredTimer,
+    HistoryEvent, IdConflictPolicy, IdReusePolicy, ListFilter, Message, NewActivityTask, NewEvent,
+    NewRun, NewTimer, Payload, RunRecord, StartRequest, Store, StoreFuture, TaskCommit, TaskFilter,
+    TaskPoll, UpdateRecord, UpdateState, WorkflowTask,
 };
 use std::time::Duration;
 
 /// A base engine-clock time, far from zero so that "before" is representable.
 pub const T0: i64 = 1_000_000;
+
+/// Polls that take anything ready, whatever its type, queue or build: what the properties
+/// lease with (an engine always polls for what it can run, with a [`TaskFilter`]).
+pub trait PollAny {
+    /// Leases up to `max` ready workflow tasks of runs without a build, of any type on any
+    /// queue ([`Store::poll_workflow_tasks`] with the default filter).
+    fn poll_workflow_tasks_any(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>>;
+
+    /// Leases up to `max` visible activity tasks of any name ([`Store::poll_activity_tasks`]
+    /// without names).
+    fn poll_activity_tasks_any(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<ActivityTask>>;
+}
+
+impl<S: Store + ?Sized> PollAny for S {
+    fn poll_workflow_tasks_any(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        lease_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<WorkflowTask>> {
+        self.poll_workflow_tasks(TaskPoll {
+            worker_id: worker_id.into(),
+            now_ms,
+            lease_ms,
+            max,
+            filter: TaskFilter::default(),
+        })
+    }
+
+    fn poll_activity_tasks_any(
+        &self,
+        worker_id: &str,
+        now_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'_, Vec<ActivityTask>> {
+        self.poll_activity_tasks(ActivityPoll {
+            worker_id: worker_id.into(),
+            now_ms,
+            max,
+            names: None,
+        })
+    }
+}
+
+/// Event `kind` at `time_ms`, as a commit appends it.
+pub fn event(time_ms: i64, kind: EventKind) -> NewEvent {
+    NewEvent { time_ms, kind }
+}
+
+/// Timer `seq`, firing at `fire_at_ms`, as a commit starts it.
+pub fn timer(seq: u32, fire_at_ms: i64) -> NewTimer {
+    NewTimer { seq, fire_at_ms }
+}
+
+/// Timer `seq` of `run_id`, as `fire_due_timers` reports it.
+pub fn fired(run_id: &str, seq: u32) -> FiredTimer {
+    FiredTimer {
+        run_id: run_id.into(),
+        seq,
+    }
+}
+
+/// Update `update_id` (`name`) moved to `state`, as a commit records it.
+pub fn update_change(update_id: &str, name: &str, state: UpdateState) -> UpdateChange {
+    UpdateChange {
+        update_id: update_id.into(),
+        name: name.into(),
+        state,
+    }
+}
+
+/// Attempt `attempt` of activity `seq` of `run_id`.
+pub fn attempt_of(run_id: &str, seq: u32, attempt: u32) -> ActivityAttempt {
+    ActivityAttempt {
+        run_id: run_id.into(),
+        seq,
+        attempt,
+    }
+}
 
 /// A payload of `value`.
 pub fn payload<T: serde::Serialize>(value: T) -> Payload {
@@ -81,7 +174,7 @@ pub fn update(update_id: &str, name: &str) -> Message {
 /// Leases exactly one workflow task.
 pub async fn lease_one(store: &dyn Store, worker: &str, now_ms: i64) -> WorkflowTask {
     let mut tasks = store
-        .poll_workflow_tasks(worker, now_ms, 10_000, 10)
+        .poll_workflow_tasks_any(worker, now_ms, 10_000, 10)
         .await
         .expect("poll");
     assert_eq!(
@@ -99,7 +192,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         worker_id: worker.into(),
         without_lease: false,
         expected_next_event_id: task.run.next_event_id,
-        events: vec![(
+        events: vec![event(
             now_ms,
             EventKind::WorkflowTaskCompleted {
                 task_time_ms: now_ms,
@@ -172,7 +265,11 @@ pub struct Snapshot {
 
 /// What [`Snapshot`] holds, read from `store`.
 pub async fn snapshot(store: &dyn Store) -> Snapshot {
-    let runs = store.list_runs(ListFilter::default()).await.unwrap();
+    let runs = store
+        .admin()
+        .list_runs(ListFilter::default())
+        .await
+        .unwrap();
     let mut histories = Vec::new();
     let mut activities = Vec::new();
     let mut updates = Vec::new();
@@ -197,11 +294,11 @@ pub async fn snapshot(store: &dyn Store) -> Snapshot {
 pub async fn populate(store: &dyn Store) {
     start(store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0))
         .await
         .unwrap();
     let options = ActivityOptions {
@@ -211,18 +308,21 @@ pub async fn populate(store: &dyn Store) {
     };
     run_task(store, T0 + 1, |_, c| {
         c.new_activities = vec![activity(1, options)];
-        c.new_timers = vec![(2, T0 + 500)];
-        c.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+        c.new_timers = vec![timer(2, T0 + 500)];
+        c.updates = vec![update_change("u-1", "rename", UpdateState::Accepted)];
         c.summary = payload("waiting");
     })
     .await;
-    store.poll_activity_tasks("aw", T0 + 2, 10).await.unwrap();
     store
-        .heartbeat_activity("run-1", 1, 1, Some(payload("half")), T0 + 3)
+        .poll_activity_tasks_any("aw", T0 + 2, 10)
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, signal("resume", None), T0 + 4)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), Some(payload("half")), T0 + 3)
+        .await
+        .unwrap();
+    store
+        .deliver(Delivery::new("wf-1", signal("resume", None), T0 + 4))
         .await
         .unwrap();
     start(store, "wf-2", "run-2", T0 + 5).await;

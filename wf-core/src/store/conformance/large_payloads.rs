@@ -37,7 +37,7 @@ pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
     let mut c = commit_for(&task, "w", T0);
     c.events.insert(
         0,
-        (
+        event(
             T0,
             EventKind::SignalReceived {
                 name: "load".into(),
@@ -57,10 +57,10 @@ pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
     let run = store.commit_workflow_task(c).await.unwrap();
     assert_eq!(run.summary, big('s'));
 
-    let leased = store.poll_activity_tasks("aw", T0, 1).await.unwrap();
+    let leased = store.poll_activity_tasks_any("aw", T0, 1).await.unwrap();
     assert_eq!(leased[0].input, input);
     assert!(store
-        .heartbeat_activity("run-1", 1, 1, Some(beat.clone()), T0 + 1)
+        .heartbeat_activity(attempt_of("run-1", 1, 1), Some(beat.clone()), T0 + 1)
         .await
         .unwrap());
     assert_eq!(
@@ -74,7 +74,7 @@ pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
         attempts: 1,
     };
     assert!(store
-        .resolve_activity("run-1", 1, 1, done.clone(), T0 + 2)
+        .resolve_activity(attempt_of("run-1", 1, 1), done.clone(), T0 + 2)
         .await
         .unwrap());
 
@@ -87,7 +87,7 @@ pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
         }
     );
     let mut c = commit_for(&task, "w", T0 + 2);
-    c.events.push((
+    c.events.push(event(
         T0 + 2,
         EventKind::WorkflowCompleted {
             result: output.clone(),

@@ -4,7 +4,7 @@
 
 use super::fixtures::*;
 use super::harness::StoreUnderTest;
-use crate::store::{DeliverOutcome, Message, Store, StoreError, UpdateState};
+use crate::store::{DeliverOutcome, Delivery, Message, Store, StoreError, UpdateState};
 use std::sync::Arc;
 
 /// Everything survives closing the store and opening it again: runs, histories, inboxes,
@@ -18,7 +18,7 @@ pub async fn everything_survives_close_and_reopen(db: Arc<dyn StoreUnderTest>) {
     let store = db.open().await;
     assert_eq!(snapshot(&*store).await, before);
     let dup = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 7)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0 + 7))
         .await
         .unwrap();
     assert_eq!(
@@ -33,11 +33,11 @@ pub async fn everything_survives_close_and_reopen(db: Arc<dyn StoreUnderTest>) {
     );
     assert_eq!(
         store.fire_due_timers(T0 + 500, 10).await.unwrap(),
-        [("run-1".to_string(), 2)]
+        [fired("run-1", 2)]
     );
     assert!(
         store
-            .heartbeat_activity("run-1", 1, 1, None, T0 + 8)
+            .heartbeat_activity(attempt_of("run-1", 1, 1), None, T0 + 8)
             .await
             .unwrap(),
         "the lease survived"
@@ -52,7 +52,7 @@ pub async fn a_durably_delivered_update_survives_reopen(db: Arc<dyn StoreUnderTe
     start(&*store, "wf-1", "run-1", T0).await;
     run_task(&*store, T0, |_, _| {}).await;
     let out = store
-        .deliver_durable("wf-1", None, update("u-1", "grow"), T0 + 1)
+        .deliver_durable(Delivery::new("wf-1", update("u-1", "grow"), T0 + 1))
         .await
         .unwrap();
     assert_eq!(
@@ -71,7 +71,7 @@ pub async fn a_durably_delivered_update_survives_reopen(db: Arc<dyn StoreUnderTe
         matches!(&task.messages[..], [m] if matches!(&m.message, Message::Update { update_id, .. } if update_id == "u-1"))
     );
     let dup = store
-        .deliver_durable("wf-1", None, update("u-1", "grow"), T0 + 3)
+        .deliver_durable(Delivery::new("wf-1", update("u-1", "grow"), T0 + 3))
         .await
         .unwrap();
     assert!(matches!(dup, DeliverOutcome::DuplicateUpdate(r) if r.update_id == "u-1"));
@@ -88,7 +88,7 @@ pub async fn a_reopened_file_holds_exactly_the_committed_state(db: Arc<dyn Store
         .unwrap_err();
     assert!(matches!(err, StoreError::AlreadyStarted { .. }));
     let err = store
-        .deliver("wf-2", None, signal("late", None), T0 + 10)
+        .deliver(Delivery::new("wf-2", signal("late", None), T0 + 10))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::RunFinished { .. }));
@@ -117,12 +117,11 @@ pub async fn two_stores_on_one_file_see_each_others_writes(db: Arc<dyn StoreUnde
         };
         handles.push(tokio::spawn(async move {
             store
-                .deliver(
+                .deliver(Delivery::new(
                     "wf-1",
-                    None,
                     signal("s", Some(&format!("id-{}", i / 2))),
                     T0,
-                )
+                ))
                 .await
         }));
     }
@@ -139,7 +138,7 @@ pub async fn two_stores_on_one_file_see_each_others_writes(db: Arc<dyn StoreUnde
     let task = lease_one(&*b, "w", T0).await;
     assert_eq!(task.messages.len(), 10);
     assert!(
-        a.poll_workflow_tasks("w2", T0, 1000, 10)
+        a.poll_workflow_tasks_any("w2", T0, 1000, 10)
             .await
             .unwrap()
             .is_empty(),

@@ -4,8 +4,8 @@
 
 use super::fixtures::*;
 use crate::store::{
-    ChildOutcome, DeliverOutcome, Message, NewRun, ParentInfo, RunClose, RunStatus, ScheduleRow,
-    Store, StoreError, UpdateOutcome, UpdateState,
+    ChildOutcome, DeliverOutcome, Delivery, Message, NewRun, ParentInfo, RunClose, RunNotice,
+    RunStatus, ScheduleRow, Store, StoreError, UpdateOutcome, UpdateState,
 };
 use std::sync::Arc;
 
@@ -38,7 +38,7 @@ async fn assert_gone(store: &dyn Store, workflow_id: &str, run_id: &str) {
     assert!(store.pending_updates(run_id).await.unwrap().is_empty());
     assert!(store.pending_activities(run_id).await.unwrap().is_empty());
     let sent = store
-        .deliver(workflow_id, Some(run_id), signal("late", None), T0 + 10_000)
+        .deliver(Delivery::new(workflow_id, signal("late", None), T0 + 10_000).to_run(run_id))
         .await;
     assert!(
         matches!(sent, Err(StoreError::NotFound { .. })),
@@ -58,16 +58,16 @@ async fn with_dedupe_ids(
 ) -> UpdateState {
     start(store, workflow_id, run_id, T0).await;
     store
-        .deliver(workflow_id, None, signal("pause", Some("s-1")), T0)
+        .deliver(Delivery::new(workflow_id, signal("pause", Some("s-1")), T0))
         .await
         .unwrap();
     store
-        .deliver(workflow_id, None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new(workflow_id, update("u-1", "rename"), T0))
         .await
         .unwrap();
     let done = UpdateState::Completed(UpdateOutcome::Completed(payload("renamed")));
     run_task(store, at_ms, |_, c| {
-        c.updates = vec![("u-1".into(), "rename".into(), done.clone())];
+        c.updates = vec![update_change("u-1", "rename", done.clone())];
         c.close = Some(close);
     })
     .await;
@@ -83,7 +83,11 @@ pub async fn purge_deletes_closed_runs_before_the_cutoff_with_their_rows(store: 
     completed(&*store, "wf-new", "run-new", T0 + 20, T0 + 1_000).await;
     start(&*store, "wf-live", "run-live", T0 + 30).await;
     store
-        .deliver("wf-live", None, signal("poke", Some("s-live")), T0 + 31)
+        .deliver(Delivery::new(
+            "wf-live",
+            signal("poke", Some("s-live")),
+            T0 + 31,
+        ))
         .await
         .unwrap();
     let schedule = ScheduleRow {
@@ -92,18 +96,26 @@ pub async fn purge_deletes_closed_runs_before_the_cutoff_with_their_rows(store: 
         version: 1,
         next_check_ms: Some(T0 + 5_000),
     };
-    store.create_schedule(schedule.clone()).await.unwrap();
+    store
+        .admin()
+        .create_schedule(schedule.clone())
+        .await
+        .unwrap();
     let new_before = store.get_run("wf-new", None).await.unwrap();
     let live_before = store.pending_messages("run-live", Some(1)).await.unwrap();
 
-    assert_eq!(store.count_closed_runs(T0 + 500).await.unwrap(), 1);
+    assert_eq!(store.admin().count_closed_runs(T0 + 500).await.unwrap(), 1);
     assert_eq!(
-        store.count_closed_runs(T0 + 10).await.unwrap(),
+        store.admin().count_closed_runs(T0 + 10).await.unwrap(),
         0,
         "the cutoff is exclusive"
     );
-    assert_eq!(store.count_closed_runs(i64::MAX).await.unwrap(), 2);
-    let purged = store.purge_closed_runs(T0 + 500, 100).await.unwrap();
+    assert_eq!(store.admin().count_closed_runs(i64::MAX).await.unwrap(), 2);
+    let purged = store
+        .admin()
+        .purge_closed_runs(T0 + 500, 100)
+        .await
+        .unwrap();
     assert_eq!(purged, vec!["run-old".to_string()]);
 
     assert_gone(&*store, "wf-old", "run-old").await;
@@ -114,9 +126,13 @@ pub async fn purge_deletes_closed_runs_before_the_cutoff_with_their_rows(store: 
         store.pending_messages("run-live", Some(1)).await.unwrap(),
         live_before
     );
-    assert_eq!(store.get_schedule("nightly").await.unwrap(), Some(schedule));
-    assert_eq!(store.count_closed_runs(T0 + 500).await.unwrap(), 0);
+    assert_eq!(
+        store.admin().get_schedule("nightly").await.unwrap(),
+        Some(schedule)
+    );
+    assert_eq!(store.admin().count_closed_runs(T0 + 500).await.unwrap(), 0);
     assert!(store
+        .admin()
         .purge_closed_runs(T0 + 500, 100)
         .await
         .unwrap()
@@ -125,7 +141,11 @@ pub async fn purge_deletes_closed_runs_before_the_cutoff_with_their_rows(store: 
     // The workflow id starts again, as a new chain: the old dedupe ids are gone with it.
     start(&*store, "wf-old", "run-again", T0 + 2_000).await;
     let again = store
-        .deliver("wf-old", None, signal("pause", Some("s-1")), T0 + 2_000)
+        .deliver(Delivery::new(
+            "wf-old",
+            signal("pause", Some("s-1")),
+            T0 + 2_000,
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -157,10 +177,10 @@ pub async fn purge_goes_in_bounded_batches_oldest_close_first(store: Arc<dyn Sto
     start(&*store, "wf-live", "run-live", T0 + 5).await;
 
     let cutoff = T0 + 1_000;
-    assert_eq!(store.count_closed_runs(cutoff).await.unwrap(), 5);
+    assert_eq!(store.admin().count_closed_runs(cutoff).await.unwrap(), 5);
     let mut order = Vec::new();
     loop {
-        let batch = store.purge_closed_runs(cutoff, 2).await.unwrap();
+        let batch = store.admin().purge_closed_runs(cutoff, 2).await.unwrap();
         assert!(batch.len() <= 2, "a batch of at most 2 runs, got {batch:?}");
         if batch.is_empty() {
             break;
@@ -175,10 +195,15 @@ pub async fn purge_goes_in_bounded_batches_oldest_close_first(store: Arc<dyn Sto
             vec!["run-x".into()],
         ]
     );
-    assert_eq!(store.count_closed_runs(cutoff).await.unwrap(), 0);
+    assert_eq!(store.admin().count_closed_runs(cutoff).await.unwrap(), 0);
     let live = store.get_run("wf-live", None).await.unwrap().unwrap();
     assert_eq!(live.status, RunStatus::Running);
-    assert!(store.purge_closed_runs(cutoff, 0).await.unwrap().is_empty());
+    assert!(store
+        .admin()
+        .purge_closed_runs(cutoff, 0)
+        .await
+        .unwrap()
+        .is_empty());
 }
 
 /// A running run is never purged, however old; nor are its history, inbox, activities,
@@ -186,7 +211,11 @@ pub async fn purge_goes_in_bounded_batches_oldest_close_first(store: Arc<dyn Sto
 pub async fn purge_never_touches_a_running_run(store: Arc<dyn Store>) {
     populate(&*store).await;
     let before = snapshot(&*store).await;
-    let purged = store.purge_closed_runs(i64::MAX, 100).await.unwrap();
+    let purged = store
+        .admin()
+        .purge_closed_runs(i64::MAX, 100)
+        .await
+        .unwrap();
     assert_eq!(
         purged,
         vec!["run-2".to_string()],
@@ -212,7 +241,7 @@ pub async fn purge_never_touches_a_running_run(store: Arc<dyn Store>) {
     assert_eq!(after.expired, before.expired);
     assert_eq!(after.wakeup, before.wakeup);
     let dup = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 7)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0 + 7))
         .await
         .unwrap();
     assert!(matches!(dup, DeliverOutcome::DuplicateSignal { .. }));
@@ -228,11 +257,19 @@ pub async fn purge_keeps_a_chains_dedupe_ids_while_a_run_of_it_remains(store: Ar
     let close = RunClose::ContinuedAsNew(next);
     let done = with_dedupe_ids(&*store, "wf-1", "run-1", T0 + 1, close).await;
 
-    let purged = store.purge_closed_runs(T0 + 100, 100).await.unwrap();
+    let purged = store
+        .admin()
+        .purge_closed_runs(T0 + 100, 100)
+        .await
+        .unwrap();
     assert_eq!(purged, vec!["run-1".to_string()]);
     assert_gone(&*store, "wf-1", "run-1").await;
     let dup = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 101)
+        .deliver(Delivery::new(
+            "wf-1",
+            signal("pause", Some("s-1")),
+            T0 + 101,
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -252,12 +289,20 @@ pub async fn purge_keeps_a_chains_dedupe_ids_while_a_run_of_it_remains(store: Ar
     })
     .await;
     assert_eq!(
-        store.purge_closed_runs(T0 + 300, 100).await.unwrap(),
+        store
+            .admin()
+            .purge_closed_runs(T0 + 300, 100)
+            .await
+            .unwrap(),
         vec!["run-2".to_string()]
     );
     start(&*store, "wf-1", "run-1", T0 + 400).await;
     let fresh = store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 400)
+        .deliver(Delivery::new(
+            "wf-1",
+            signal("pause", Some("s-1")),
+            T0 + 400,
+        ))
         .await
         .unwrap();
     assert_eq!(
@@ -284,17 +329,21 @@ pub async fn purging_a_closed_child_keeps_its_result_for_the_running_parent(stor
     let result = ChildOutcome::Completed(payload("child done"));
     run_task(&*store, T0 + 3, |_, c| {
         c.close = Some(RunClose::Completed(payload("child done")));
-        c.notify = vec![(
-            "run-parent".into(),
-            Message::ChildClosed {
+        c.notify = vec![RunNotice {
+            run_id: "run-parent".into(),
+            message: Message::ChildClosed {
                 seq: 4,
                 outcome: result.clone(),
             },
-        )];
+        }];
     })
     .await;
 
-    let purged = store.purge_closed_runs(T0 + 100, 100).await.unwrap();
+    let purged = store
+        .admin()
+        .purge_closed_runs(T0 + 100, 100)
+        .await
+        .unwrap();
     assert_eq!(purged, vec!["run-child".to_string()]);
     assert_gone(&*store, "child", "run-child").await;
     let parent = store.get_run("parent", None).await.unwrap().unwrap();

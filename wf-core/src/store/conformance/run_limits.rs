@@ -129,7 +129,7 @@ pub async fn a_run_timeout_retry_starts_after_its_backoff(store: Arc<dyn Store>)
     assert_eq!(limits.as_ref().map(|l| l.attempt), Some(2));
 
     let early = store
-        .poll_workflow_tasks("w", T0 + 60_999, 10_000, 10)
+        .poll_workflow_tasks_any("w", T0 + 60_999, 10_000, 10)
         .await
         .unwrap();
     assert!(early.is_empty(), "ready before its backoff: {early:?}");
@@ -157,7 +157,7 @@ pub async fn continue_as_new_keeps_the_chains_execution_deadline(store: Arc<dyn 
         .await
         .unwrap();
     run_task(&*store, T0 + 10_000, |_, c| {
-        c.events.push((
+        c.events.push(event(
             T0 + 10_000,
             EventKind::ContinuedAsNew {
                 new_run_id: "run-2".into(),
@@ -196,7 +196,7 @@ pub async fn continue_as_new_keeps_the_chains_execution_deadline(store: Arc<dyn 
 pub async fn a_failed_run_is_retried_under_its_policy(store: Arc<dyn Store>) {
     let fail = |error_type: &'static str| {
         move |_: &crate::store::WorkflowTask, c: &mut crate::store::TaskCommit| {
-            c.events.push((
+            c.events.push(event(
                 T0,
                 EventKind::WorkflowFailed {
                     message: "boom".into(),

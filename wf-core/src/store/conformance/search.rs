@@ -4,7 +4,7 @@
 
 use super::fixtures::*;
 use crate::data::search::{Memo, SearchAttributes, SearchValue};
-use crate::store::{EventKind, ListFilter, NewRun, RunClose, RunStatus, Store};
+use crate::store::{Delivery, EventKind, ListFilter, NewRun, RunClose, RunStatus, Store};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,9 +32,9 @@ async fn run_with(
     close: bool,
 ) {
     start(store, workflow_id, run_id, now_ms).await;
-    let event = upsert(pairs);
+    let attributes = upsert(pairs);
     run_task(store, now_ms, |_, c| {
-        c.events.insert(0, (now_ms, event));
+        c.events.insert(0, event(now_ms, attributes));
         if close {
             c.close = Some(RunClose::Completed(payload("done")));
         }
@@ -43,7 +43,7 @@ async fn run_with(
 }
 
 async fn ids(store: &dyn Store, filter: ListFilter) -> Vec<String> {
-    let runs = store.list_runs(filter).await.expect("list");
+    let runs = store.admin().list_runs(filter).await.expect("list");
     runs.into_iter().map(|r| r.run_id).collect()
 }
 
@@ -90,11 +90,14 @@ pub async fn lists_filter_by_search_attributes_and_times_and_page(store: Arc<dyn
     )
     .await;
     // A later upsert replaces the value of its key, and adds to the others.
-    s.deliver("o-2", None, signal("go", None), T0 + 40)
+    s.deliver(Delivery::new("o-2", signal("go", None), T0 + 40))
         .await
         .unwrap();
-    let event = upsert(&[("customer", acme()), ("amount", SearchValue::Float(2.5))]);
-    run_task(s, T0 + 40, |_, c| c.events.insert(0, (T0 + 40, event))).await;
+    let attributes = upsert(&[("customer", acme()), ("amount", SearchValue::Float(2.5))]);
+    run_task(s, T0 + 40, |_, c| {
+        c.events.insert(0, event(T0 + 40, attributes))
+    })
+    .await;
 
     let by = |pairs: Vec<(&str, SearchValue)>| ListFilter {
         search: pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
@@ -180,9 +183,9 @@ pub async fn memos_and_search_attributes_carry_over_and_go_with_a_purge(store: A
     let mut request = start_request("wf-1", "run-1", T0);
     request.run.memo = memo.clone();
     s.start_run(request).await.unwrap();
-    let event = upsert(&[("stage", SearchValue::from("one"))]);
+    let attributes = upsert(&[("stage", SearchValue::from("one"))]);
     run_task(s, T0 + 1, |_, c| {
-        c.events.insert(0, (T0 + 1, event));
+        c.events.insert(0, event(T0 + 1, attributes));
         c.close = Some(RunClose::ContinuedAsNew(NewRun {
             input: payload("round 2"),
             ..new_run("wf-1", "run-2")
@@ -191,6 +194,7 @@ pub async fn memos_and_search_attributes_carry_over_and_go_with_a_purge(store: A
     .await;
     let expected: SearchAttributes = [("stage".to_string(), SearchValue::from("one"))].into();
     let both = s
+        .admin()
         .run_search(vec!["run-1".into(), "run-2".into(), "nope".into()])
         .await
         .unwrap();
@@ -211,7 +215,12 @@ pub async fn memos_and_search_attributes_carry_over_and_go_with_a_purge(store: A
         }));
     })
     .await;
-    let third = s.run_search(vec!["run-3".into()]).await.unwrap().remove(0);
+    let third = s
+        .admin()
+        .run_search(vec!["run-3".into()])
+        .await
+        .unwrap()
+        .remove(0);
     assert_eq!((third.attributes, third.memo), (expected.clone(), own));
     let listed = ListFilter {
         search: vec![("stage".into(), SearchValue::from("one"))],
@@ -219,9 +228,14 @@ pub async fn memos_and_search_attributes_carry_over_and_go_with_a_purge(store: A
     };
     assert_eq!(ids(s, listed.clone()).await, ["run-3", "run-2", "run-1"]);
 
-    let purged = s.purge_closed_runs(T0 + 100, 100).await.unwrap();
+    let purged = s.admin().purge_closed_runs(T0 + 100, 100).await.unwrap();
     assert_eq!(purged, ["run-1", "run-2"]);
     assert_eq!(ids(s, listed).await, ["run-3"]);
-    let gone = s.run_search(vec!["run-1".into()]).await.unwrap().remove(0);
+    let gone = s
+        .admin()
+        .run_search(vec!["run-1".into()])
+        .await
+        .unwrap()
+        .remove(0);
     assert_eq!(gone, Default::default());
 }

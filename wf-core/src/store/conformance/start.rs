@@ -3,8 +3,8 @@
 use super::fixtures::*;
 use crate::store::EventKind;
 use crate::store::{
-    DeliverOutcome, IdConflictPolicy, ListFilter, Message, RunStatus, Store, StoreError,
-    UpdateState,
+    DeliverOutcome, Delivery, IdConflictPolicy, ListFilter, Message, RunStatus, StartWithTask,
+    Store, StoreError, UpdateState,
 };
 use std::sync::Arc;
 
@@ -34,10 +34,10 @@ fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> crate::store::Tas
     };
     let mut c = commit_for(&task, "starter", now_ms);
     c.without_lease = true;
-    c.new_timers = vec![(1, now_ms + 60_000)];
+    c.new_timers = vec![timer(1, now_ms + 60_000)];
     c.events.insert(
         0,
-        (
+        event(
             now_ms,
             EventKind::TimerStarted {
                 seq: 1,
@@ -50,7 +50,10 @@ fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> crate::store::Tas
 
 /// Start with its first task records both.
 pub async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
-    let (out, first) = store
+    let StartWithTask {
+        start: out,
+        first_task: first,
+    } = store
         .start_run_with_task(
             start_request("wf-1", "run-1", T0),
             first_task("wf-1", "run-1", T0),
@@ -68,7 +71,7 @@ pub async fn start_with_its_first_task_records_both(store: Arc<dyn Store>) {
     );
     // The first task is done: nothing is ready until the timer fires.
     assert!(store
-        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 1, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -84,7 +87,10 @@ pub async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(
     quiet.new_timers.clear();
     quiet.summary = payload("waiting for a signal");
     assert!(quiet.records_nothing());
-    let (out, first) = store
+    let StartWithTask {
+        start: out,
+        first_task: first,
+    } = store
         .start_run_with_task(start_request("wf-1", "run-1", T0), quiet)
         .await
         .unwrap();
@@ -98,12 +104,12 @@ pub async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(
     assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 1);
     // Done with its first task: not ready, not leased; a message makes it ready again.
     assert!(store
-        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 1, 1000, 10)
         .await
         .unwrap()
         .is_empty());
     store
-        .deliver("wf-1", None, signal("go", None), T0 + 2)
+        .deliver(Delivery::new("wf-1", signal("go", None), T0 + 2))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0 + 2).await;
@@ -114,7 +120,10 @@ pub async fn start_with_a_first_task_that_records_nothing_leaves_the_run_idle(
 pub async fn start_with_a_failing_first_task_keeps_the_start_alone(store: Arc<dyn Store>) {
     let mut bad = first_task("wf-1", "run-1", T0);
     bad.expected_next_event_id = 7;
-    let (out, first) = store
+    let StartWithTask {
+        start: out,
+        first_task: first,
+    } = store
         .start_run_with_task(start_request("wf-1", "run-1", T0), bad)
         .await
         .unwrap();
@@ -143,7 +152,10 @@ pub async fn start_with_task_on_a_running_id_follows_the_policy_and_skips_the_ta
 
     let mut keep = start_request("wf-1", "run-3", T0 + 2);
     keep.policy = IdConflictPolicy::UseExisting;
-    let (out, first) = store
+    let StartWithTask {
+        start: out,
+        first_task: first,
+    } = store
         .start_run_with_task(keep, first_task("wf-1", "run-3", T0 + 2))
         .await
         .unwrap();
@@ -193,7 +205,7 @@ pub async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dy
     assert_eq!(run.history_bytes, encoded.len() as u64);
 
     assert!(store
-        .poll_workflow_tasks("w", T0 - 1, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 - 1, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -218,7 +230,12 @@ pub async fn start_fails_with_already_started_while_a_run_is_running(store: Arc<
     );
     assert_eq!(store.get_run("wf-1", Some("run-2")).await.unwrap(), None);
     assert_eq!(
-        store.list_runs(ListFilter::default()).await.unwrap().len(),
+        store
+            .admin()
+            .list_runs(ListFilter::default())
+            .await
+            .unwrap()
+            .len(),
         1
     );
 }
@@ -283,11 +300,11 @@ pub async fn start_terminate_existing_closes_the_old_run_and_starts_a_new_one(
 pub async fn start_after_a_closed_run_begins_a_new_chain(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, signal("pause", Some("s-1")), T0)
+        .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0))
         .await
         .unwrap();
     store.terminate("wf-1", "done", T0 + 1).await.unwrap();
@@ -301,14 +318,14 @@ pub async fn start_after_a_closed_run_begins_a_new_chain(store: Arc<dyn Store>) 
     };
     assert_eq!(
         store
-            .deliver("wf-1", None, update("u-1", "rename"), T0 + 3)
+            .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0 + 3))
             .await
             .unwrap(),
         enqueued
     );
     assert_eq!(
         store
-            .deliver("wf-1", None, signal("pause", Some("s-1")), T0 + 3)
+            .deliver(Delivery::new("wf-1", signal("pause", Some("s-1")), T0 + 3))
             .await
             .unwrap(),
         enqueued

@@ -5,7 +5,7 @@
 use super::fixtures::*;
 use crate::store::{
     DeliverOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, RunClose, RunStatus, StartRequest,
-    Store, StoreError,
+    StartWithTask, Store, StoreError,
 };
 use std::sync::Arc;
 
@@ -18,7 +18,12 @@ fn with_request_id(workflow_id: &str, run_id: &str, request_id: &str, now_ms: i6
 
 /// How many runs the store holds.
 async fn runs(store: &dyn Store) -> usize {
-    store.list_runs(ListFilter::default()).await.unwrap().len()
+    store
+        .admin()
+        .list_runs(ListFilter::default())
+        .await
+        .unwrap()
+        .len()
 }
 
 /// Closes the one ready run with `close` at `now_ms`.
@@ -50,7 +55,10 @@ pub async fn a_retried_start_returns_the_run_its_request_id_started(store: Arc<d
         run: task_run,
         messages: Vec::new(),
     };
-    let (out, created) = store
+    let StartWithTask {
+        start: out,
+        first_task: created,
+    } = store
         .start_run_with_task(with_task, commit_for(&task, "starter", T0 + 1))
         .await
         .unwrap();
@@ -217,7 +225,7 @@ pub async fn purge_forgets_the_request_ids_of_a_purged_chain(store: Arc<dyn Stor
     assert_eq!((kept.run_id.as_str(), kept.started), ("run-1", false));
 
     assert_eq!(
-        store.purge_closed_runs(T0 + 5, 10).await.unwrap(),
+        store.admin().purge_closed_runs(T0 + 5, 10).await.unwrap(),
         ["run-1"]
     );
     let fresh = store

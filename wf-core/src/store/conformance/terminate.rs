@@ -1,7 +1,9 @@
 //! Termination from outside: the run closes and drops all its pending work.
 
 use super::fixtures::*;
-use crate::store::{ChildOutcome, EventKind, ParentClosePolicy, ParentInfo};
+use crate::store::{
+    ChildOutcome, Delivery, EventKind, LeaseRequest, ParentClosePolicy, ParentInfo,
+};
 use crate::store::{Message, RunStatus, Store, StoreError, UpdateState};
 use crate::{Payload, RunSummary};
 use std::sync::Arc;
@@ -114,7 +116,13 @@ pub async fn terminating_a_child_tells_its_parent_and_applies_its_childrens_poli
 /// The inbox of run `run_id`, which must be ready, as a worker leasing it sees it.
 async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<Message> {
     let task = store
-        .lease_run(run_id, "w-check", now_ms, 1000, None)
+        .lease_run(LeaseRequest {
+            run_id: String::from(run_id),
+            worker_id: String::from("w-check"),
+            now_ms,
+            lease_ms: 1000,
+            build_id: None,
+        })
         .await
         .unwrap()
         .expect("the run is running and free");
@@ -125,17 +133,17 @@ async fn lease_one_of(store: &dyn Store, run_id: &str, now_ms: i64) -> Vec<Messa
 pub async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, update("u-1", "rename"), T0)
+        .deliver(Delivery::new("wf-1", update("u-1", "rename"), T0))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0).await;
     let mut c = commit_for(&task, "w", T0);
     c.consumed_through = None; // leave the update in the inbox
     c.new_activities = vec![activity(1, Default::default())];
-    c.new_timers = vec![(2, T0 + 100)];
+    c.new_timers = vec![timer(2, T0 + 100)];
     store.commit_workflow_task(c).await.unwrap();
     store
-        .deliver("wf-1", None, signal("pause", None), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("pause", None), T0 + 1))
         .await
         .unwrap();
     let leased = lease_one(&*store, "w", T0 + 2).await; // a worker holds the task
@@ -169,12 +177,12 @@ pub async fn terminate_closes_the_latest_run_and_drops_its_pending_work(store: A
         .unwrap()
         .is_empty());
     assert!(store
-        .poll_workflow_tasks("w2", T0 + 100_000, 1000, 10)
+        .poll_workflow_tasks_any("w2", T0 + 100_000, 1000, 10)
         .await
         .unwrap()
         .is_empty());
     assert!(store
-        .poll_activity_tasks("a", T0 + 100_000, 10)
+        .poll_activity_tasks_any("a", T0 + 100_000, 10)
         .await
         .unwrap()
         .is_empty());

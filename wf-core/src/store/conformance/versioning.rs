@@ -5,22 +5,27 @@
 
 use super::fixtures::*;
 use crate::data::versioning::{BuildIdStatus, VersioningBehavior};
-use crate::store::{ListFilter, Store, StoreError, WorkflowTask};
+use crate::store::{
+    Delivery, LeaseRequest, ListFilter, Store, StoreError, TaskBuild, TaskFilter, TaskPoll,
+    WorkflowTask,
+};
 use std::sync::Arc;
 
 /// Polls as an engine of `build` (`None`: no build id) would.
 async fn poll_as(store: &dyn Store, build: Option<&str>, now_ms: i64) -> Vec<WorkflowTask> {
     let worker = format!("engine-{}", build.unwrap_or("unversioned"));
     store
-        .poll_workflow_tasks_of(
-            &worker,
+        .poll_workflow_tasks(TaskPoll {
+            worker_id: String::from(&worker),
             now_ms,
-            10_000,
-            10,
-            vec!["order".into()],
-            vec!["default".into()],
-            build,
-        )
+            lease_ms: 10_000,
+            max: 10,
+            filter: TaskFilter {
+                workflow_types: Some(vec!["order".into()]),
+                task_queues: Some(vec!["default".into()]),
+                build_id: build.map(String::from),
+            },
+        })
         .await
         .expect("poll")
 }
@@ -35,14 +40,17 @@ async fn commit_as(
 ) {
     let worker = format!("engine-{}", build.unwrap_or("unversioned"));
     let mut c = commit_for(task, &worker, now_ms);
-    c.build = build.map(|b| (b.to_string(), behavior));
+    c.build = build.map(|b| TaskBuild {
+        build_id: b.to_string(),
+        behavior,
+    });
     store.commit_workflow_task(c).await.expect("commit");
 }
 
 /// Makes the run ready with a signal.
 async fn poke(store: &dyn Store, workflow_id: &str, now_ms: i64) {
     store
-        .deliver(workflow_id, None, signal("go", None), now_ms)
+        .deliver(Delivery::new(workflow_id, signal("go", None), now_ms))
         .await
         .expect("deliver");
 }
@@ -72,7 +80,13 @@ pub async fn a_pinned_run_is_leased_only_by_its_build(store: Arc<dyn Store>) {
     assert!(poll_as(s, Some("B"), T0 + 3).await.is_empty());
     assert!(poll_as(s, None, T0 + 3).await.is_empty());
     let leased = s
-        .lease_run("run-p", "engine-B", T0 + 3, 10_000, Some("B"))
+        .lease_run(LeaseRequest {
+            run_id: String::from("run-p"),
+            worker_id: String::from("engine-B"),
+            now_ms: T0 + 3,
+            lease_ms: 10_000,
+            build_id: Some("B".into()),
+        })
         .await
         .unwrap();
     assert!(leased.is_none(), "lease_run by another build: {leased:?}");
@@ -82,7 +96,10 @@ pub async fn a_pinned_run_is_leased_only_by_its_build(store: Arc<dyn Store>) {
     stale.without_lease = true;
     stale.expected_next_event_id = run.next_event_id;
     stale.consumed_through = None;
-    stale.build = Some(("B".into(), VersioningBehavior::Pinned));
+    stale.build = Some(TaskBuild {
+        build_id: "B".into(),
+        behavior: VersioningBehavior::Pinned,
+    });
     match s.commit_workflow_task(stale).await {
         Err(StoreError::Conflict { .. }) => {}
         other => panic!("a lease-free commit by another build: {other:?}"),
@@ -139,7 +156,7 @@ pub async fn a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones(
         commit_as(s, task, Some("A"), behavior, T0 + 1).await;
     }
 
-    s.set_current_build("default", "B").await.unwrap();
+    s.admin().set_current_build("default", "B").await.unwrap();
     start(s, "fresh", "run-f", T0 + 2).await;
     let fresh = s.get_run("fresh", None).await.unwrap().unwrap();
     assert_eq!(
@@ -147,7 +164,7 @@ pub async fn a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones(
         Some("B"),
         "a new run starts on the current build"
     );
-    let builds = s.build_ids(None).await.unwrap();
+    let builds = s.admin().build_ids(None).await.unwrap();
     let a = BuildIdStatus {
         build_id: "A".into(),
         current_for: vec![],
@@ -163,9 +180,10 @@ pub async fn a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones(
         not_started: 2,
     };
     assert_eq!(builds, [a.clone(), b.clone()]);
-    assert_eq!(s.build_ids(Some("other")).await.unwrap(), []);
+    assert_eq!(s.admin().build_ids(Some("other")).await.unwrap(), []);
 
     let on_b = s
+        .admin()
         .list_runs(ListFilter {
             build_id: Some("B".into()),
             ..ListFilter::default()
@@ -189,7 +207,7 @@ pub async fn a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones(
 
     // The operator moves the pinned run to B (its build is gone).
     s.release_workflow_task("run-p", "engine-A").await.unwrap();
-    let moved = s.move_to_build("pinned", "B").await.unwrap();
+    let moved = s.admin().move_to_build("pinned", "B").await.unwrap();
     assert_eq!(moved.build_id.as_deref(), Some("B"));
     assert!(poll_as(s, Some("A"), T0 + 5).await.is_empty());
     for task in polled_b {
@@ -204,11 +222,11 @@ pub async fn a_current_build_routes_new_and_auto_upgrade_runs_not_pinned_ones(
         .collect();
     by_b.sort();
     assert_eq!(by_b, ["run-a", "run-f", "run-p", "run-w"]);
-    let drained = s.build_ids(None).await.unwrap();
+    let drained = s.admin().build_ids(None).await.unwrap();
     assert_eq!(drained.len(), 1, "A runs nothing: {drained:?}");
     assert_eq!(drained[0].pinned, 1);
 
-    match s.move_to_build("nobody", "B").await {
+    match s.admin().move_to_build("nobody", "B").await {
         Err(StoreError::NotFound { .. }) => {}
         other => panic!("moving an unknown workflow: {other:?}"),
     }

@@ -2,7 +2,9 @@
 //! task failures and releases.
 
 use super::fixtures::*;
-use crate::store::{encode_event, EventKind};
+use crate::store::{
+    encode_event, Delivery, EventKind, LeaseRequest, NewEvent, TaskFilter, TaskPoll,
+};
 use crate::store::{Message, RunClose, RunStatus, Store, StoreError, TaskFailure, UpdateState};
 use std::sync::Arc;
 
@@ -13,19 +15,19 @@ pub async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
     start(&*store, "wf-b", "run-b", T0 + 1).await;
 
     let first = store
-        .poll_workflow_tasks("w1", T0 + 10, 1000, 2)
+        .poll_workflow_tasks_any("w1", T0 + 10, 1000, 2)
         .await
         .unwrap();
     let ids: Vec<&str> = first.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-a", "run-b"]);
     let second = store
-        .poll_workflow_tasks("w2", T0 + 10, 1000, 2)
+        .poll_workflow_tasks_any("w2", T0 + 10, 1000, 2)
         .await
         .unwrap();
     let ids: Vec<&str> = second.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-c"]);
     assert!(store
-        .poll_workflow_tasks("w3", T0 + 10, 1000, 2)
+        .poll_workflow_tasks_any("w3", T0 + 10, 1000, 2)
         .await
         .unwrap()
         .is_empty());
@@ -35,12 +37,12 @@ pub async fn ready_runs_are_leased_oldest_ready_first(store: Arc<dyn Store>) {
 pub async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     let task = store
-        .poll_workflow_tasks("w1", T0, 1000, 10)
+        .poll_workflow_tasks_any("w1", T0, 1000, 10)
         .await
         .unwrap()
         .remove(0);
     assert!(store
-        .poll_workflow_tasks("w2", T0 + 999, 1000, 10)
+        .poll_workflow_tasks_any("w2", T0 + 999, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -51,7 +53,7 @@ pub async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc
     );
 
     let stolen = store
-        .poll_workflow_tasks("w2", T0 + 1000, 1000, 10)
+        .poll_workflow_tasks_any("w2", T0 + 1000, 1000, 10)
         .await
         .unwrap();
     assert_eq!(stolen.len(), 1, "an expired lease is taken over");
@@ -74,11 +76,11 @@ pub async fn a_leased_run_is_not_polled_again_until_its_lease_expires(store: Arc
 pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store: Arc<dyn Store>) {
     let before = start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, signal("a", Some("s-a")), T0)
+        .deliver(Delivery::new("wf-1", signal("a", Some("s-a")), T0))
         .await
         .unwrap();
     store
-        .deliver("wf-1", None, signal("b", None), T0)
+        .deliver(Delivery::new("wf-1", signal("b", None), T0))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0 + 5).await;
@@ -86,7 +88,7 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
 
     let mut commit = commit_for(&task, "w", T0 + 5);
     let events = vec![
-        (
+        event(
             T0 + 5,
             EventKind::SignalReceived {
                 name: "a".into(),
@@ -95,7 +97,7 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
                 sent_at: None,
             },
         ),
-        (
+        event(
             T0 + 5,
             EventKind::SignalReceived {
                 name: "b".into(),
@@ -104,7 +106,7 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
                 sent_at: None,
             },
         ),
-        (
+        event(
             T0 + 5,
             EventKind::WorkflowTaskCompleted {
                 task_time_ms: T0 + 5,
@@ -119,7 +121,7 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
 
     let added: u64 = events
         .iter()
-        .map(|(t, k)| encode_event(*t, k).unwrap().len() as u64)
+        .map(|e| encode_event(e.time_ms, &e.kind).unwrap().len() as u64)
         .sum();
     assert_eq!(run.next_event_id, 5);
     assert_eq!(run.history_bytes, before.history_bytes + added);
@@ -135,14 +137,14 @@ pub async fn commit_appends_events_consumes_the_inbox_and_releases_the_run(store
     let want: Vec<(u64, i64, EventKind)> = events
         .into_iter()
         .zip(2..)
-        .map(|((t, k), id)| (id, t, k))
+        .map(|(e, id)| (id, e.time_ms, e.kind))
         .collect();
     assert_eq!(got, want);
     assert_eq!(store.read_history("run-1", 5).await.unwrap(), vec![]);
     assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 4);
 
     assert!(store
-        .poll_workflow_tasks("w", T0 + 100_000, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 100_000, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -159,13 +161,13 @@ pub async fn commit_with_a_stale_next_event_id_conflicts_and_changes_nothing(
 ) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, signal("a", None), T0)
+        .deliver(Delivery::new("wf-1", signal("a", None), T0))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0).await;
     let mut stale = commit_for(&task, "w", T0);
     stale.expected_next_event_id = 7;
-    stale.new_timers = vec![(1, T0 + 10)];
+    stale.new_timers = vec![timer(1, T0 + 10)];
     let err = store.commit_workflow_task(stale).await.unwrap_err();
     match &err {
         StoreError::Conflict { run_id, reason } => {
@@ -181,7 +183,7 @@ pub async fn commit_with_a_stale_next_event_id_conflicts_and_changes_nothing(
     assert!(store.fire_due_timers(T0 + 10, 10).await.unwrap().is_empty());
     // The lease is still held, and the inbox intact: the right commit goes through.
     assert!(store
-        .poll_workflow_tasks("w2", T0, 1000, 10)
+        .poll_workflow_tasks_any("w2", T0, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -242,7 +244,7 @@ pub async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_hi
 
     // Another worker holds the lease: refused, nothing written.
     store
-        .deliver("wf-1", None, signal("a", None), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("a", None), T0 + 1))
         .await
         .unwrap();
     let task = lease_one(&*store, "other", T0 + 1).await;
@@ -284,12 +286,18 @@ pub async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_hi
     assert_eq!(record.next_event_id, fresh.run.next_event_id + 1);
     assert_eq!(store.read_history("run-1", 1).await.unwrap().len(), 4);
     assert!(store
-        .poll_workflow_tasks("w", T0 + 6, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 6, 1000, 10)
         .await
         .unwrap()
         .is_empty());
     let task = store
-        .lease_run("run-1", "w2", T0 + 6, 1000, None)
+        .lease_run(LeaseRequest {
+            run_id: String::from("run-1"),
+            worker_id: String::from("w2"),
+            now_ms: T0 + 6,
+            lease_ms: 1000,
+            build_id: None,
+        })
         .await
         .unwrap();
     assert!(task.is_some(), "the run is free for the next lease");
@@ -299,12 +307,12 @@ pub async fn a_lease_free_commit_needs_a_free_run_an_empty_inbox_and_the_same_hi
 pub async fn messages_arriving_during_a_task_make_the_run_ready_again(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, signal("a", None), T0)
+        .deliver(Delivery::new("wf-1", signal("a", None), T0))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0).await;
     store
-        .deliver("wf-1", None, signal("b", None), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("b", None), T0 + 1))
         .await
         .unwrap();
     store
@@ -327,7 +335,7 @@ pub async fn close_with_unconsumed_messages_fails_with_new_messages(store: Arc<d
     start(&*store, "wf-1", "run-1", T0).await;
     let task = lease_one(&*store, "w", T0).await;
     store
-        .deliver("wf-1", None, signal("late", None), T0 + 1)
+        .deliver(Delivery::new("wf-1", signal("late", None), T0 + 1))
         .await
         .unwrap();
 
@@ -372,21 +380,21 @@ pub async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: 
         let run_id = format!("run-{i}");
         start(&*store, &wf, &run_id, T0).await;
         store
-            .deliver(&wf, None, update("u-1", "rename"), T0)
+            .deliver(Delivery::new(&wf, update("u-1", "rename"), T0))
             .await
             .unwrap();
         store
-            .deliver(&wf, None, update("u-2", "rename"), T0)
+            .deliver(Delivery::new(&wf, update("u-2", "rename"), T0))
             .await
             .unwrap();
         run_task(&*store, T0, |_, c| {
             c.new_activities = vec![activity(1, Default::default())];
-            c.new_timers = vec![(2, T0 + 50)];
-            c.updates = vec![("u-1".into(), "rename".into(), UpdateState::Accepted)];
+            c.new_timers = vec![timer(2, T0 + 50)];
+            c.updates = vec![update_change("u-1", "rename", UpdateState::Accepted)];
         })
         .await;
         store
-            .deliver(&wf, None, update("u-3", "rename"), T0 + 1)
+            .deliver(Delivery::new(&wf, update("u-3", "rename"), T0 + 1))
             .await
             .unwrap();
         let closed = run_task(&*store, T0 + 2, |_, c| c.close = Some(close.clone())).await;
@@ -420,12 +428,12 @@ pub async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: 
         .unwrap()
         .is_empty());
     assert!(store
-        .poll_activity_tasks("a", T0 + 100, 10)
+        .poll_activity_tasks_any("a", T0 + 100, 10)
         .await
         .unwrap()
         .is_empty());
     assert!(store
-        .poll_workflow_tasks("w", T0 + 100, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 100, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -436,7 +444,7 @@ pub async fn close_completes_or_fails_the_run_and_drops_its_pending_work(store: 
 pub async fn a_failed_task_is_recorded_and_retried_at_its_retry_time(store: Arc<dyn Store>) {
     start(&*store, "wf-1", "run-1", T0).await;
     store
-        .deliver("wf-1", None, signal("a", None), T0)
+        .deliver(Delivery::new("wf-1", signal("a", None), T0))
         .await
         .unwrap();
     let task = lease_one(&*store, "w", T0).await;
@@ -463,7 +471,7 @@ pub async fn a_failed_task_is_recorded_and_retried_at_its_retry_time(store: Arc<
     assert_eq!(run.task_failure, Some(failure));
     assert_eq!(run.next_event_id, 2, "nothing else changes");
     assert!(store
-        .poll_workflow_tasks("w", T0 + 4999, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 4999, 1000, 10)
         .await
         .unwrap()
         .is_empty());
@@ -491,7 +499,7 @@ pub async fn release_makes_the_run_ready_at_once(store: Arc<dyn Store>) {
     store.release_workflow_task("run-1", "w2").await.unwrap();
     assert!(
         store
-            .poll_workflow_tasks("w2", T0 + 10, 1000, 10)
+            .poll_workflow_tasks_any("w2", T0 + 10, 1000, 10)
             .await
             .unwrap()
             .is_empty(),
@@ -510,34 +518,18 @@ pub async fn polls_filtered_by_type_take_only_those_runs(store: Arc<dyn Store>) 
         store.start_run(req).await.unwrap();
     }
     let only_b = store
-        .poll_workflow_tasks_of(
-            "w",
-            T0 + 1,
-            1000,
-            10,
-            vec!["TypeB".into()],
-            vec!["default".into()],
-            None,
-        )
+        .poll_workflow_tasks(poll_of("w", T0 + 1, Some(vec!["TypeB".into()]), "default"))
         .await
         .unwrap();
     let ids: Vec<&str> = only_b.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-b"]);
     let none = store
-        .poll_workflow_tasks_of(
-            "w",
-            T0 + 1,
-            1000,
-            10,
-            vec!["TypeC".into()],
-            vec!["default".into()],
-            None,
-        )
+        .poll_workflow_tasks(poll_of("w", T0 + 1, Some(vec!["TypeC".into()]), "default"))
         .await
         .unwrap();
     assert!(none.is_empty());
     let rest = store
-        .poll_workflow_tasks("w", T0 + 1, 1000, 10)
+        .poll_workflow_tasks_any("w", T0 + 1, 1000, 10)
         .await
         .unwrap();
     let ids: Vec<&str> = rest.iter().map(|t| t.run.run_id.as_str()).collect();
@@ -555,21 +547,13 @@ pub async fn polls_filtered_by_task_queue_take_only_those_runs(store: Arc<dyn St
     assert_eq!(run.task_queue, "gpu");
     let order = vec!["order".to_string()];
     let gpu = store
-        .poll_workflow_tasks_of(
-            "w",
-            T0 + 1,
-            1000,
-            10,
-            order.clone(),
-            vec!["gpu".into()],
-            None,
-        )
+        .poll_workflow_tasks(poll_of("w", T0 + 1, Some(order.clone()), "gpu"))
         .await
         .unwrap();
     let ids: Vec<&str> = gpu.iter().map(|t| t.run.run_id.as_str()).collect();
     assert_eq!(ids, ["run-b"]);
     let default = store
-        .poll_workflow_tasks_of("w", T0 + 1, 1000, 10, order, vec!["default".into()], None)
+        .poll_workflow_tasks(poll_of("w", T0 + 1, Some(order), "default"))
         .await
         .unwrap();
     let ids: Vec<&str> = default.iter().map(|t| t.run.run_id.as_str()).collect();
@@ -590,19 +574,19 @@ pub async fn polls_of_any_type_take_every_type_on_their_queues(store: Arc<dyn St
         store.start_run(req).await.unwrap();
     }
     let default = store
-        .poll_workflow_tasks_on("w", T0 + 1, 1000, 10, vec!["default".into()], None)
+        .poll_workflow_tasks(poll_of("w", T0 + 1, None, "default"))
         .await
         .unwrap();
     let mut ids: Vec<&str> = default.iter().map(|t| t.run.run_id.as_str()).collect();
     ids.sort();
     assert_eq!(ids, ["run-a", "run-b"]);
     let again = store
-        .poll_workflow_tasks_on("w2", T0 + 2, 1000, 10, vec!["default".into()], None)
+        .poll_workflow_tasks(poll_of("w2", T0 + 2, None, "default"))
         .await
         .unwrap();
     assert!(again.is_empty(), "leased runs are not polled again");
     let gpu = store
-        .poll_workflow_tasks_on("w", T0 + 2, 1000, 10, vec!["gpu".into()], None)
+        .poll_workflow_tasks(poll_of("w", T0 + 2, None, "gpu"))
         .await
         .unwrap();
     let ids: Vec<&str> = gpu.iter().map(|t| t.run.run_id.as_str()).collect();
@@ -622,12 +606,11 @@ pub async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<d
     for (i, names) in [vec!["a", "b"], vec![], vec!["c"]].into_iter().enumerate() {
         let now = T0 + 10 * (i as i64 + 1);
         store
-            .deliver("wf-1", None, signal("poke", None), now)
+            .deliver(Delivery::new("wf-1", signal("poke", None), now))
             .await
             .unwrap();
         run_task(&*store, now, |_, c| {
-            let mut events: Vec<(i64, EventKind)> =
-                names.iter().map(|n| (now, received(n))).collect();
+            let mut events: Vec<NewEvent> = names.iter().map(|n| event(now, received(n))).collect();
             events.append(&mut c.events);
             c.events = events;
         })
@@ -661,4 +644,25 @@ pub async fn history_reads_from_any_event_including_inside_a_commit(store: Arc<d
         .map(|e| encode_event(e.time_ms, &e.kind).unwrap().len() as u64)
         .sum();
     assert_eq!(run.history_bytes, bytes);
+}
+
+/// A poll by `worker` at `now_ms` (a 1 s lease, at most 10) for runs of `workflow_types`
+/// (`None`: any) on `task_queue`, without a build.
+fn poll_of(
+    worker: &str,
+    now_ms: i64,
+    workflow_types: Option<Vec<String>>,
+    task_queue: &str,
+) -> TaskPoll {
+    TaskPoll {
+        worker_id: worker.into(),
+        now_ms,
+        lease_ms: 1000,
+        max: 10,
+        filter: TaskFilter {
+            workflow_types,
+            task_queues: Some(vec![task_queue.into()]),
+            build_id: None,
+        },
+    }
 }

@@ -2,15 +2,14 @@
 //! [`activity_lease`]), heartbeats (per [`heartbeat_lease`]), retries, resolutions into the
 //! run's inbox, releases; a stale attempt changes nothing.
 
-use super::tx::{Attempt, Heartbeat, Retry, TaskQuery, Tx};
+use super::tx::{Heartbeat, Retry, TaskQuery, Tx};
 use crate::data::activity::{activity_lease, heartbeat_lease, ActivityFailure, ActivityResolution};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::StoreError;
-use crate::store::records::ActivityTask;
+use crate::store::records::{ActivityAttempt, ActivityTask};
 
-/// [`Store::poll_activity_tasks_of`](crate::store::Store::poll_activity_tasks_of), and
-/// [`poll_activity_tasks`](crate::store::Store::poll_activity_tasks) without names.
+/// [`Store::poll_activity_tasks`](crate::store::Store::poll_activity_tasks).
 pub(crate) async fn poll_activity_tasks<X: Tx>(
     tx: &mut X,
     worker_id: String,
@@ -43,17 +42,11 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
 /// current attempt whose lease has not expired.
 pub(crate) async fn heartbeat_activity<X: Tx>(
     tx: &mut X,
-    run_id: String,
-    seq: u32,
-    attempt: u32,
+    at: ActivityAttempt,
     details: Option<Payload>,
     now_ms: i64,
 ) -> Result<bool, StoreError> {
-    let attempt = Attempt {
-        run_id: &run_id,
-        seq,
-        attempt,
-    };
+    let attempt = at.key();
     let Some(current) = tx.lease_state(&attempt).await? else {
         return Ok(false);
     };
@@ -80,16 +73,11 @@ pub(crate) async fn heartbeat_activity<X: Tx>(
 /// while its row holds it, leased.
 pub(crate) async fn current_attempts<X: Tx>(
     tx: &mut X,
-    attempts: Vec<(String, u32, u32)>,
+    attempts: Vec<ActivityAttempt>,
 ) -> Result<Vec<bool>, StoreError> {
     let mut current = Vec::with_capacity(attempts.len());
-    for (run_id, seq, attempt) in &attempts {
-        let at = Attempt {
-            run_id,
-            seq: *seq,
-            attempt: *attempt,
-        };
-        let state = tx.lease_state(&at).await?;
+    for a in &attempts {
+        let state = tx.lease_state(&a.key()).await?;
         current.push(state.is_some_and(|s| s.lease_owner.is_some()));
     }
     Ok(current)
@@ -98,41 +86,31 @@ pub(crate) async fn current_attempts<X: Tx>(
 /// [`Store::resolve_activity`](crate::store::Store::resolve_activity).
 pub(crate) async fn resolve_activity<X: Tx>(
     tx: &mut X,
-    run_id: String,
-    seq: u32,
-    attempt: u32,
+    at: ActivityAttempt,
     resolution: ActivityResolution,
     now_ms: i64,
 ) -> Result<bool, StoreError> {
-    let current = Attempt {
-        run_id: &run_id,
-        seq,
-        attempt,
-    };
-    if !tx.delete_attempt(&current).await? {
+    if !tx.delete_attempt(&at.key()).await? {
         return Ok(false);
     }
-    let message = Message::ActivityResolved { seq, resolution };
-    tx.push_inbox(&run_id, message).await?;
-    tx.set_ready(&run_id, now_ms).await?;
+    let message = Message::ActivityResolved {
+        seq: at.seq,
+        resolution,
+    };
+    tx.push_inbox(&at.run_id, message).await?;
+    tx.set_ready(&at.run_id, now_ms).await?;
     Ok(true)
 }
 
 /// [`Store::retry_activity`](crate::store::Store::retry_activity).
 pub(crate) async fn retry_activity<X: Tx>(
     tx: &mut X,
-    run_id: String,
-    seq: u32,
-    attempt: u32,
+    at: ActivityAttempt,
     visible_at_ms: i64,
     failure: ActivityFailure,
 ) -> Result<bool, StoreError> {
     let retry = Retry {
-        attempt: Attempt {
-            run_id: &run_id,
-            seq,
-            attempt,
-        },
+        attempt: at.key(),
         visible_at_ms,
         failure: &failure,
     };
@@ -143,14 +121,7 @@ pub(crate) async fn retry_activity<X: Tx>(
 /// (its visible time was due when it was leased).
 pub(crate) async fn release_activity<X: Tx>(
     tx: &mut X,
-    run_id: String,
-    seq: u32,
-    attempt: u32,
+    at: ActivityAttempt,
 ) -> Result<(), StoreError> {
-    let attempt = Attempt {
-        run_id: &run_id,
-        seq,
-        attempt,
-    };
-    tx.release_activity(&attempt).await
+    tx.release_activity(&at.key()).await
 }

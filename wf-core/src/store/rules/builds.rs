@@ -10,10 +10,10 @@ use super::tx::{RunVersioning, Tx};
 use crate::data::run::RunStatus;
 use crate::data::versioning::{BuildIdStatus, VersioningBehavior, UNVERSIONED};
 use crate::error::StoreError;
-use crate::store::records::RunRecord;
+use crate::store::records::{RunRecord, TaskBuild};
 use std::collections::BTreeMap;
 
-/// [`Store::set_current_build`](crate::store::Store::set_current_build).
+/// [`StoreAdmin::set_current_build`](crate::store::StoreAdmin::set_current_build).
 pub(crate) async fn set_current_build<X: Tx>(
     tx: &mut X,
     task_queue: String,
@@ -23,7 +23,7 @@ pub(crate) async fn set_current_build<X: Tx>(
     tx.route_to_build(&task_queue, &build_id).await
 }
 
-/// [`Store::build_ids`](crate::store::Store::build_ids).
+/// [`StoreAdmin::build_ids`](crate::store::StoreAdmin::build_ids).
 pub(crate) async fn build_ids<X: Tx>(
     tx: &mut X,
     task_queue: Option<String>,
@@ -53,7 +53,7 @@ pub(crate) async fn build_ids<X: Tx>(
     Ok(builds.into_values().collect())
 }
 
-/// [`Store::move_to_build`](crate::store::Store::move_to_build).
+/// [`StoreAdmin::move_to_build`](crate::store::StoreAdmin::move_to_build).
 pub(crate) async fn move_to_build<X: Tx>(
     tx: &mut X,
     workflow_id: String,
@@ -82,29 +82,27 @@ pub(crate) async fn move_to_build<X: Tx>(
 
 /// What a workflow task of an engine with `build` (build id, the type's behaviour there;
 /// `None`: no build id) records on its run.
-pub(crate) fn task_versioning(build: &Option<(String, VersioningBehavior)>) -> RunVersioning<'_> {
+pub(crate) fn task_versioning(build: &Option<TaskBuild>) -> RunVersioning<'_> {
     match build {
         None => RunVersioning {
             behavior: UNVERSIONED,
             build_id: None,
         },
-        Some((build_id, behavior)) => RunVersioning {
-            behavior: behavior.as_str(),
-            build_id: (*behavior == VersioningBehavior::Pinned).then_some(build_id.as_str()),
+        Some(build) => RunVersioning {
+            behavior: build.behavior.as_str(),
+            build_id: (build.behavior == VersioningBehavior::Pinned)
+                .then_some(build.build_id.as_str()),
         },
     }
 }
 
 /// A `Conflict` unless an engine of `build` may run a task of `run`: the run has no build, or
 /// this one. Leases check it in their query; a commit without a lease checks it here.
-pub(crate) fn check_build(
-    run: &RunRecord,
-    build: &Option<(String, VersioningBehavior)>,
-) -> Result<(), StoreError> {
+pub(crate) fn check_build(run: &RunRecord, build: &Option<TaskBuild>) -> Result<(), StoreError> {
     let Some(required) = &run.build_id else {
         return Ok(());
     };
-    let mine = build.as_ref().map(|(b, _)| b.as_str());
+    let mine = build.as_ref().map(|b| b.build_id.as_str());
     if mine == Some(required.as_str()) {
         return Ok(());
     }

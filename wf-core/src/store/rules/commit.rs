@@ -17,7 +17,10 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ChildOutcome, RunStatus};
 use crate::error::StoreError;
-use crate::store::records::{NewRun, RunClose, RunRecord, TaskCommit};
+use crate::store::records::{
+    NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage, ResolvedAttempt, RunClose, RunNotice,
+    RunRecord, TaskCommit, Termination,
+};
 use std::collections::HashSet;
 
 /// [`Store::commit_workflow_task`](crate::store::Store::commit_workflow_task). Returns the
@@ -74,12 +77,12 @@ pub(crate) async fn commit<X: Tx>(
 
     // The task's events as one record: one row insert, and no per-event key repeated.
     let mut chunk = Vec::new();
-    for (time_ms, kind) in &c.events {
+    for NewEvent { time_ms, kind } in &c.events {
         encode_event_into(&mut chunk, *time_ms, kind).map_err(encode_failed)?;
     }
     let next_event_id = run.next_event_id + c.events.len() as u64;
     let added_bytes = chunk.len() as u64;
-    super::search::index_upserts(tx, run_id, c.events.iter().map(|(_, kind)| kind)).await?;
+    super::search::index_upserts(tx, run_id, c.events.iter().map(|e| &e.kind)).await?;
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
     }
@@ -97,10 +100,10 @@ pub(crate) async fn commit<X: Tx>(
         };
         tx.insert_activity(&activity).await?;
     }
-    for (seq, fire_at) in &c.new_timers {
-        tx.insert_timer(run_id, *seq, *fire_at).await?;
+    for NewTimer { seq, fire_at_ms } in &c.new_timers {
+        tx.insert_timer(run_id, *seq, *fire_at_ms).await?;
     }
-    for (seq, attempt) in &c.resolve_activities {
+    for ResolvedAttempt { seq, attempt } in &c.resolve_activities {
         let current = Attempt {
             run_id,
             seq: *seq,
@@ -117,14 +120,14 @@ pub(crate) async fn commit<X: Tx>(
     // Each update once, in its last state: an update accepted and completed in one task would
     // otherwise enter and leave the pending index within the transaction (one more page).
     let mut written = HashSet::new();
-    for (update_id, name, state) in c.updates.iter().rev() {
-        if written.insert(update_id.as_str()) {
+    for change in c.updates.iter().rev() {
+        if written.insert(change.update_id.as_str()) {
             let row = UpdateRow {
                 chain_id: &run.chain_id,
                 run_id,
-                update_id,
-                name,
-                state,
+                update_id: &change.update_id,
+                name: &change.name,
+                state: &change.state,
             };
             tx.put_update(&row).await?;
         }
@@ -195,7 +198,7 @@ pub(crate) async fn commit<X: Tx>(
             .is_some()
         {
             // The parent waits on for the retry: it is not told of this failure.
-            notify.retain(|(_, m)| !matches!(m, Message::ChildClosed { .. }));
+            notify.retain(|n| !matches!(n.message, Message::ChildClosed { .. }));
         }
     }
     let effects = SideEffects {
@@ -226,10 +229,10 @@ fn closing_of(close: &RunClose, now_ms: i64) -> RunClosing<'_> {
 
 /// What a workflow task does to other runs, in its own transaction.
 struct SideEffects {
-    start_children: Vec<(u32, NewRun)>,
-    deliver: Vec<(String, Option<String>, Message)>,
-    terminate: Vec<(String, String)>,
-    notify: Vec<(String, Message)>,
+    start_children: Vec<NewChild>,
+    deliver: Vec<OutgoingMessage>,
+    terminate: Vec<Termination>,
+    notify: Vec<RunNotice>,
 }
 
 /// Child starts (a child whose workflow id is running is not started: the parent is told),
@@ -241,7 +244,7 @@ async fn apply_side_effects<X: Tx>(
     fx: SideEffects,
     now: i64,
 ) -> Result<(), StoreError> {
-    for (seq, child) in fx.start_children {
+    for NewChild { seq, run: child } in fx.start_children {
         let running = tx
             .latest_run(&child.workflow_id)
             .await?
@@ -258,11 +261,16 @@ async fn apply_side_effects<X: Tx>(
             create_run(tx, &child, &child.run_id, now).await?;
         }
     }
-    for (workflow_id, chain, message) in fx.deliver {
+    for OutgoingMessage {
+        workflow_id,
+        chain_id,
+        message,
+    } in fx.deliver
+    {
         let target = tx
             .latest_run(&workflow_id)
             .await?
-            .filter(|t| chain.as_ref().is_none_or(|c| *c == t.record.chain_id));
+            .filter(|t| chain_id.as_ref().is_none_or(|c| *c == t.record.chain_id));
         if let Some(target) = target {
             match deliver_to(tx, &target.record, message, now).await {
                 Ok(_) | Err(StoreError::RunFinished { .. }) => {}
@@ -270,7 +278,11 @@ async fn apply_side_effects<X: Tx>(
             }
         }
     }
-    for (workflow_id, reason) in fx.terminate {
+    for Termination {
+        workflow_id,
+        reason,
+    } in fx.terminate
+    {
         let target = tx
             .latest_run(&workflow_id)
             .await?
@@ -279,8 +291,8 @@ async fn apply_side_effects<X: Tx>(
             terminate_run(tx, &target.record, &reason, now).await?;
         }
     }
-    for (target, message) in fx.notify {
-        notify_run(tx, &target, message, now).await?;
+    for RunNotice { run_id, message } in fx.notify {
+        notify_run(tx, &run_id, message, now).await?;
     }
     Ok(())
 }

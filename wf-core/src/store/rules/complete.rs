@@ -5,8 +5,9 @@
 //! heartbeats by token extend it like any other. Completion and failure by token go through the
 //! ordinary resolve and retry rules, which drop a stale attempt.
 
-use super::tx::{Attempt, Tx};
+use super::tx::Tx;
 use crate::error::StoreError;
+use crate::store::records::ActivityAttempt;
 
 /// The lease owner of attempts held for an outside completer: not an engine id (those are
 /// UUIDs), so no engine's liveness decides their fate, only their own lease.
@@ -16,26 +17,19 @@ pub const ASYNC_COMPLETION_OWNER: &str = "wf:async-completion";
 /// only the current, leased attempt whose lease has not run out.
 pub(crate) async fn hold_activity_for_completion<X: Tx>(
     tx: &mut X,
-    run_id: String,
-    seq: u32,
-    attempt: u32,
+    at: ActivityAttempt,
     now_ms: i64,
 ) -> Result<bool, StoreError> {
-    let current = Attempt {
-        run_id: &run_id,
-        seq,
-        attempt,
-    };
-    let Some(lease) = tx.lease_state(&current).await? else {
+    let Some(lease) = tx.lease_state(&at.key()).await? else {
         return Ok(false);
     };
     if lease.lease_owner.is_none() || lease.lease_until_ms.is_none_or(|l| l <= now_ms) {
         return Ok(false);
     }
-    let activities = tx.run_activities(&run_id).await?;
+    let activities = tx.run_activities(&at.run_id).await?;
     let Some(task) = activities
         .iter()
-        .find(|t| t.seq == seq && t.attempt == attempt)
+        .find(|t| t.seq == at.seq && t.attempt == at.attempt)
     else {
         return Ok(false);
     };

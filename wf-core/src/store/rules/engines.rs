@@ -6,7 +6,7 @@ use super::tx::EngineTable;
 use crate::error::StoreError;
 use crate::store::records::EngineRecord;
 
-/// [`Store::live_engines`](crate::store::Store::live_engines): the engines whose liveness lease
+/// [`StoreAdmin::live_engines`](crate::store::StoreAdmin::live_engines): the engines whose liveness lease
 /// has not expired at `now_ms`.
 pub(crate) async fn live_engines<X: EngineTable>(
     tx: &mut X,

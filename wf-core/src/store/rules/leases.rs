@@ -4,19 +4,16 @@
 use super::tx::{RunLease, RunRow, TaskQuery, Tx};
 use crate::data::run::{RunStatus, TaskFailure};
 use crate::error::StoreError;
-use crate::store::records::WorkflowTask;
+use crate::store::records::{TaskFilter, WorkflowTask};
 
-/// [`Store::poll_workflow_tasks_of`](crate::store::Store::poll_workflow_tasks_of) (types and
-/// queues), [`poll_workflow_tasks_on`](crate::store::Store::poll_workflow_tasks_on) (queues
-/// only), and [`poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks) (neither, nor a
-/// build: such a poller takes only runs without a build).
+/// [`Store::poll_workflow_tasks`](crate::store::Store::poll_workflow_tasks).
 pub(crate) async fn poll_workflow_tasks<X: Tx>(
     tx: &mut X,
     worker_id: String,
     now_ms: i64,
     lease_ms: i64,
     max: usize,
-    filters: TaskFilters,
+    filters: TaskFilter,
 ) -> Result<Vec<WorkflowTask>, StoreError> {
     let query = TaskQuery {
         now_ms,
@@ -39,16 +36,6 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
         tasks.push(leased_task(tx, &run_id).await?);
     }
     Ok(tasks)
-}
-
-/// Which runs a poll leases: `None` takes any workflow type, or any task queue.
-#[derive(Clone, Default)]
-pub(crate) struct TaskFilters {
-    pub workflow_types: Option<Vec<String>>,
-    pub task_queues: Option<Vec<String>>,
-    /// The poller's build (`EngineBuilder::build_id`): it takes runs of that build or of none;
-    /// without one, runs of none only.
-    pub build_id: Option<String>,
 }
 
 /// [`Store::lease_run`](crate::store::Store::lease_run).

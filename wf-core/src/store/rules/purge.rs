@@ -19,7 +19,7 @@
 use super::tx::Tx;
 use crate::error::StoreError;
 
-/// [`Store::purge_closed_runs`](crate::store::Store::purge_closed_runs): at most `max` runs
+/// [`StoreAdmin::purge_closed_runs`](crate::store::StoreAdmin::purge_closed_runs): at most `max` runs
 /// closed before `closed_before_ms`, oldest close first. Returns their run ids.
 pub(crate) async fn purge_closed_runs<X: Tx>(
     tx: &mut X,

@@ -6,7 +6,7 @@ use crate::data::payload::Payload;
 use crate::error::StoreError;
 use crate::store::records::ScheduleRow;
 
-/// [`Store::create_schedule`](crate::store::Store::create_schedule).
+/// [`StoreAdmin::create_schedule`](crate::store::StoreAdmin::create_schedule).
 pub(crate) async fn create_schedule<X: Tx>(tx: &mut X, row: ScheduleRow) -> Result<(), StoreError> {
     if !tx.insert_schedule(&row).await? {
         return Err(StoreError::ScheduleExists(row.schedule_id));
@@ -14,7 +14,7 @@ pub(crate) async fn create_schedule<X: Tx>(tx: &mut X, row: ScheduleRow) -> Resu
     Ok(())
 }
 
-/// [`Store::update_schedule`](crate::store::Store::update_schedule).
+/// [`StoreAdmin::update_schedule`](crate::store::StoreAdmin::update_schedule).
 pub(crate) async fn update_schedule<X: Tx>(
     tx: &mut X,
     schedule_id: String,

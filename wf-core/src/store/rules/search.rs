@@ -54,7 +54,7 @@ pub(crate) async fn carry_over<X: Tx>(
     Ok(())
 }
 
-/// [`Store::run_search`](crate::store::Store::run_search).
+/// [`StoreAdmin::run_search`](crate::store::StoreAdmin::run_search).
 pub(crate) async fn run_search<X: Tx>(
     tx: &mut X,
     run_ids: Vec<String>,

@@ -14,7 +14,7 @@ use crate::data::message::Message;
 use crate::data::run::{IdConflictPolicy, RunStatus};
 use crate::error::StoreError;
 use crate::store::records::{
-    DeliverOutcome, NewRun, RunRecord, StartOutcome, StartRequest, TaskCommit,
+    DeliverOutcome, NewRun, RunRecord, StartOutcome, StartRequest, StartWithTask, TaskCommit,
 };
 
 /// [`Store::start_run`](crate::store::Store::start_run).
@@ -34,7 +34,7 @@ pub(crate) async fn start_run_with_task<X: Tx>(
     tx: &mut X,
     req: StartRequest,
     first: TaskCommit,
-) -> Result<(StartOutcome, Option<Result<RunRecord, StoreError>>), StoreError> {
+) -> Result<StartWithTask, StoreError> {
     // A first task of the new run (lease-free, at event 2, no start messages in its inbox)
     // that records nothing needs none of the general commit's checks: all it does is clear the
     // ready mark and set the summary (the hot path of a start whose workflow waits at once),
@@ -58,11 +58,17 @@ pub(crate) async fn start_run_with_task<X: Tx>(
     });
     let (outcome, created) = start(tx, req, settled.as_ref()).await?;
     let Some(mut created) = created else {
-        return Ok((outcome, None));
+        return Ok(StartWithTask {
+            start: outcome,
+            first_task: None,
+        });
     };
     if trivial {
         created.summary = first.summary;
-        return Ok((outcome, Some(Ok(created))));
+        return Ok(StartWithTask {
+            start: outcome,
+            first_task: Some(Ok(created)),
+        });
     }
     tx.savepoint().await?;
     let first = commit(tx, first).await.map(|(record, _spent)| record);
@@ -70,7 +76,10 @@ pub(crate) async fn start_run_with_task<X: Tx>(
         tx.rollback_to_savepoint().await?;
     }
     tx.release_savepoint().await?;
-    Ok((outcome, Some(first)))
+    Ok(StartWithTask {
+        start: outcome,
+        first_task: Some(first),
+    })
 }
 
 /// Starts a run: a start whose request id is recorded returns the run it addressed and writes

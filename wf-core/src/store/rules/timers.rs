@@ -5,13 +5,14 @@ use super::run_limits::LIMIT_TIMER_SEQ;
 use super::tx::Tx;
 use crate::data::message::Message;
 use crate::error::StoreError;
+use crate::store::records::FiredTimer;
 
 /// [`Store::fire_due_timers`](crate::store::Store::fire_due_timers).
 pub(crate) async fn fire_due_timers<X: Tx>(
     tx: &mut X,
     now_ms: i64,
     max: usize,
-) -> Result<Vec<(String, u32)>, StoreError> {
+) -> Result<Vec<FiredTimer>, StoreError> {
     let due = tx.due_timers(now_ms, max).await?;
     for (run_id, seq) in &due {
         tx.delete_timer(run_id, *seq).await?;
@@ -23,5 +24,8 @@ pub(crate) async fn fire_due_timers<X: Tx>(
             .await?;
         tx.set_ready(run_id, now_ms).await?;
     }
-    Ok(due)
+    Ok(due
+        .into_iter()
+        .map(|(run_id, seq)| FiredTimer { run_id, seq })
+        .collect())
 }

@@ -1,0 +1,159 @@
+//! [`StoreAdmin`]: the store's operations that no workflow's path takes — schedules, the
+//! engines registry, worker-versioning builds, retention's purge, listing and search. The
+//! scheduler, the liveness and retention loops, operators' tools and the client's list and
+//! describe use them; a workflow task, a delivery or an activity attempt never does.
+//!
+//! They are apart from [`Store`]'s so that the engine's path reads on its own, as one
+//! separates a queue's provider from its management: an operation here may scan (a list, a
+//! count, a purge) where the engine's name one run, one task or one attempt.
+
+use super::operation::Operation;
+use super::records::{EngineRecord, RunRecord, RunSearch, ScheduleRow, ScheduleUpdate};
+use super::{send, Store, StoreFuture};
+use crate::data::run::ListFilter;
+use crate::data::versioning::BuildIdStatus;
+
+/// The operators' and the engine's bookkeeping operations on a store, from
+/// [`Store::admin`]: `store.admin().list_schedules().await`.
+#[derive(Clone, Copy)]
+pub struct StoreAdmin<'a> {
+    store: &'a dyn Store,
+}
+
+impl<'a> StoreAdmin<'a> {
+    /// The admin operations of `store`.
+    pub fn of(store: &'a dyn Store) -> Self {
+        StoreAdmin { store }
+    }
+
+    fn send<T: super::FromOutcome>(&self, op: Operation) -> StoreFuture<'a, T> {
+        send(self.store, op)
+    }
+
+    /// Runs matching the filter, newest first.
+    pub fn list_runs(&self, filter: ListFilter) -> StoreFuture<'a, Vec<RunRecord>> {
+        self.send(Operation::ListRuns(filter))
+    }
+
+    /// The search attributes and memo of each of these runs, in their order (empty for a
+    /// run that has none, or that does not exist).
+    pub fn run_search(&self, run_ids: Vec<String>) -> StoreFuture<'a, Vec<RunSearch>> {
+        self.send(Operation::RunSearch(run_ids))
+    }
+
+    /// How many closed runs closed before `closed_before_ms`: what purging them all would
+    /// delete.
+    pub fn count_closed_runs(&self, closed_before_ms: i64) -> StoreFuture<'a, u64> {
+        self.send(Operation::CountClosedRuns { closed_before_ms })
+    }
+
+    /// Purges at most `max` closed runs (any status but running) whose close time is before
+    /// `closed_before_ms`, oldest close first, in one transaction; returns their run ids
+    /// (fewer than `max`: nothing more to purge now). A purged run is gone with its history
+    /// and whatever its inbox, activities and timers held: reading it finds nothing, and its
+    /// workflow id may be started again. Its continue-as-new chain's update records and
+    /// signal dedupe ids go with the chain's last run, so dedupe ids live as long as the runs
+    /// they deduplicate for are retained. Running runs are never touched, nor anything a
+    /// running parent needs (a child's result is in the parent's inbox from the moment it
+    /// closed).
+    pub fn purge_closed_runs(
+        &self,
+        closed_before_ms: i64,
+        max: usize,
+    ) -> StoreFuture<'a, Vec<String>> {
+        self.send(Operation::PurgeClosedRuns {
+            closed_before_ms,
+            max,
+        })
+    }
+
+    /// Creates a schedule (version 1); `ScheduleExists` if the id is taken.
+    pub fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'a, ()> {
+        self.send(Operation::CreateSchedule(row))
+    }
+
+    /// Replaces a schedule's data and next check if its version is still the one expected
+    /// (then the version goes up by one). Returns false on a version mismatch or a missing
+    /// schedule.
+    pub fn update_schedule(&self, update: ScheduleUpdate) -> StoreFuture<'a, bool> {
+        self.send(Operation::UpdateSchedule(update))
+    }
+
+    /// One schedule.
+    pub fn get_schedule(&self, schedule_id: &str) -> StoreFuture<'a, Option<ScheduleRow>> {
+        let schedule_id = schedule_id.to_owned();
+        self.send(Operation::GetSchedule { schedule_id })
+    }
+
+    /// Every schedule, by id.
+    pub fn list_schedules(&self) -> StoreFuture<'a, Vec<ScheduleRow>> {
+        self.send(Operation::ListSchedules)
+    }
+
+    /// Deletes a schedule; false if it did not exist.
+    pub fn delete_schedule(&self, schedule_id: &str) -> StoreFuture<'a, bool> {
+        let schedule_id = schedule_id.to_owned();
+        self.send(Operation::DeleteSchedule { schedule_id })
+    }
+
+    /// Schedules whose next check is due (`next_check_ms <= now`), at most `max`.
+    pub fn due_schedules(&self, now_ms: i64, max: usize) -> StoreFuture<'a, Vec<ScheduleRow>> {
+        self.send(Operation::DueSchedules { now_ms, max })
+    }
+
+    /// Registers an engine (or replaces its row): its liveness lease runs until
+    /// `engine.lease_until_ms`.
+    pub fn register_engine(&self, engine: EngineRecord) -> StoreFuture<'a, ()> {
+        self.send(Operation::RegisterEngine(engine))
+    }
+
+    /// Extends an engine's liveness lease; false if the engine is not registered (it must
+    /// register again).
+    pub fn renew_engine(&self, engine_id: &str, lease_until_ms: i64) -> StoreFuture<'a, bool> {
+        let engine_id = engine_id.to_owned();
+        self.send(Operation::RenewEngine {
+            engine_id,
+            lease_until_ms,
+        })
+    }
+
+    /// Removes an engine (a clean shutdown; its leases were released).
+    pub fn remove_engine(&self, engine_id: &str) -> StoreFuture<'a, ()> {
+        let engine_id = engine_id.to_owned();
+        self.send(Operation::RemoveEngine { engine_id })
+    }
+
+    /// The engines whose liveness lease has not expired at `now_ms`, by id.
+    pub fn live_engines(&self, now_ms: i64) -> StoreFuture<'a, Vec<EngineRecord>> {
+        self.send(Operation::LiveEngines { now_ms })
+    }
+
+    /// Makes `build_id` the current build of `task_queue` (worker versioning): new runs on
+    /// the queue start on it, and its running auto-upgrade runs (and runs that have not run a
+    /// workflow task yet) move to it. Pinned runs stay where they are. One transaction.
+    pub fn set_current_build(&self, task_queue: &str, build_id: &str) -> StoreFuture<'a, ()> {
+        let (task_queue, build_id) = (task_queue.to_owned(), build_id.to_owned());
+        self.send(Operation::SetCurrentBuild {
+            task_queue,
+            build_id,
+        })
+    }
+
+    /// The builds of running runs and current builds, by build id: per build, its running
+    /// runs by behaviour and the queues it is current for; of `task_queue` alone if given.
+    pub fn build_ids(&self, task_queue: Option<&str>) -> StoreFuture<'a, Vec<BuildIdStatus>> {
+        let task_queue = task_queue.map(str::to_owned);
+        self.send(Operation::BuildIds { task_queue })
+    }
+
+    /// Moves the running latest run of `workflow_id` to `build_id`: from then on only engines
+    /// of that build take its workflow tasks (a task in flight elsewhere may still commit).
+    /// `NotFound` for an unknown workflow id, `RunFinished` for a closed run.
+    pub fn move_to_build(&self, workflow_id: &str, build_id: &str) -> StoreFuture<'a, RunRecord> {
+        let (workflow_id, build_id) = (workflow_id.to_owned(), build_id.to_owned());
+        self.send(Operation::MoveToBuild {
+            workflow_id,
+            build_id,
+        })
+    }
+}

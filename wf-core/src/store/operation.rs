@@ -1,0 +1,770 @@
+//! Every store operation as a value: [`Operation`] (a request) and [`Outcome`] (its answer).
+//! [`Store::execute`] takes one and answers the other; the typed methods of [`Store`] and
+//! [`StoreAdmin`](super::StoreAdmin) build the request and unwrap the answer.
+//!
+//! This is the one seam every store call passes: the generic impl for a [`Backend`] runs the
+//! operation's rule in one transaction ([`Operation::run_on`], the one `match` that names each
+//! rule), and a wrapper (the payload codec's `EncodedStore`, fault injection's `FaultStore`)
+//! implements `execute` once for every operation, from what an operation says of itself here:
+//! its name, the payloads it carries ([`HasPayloads`]) and its fault class ([`Op`]).
+
+use super::backend::{Backend, Durability, TxFuture};
+use super::records::{
+    ActivityAttempt, ActivityPoll, ActivityTask, DeliverOutcome, Delivery, EngineRecord,
+    FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch, ScheduleRow, ScheduleUpdate,
+    StartOutcome, StartRequest, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
+};
+use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
+use super::rules::tx::{Tx, UpdateTable};
+use super::rules::{
+    activities, builds, commit, complete, deliver, engines, leases, purge, reads, run_limits,
+    schedules, search, start, terminate, timers,
+};
+use super::StoreFuture;
+use crate::data::activity::{ActivityFailure, ActivityResolution};
+use crate::data::history::HistoryEvent;
+use crate::data::message::Message;
+use crate::data::payload::{Payload, PayloadError};
+use crate::data::payload_codec::HasPayloads;
+use crate::data::run::{ListFilter, TaskFailure};
+use crate::data::run_limits::RunLimits;
+use crate::data::update::UpdateRecord;
+use crate::data::versioning::BuildIdStatus;
+use crate::error::StoreError;
+use std::future::Future;
+use Durability::{Durable, Soft};
+
+/// One store operation and its arguments: what a [`Store`](super::Store) method asks. Each
+/// variant is documented on the method that sends it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+// One per call, moved once into its transaction: boxing the commit would cost an allocation
+// on the hot path and save nothing.
+#[allow(clippy::large_enum_variant, missing_docs)]
+pub enum Operation {
+    StartRun(StartRequest),
+    StartRunWithTask {
+        start: StartRequest,
+        first: TaskCommit,
+    },
+    Deliver(Delivery),
+    DeliverDurable(Delivery),
+    PollWorkflowTasks(TaskPoll),
+    LeaseRun(LeaseRequest),
+    CommitWorkflowTask(TaskCommit),
+    FailWorkflowTask {
+        run_id: String,
+        worker_id: String,
+        failure: TaskFailure,
+    },
+    ReleaseWorkflowTask {
+        run_id: String,
+        worker_id: String,
+    },
+    PollActivityTasks(ActivityPoll),
+    HeartbeatActivity {
+        attempt: ActivityAttempt,
+        details: Option<Payload>,
+        now_ms: i64,
+    },
+    ResolveActivity {
+        attempt: ActivityAttempt,
+        resolution: ActivityResolution,
+        now_ms: i64,
+    },
+    RetryActivity {
+        attempt: ActivityAttempt,
+        visible_at_ms: i64,
+        failure: ActivityFailure,
+    },
+    HoldActivityForCompletion {
+        attempt: ActivityAttempt,
+        now_ms: i64,
+    },
+    ReleaseActivity(ActivityAttempt),
+    CurrentAttempts(Vec<ActivityAttempt>),
+    ExpiredActivities {
+        now_ms: i64,
+        max: usize,
+    },
+    FireDueTimers {
+        now_ms: i64,
+        max: usize,
+    },
+    NextWakeup {
+        now_ms: i64,
+    },
+    GetRun {
+        workflow_id: String,
+        run_id: Option<String>,
+    },
+    RunLimits {
+        run_id: String,
+    },
+    ReadHistory {
+        run_id: String,
+        from_event_id: u64,
+    },
+    PendingMessages {
+        run_id: String,
+        history_from: Option<u64>,
+    },
+    GetUpdate {
+        workflow_id: String,
+        update_id: String,
+    },
+    PendingUpdates {
+        run_id: String,
+    },
+    PendingActivities {
+        run_id: String,
+    },
+    Terminate {
+        workflow_id: String,
+        reason: String,
+        now_ms: i64,
+    },
+    Close,
+    // The admin operations (see `StoreAdmin`).
+    ListRuns(ListFilter),
+    RunSearch(Vec<String>),
+    CountClosedRuns {
+        closed_before_ms: i64,
+    },
+    PurgeClosedRuns {
+        closed_before_ms: i64,
+        max: usize,
+    },
+    CreateSchedule(ScheduleRow),
+    UpdateSchedule(ScheduleUpdate),
+    GetSchedule {
+        schedule_id: String,
+    },
+    ListSchedules,
+    DeleteSchedule {
+        schedule_id: String,
+    },
+    DueSchedules {
+        now_ms: i64,
+        max: usize,
+    },
+    RegisterEngine(EngineRecord),
+    RenewEngine {
+        engine_id: String,
+        lease_until_ms: i64,
+    },
+    RemoveEngine {
+        engine_id: String,
+    },
+    LiveEngines {
+        now_ms: i64,
+    },
+    SetCurrentBuild {
+        task_queue: String,
+        build_id: String,
+    },
+    BuildIds {
+        task_queue: Option<String>,
+    },
+    MoveToBuild {
+        workflow_id: String,
+        build_id: String,
+    },
+}
+
+/// A store operation, as faults choose them (see `store::faults`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Op {
+    /// `start_run`, `start_run_with_task`.
+    Start,
+    /// `deliver`, `deliver_durable` (signals, updates, cancellations from clients).
+    Deliver,
+    /// `poll_workflow_tasks`, `lease_run`.
+    LeaseWorkflowTask,
+    /// `commit_workflow_task`.
+    CommitWorkflowTask,
+    /// `fail_workflow_task`.
+    FailWorkflowTask,
+    /// `release_workflow_task`.
+    ReleaseWorkflowTask,
+    /// `poll_activity_tasks`.
+    LeaseActivity,
+    /// `heartbeat_activity`, `hold_activity_for_completion`.
+    Heartbeat,
+    /// `resolve_activity`.
+    ResolveActivity,
+    /// `retry_activity`.
+    RetryActivity,
+    /// `release_activity`.
+    ReleaseActivity,
+    /// `fire_due_timers`.
+    FireTimers,
+    /// `terminate`.
+    Terminate,
+    /// `purge_closed_runs`.
+    Purge,
+    /// `create_schedule`, `update_schedule`, `delete_schedule`.
+    Schedule,
+    /// `register_engine`, `renew_engine`, `remove_engine` (never counted as commits).
+    Engine,
+    /// `close` (never counted as commits).
+    Close,
+    /// Every read (never counted as commits).
+    Read,
+}
+
+impl Operation {
+    /// The name of the [`Store`](super::Store) method that sends it (`"commit_workflow_task"`).
+    pub fn name(&self) -> &'static str {
+        use Operation::*;
+        match self {
+            StartRun(_) => "start_run",
+            StartRunWithTask { .. } => "start_run_with_task",
+            Deliver(_) => "deliver",
+            DeliverDurable(_) => "deliver_durable",
+            PollWorkflowTasks(_) => "poll_workflow_tasks",
+            LeaseRun(_) => "lease_run",
+            CommitWorkflowTask(_) => "commit_workflow_task",
+            FailWorkflowTask { .. } => "fail_workflow_task",
+            ReleaseWorkflowTask { .. } => "release_workflow_task",
+            PollActivityTasks(_) => "poll_activity_tasks",
+            HeartbeatActivity { .. } => "heartbeat_activity",
+            ResolveActivity { .. } => "resolve_activity",
+            RetryActivity { .. } => "retry_activity",
+            HoldActivityForCompletion { .. } => "hold_activity_for_completion",
+            ReleaseActivity(_) => "release_activity",
+            CurrentAttempts(_) => "current_attempts",
+            ExpiredActivities { .. } => "expired_activities",
+            FireDueTimers { .. } => "fire_due_timers",
+            NextWakeup { .. } => "next_wakeup",
+            GetRun { .. } => "get_run",
+            RunLimits { .. } => "run_limits",
+            ReadHistory { .. } => "read_history",
+            PendingMessages { .. } => "pending_messages",
+            GetUpdate { .. } => "get_update",
+            PendingUpdates { .. } => "pending_updates",
+            PendingActivities { .. } => "pending_activities",
+            Terminate { .. } => "terminate",
+            Close => "close",
+            ListRuns(_) => "list_runs",
+            RunSearch(_) => "run_search",
+            CountClosedRuns { .. } => "count_closed_runs",
+            PurgeClosedRuns { .. } => "purge_closed_runs",
+            CreateSchedule(_) => "create_schedule",
+            UpdateSchedule(_) => "update_schedule",
+            GetSchedule { .. } => "get_schedule",
+            ListSchedules => "list_schedules",
+            DeleteSchedule { .. } => "delete_schedule",
+            DueSchedules { .. } => "due_schedules",
+            RegisterEngine(_) => "register_engine",
+            RenewEngine { .. } => "renew_engine",
+            RemoveEngine { .. } => "remove_engine",
+            LiveEngines { .. } => "live_engines",
+            SetCurrentBuild { .. } => "set_current_build",
+            BuildIds { .. } => "build_ids",
+            MoveToBuild { .. } => "move_to_build",
+        }
+    }
+
+    /// Its fault class; `None` for the operators' build changes, which faults never hit.
+    pub fn fault_class(&self) -> Option<Op> {
+        use Operation::*;
+        Some(match self {
+            StartRun(_) | StartRunWithTask { .. } => Op::Start,
+            Deliver(_) | DeliverDurable(_) => Op::Deliver,
+            PollWorkflowTasks(_) | LeaseRun(_) => Op::LeaseWorkflowTask,
+            CommitWorkflowTask(_) => Op::CommitWorkflowTask,
+            FailWorkflowTask { .. } => Op::FailWorkflowTask,
+            ReleaseWorkflowTask { .. } => Op::ReleaseWorkflowTask,
+            PollActivityTasks(_) => Op::LeaseActivity,
+            HeartbeatActivity { .. } | HoldActivityForCompletion { .. } => Op::Heartbeat,
+            ResolveActivity { .. } => Op::ResolveActivity,
+            RetryActivity { .. } => Op::RetryActivity,
+            ReleaseActivity(_) => Op::ReleaseActivity,
+            FireDueTimers { .. } => Op::FireTimers,
+            Terminate { .. } => Op::Terminate,
+            PurgeClosedRuns { .. } => Op::Purge,
+            CreateSchedule(_) | UpdateSchedule(_) | DeleteSchedule { .. } => Op::Schedule,
+            RegisterEngine(_) | RenewEngine { .. } | RemoveEngine { .. } => Op::Engine,
+            Close => Op::Close,
+            SetCurrentBuild { .. } | MoveToBuild { .. } => return None,
+            CurrentAttempts(_)
+            | ExpiredActivities { .. }
+            | NextWakeup { .. }
+            | GetRun { .. }
+            | RunLimits { .. }
+            | ReadHistory { .. }
+            | PendingMessages { .. }
+            | GetUpdate { .. }
+            | PendingUpdates { .. }
+            | PendingActivities { .. }
+            | ListRuns(_)
+            | RunSearch(_)
+            | CountClosedRuns { .. }
+            | GetSchedule { .. }
+            | ListSchedules
+            | DueSchedules { .. }
+            | LiveEngines { .. }
+            | BuildIds { .. } => Op::Read,
+        })
+    }
+
+    /// What the operation is about, for an error message: its name and the workflow, run or
+    /// schedule it names.
+    pub fn subject(&self) -> String {
+        use Operation::*;
+        let name = self.name();
+        match self {
+            StartRun(req) | StartRunWithTask { start: req, .. } => {
+                format!("{name} of workflow {:?}", req.run.workflow_id)
+            }
+            Deliver(d) | DeliverDurable(d) => format!("{name} to workflow {:?}", d.workflow_id),
+            LeaseRun(LeaseRequest { run_id, .. })
+            | CommitWorkflowTask(TaskCommit { run_id, .. })
+            | FailWorkflowTask { run_id, .. }
+            | ReleaseWorkflowTask { run_id, .. }
+            | RunLimits { run_id }
+            | ReadHistory { run_id, .. }
+            | PendingMessages { run_id, .. }
+            | PendingUpdates { run_id }
+            | PendingActivities { run_id } => format!("{name} of run {run_id}"),
+            HeartbeatActivity { attempt, .. }
+            | ResolveActivity { attempt, .. }
+            | RetryActivity { attempt, .. }
+            | HoldActivityForCompletion { attempt, .. }
+            | ReleaseActivity(attempt) => {
+                format!(
+                    "{name} of activity {} of run {}",
+                    attempt.seq, attempt.run_id
+                )
+            }
+            GetRun { workflow_id, .. }
+            | GetUpdate { workflow_id, .. }
+            | Terminate { workflow_id, .. }
+            | MoveToBuild { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
+            CreateSchedule(ScheduleRow { schedule_id, .. })
+            | UpdateSchedule(ScheduleUpdate { schedule_id, .. })
+            | GetSchedule { schedule_id }
+            | DeleteSchedule { schedule_id } => format!("{name} of schedule {schedule_id:?}"),
+            _ => name.to_string(),
+        }
+    }
+
+    /// Runs the operation on `backend`: its rule (or primitive) in one read or write
+    /// transaction, durable before it answers when someone waits on it (see [`Durability`]).
+    pub fn run_on<B: Backend>(self, backend: &B) -> StoreFuture<'_, Outcome> {
+        use Operation::*;
+        let b = backend;
+        match self {
+            StartRun(req) => {
+                let workflow_id = req.run.workflow_id.clone();
+                b.write_for(Durable, &workflow_id, move |tx| {
+                    answer(start::start_run(tx, req))
+                })
+            }
+            StartRunWithTask { start, first } => {
+                let workflow_id = start.run.workflow_id.clone();
+                b.write_for(Durable, &workflow_id, move |tx| {
+                    answer(start::start_run_with_task(tx, start, first))
+                })
+            }
+            Deliver(d) => {
+                // An update's caller is answered only once a workflow task has recorded its
+                // acceptance, rejection or outcome, in a synced commit; a synced commit makes
+                // every earlier write durable too (a write-ahead log reaches the disk in
+                // order), so the delivery need not wait for the disk itself. A crash before
+                // then loses an update nobody was answered about, and its caller's retry
+                // (same id) delivers it again.
+                let durability = match d.message {
+                    Message::Update { .. } => Soft,
+                    _ => Durable,
+                };
+                // Without a run id, its first read is the workflow id's latest run.
+                let latest = d.run_id.is_none().then(|| d.workflow_id.clone());
+                let op = tx_op(move |tx: &mut B::Tx| {
+                    answer(deliver::deliver(
+                        tx,
+                        d.workflow_id,
+                        d.run_id,
+                        d.message,
+                        d.now_ms,
+                    ))
+                });
+                match &latest {
+                    Some(id) => b.write_for(durability, id, op),
+                    None => b.write(durability, op),
+                }
+            }
+            DeliverDurable(d) => b.write(Durable, move |tx| {
+                answer(deliver::deliver(
+                    tx,
+                    d.workflow_id,
+                    d.run_id,
+                    d.message,
+                    d.now_ms,
+                ))
+            }),
+            PollWorkflowTasks(p) => b.write(Soft, move |tx| {
+                answer(leases::poll_workflow_tasks(
+                    tx,
+                    p.worker_id,
+                    p.now_ms,
+                    p.lease_ms,
+                    p.max,
+                    p.filter,
+                ))
+            }),
+            LeaseRun(l) => b.write(Soft, move |tx| {
+                answer(leases::lease_run(
+                    tx,
+                    l.run_id,
+                    l.worker_id,
+                    l.now_ms,
+                    l.lease_ms,
+                    l.build_id,
+                ))
+            }),
+            CommitWorkflowTask(c) => {
+                let durability = if c.sync { Durable } else { Soft };
+                let committed = b.write(durability, move |tx| Box::pin(commit::commit(tx, c)));
+                // The spent commit is dropped here, on the caller's thread (see
+                // `rules::commit`).
+                Box::pin(async move { committed.await.map(|(run, _spent)| Outcome::Run(run)) })
+            }
+            FailWorkflowTask {
+                run_id,
+                worker_id,
+                failure,
+            } => b.write(Soft, move |tx| {
+                answer(leases::fail_workflow_task(tx, run_id, worker_id, failure))
+            }),
+            ReleaseWorkflowTask { run_id, worker_id } => b.write(Soft, move |tx| {
+                answer(leases::release_workflow_task(tx, run_id, worker_id))
+            }),
+            PollActivityTasks(p) => b.write(Soft, move |tx| {
+                answer(activities::poll_activity_tasks(
+                    tx,
+                    p.worker_id,
+                    p.now_ms,
+                    p.max,
+                    p.names,
+                ))
+            }),
+            HeartbeatActivity {
+                attempt,
+                details,
+                now_ms,
+            } => b.write(Soft, move |tx| {
+                answer(activities::heartbeat_activity(tx, attempt, details, now_ms))
+            }),
+            ResolveActivity {
+                attempt,
+                resolution,
+                now_ms,
+            } => b.write(Durable, move |tx| {
+                answer(activities::resolve_activity(
+                    tx, attempt, resolution, now_ms,
+                ))
+            }),
+            RetryActivity {
+                attempt,
+                visible_at_ms,
+                failure,
+            } => b.write(Durable, move |tx| {
+                answer(activities::retry_activity(
+                    tx,
+                    attempt,
+                    visible_at_ms,
+                    failure,
+                ))
+            }),
+            HoldActivityForCompletion { attempt, now_ms } => b.write(Durable, move |tx| {
+                answer(complete::hold_activity_for_completion(tx, attempt, now_ms))
+            }),
+            ReleaseActivity(attempt) => b.write(Durable, move |tx| {
+                answer(activities::release_activity(tx, attempt))
+            }),
+            CurrentAttempts(attempts) => {
+                b.read(move |tx| answer(activities::current_attempts(tx, attempts)))
+            }
+            ExpiredActivities { now_ms, max } => {
+                b.read(move |tx| answer(tx.expired_activities(now_ms, max)))
+            }
+            FireDueTimers { now_ms, max } => b.write(Soft, move |tx| {
+                answer(timers::fire_due_timers(tx, now_ms, max))
+            }),
+            NextWakeup { now_ms } => b.read(move |tx| answer(tx.next_wakeup(now_ms))),
+            GetRun {
+                workflow_id,
+                run_id,
+            } => b.read(move |tx| answer(reads::get_run(tx, workflow_id, run_id))),
+            RunLimits { run_id } => b.read(move |tx| {
+                answer(async move {
+                    if tx.load_run(&run_id).await?.is_none() {
+                        return Ok(None);
+                    }
+                    Ok(run_limits::started(tx, &run_id).await?.limits)
+                })
+            }),
+            ReadHistory {
+                run_id,
+                from_event_id,
+            } => b.read(move |tx| answer(reads::read_history(tx, run_id, from_event_id))),
+            PendingMessages {
+                run_id,
+                history_from,
+            } => b.read(move |tx| answer(reads::pending_messages(tx, run_id, history_from))),
+            GetUpdate {
+                workflow_id,
+                update_id,
+            } => b.read(move |tx| answer(reads::get_update(tx, workflow_id, update_id))),
+            PendingUpdates { run_id } => {
+                b.read(move |tx| answer(async move { tx.pending_updates(&run_id).await }))
+            }
+            PendingActivities { run_id } => {
+                b.read(move |tx| answer(async move { tx.run_activities(&run_id).await }))
+            }
+            Terminate {
+                workflow_id,
+                reason,
+                now_ms,
+            } => b.write(Durable, move |tx| {
+                answer(terminate::terminate(tx, workflow_id, reason, now_ms))
+            }),
+            Close => {
+                let closed = b.close();
+                Box::pin(async move { closed.await.map(Outcome::Unit) })
+            }
+            ListRuns(filter) => {
+                b.read(move |tx| answer(async move { tx.list_runs(&filter).await }))
+            }
+            RunSearch(run_ids) => b.read(move |tx| answer(search::run_search(tx, run_ids))),
+            CountClosedRuns { closed_before_ms } => {
+                b.read(move |tx| answer(tx.count_closed_runs(closed_before_ms)))
+            }
+            // Losing a purge to a crash loses nothing: the next one deletes the same runs.
+            PurgeClosedRuns {
+                closed_before_ms,
+                max,
+            } => b.write(Soft, move |tx| {
+                answer(purge::purge_closed_runs(tx, closed_before_ms, max))
+            }),
+            CreateSchedule(row) => b.write(Durable, move |tx| {
+                answer(schedules::create_schedule(tx, row))
+            }),
+            UpdateSchedule(u) => b.write(Durable, move |tx| {
+                answer(schedules::update_schedule(
+                    tx,
+                    u.schedule_id,
+                    u.expected_version,
+                    u.data,
+                    u.next_check_ms,
+                ))
+            }),
+            GetSchedule { schedule_id } => {
+                b.read(move |tx| answer(async move { tx.get_schedule(&schedule_id).await }))
+            }
+            ListSchedules => b.read(move |tx| answer(tx.list_schedules())),
+            DeleteSchedule { schedule_id } => b.write(Durable, move |tx| {
+                answer(async move { tx.delete_schedule(&schedule_id).await })
+            }),
+            DueSchedules { now_ms, max } => b.read(move |tx| answer(tx.due_schedules(now_ms, max))),
+            RegisterEngine(engine) => b.write(Soft, move |tx| {
+                answer(async move { tx.put_engine(&engine).await })
+            }),
+            RenewEngine {
+                engine_id,
+                lease_until_ms,
+            } => b.write(Soft, move |tx| {
+                answer(async move { tx.renew_engine(&engine_id, lease_until_ms).await })
+            }),
+            RemoveEngine { engine_id } => b.write(Soft, move |tx| {
+                answer(async move { tx.delete_engine(&engine_id).await })
+            }),
+            LiveEngines { now_ms } => b.read(move |tx| answer(engines::live_engines(tx, now_ms))),
+            SetCurrentBuild {
+                task_queue,
+                build_id,
+            } => b.write(Durable, move |tx| {
+                answer(builds::set_current_build(tx, task_queue, build_id))
+            }),
+            BuildIds { task_queue } => b.read(move |tx| answer(builds::build_ids(tx, task_queue))),
+            MoveToBuild {
+                workflow_id,
+                build_id,
+            } => b.write(Durable, move |tx| {
+                answer(builds::move_to_build(tx, workflow_id, build_id))
+            }),
+        }
+    }
+}
+
+/// `op`, typed as a [`TxOp`](super::TxOp) where it is made (a closure bound to a name first
+/// would not be inferred as one, for every borrow of the transaction).
+fn tx_op<X, F>(op: F) -> F
+where
+    F: for<'t> FnOnce(&'t mut X) -> TxFuture<'t, Outcome> + Clone + Send + 'static,
+{
+    op
+}
+
+/// A rule's future, answering an [`Outcome`].
+fn answer<'t, T: Into<Outcome>>(
+    rule: impl Future<Output = Result<T, StoreError>> + Send + 't,
+) -> TxFuture<'t, Outcome> {
+    Box::pin(async move { rule.await.map(Into::into) })
+}
+
+impl HasPayloads for Operation {
+    fn for_each_payload(&mut self, f: Visit<'_>) -> Result<(), PayloadError> {
+        use Operation::*;
+        // Exhaustive on purpose: a new operation must say whether it carries user payloads.
+        match self {
+            StartRun(req) => req.for_each_payload(f),
+            StartRunWithTask { start, first } => {
+                start.for_each_payload(f)?;
+                first.for_each_payload(f)
+            }
+            Deliver(d) | DeliverDurable(d) => d.message.for_each_payload(f),
+            CommitWorkflowTask(c) => c.for_each_payload(f),
+            HeartbeatActivity { details, .. } => details.for_each_payload(f),
+            ResolveActivity { resolution, .. } => resolution.for_each_payload(f),
+            CreateSchedule(row) => row.for_each_payload(f),
+            UpdateSchedule(update) => f(&mut update.data),
+            // Failures, filters, ids and builds carry none.
+            PollWorkflowTasks(_)
+            | LeaseRun(_)
+            | FailWorkflowTask { .. }
+            | ReleaseWorkflowTask { .. }
+            | PollActivityTasks(_)
+            | RetryActivity { .. }
+            | HoldActivityForCompletion { .. }
+            | ReleaseActivity(_)
+            | CurrentAttempts(_)
+            | ExpiredActivities { .. }
+            | FireDueTimers { .. }
+            | NextWakeup { .. }
+            | GetRun { .. }
+            | RunLimits { .. }
+            | ReadHistory { .. }
+            | PendingMessages { .. }
+            | GetUpdate { .. }
+            | PendingUpdates { .. }
+            | PendingActivities { .. }
+            | Terminate { .. }
+            | Close
+            | ListRuns(_)
+            | RunSearch(_)
+            | CountClosedRuns { .. }
+            | PurgeClosedRuns { .. }
+            | GetSchedule { .. }
+            | ListSchedules
+            | DeleteSchedule { .. }
+            | DueSchedules { .. }
+            | RegisterEngine(_)
+            | RenewEngine { .. }
+            | RemoveEngine { .. }
+            | LiveEngines { .. }
+            | SetCurrentBuild { .. }
+            | BuildIds { .. }
+            | MoveToBuild { .. } => Ok(()),
+        }
+    }
+}
+
+/// The visitor's signature, for the impls here.
+type Visit<'a> = &'a mut dyn FnMut(&mut Payload) -> Result<(), PayloadError>;
+
+/// A typed answer of an [`Outcome`]: what a store method returns.
+pub trait FromOutcome: Sized {
+    /// The answer, or the name of the outcome's variant if it is of another type.
+    fn from_outcome(outcome: Outcome) -> Result<Self, &'static str>;
+}
+
+/// Declares [`Outcome`], one variant per answer type, with the conversions both ways.
+macro_rules! outcomes {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// What a store operation answers: one variant per type of answer, named for it
+        /// (several operations share one: every `bool` answer is a `Bool`). A store method
+        /// unwraps it with [`FromOutcome`].
+        #[derive(Debug)]
+        #[non_exhaustive]
+        // Each variant is its type, which the method that answers it documents.
+        #[allow(missing_docs)]
+        pub enum Outcome {
+            $($variant($ty),)*
+        }
+
+        impl Outcome {
+            /// The name of its variant, for an error message.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Outcome::$variant(_) => stringify!($variant),)*
+                }
+            }
+        }
+
+        $(
+            impl From<$ty> for Outcome {
+                fn from(answer: $ty) -> Outcome {
+                    Outcome::$variant(answer)
+                }
+            }
+
+            impl FromOutcome for $ty {
+                fn from_outcome(outcome: Outcome) -> Result<Self, &'static str> {
+                    match outcome {
+                        Outcome::$variant(answer) => Ok(answer),
+                        other => Err(other.name()),
+                    }
+                }
+            }
+        )*
+    };
+}
+
+outcomes! {
+    Unit(()), Bool(bool), Bools(Vec<bool>), Count(u64), Time(Option<i64>),
+    Started(StartOutcome), StartedWithTask(StartWithTask), Delivered(DeliverOutcome),
+    WorkflowTasks(Vec<WorkflowTask>), WorkflowTask(Option<WorkflowTask>),
+    Run(RunRecord), MaybeRun(Option<RunRecord>), Runs(Vec<RunRecord>), RunIds(Vec<String>),
+    ActivityTasks(Vec<ActivityTask>), FiredTimers(Vec<FiredTimer>), Limits(Option<RunLimits>),
+    History(Vec<HistoryEvent>), Pending(PendingMessages), Searches(Vec<RunSearch>),
+    Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
+    Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
+    Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>),
+}
+
+impl HasPayloads for Outcome {
+    fn for_each_payload(&mut self, f: Visit<'_>) -> Result<(), PayloadError> {
+        use Outcome::*;
+        match self {
+            Started(outcome) => outcome.for_each_payload(f),
+            StartedWithTask(StartWithTask { start, first_task }) => {
+                start.for_each_payload(f)?;
+                match first_task {
+                    Some(Ok(run)) => run.for_each_payload(f),
+                    _ => Ok(()),
+                }
+            }
+            Delivered(outcome) => outcome.for_each_payload(f),
+            WorkflowTasks(tasks) => tasks.for_each_payload(f),
+            WorkflowTask(task) => task.for_each_payload(f),
+            Run(run) => run.for_each_payload(f),
+            MaybeRun(run) => run.for_each_payload(f),
+            Runs(runs) => runs.for_each_payload(f),
+            ActivityTasks(tasks) => tasks.for_each_payload(f),
+            History(events) => events.for_each_payload(f),
+            Pending(pending) => pending.for_each_payload(f),
+            Update(update) => update.for_each_payload(f),
+            Updates(updates) => updates.for_each_payload(f),
+            Searches(searches) => searches.for_each_payload(f),
+            Schedule(row) => row.for_each_payload(f),
+            Schedules(rows) => rows.for_each_payload(f),
+            // Run limits and builds carry no user payload.
+            Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
+            | RunIds(_) | Count(_) | Builds(_) => Ok(()),
+        }
+    }
+}
