@@ -217,97 +217,66 @@ pub enum Op {
 impl Operation {
     /// The name of the [`Store`](super::Store) method that sends it (`"commit_workflow_task"`).
     pub fn name(&self) -> &'static str {
-        use Operation::*;
-        match self {
-            StartRun(_) => "start_run",
-            StartRunWithTask { .. } => "start_run_with_task",
-            Deliver(_) => "deliver",
-            DeliverDurable(_) => "deliver_durable",
-            PollWorkflowTasks(_) => "poll_workflow_tasks",
-            LeaseRun(_) => "lease_run",
-            CommitWorkflowTask(_) => "commit_workflow_task",
-            FailWorkflowTask { .. } => "fail_workflow_task",
-            ReleaseWorkflowTask { .. } => "release_workflow_task",
-            PollActivityTasks(_) => "poll_activity_tasks",
-            HeartbeatActivity { .. } => "heartbeat_activity",
-            ResolveActivity { .. } => "resolve_activity",
-            RetryActivity { .. } => "retry_activity",
-            HoldActivityForCompletion { .. } => "hold_activity_for_completion",
-            ReleaseActivity(_) => "release_activity",
-            CurrentAttempts(_) => "current_attempts",
-            ExpiredActivities { .. } => "expired_activities",
-            FireDueTimers { .. } => "fire_due_timers",
-            NextWakeup { .. } => "next_wakeup",
-            GetRun { .. } => "get_run",
-            RunLimits { .. } => "run_limits",
-            ReadHistory { .. } => "read_history",
-            PendingMessages { .. } => "pending_messages",
-            GetUpdate { .. } => "get_update",
-            PendingUpdates { .. } => "pending_updates",
-            PendingActivities { .. } => "pending_activities",
-            Terminate { .. } => "terminate",
-            Close => "close",
-            ListRuns(_) => "list_runs",
-            RunSearch(_) => "run_search",
-            CountClosedRuns { .. } => "count_closed_runs",
-            PurgeClosedRuns { .. } => "purge_closed_runs",
-            CreateSchedule(_) => "create_schedule",
-            UpdateSchedule(_) => "update_schedule",
-            GetSchedule { .. } => "get_schedule",
-            ListSchedules => "list_schedules",
-            DeleteSchedule { .. } => "delete_schedule",
-            DueSchedules { .. } => "due_schedules",
-            RegisterEngine(_) => "register_engine",
-            RenewEngine { .. } => "renew_engine",
-            RemoveEngine { .. } => "remove_engine",
-            LiveEngines { .. } => "live_engines",
-            SetCurrentBuild { .. } => "set_current_build",
-            BuildIds { .. } => "build_ids",
-            MoveToBuild { .. } => "move_to_build",
-        }
+        self.meta().0
     }
 
     /// Its fault class; `None` for the operators' build changes, which faults never hit.
     pub fn fault_class(&self) -> Option<Op> {
+        self.meta().1
+    }
+
+    /// One table of every operation: its method's name and its fault class.
+    fn meta(&self) -> (&'static str, Option<Op>) {
         use Operation::*;
-        Some(match self {
-            StartRun(_) | StartRunWithTask { .. } => Op::Start,
-            Deliver(_) | DeliverDurable(_) => Op::Deliver,
-            PollWorkflowTasks(_) | LeaseRun(_) => Op::LeaseWorkflowTask,
-            CommitWorkflowTask(_) => Op::CommitWorkflowTask,
-            FailWorkflowTask { .. } => Op::FailWorkflowTask,
-            ReleaseWorkflowTask { .. } => Op::ReleaseWorkflowTask,
-            PollActivityTasks(_) => Op::LeaseActivity,
-            HeartbeatActivity { .. } | HoldActivityForCompletion { .. } => Op::Heartbeat,
-            ResolveActivity { .. } => Op::ResolveActivity,
-            RetryActivity { .. } => Op::RetryActivity,
-            ReleaseActivity(_) => Op::ReleaseActivity,
-            FireDueTimers { .. } => Op::FireTimers,
-            Terminate { .. } => Op::Terminate,
-            PurgeClosedRuns { .. } => Op::Purge,
-            CreateSchedule(_) | UpdateSchedule(_) | DeleteSchedule { .. } => Op::Schedule,
-            RegisterEngine(_) | RenewEngine { .. } | RemoveEngine { .. } => Op::Engine,
-            Close => Op::Close,
-            SetCurrentBuild { .. } | MoveToBuild { .. } => return None,
-            CurrentAttempts(_)
-            | ExpiredActivities { .. }
-            | NextWakeup { .. }
-            | GetRun { .. }
-            | RunLimits { .. }
-            | ReadHistory { .. }
-            | PendingMessages { .. }
-            | GetUpdate { .. }
-            | PendingUpdates { .. }
-            | PendingActivities { .. }
-            | ListRuns(_)
-            | RunSearch(_)
-            | CountClosedRuns { .. }
-            | GetSchedule { .. }
-            | ListSchedules
-            | DueSchedules { .. }
-            | LiveEngines { .. }
-            | BuildIds { .. } => Op::Read,
-        })
+        match self {
+            StartRun(_) => ("start_run", Some(Op::Start)),
+            StartRunWithTask { .. } => ("start_run_with_task", Some(Op::Start)),
+            Deliver(_) => ("deliver", Some(Op::Deliver)),
+            DeliverDurable(_) => ("deliver_durable", Some(Op::Deliver)),
+            PollWorkflowTasks(_) => ("poll_workflow_tasks", Some(Op::LeaseWorkflowTask)),
+            LeaseRun(_) => ("lease_run", Some(Op::LeaseWorkflowTask)),
+            CommitWorkflowTask(_) => ("commit_workflow_task", Some(Op::CommitWorkflowTask)),
+            FailWorkflowTask { .. } => ("fail_workflow_task", Some(Op::FailWorkflowTask)),
+            ReleaseWorkflowTask { .. } => ("release_workflow_task", Some(Op::ReleaseWorkflowTask)),
+            PollActivityTasks(_) => ("poll_activity_tasks", Some(Op::LeaseActivity)),
+            HeartbeatActivity { .. } => ("heartbeat_activity", Some(Op::Heartbeat)),
+            ResolveActivity { .. } => ("resolve_activity", Some(Op::ResolveActivity)),
+            RetryActivity { .. } => ("retry_activity", Some(Op::RetryActivity)),
+            HoldActivityForCompletion { .. } => {
+                ("hold_activity_for_completion", Some(Op::Heartbeat))
+            }
+            ReleaseActivity(_) => ("release_activity", Some(Op::ReleaseActivity)),
+            CurrentAttempts(_) => ("current_attempts", Some(Op::Read)),
+            ExpiredActivities { .. } => ("expired_activities", Some(Op::Read)),
+            FireDueTimers { .. } => ("fire_due_timers", Some(Op::FireTimers)),
+            NextWakeup { .. } => ("next_wakeup", Some(Op::Read)),
+            GetRun { .. } => ("get_run", Some(Op::Read)),
+            RunLimits { .. } => ("run_limits", Some(Op::Read)),
+            ReadHistory { .. } => ("read_history", Some(Op::Read)),
+            PendingMessages { .. } => ("pending_messages", Some(Op::Read)),
+            GetUpdate { .. } => ("get_update", Some(Op::Read)),
+            PendingUpdates { .. } => ("pending_updates", Some(Op::Read)),
+            PendingActivities { .. } => ("pending_activities", Some(Op::Read)),
+            Terminate { .. } => ("terminate", Some(Op::Terminate)),
+            Close => ("close", Some(Op::Close)),
+            ListRuns(_) => ("list_runs", Some(Op::Read)),
+            RunSearch(_) => ("run_search", Some(Op::Read)),
+            CountClosedRuns { .. } => ("count_closed_runs", Some(Op::Read)),
+            PurgeClosedRuns { .. } => ("purge_closed_runs", Some(Op::Purge)),
+            CreateSchedule(_) => ("create_schedule", Some(Op::Schedule)),
+            UpdateSchedule(_) => ("update_schedule", Some(Op::Schedule)),
+            GetSchedule { .. } => ("get_schedule", Some(Op::Read)),
+            ListSchedules => ("list_schedules", Some(Op::Read)),
+            DeleteSchedule { .. } => ("delete_schedule", Some(Op::Schedule)),
+            DueSchedules { .. } => ("due_schedules", Some(Op::Read)),
+            RegisterEngine(_) => ("register_engine", Some(Op::Engine)),
+            RenewEngine { .. } => ("renew_engine", Some(Op::Engine)),
+            RemoveEngine { .. } => ("remove_engine", Some(Op::Engine)),
+            LiveEngines { .. } => ("live_engines", Some(Op::Read)),
+            SetCurrentBuild { .. } => ("set_current_build", None),
+            BuildIds { .. } => ("build_ids", Some(Op::Read)),
+            MoveToBuild { .. } => ("move_to_build", None),
+        }
     }
 
     /// What the operation is about, for an error message: its name and the workflow, run or
