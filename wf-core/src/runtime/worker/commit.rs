@@ -16,7 +16,7 @@ use crate::runtime::core::Core;
 use crate::runtime::spin::await_solo;
 use crate::store::{
     ActivityTask, NewActivityTask, NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage,
-    ResolvedAttempt, RunClose, RunNotice, RunRecord, StartRequest, StartWithTask, StoreError,
+    ResolvedAttempt, RunClose, RunNotice, RunRecord, RunStart, StartWithTask, StoreError,
     StoreFuture, TaskCommit, Termination,
 };
 use crate::workflow::commands::Close;
@@ -269,7 +269,7 @@ fn lease_locally(
         && commit
             .new_activities
             .iter()
-            .all(|a| core.registry.activities.get(&a.name).is_some());
+            .all(|a| core.catalog.activities.get(&a.name).is_some());
     if !local {
         return Vec::new();
     }
@@ -350,7 +350,7 @@ impl Worker {
         plan: Plan,
         direct_rejections: Vec<UpdateChange>,
         direct: Vec<Direct>,
-        start: Option<(StartRequest, StartReply)>,
+        start: Option<(RunStart, StartReply)>,
     ) -> bool {
         let core = &self.core;
         let store = &core.store;

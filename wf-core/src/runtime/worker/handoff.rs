@@ -14,7 +14,7 @@ use crate::error::WfError;
 use crate::replay::replay;
 use crate::runtime::persist::until_durable;
 use crate::store::{
-    ActivityAttempt, Delivery, LeaseRequest, RunRecord, StartOutcome, StartRequest, WorkflowTask,
+    ActivityAttempt, Delivery, LeaseRequest, RunRecord, RunStart, StartOutcome, WorkflowTask,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -36,7 +36,7 @@ pub(crate) enum Direct {
     /// and the store records the start and that task in one transaction.
     Start {
         /// Boxed: a start (with its limits) is much larger than the other variants.
-        request: Box<StartRequest>,
+        request: Box<RunStart>,
         reply: StartReply,
     },
     /// An activity's final result.
@@ -260,7 +260,7 @@ impl Worker {
 
     /// Starts a run and runs its first task at once, both recorded in one store transaction;
     /// the plain start (the task then runs from the ready queue) if the task cannot run here.
-    pub(super) async fn start_eagerly(&self, request: StartRequest, reply: StartReply) {
+    pub(super) async fn start_eagerly(&self, request: RunStart, reply: StartReply) {
         let new = &request.run;
         let started = HistoryEvent {
             event_id: 1,
@@ -269,7 +269,7 @@ impl Worker {
         };
         let instance = self
             .core
-            .registry
+            .catalog
             .definition(&new.workflow_type)
             .ok()
             .and_then(|def| {
@@ -298,7 +298,7 @@ impl Worker {
     }
 
     /// Starts a run through the store only; its first task runs from the ready queue.
-    pub(super) async fn start_plainly(&self, request: StartRequest, reply: StartReply) {
+    pub(super) async fn start_plainly(&self, request: RunStart, reply: StartReply) {
         let workflow_id = request.run.workflow_id.clone();
         let outcome = self.core.store.start_run(request).await;
         if outcome.as_ref().is_ok_and(|o| o.started) {
@@ -310,11 +310,7 @@ impl Worker {
 
     /// Gives work back to the store path when a task cannot run here: a start is made plainly,
     /// messages go through the inbox.
-    pub(super) async fn give_up(
-        &self,
-        direct: Vec<Direct>,
-        start: Option<(StartRequest, StartReply)>,
-    ) {
+    pub(super) async fn give_up(&self, direct: Vec<Direct>, start: Option<(RunStart, StartReply)>) {
         if let Some((request, reply)) = start {
             self.start_plainly(request, reply).await;
         }

@@ -13,7 +13,7 @@
 mod commit;
 mod handoff;
 mod lanes;
-mod local;
+mod local_activities;
 mod marks;
 mod task;
 
@@ -27,7 +27,7 @@ use super::spin::{next_awake, QUERY_AWAKE};
 use crate::error::WfError;
 use crate::metrics::Lookup;
 use crate::replay::Instance;
-use crate::store::{RunRecord, StartRequest, TaskFilter, TaskPoll};
+use crate::store::{RunRecord, RunStart, TaskFilter, TaskPoll};
 use lanes::{Job, Lanes};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -94,7 +94,7 @@ pub(super) enum Mode {
     LeaseFree,
     /// A new run's first task, committed with its start; `instance` is the run before it.
     Start {
-        request: Box<StartRequest>,
+        request: Box<RunStart>,
         reply: StartReply,
         instance: Box<dyn Instance>,
     },
@@ -196,7 +196,7 @@ impl Worker {
         let cfg = self.core.config.clone();
         // Only runs of the types registered here: other processes may run other types (an
         // engine with a dynamic type runs them all).
-        let types = self.core.registry.leased_types();
+        let types = self.core.catalog.leased_types();
         let queues = vec![cfg.task_queue.clone()];
         loop {
             if self.core.is_shutdown() {

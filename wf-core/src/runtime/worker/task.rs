@@ -5,7 +5,7 @@
 
 use super::commit::Plan;
 use super::handoff::{Direct, DirectReply};
-use super::local::LocalStop;
+use super::local_activities::LocalStop;
 use super::{Mode, Worker};
 use crate::data::message::Message;
 use crate::data::run::{RunStatus, TaskFailure};
@@ -221,7 +221,7 @@ impl Worker {
     ) -> Result<Box<dyn Instance>, Option<TaskError>> {
         let core = &self.core;
         let def = core
-            .registry
+            .catalog
             .definition(&run.workflow_type)
             .map_err(|e| Some(TaskError::Other(e.to_string())))?
             .clone();

@@ -6,7 +6,7 @@
 //! engine put a signal there (the delivery marks the run) or another engine may have, and
 //! one answered by replay applies the inbox's signals (see `query.rs`).
 
-use super::{check_signal, check_size, LocalTransport};
+use super::{check_signal, check_size, InProcessTransport};
 use crate::client::{SignalRequest, SignalStatus};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -16,7 +16,7 @@ use crate::runtime::worker::DirectReply;
 use crate::store::{Delivery, RunRecord};
 use crate::workflow::Role;
 
-impl LocalTransport {
+impl InProcessTransport {
     /// Sends a signal; the status comes from the run's workflow type when this engine knows
     /// it (else from what the caller knows, `handled`).
     pub(super) async fn signal(&self, request: SignalRequest<'_>) -> Result<SignalStatus, WfError> {
@@ -55,7 +55,7 @@ impl LocalTransport {
         let run = self.latest(workflow_id).await?;
         self.check(&run, Role::Signal, name, &args)?;
         let status =
-            SignalStatus::from_handled(match self.core.registry.get(run.workflow_type.as_str()) {
+            SignalStatus::from_handled(match self.core.catalog.get(run.workflow_type.as_str()) {
                 Some(def) => Some(def.has_handler(Role::Signal, name)),
                 None => handled,
             });

@@ -2,7 +2,7 @@
 //! in the store (wherever it ran), checked to be open, and completed, failed (retried per its
 //! policy) or heartbeated; the caller is answered once that is durable.
 
-use super::{check_size, LocalTransport};
+use super::{check_size, InProcessTransport};
 use crate::client::ActivityResponse;
 use crate::data::activity::ActivityFailure;
 use crate::data::task_token::ActivityToken;
@@ -10,7 +10,7 @@ use crate::error::WfError;
 use crate::runtime::activity_worker::settle;
 use crate::store::{ActivityAttempt, ActivityTask};
 
-impl LocalTransport {
+impl InProcessTransport {
     pub(super) async fn respond_activity(
         &self,
         token: &str,

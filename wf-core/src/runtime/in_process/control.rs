@@ -1,7 +1,7 @@
 //! Cancelling and terminating runs, and the schedule operations (carried out by the engine's
 //! scheduler, once their ids, names and notes passed their limits).
 
-use super::LocalTransport;
+use super::InProcessTransport;
 use crate::client::{NewSchedule, ScheduleChange};
 use crate::data::limits::{check_reason, Ident};
 use crate::data::message::Message;
@@ -11,7 +11,7 @@ use crate::runtime::worker::DirectReply;
 use crate::schedule::ACTION_ID_SUFFIX_BYTES;
 use crate::store::Delivery;
 
-impl LocalTransport {
+impl InProcessTransport {
     /// Requests cancellation. A run this engine runs gets the request in memory: one commit
     /// records it in history before this returns, so that a signal sent after it is refused
     /// (a run whose cancellation was requested takes no more

@@ -35,13 +35,13 @@ use crate::workflow::Role;
 use std::sync::Arc;
 
 /// Client calls served by the engine in this process.
-pub(crate) struct LocalTransport {
+pub(crate) struct InProcessTransport {
     core: Arc<Core>,
 }
 
-impl LocalTransport {
+impl InProcessTransport {
     pub fn new(core: Arc<Core>) -> Self {
-        LocalTransport { core }
+        InProcessTransport { core }
     }
 
     /// The latest run of `workflow_id`.
@@ -65,7 +65,7 @@ impl LocalTransport {
         name: &str,
         args: &Payload,
     ) -> Result<(), WfError> {
-        match self.core.registry.get(run.workflow_type.as_str()) {
+        match self.core.catalog.get(run.workflow_type.as_str()) {
             Some(def) => def.check_message(role, name, args),
             None => Ok(()),
         }
@@ -75,7 +75,7 @@ impl LocalTransport {
     /// message for it needs no store read to be checked and handed to the worker.
     fn hot_run(&self, workflow_id: &str) -> Option<(String, Arc<dyn ErasedDefinition>)> {
         let (run_id, workflow_type) = self.core.worker.hot(workflow_id)?;
-        let def = self.core.registry.get(workflow_type.as_str())?;
+        let def = self.core.catalog.get(workflow_type.as_str())?;
         Some((run_id, def.clone()))
     }
 
@@ -86,7 +86,7 @@ impl LocalTransport {
         core.config.run_workers
             && run.status == RunStatus::Running
             && run.task_queue == core.config.task_queue
-            && core.registry.get(&run.workflow_type).is_some()
+            && core.catalog.get(&run.workflow_type).is_some()
     }
 
     /// Hands a message to this engine's own workflow worker in memory (one commit records it),
@@ -152,7 +152,7 @@ fn check_size(what: &str, payload: &Payload) -> Result<(), WfError> {
     Ok(())
 }
 
-impl Transport for LocalTransport {
+impl Transport for InProcessTransport {
     fn start(&self, request: StartRequest) -> CallFuture<'_, Started> {
         Box::pin(self.start(request))
     }

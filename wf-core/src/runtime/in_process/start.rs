@@ -3,7 +3,7 @@
 //! run is held in memory from the start. Other starts (with messages, on another task queue,
 //! on a client-only engine) go through the store.
 
-use super::{check_signal, check_size, check_update, LocalTransport};
+use super::{check_signal, check_size, check_update, InProcessTransport};
 use crate::client::{StartRequest, Started};
 use crate::data::limits::Ident;
 use crate::data::message::Message;
@@ -13,7 +13,7 @@ use crate::runtime::worker::Direct;
 use crate::store::{NewRun, StartOutcome};
 use crate::workflow::Role;
 
-impl LocalTransport {
+impl InProcessTransport {
     pub(super) async fn start(&self, request: StartRequest) -> Result<Started, WfError> {
         let StartRequest {
             workflow_id,
@@ -40,7 +40,7 @@ impl LocalTransport {
             check_size("the memo", &crate::data::search::encode_memo(&options.memo))?;
         }
         let core = &self.core;
-        let def = core.registry.definition(&workflow_type)?;
+        let def = core.catalog.definition(&workflow_type)?;
         check_size("the start input", &input)?;
         def.check_input(&input)?;
         // Signal-with-start: the signal was sent now, on this engine's clock.
@@ -74,7 +74,7 @@ impl LocalTransport {
                 }
             }
         }
-        let request = crate::store::StartRequest {
+        let request = crate::store::RunStart {
             run: NewRun {
                 workflow_id: workflow_id.clone(),
                 run_id: crate::data::ids::new_id(),
@@ -119,7 +119,7 @@ impl LocalTransport {
     /// through the store if the worker is gone.
     async fn start_eagerly(
         &self,
-        request: crate::store::StartRequest,
+        request: crate::store::RunStart,
     ) -> Result<StartOutcome, WfError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let request = Box::new(request);
@@ -141,7 +141,7 @@ impl LocalTransport {
 
     async fn start_in_store(
         &self,
-        request: crate::store::StartRequest,
+        request: crate::store::RunStart,
     ) -> Result<StartOutcome, WfError> {
         let core = &self.core;
         let workflow_id = request.run.workflow_id.clone();

@@ -191,7 +191,7 @@ async fn attempt_once(
         non_retryable,
     };
     let metrics = core.metrics.of_activity(&request.name);
-    let Some(invoker) = core.registry.activities.get(&request.name).cloned() else {
+    let Some(invoker) = core.catalog.activities.get(&request.name).cloned() else {
         metrics.failed(AttemptFailure::Error);
         let message = format!(
             "no activity named {:?} is registered with this engine (a local activity runs in \

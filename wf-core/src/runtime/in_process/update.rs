@@ -3,7 +3,7 @@
 //! records the outcome (a rejected one records nothing). Otherwise it goes through the store's
 //! inbox and dedupe, and the caller waits for its record to reach the stage asked for.
 
-use super::{check_size, check_update, LocalTransport};
+use super::{check_size, check_update, InProcessTransport};
 use crate::client::{update_timed_out, UpdateRequest, UpdateStage};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -31,7 +31,7 @@ fn update_result(workflow_id: &str, run_id: &str, state: UpdateState) -> Result<
     }
 }
 
-impl LocalTransport {
+impl InProcessTransport {
     /// Sends an update and waits for its stage, at most its timeout (or the engine's
     /// `update_timeout`). The update is handed over or delivered before the clock matters:
     /// when the wait runs out it stays queued, and the same update id later returns its

@@ -5,7 +5,7 @@
 //! history on a blocking thread, and the signals waiting in its inbox are applied to that copy
 //! in a step that is never committed, as the run's next task would apply them.
 
-use super::{check_size, LocalTransport};
+use super::{check_size, InProcessTransport};
 use crate::data::limits::Ident;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -32,7 +32,7 @@ enum Cached {
     Absent,
 }
 
-impl LocalTransport {
+impl InProcessTransport {
     pub(super) async fn query(
         &self,
         workflow_id: &str,
@@ -52,7 +52,7 @@ impl LocalTransport {
         }
         let core = &self.core;
         let run = self.latest(workflow_id).await?;
-        let def = core.registry.definition(&run.workflow_type)?.clone();
+        let def = core.catalog.definition(&run.workflow_type)?.clone();
         check_size("query", &args)?;
         def.check_message(Role::Query, name, &args)?;
         if core.config.run_workers {

@@ -1,6 +1,6 @@
 //! Waiting for a run's result, and reading histories, descriptions and lists from the store.
 
-use super::LocalTransport;
+use super::InProcessTransport;
 use crate::client::{Description, PendingActivity, PendingUpdate, RunInfo};
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
@@ -16,7 +16,7 @@ fn ms_to_time(ms: i64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
-impl LocalTransport {
+impl InProcessTransport {
     /// Waits for a change of `notified`'s workflow id, the engine's shutdown, or a poll
     /// interval. A change committed by another engine on the store wakes it too, through that
     /// engine's poke (`peers.rs`); the poll is the safety net for a lost or impossible poke.
