@@ -26,7 +26,7 @@ pub trait ActivityGroup: Send + Sync + 'static {
     where
         Self: Sized;
 
-    /// Adds one invoker per activity to the registry.
+    /// Adds one invoker per activity to the table.
     fn register(self: Arc<Self>, registry: &mut ActivityRegistry);
 }
 

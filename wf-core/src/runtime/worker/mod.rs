@@ -7,7 +7,7 @@
 //! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
 //! workflow task, `commit.rs` what a task commits and what happens once it is committed,
 //! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss,
-//! `local.rs` the local activities a task runs before its commit, `lanes.rs` the long-lived
+//! `local_activities.rs` the local activities a task runs before its commit, `lanes.rs` the long-lived
 //! local tasks the workflow tasks run on.
 
 mod commit;
