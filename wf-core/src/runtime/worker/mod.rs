@@ -11,6 +11,7 @@
 //! `local_activities.rs` the local activities a task runs before its commit (`settle`),
 //! `lanes.rs` the long-lived local tasks the workflow tasks run on (`run_job`), and
 //! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss.
+
 mod commit;
 mod handoff;
 mod lanes;
