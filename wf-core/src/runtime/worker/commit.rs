@@ -4,8 +4,7 @@
 //! back to the cache, callers are answered, activities leased to this process start at once.
 
 use super::handoff::{Direct, DirectReply, StartReply};
-use super::{handoff, task};
-use super::{Live, Worker};
+use super::{handoff, task, Live, Worker};
 use crate::data::activity::activity_lease;
 use crate::data::history::EventKind;
 use crate::data::message::Message;

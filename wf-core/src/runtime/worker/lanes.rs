@@ -12,8 +12,7 @@
 //! is idle. A lane that finds no job waits for one, unless enough lanes wait already: then it
 //! ends (a burst's lanes do not stay allocated).
 
-use super::{handoff, task};
-use super::{Mode, Worker};
+use super::{handoff, task, Mode, Worker};
 use crate::runtime::spin::DIRECT_AWAKE;
 use crate::store::WorkflowTask;
 use std::cell::{Cell, RefCell};

@@ -6,8 +6,7 @@
 use super::commit::Plan;
 use super::handoff::{Direct, DirectReply};
 use super::local_activities::LocalStop;
-use super::{commit, handoff, local_activities};
-use super::{Mode, Worker};
+use super::{commit, handoff, local_activities, Mode, Worker};
 use crate::data::message::Message;
 use crate::data::run::{RunStatus, TaskFailure};
 use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
