@@ -16,9 +16,11 @@
 //! repeated one with the first outcome; a hand-over records the message without looking. So a
 //! message that carries a dedupe id is never handed over: it goes to the store's inbox, of the
 //! run the cache holds if it does (`Store` pinned to that run, checked with no store read),
-//! else of the latest run. An update the
-//! caller waits on only until it is accepted or admitted goes the same way, as only its record
-//! in the store says when it got there.
+//! else of the latest run. An update the caller waits on only until it is accepted or admitted
+//! goes the same way, as only its record in the store says when it got there. A message
+//! without one is handed over wherever the worker can take it; if the worker cannot say
+//! whether it recorded it (it stopped), a signal is answered `Interrupted` (resend it with an
+//! id) and an update, which has an id by then, goes to the store, whose dedupe applies it once.
 //!
 //! **When the run closed first.** A route to one run whose answer is `RunFinished` learned
 //! that the run closed before it took the message (a continue-as-new, say): nothing was
