@@ -32,7 +32,7 @@ pub(super) async fn request_cancel(
             Sent::Closed => route = route.after_closed(core, workflow_id, &outgoing).await?,
             // The worker went away without answering: through the inbox (requesting
             // cancellation twice is harmless: the run applies it once).
-            Sent::Update(_) | Sent::Unknown => route = route.to_inbox(),
+            Sent::Update(_) | Sent::Unknown => route = route.into_inbox(),
         }
     }
 }

@@ -135,13 +135,13 @@ impl Route {
                 )
                 .await
             }
-            other => Ok(other.to_inbox()),
+            other => Ok(other.into_inbox()),
         }
     }
 
     /// The latest run's inbox, keeping what this route knew of the run's type: where a
     /// message goes when the worker could not say whether it took it.
-    pub fn to_inbox(self) -> Route {
+    pub fn into_inbox(self) -> Route {
         Route::Store {
             run_id: None,
             def: self.def().cloned(),

@@ -79,7 +79,7 @@ pub(super) async fn send_update(
             // The worker went away without answering: it may or may not have recorded the
             // update, so deliver it through the store under the same id; the store's dedupe
             // makes sure it applies once either way.
-            Sent::Recorded | Sent::Unknown => route = route.to_inbox(),
+            Sent::Recorded | Sent::Unknown => route = route.into_inbox(),
         }
     }
     loop {
