@@ -114,8 +114,9 @@ impl Route {
         matches!(self, Route::Cached { .. } | Route::Here { .. })
     }
 
-    /// The route after this one's run closed before it took the message: the cache's entry is
-    /// forgotten and the run read again; else the latest run's inbox.
+    /// The route after this one's run closed before it took the message: a run the cache
+    /// held is forgotten and the workflow id's latest run read again; after a run just read,
+    /// the latest run's inbox.
     pub async fn after_closed(
         self,
         core: &Core,
@@ -123,7 +124,12 @@ impl Route {
         message: &Outgoing<'_>,
     ) -> Result<Route, WfError> {
         match self {
-            Route::Cached { run_id, .. } => {
+            // A run the cache holds (a pinned delivery goes to one too).
+            Route::Cached { run_id, .. }
+            | Route::Store {
+                run_id: Some(run_id),
+                ..
+            } => {
                 core.worker.forget_run(workflow_id, &run_id);
                 pick(
                     core,
