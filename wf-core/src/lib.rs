@@ -11,7 +11,7 @@
 //! | [`metrics`] | counters, gauges and histograms on atomics, their snapshot and Prometheus text (imports nothing; every layer records into it) |
 //! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
 //! | [`error`] | the errors of every layer |
-//! | [`activity`] | activity definitions, registry and context |
+//! | [`activity`] | activity definitions, their invoker table and context |
 //! | `workflow` | the workflow side: definition, context, one file per command kind, executor |
 //! | `replay` | runs in memory, rebuilt from history; nondeterminism checks; the [`Replayer`] |
 //! | [`store`] | the `Store` trait, its rules, the memory and SQLite stores |

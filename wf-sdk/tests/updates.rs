@@ -13,6 +13,7 @@ use wf_sdk::EventKind;
 pub struct Account {
     balance: u32,
     done: bool,
+    gave_up: bool,
     lock: Mutex,
     log: Vec<String>,
 }
@@ -21,7 +22,10 @@ pub struct Account {
 impl Account {
     #[run]
     async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
-        ctx.wait_condition(|s| s.done).await;
+        ctx.wait_condition(|s| s.done || s.gave_up).await;
+        if ctx.state(|s| s.gave_up) {
+            return Err(WorkflowError::new("the account gave up"));
+        }
         ctx.handlers_drained().await;
         Ok(ctx.state(|s| s.balance))
     }
@@ -89,6 +93,12 @@ impl Account {
     #[signal]
     fn finish(&mut self) {
         self.done = true;
+    }
+
+    /// Fails the run, whatever its handlers are doing.
+    #[signal]
+    fn give_up(&mut self) {
+        self.gave_up = true;
     }
 
     #[query]
@@ -288,6 +298,29 @@ async fn abandoned_update_callers_get_run_finished(backend: Backend) {
     assert!(matches!(u.result().await, Err(WfError::RunFinished { .. })));
 }
 
+/// An update waited on to completion (handed to the worker in memory) whose run fails before
+/// the update completes: the caller learns the run finished, with its true status.
+async fn update_of_a_run_that_failed_first_reports_failed(backend: Backend) {
+    let engine = engine(backend, "abandon-failed").await;
+    let h = engine.client().start::<Account>("acct", ()).await.unwrap();
+    assert_eq!(h.deposit(1).await.unwrap(), 1);
+    let caller = {
+        let h = h.clone();
+        tokio::spawn(async move { h.forever().await })
+    };
+    eventually("the update accepted", || async {
+        let d = h.describe().await.unwrap();
+        d.pending_updates.iter().any(|u| u.accepted).then_some(())
+    })
+    .await;
+    h.give_up().await.unwrap();
+    match caller.await.unwrap() {
+        Err(WfError::RunFinished { status, .. }) => assert_eq!(status, RunStatus::Failed),
+        other => panic!("expected RunFinished (failed), got {other:?}"),
+    }
+    assert!(matches!(h.result().await, Err(WfError::WorkflowFailed(_))));
+}
+
 /// With `poll_when_quiet(false)` no thread polls between steps: everything still happens, each
 /// step after a wake-up (updates sync and async, an activity, a timer, a query, a signal).
 async fn an_engine_that_never_polls_when_quiet_does_the_same(backend: Backend) {
@@ -312,6 +345,7 @@ both!(
     update_id_returns_the_first_outcome,
     racing_updates_serialize_on_the_mutex,
     abandoned_update_callers_get_run_finished,
+    update_of_a_run_that_failed_first_reports_failed,
 );
 
 #[tokio::test]

@@ -1,7 +1,7 @@
 //! What a running activity attempt receives: its identity, heartbeats, the details the
 //! previous attempt last reported, and word of its cancellation.
 
-use super::registry::BoxFuture;
+use super::group::BoxFuture;
 use crate::data::payload::Payload;
 use crate::error::ActivityError;
 use serde::de::DeserializeOwned;

@@ -1,6 +1,6 @@
 //! Activities: the side-effecting work a workflow schedules, run outside the deterministic
 //! executor with retries and timeouts. Their definitions (`#[activities]` implements
-//! [`ActivityGroup`]), the registry an engine runs them from, the context an attempt receives
+//! [`ActivityGroup`]), the table of invokers an engine runs them from (`group.rs`, `ActivityRegistry`), the context an attempt receives
 //! (with its task token for asynchronous completion, `completion.rs`), and the typing that
 //! makes `ctx.activity(Tools::next_step, goal)` check argument and result types at compile
 //! time.
@@ -9,10 +9,10 @@
 
 mod completion;
 mod context;
-mod registry;
+mod group;
 mod typing;
 
 pub(crate) use context::HeartbeatSink;
 pub use context::{ActivityContext, ActivityInfo};
-pub use registry::{type_id_of_val, ActivityGroup, ActivityInvoker, ActivityRegistry, BoxFuture};
+pub use group::{type_id_of_val, ActivityGroup, ActivityInvoker, ActivityRegistry, BoxFuture};
 pub use typing::ActivityFn;

@@ -2,7 +2,7 @@
 //! argument and result types, so a call with the wrong argument or result does not compile.
 
 use super::context::ActivityContext;
-use super::registry::ActivityGroup;
+use super::group::ActivityGroup;
 use crate::error::ActivityError;
 use serde::de::DeserializeOwned;
 use serde::Serialize;

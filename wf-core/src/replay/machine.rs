@@ -6,7 +6,7 @@
 //! `WorkflowTaskCompleted` marker carrying the task's time. Replay runs the same steps over the
 //! recorded groups (see `rebuild.rs`).
 
-use super::registry::Table;
+use super::erased::Table;
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::Message;
 use crate::data::payload::Payload;

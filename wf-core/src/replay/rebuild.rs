@@ -2,8 +2,8 @@
 //! same code, and every task's commands are checked against the recorded ones.
 
 use super::compare::{compare_commands, Mismatch};
+use super::erased::ErasedDefinition;
 use super::machine::{Instance, TaskError, TaskMeta};
-use super::registry::ErasedDefinition;
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::Message;
 

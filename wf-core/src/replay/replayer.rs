@@ -2,8 +2,8 @@
 //! the very rebuild a worker does when it replays a run, so what passes here replays in
 //! production, and what fails names the event and both commands.
 
+use super::erased::{Definition, ErasedDefinition};
 use super::rebuild::{rebuild, RebuildError};
-use super::registry::{Definition, ErasedDefinition};
 use crate::data::export::{History, HistoryFormatError};
 use crate::data::payload_codec::{PayloadCodec, PayloadCodecs};
 use crate::workflow::WorkflowDefinition;

@@ -2,10 +2,10 @@
 //! its parts wake each other, and the handles on its workflow worker and activity slots.
 
 use super::activity_worker::ActivitySlots;
+use super::catalog::Catalog;
 use super::clock::Clock;
 use super::config::Config;
 use super::liveness::Liveness;
-use super::registry::Registry;
 use super::wakeups::Wakeups;
 use super::worker::WorkerHandle;
 use crate::metrics::{EngineMetrics, MetricsSnapshot};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 pub(crate) struct Core {
     pub store: Arc<dyn Store>,
     pub clock: Arc<dyn Clock>,
-    pub registry: Registry,
+    pub catalog: Catalog,
     pub config: Config,
     /// This engine's identity as a lease owner.
     pub worker_id: String,

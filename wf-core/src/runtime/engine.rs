@@ -2,13 +2,13 @@
 //! workers that run them in this process.
 
 use super::activity_worker::{self, ActivitySlots};
+use super::catalog::Catalog;
 use super::clock::{Clock, SystemClock, TestClock};
 use super::config::Config;
 use super::core::Core;
+use super::in_process::InProcessTransport;
 use super::liveness::{self, Liveness};
-use super::local::LocalTransport;
 use super::peers;
-use super::registry::Registry;
 use super::retention;
 use super::time_keeper;
 use super::wakeups::Wakeups;
@@ -51,7 +51,7 @@ pub type StoreOpener = Box<
 /// ```
 pub struct EngineBuilder {
     store: StoreChoice,
-    registry: Registry,
+    catalog: Catalog,
     clock: Arc<dyn Clock>,
     config: Config,
     /// Whether the user chose the poll interval (else it depends on the wake-up channel).
@@ -116,7 +116,7 @@ impl EngineBuilder {
         }
         match Definition::<W>::new() {
             Ok(def) => {
-                if let Err(e) = self.registry.register(Arc::new(def)) {
+                if let Err(e) = self.catalog.register(Arc::new(def)) {
                     self.errors.push(e);
                 }
             }
@@ -127,13 +127,13 @@ impl EngineBuilder {
 
     /// Registers the `#[activity]` methods of `group`.
     pub fn activities<G: ActivityGroup>(mut self, group: G) -> Self {
-        Arc::new(group).register(&mut self.registry.activities);
+        Arc::new(group).register(&mut self.catalog.activities);
         self
     }
 
     /// Registers the `#[activity]` methods of a group the caller keeps a handle on.
     pub fn shared_activities<G: ActivityGroup>(mut self, group: Arc<G>) -> Self {
-        group.register(&mut self.registry.activities);
+        group.register(&mut self.catalog.activities);
         self
     }
 
@@ -370,14 +370,14 @@ impl EngineBuilder {
             config.poll_interval = config.poll_interval.min(POLL_WITHOUT_WAKEUPS);
         }
         let metrics = EngineMetrics::new(
-            self.registry.workflows.keys().copied(),
-            self.registry.activities.names(),
+            self.catalog.workflows.keys().copied(),
+            self.catalog.activities.names(),
             config.cache_capacity,
         );
         let core = Arc::new(Core {
             store,
             clock: self.clock,
-            registry: self.registry,
+            catalog: self.catalog,
             activities: ActivitySlots::new(config.max_activities),
             config,
             worker_id,
@@ -436,7 +436,7 @@ impl EngineBuilder {
     /// The names registered and configured by other means than `workflow::<W>()`, against
     /// their limits.
     fn check_config(&self) -> Result<(), String> {
-        let mut activities: Vec<&str> = self.registry.activities.names().collect();
+        let mut activities: Vec<&str> = self.catalog.activities.names().collect();
         activities.sort_unstable();
         for name in activities {
             Ident::ActivityName
@@ -503,7 +503,7 @@ impl Engine {
     pub fn builder() -> EngineBuilder {
         EngineBuilder {
             store: StoreChoice::Memory,
-            registry: Registry::default(),
+            catalog: Catalog::default(),
             clock: Arc::new(SystemClock),
             config: Config::default(),
             poll_set: false,
@@ -518,10 +518,10 @@ impl Engine {
     pub fn workflow_types(&self) -> Vec<WorkflowType> {
         let mut types: Vec<WorkflowType> = self
             .core
-            .registry
+            .catalog
             .workflows
             .values()
-            .chain(&self.core.registry.dynamic)
+            .chain(&self.core.catalog.dynamic)
             .map(|d| d.shape())
             .collect();
         types.sort_by_key(|t| t.name);
@@ -547,7 +547,7 @@ impl Engine {
 
     /// A client of this engine (cheap to clone).
     pub fn client(&self) -> Client {
-        Client::from_transport(Arc::new(LocalTransport::new(self.core.clone())))
+        Client::from_transport(Arc::new(InProcessTransport::new(self.core.clone())))
     }
 
     /// Stops the workers cleanly: in-flight workflow tasks finish, running activity attempts

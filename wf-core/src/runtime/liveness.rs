@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub(crate) struct Liveness {
     renewed_ms: AtomicI64,
     /// Other engines share the store: a message for a run cached here may reach its inbox
-    /// from them, so a cached query looks there first (see `local/query.rs`).
+    /// from them, so a cached query looks there first (see `in_process/query.rs`).
     others: AtomicBool,
     /// The last renewal failed: the store cannot be reached (or refuses writes).
     out_of_touch: AtomicBool,

@@ -7,15 +7,15 @@
 
 mod activity_worker;
 mod cache;
+mod catalog;
 mod clock;
 mod config;
 mod core;
 mod engine;
+mod in_process;
 mod liveness;
-mod local;
 mod peers;
 mod persist;
-mod registry;
 mod retention;
 mod scheduler;
 mod spin;

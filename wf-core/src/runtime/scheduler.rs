@@ -8,7 +8,7 @@
 //! save before any is started (see `process_one`).
 
 use super::core::Core;
-use super::local::LocalTransport;
+use super::in_process::InProcessTransport;
 use crate::client::{Client, NewSchedule, ScheduleChange, StartOptions};
 use crate::data::run::{IdConflictPolicy, RunStatus};
 use crate::error::{StoreError, WfError};
@@ -48,7 +48,7 @@ impl<'a> Scheduler<'a> {
     pub fn new(core: &'a Arc<Core>) -> Self {
         Scheduler {
             core,
-            client: Client::from_transport(Arc::new(LocalTransport::new(core.clone()))),
+            client: Client::from_transport(Arc::new(InProcessTransport::new(core.clone()))),
         }
     }
 
@@ -56,7 +56,7 @@ impl<'a> Scheduler<'a> {
     pub async fn create(&self, schedule_id: &str, new: NewSchedule) -> Result<(), WfError> {
         new.spec.check().map_err(WfError::InvalidArgument)?;
         self.core
-            .registry
+            .catalog
             .definition(&new.action.workflow_type)?
             .check_input(&new.action.input)?;
         let now = self.core.now_ms();

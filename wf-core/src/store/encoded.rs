@@ -13,7 +13,7 @@
 use super::operation::{Operation, Outcome};
 use super::records::{
     ActivityTask, DeliverOutcome, NewActivityTask, NewRun, PendingMessages, RunClose, RunRecord,
-    RunSearch, ScheduleRow, StartOutcome, StartRequest, TaskCommit, WorkflowTask,
+    RunSearch, RunStart, ScheduleRow, StartOutcome, TaskCommit, WorkflowTask,
 };
 use super::{Store, StoreFuture};
 use crate::data::payload::{Payload, PayloadError};
@@ -80,7 +80,7 @@ impl HasPayloads for NewRun {
     }
 }
 
-impl HasPayloads for StartRequest {
+impl HasPayloads for RunStart {
     fn for_each_payload(&mut self, f: Visit<'_>) -> Result<(), PayloadError> {
         self.run.for_each_payload(f)?;
         self.messages.for_each_payload(f)

@@ -316,10 +316,10 @@ impl Store for FaultStore {
 mod tests {
     use super::*;
     use crate::store::MemoryStore;
-    use crate::store::{Payload, StartRequest};
+    use crate::store::{Payload, RunStart};
 
-    fn start(id: &str) -> StartRequest {
-        StartRequest {
+    fn start(id: &str) -> RunStart {
+        RunStart {
             run: crate::store::NewRun {
                 workflow_id: id.into(),
                 run_id: format!("run-{id}"),

@@ -144,7 +144,7 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
 
     /// Creates a run with its `WorkflowStarted` event (event 1) and start messages, honouring
     /// the id-conflict policy, and makes its first workflow task ready. One transaction.
-    fn start_run(&self, req: StartRequest) -> StoreFuture<'_, StartOutcome> {
+    fn start_run(&self, req: RunStart) -> StoreFuture<'_, StartOutcome> {
         send(self, Operation::StartRun(req))
     }
 
@@ -155,7 +155,7 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
     /// from the ready queue): see [`StartWithTask`].
     fn start_run_with_task(
         &self,
-        req: StartRequest,
+        req: RunStart,
         first: TaskCommit,
     ) -> StoreFuture<'_, StartWithTask> {
         send(self, Operation::StartRunWithTask { start: req, first })

@@ -11,8 +11,8 @@
 use super::backend::{Backend, Durability, TxFuture};
 use super::records::{
     ActivityAttempt, ActivityPoll, ActivityTask, DeliverOutcome, Delivery, EngineRecord,
-    FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch, ScheduleRow, ScheduleUpdate,
-    StartOutcome, StartRequest, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
+    FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch, RunStart, ScheduleRow,
+    ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{Tx, UpdateTable};
@@ -42,9 +42,9 @@ use Durability::{Durable, Soft};
 // on the hot path and save nothing.
 #[allow(clippy::large_enum_variant, missing_docs)]
 pub enum Operation {
-    StartRun(StartRequest),
+    StartRun(RunStart),
     StartRunWithTask {
-        start: StartRequest,
+        start: RunStart,
         first: TaskCommit,
     },
     Deliver(Delivery),

@@ -128,10 +128,11 @@ pub struct RunSearch {
     pub memo: Memo,
 }
 
-/// A request to start a run, optionally with messages delivered atomically with the start
-/// (signal-with-start, update-with-start).
+/// A run's start as the store takes it (the engine builds it from a client's
+/// `client::StartRequest`): the new run, its id policies and request id, optionally with
+/// messages delivered atomically with the start (signal-with-start, update-with-start).
 #[derive(Debug, Clone, PartialEq)]
-pub struct StartRequest {
+pub struct RunStart {
     /// The run to create.
     pub run: NewRun,
     /// What to do if the workflow id is running.

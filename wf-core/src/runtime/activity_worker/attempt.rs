@@ -91,7 +91,7 @@ async fn attempt(core: &Arc<Core>, mut task: ActivityTask) {
     metrics.attempts.inc();
     let started = Instant::now();
     let key = (task.run_id.clone(), task.seq);
-    let Some(invoker) = core.registry.activities.get(&task.name).cloned() else {
+    let Some(invoker) = core.catalog.activities.get(&task.name).cloned() else {
         let failure = ActivityFailure {
             kind: "unknown_activity".into(),
             message: format!(

@@ -95,7 +95,7 @@ pub(crate) fn after_terminate(core: &Core, workflow_id: &str) {
 /// interval while attempts run), asks the store which of the attempts running here are still
 /// current and tells the others.
 pub(crate) async fn watch(core: Arc<Core>) {
-    if core.registry.activities.names().next().is_none() {
+    if core.catalog.activities.names().next().is_none() {
         return;
     }
     let mut shutdown = core.wake.shutdown.subscribe();

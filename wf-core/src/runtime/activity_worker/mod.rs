@@ -65,13 +65,13 @@ impl ActivitySlots {
 
 /// Polls and runs activity attempts until shutdown.
 pub(crate) async fn run(core: Arc<Core>) {
-    if core.registry.activities.names().next().is_none() {
+    if core.catalog.activities.names().next().is_none() {
         return;
     }
     let permits = core.activities.permits.clone();
     // Only activities registered here: other processes may run other activities.
     let names: Vec<String> = core
-        .registry
+        .catalog
         .activities
         .names()
         .map(str::to_string)

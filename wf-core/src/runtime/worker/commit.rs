@@ -4,7 +4,7 @@
 //! back to the cache, callers are answered, activities leased to this process start at once.
 
 use super::handoff::{Direct, DirectReply, StartReply};
-use super::{Live, Worker};
+use super::{handoff, task, Live, Worker};
 use crate::data::activity::activity_lease;
 use crate::data::history::EventKind;
 use crate::data::message::Message;
@@ -16,7 +16,7 @@ use crate::runtime::core::Core;
 use crate::runtime::spin::await_solo;
 use crate::store::{
     ActivityTask, NewActivityTask, NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage,
-    ResolvedAttempt, RunClose, RunNotice, RunRecord, StartRequest, StartWithTask, StoreError,
+    ResolvedAttempt, RunClose, RunNotice, RunRecord, RunStart, StartWithTask, StoreError,
     StoreFuture, TaskCommit, Termination,
 };
 use crate::workflow::commands::Close;
@@ -269,7 +269,7 @@ fn lease_locally(
         && commit
             .new_activities
             .iter()
-            .all(|a| core.registry.activities.get(&a.name).is_some());
+            .all(|a| core.catalog.activities.get(&a.name).is_some());
     if !local {
         return Vec::new();
     }
@@ -339,217 +339,212 @@ fn child_outcome(close: &RunClose) -> Option<ChildOutcome> {
     }
 }
 
-impl Worker {
-    /// Commits `plan` (with the start it completes, for a new run's first task) and acts on
-    /// the outcome: the run back in the cache and callers answered, or the work handed back to
-    /// the store path. True if the task's result was committed.
-    pub(super) async fn commit(
-        &self,
-        run: RunRecord,
-        mut instance: Box<dyn Instance>,
-        plan: Plan,
-        direct_rejections: Vec<UpdateChange>,
-        direct: Vec<Direct>,
-        start: Option<(StartRequest, StartReply)>,
-    ) -> bool {
-        let core = &self.core;
-        let store = &core.store;
-        let without_lease = plan.commit.without_lease;
-        let Plan {
-            commit,
-            update_states,
-            local,
-            has_activities,
-            has_timers,
-            closes,
-        } = plan;
-        let mut start_reply = None;
-        let marks_seen = core.worker.marks.finished();
-        let cancelled_activities = commit.cancel_activities.clone();
-        let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
-        let committed = match start {
-            None => {
-                self.await_commit(store.commit_workflow_task(commit))
-                    .instrument(span)
-                    .await
-            }
-            Some((request, reply)) => match self
-                .await_commit(store.start_run_with_task(request, commit))
+/// Commits `plan` (with the start it completes, for a new run's first task) and acts on
+/// the outcome: the run back in the cache and callers answered, or the work handed back to
+/// the store path. True if the task's result was committed.
+pub(super) async fn commit_task(
+    w: &Worker,
+    run: RunRecord,
+    mut instance: Box<dyn Instance>,
+    plan: Plan,
+    direct_rejections: Vec<UpdateChange>,
+    direct: Vec<Direct>,
+    start: Option<(RunStart, StartReply)>,
+) -> bool {
+    let core = &w.core;
+    let store = &core.store;
+    let without_lease = plan.commit.without_lease;
+    let Plan {
+        commit,
+        update_states,
+        local,
+        has_activities,
+        has_timers,
+        closes,
+    } = plan;
+    let mut start_reply = None;
+    let marks_seen = core.worker.marks.finished();
+    let cancelled_activities = commit.cancel_activities.clone();
+    let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
+    let committed = match start {
+        None => {
+            await_commit(w, store.commit_workflow_task(commit))
                 .instrument(span)
                 .await
-            {
-                Ok(StartWithTask {
-                    start: outcome,
-                    first_task: Some(first),
-                }) => {
-                    start_reply = Some((reply, outcome));
-                    first
-                }
-                // An existing run was kept (`UseExisting`): this task is moot.
-                Ok(StartWithTask {
-                    start: outcome,
-                    first_task: None,
-                }) => {
-                    let _ = reply.send(Ok(outcome));
-                    return false;
-                }
-                Err(e) => {
-                    let _ = reply.send(Err(e.into()));
-                    return false;
-                }
-            },
-        };
-        let record = match committed {
-            Ok(record) => record,
-            Err(e) => {
-                if let Some((reply, outcome)) = start_reply {
-                    // The start stands; its first task runs again from the ready queue.
-                    core.worker.forget(&run.workflow_id);
-                    let _ = reply.send(Ok(outcome));
-                    core.wake.workflow.notify_one();
-                }
-                match e {
-                    // The run would have closed over messages it never saw: run the task
-                    // again from history with them.
-                    StoreError::NewMessages { .. } => core.wake.workflow.notify_one(),
-                    StoreError::Conflict { reason, .. } => {
-                        tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on")
-                    }
-                    e => {
-                        tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed")
-                    }
-                }
-                drop(instance);
-                self.left_cache(&run);
-                // Callers of the messages handed over first: they learn at once whether the
-                // store took them, while the release may wait for the store to recover.
-                self.fallback(direct).await;
-                self.release_if_leased(&run.run_id, without_lease).await;
+        }
+        Some((request, reply)) => match await_commit(w, store.start_run_with_task(request, commit))
+            .instrument(span)
+            .await
+        {
+            Ok(StartWithTask {
+                start: outcome,
+                first_task: Some(first),
+            }) => {
+                start_reply = Some((reply, outcome));
+                first
+            }
+            // An existing run was kept (`UseExisting`): this task is moot.
+            Ok(StartWithTask {
+                start: outcome,
+                first_task: None,
+            }) => {
+                let _ = reply.send(Ok(outcome));
                 return false;
             }
-        };
-        instance.set_next_event_id(record.next_event_id);
-        let running = record.status == RunStatus::Running;
-        let marks = &core.worker.marks;
-        let entered = if running {
-            marks.entered(&run.workflow_id)
-        } else {
-            0
-        };
-        let live = Live {
-            instance,
-            record,
-            entered,
-        };
-        let evicted = {
-            let mut cache = self.cache.borrow_mut();
-            let evicted = cache.put(run.run_id.clone(), live);
-            core.metrics.cache_runs.set(cache.len() as i64);
-            evicted
-        };
-        core.metrics.cache_evictions.add(evicted.len() as u64);
-        for gone in &evicted {
-            if gone.record.status == RunStatus::Running
-                && gone.record.workflow_id != run.workflow_id
-            {
-                marks.left(&gone.record.workflow_id);
+            Err(e) => {
+                let _ = reply.send(Err(e.into()));
+                return false;
             }
+        },
+    };
+    let record = match committed {
+        Ok(record) => record,
+        Err(e) => {
+            if let Some((reply, outcome)) = start_reply {
+                // The start stands; its first task runs again from the ready queue.
+                core.worker.forget(&run.workflow_id);
+                let _ = reply.send(Ok(outcome));
+                core.wake.workflow.notify_one();
+            }
+            match e {
+                // The run would have closed over messages it never saw: run the task
+                // again from history with them.
+                StoreError::NewMessages { .. } => core.wake.workflow.notify_one(),
+                StoreError::Conflict { reason, .. } => {
+                    tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on")
+                }
+                e => {
+                    tracing::error!(run_id = %run.run_id, error = %e, "committing a workflow task failed")
+                }
+            }
+            drop(instance);
+            task::left_cache(w, &run);
+            // Callers of the messages handed over first: they learn at once whether the
+            // store took them, while the release may wait for the store to recover.
+            handoff::fallback(w, direct).await;
+            task::release_if_leased(w, &run.run_id, without_lease).await;
+            return false;
         }
-        let evicted_ids: Vec<&str> = evicted
-            .iter()
-            .map(|gone| gone.record.workflow_id.as_str())
-            .collect();
-        core.worker.committed(
-            &run.workflow_id,
-            &run.run_id,
-            &run.workflow_type,
-            running,
-            &evicted_ids,
-        );
-        drop(evicted_ids);
-        drop(evicted);
-        if !running {
-            // The close consumed every signal delivered before it was sent.
-            marks.clear_if_settled(&run.workflow_id, marks_seen);
-            marks.left(&run.workflow_id);
+    };
+    instance.set_next_event_id(record.next_event_id);
+    let running = record.status == RunStatus::Running;
+    let marks = &core.worker.marks;
+    let entered = if running {
+        marks.entered(&run.workflow_id)
+    } else {
+        0
+    };
+    let live = Live {
+        instance,
+        record,
+        entered,
+    };
+    let evicted = {
+        let mut cache = w.cache.borrow_mut();
+        let evicted = cache.put(run.run_id.clone(), live);
+        core.metrics.cache_runs.set(cache.len() as i64);
+        evicted
+    };
+    core.metrics.cache_evictions.add(evicted.len() as u64);
+    for gone in &evicted {
+        if gone.record.status == RunStatus::Running && gone.record.workflow_id != run.workflow_id {
+            marks.left(&gone.record.workflow_id);
         }
-        activity_worker::after_commit(core, &run.run_id, &cancelled_activities, !running);
-        // Answer only now: a caller that acts on the answer finds the cache and the map of
-        // runs in memory as this commit left them.
-        for d in direct {
-            if let Direct::Message { message, reply, .. } = d {
-                match message {
-                    Message::Update { update_id, .. } => {
-                        self.update_waiters
-                            .borrow_mut()
-                            .insert(update_id, (run.run_id.clone(), reply));
-                    }
-                    _ => {
-                        let _ = reply.send(DirectReply::Recorded);
-                    }
+    }
+    let evicted_ids: Vec<&str> = evicted
+        .iter()
+        .map(|gone| gone.record.workflow_id.as_str())
+        .collect();
+    core.worker.committed(
+        &run.workflow_id,
+        &run.run_id,
+        &run.workflow_type,
+        running,
+        &evicted_ids,
+    );
+    drop(evicted_ids);
+    drop(evicted);
+    if !running {
+        // The close consumed every signal delivered before it was sent.
+        marks.clear_if_settled(&run.workflow_id, marks_seen);
+        marks.left(&run.workflow_id);
+    }
+    activity_worker::after_commit(core, &run.run_id, &cancelled_activities, !running);
+    // Answer only now: a caller that acts on the answer finds the cache and the map of
+    // runs in memory as this commit left them.
+    for d in direct {
+        if let Direct::Message { message, reply, .. } = d {
+            match message {
+                Message::Update { update_id, .. } => {
+                    w.update_waiters
+                        .borrow_mut()
+                        .insert(update_id, (run.run_id.clone(), reply));
+                }
+                _ => {
+                    let _ = reply.send(DirectReply::Recorded);
                 }
             }
         }
-        self.answer_updates(&run.run_id, &direct_rejections, false);
-        self.answer_updates(&run.run_id, &update_states, closes);
-        if local.is_empty() {
-            if has_activities {
-                core.wake.activity.notify_one();
-            }
-        } else {
-            if local
-                .iter()
-                .any(|(task, _)| activity_worker::has_timeouts(task))
-            {
-                core.wake.timer.notify_one();
-            }
-            for (task, slot) in local {
-                let core = core.clone();
-                self.core.activities.runtime.spawn(async move {
-                    activity_worker::run_attempt(&core, task).await;
-                    drop(slot);
-                });
-            }
+    }
+    handoff::answer_updates(w, &run.run_id, &direct_rejections, false);
+    handoff::answer_updates(w, &run.run_id, &update_states, closes);
+    if local.is_empty() {
+        if has_activities {
+            core.wake.activity.notify_one();
         }
-        if has_timers {
+    } else {
+        if local
+            .iter()
+            .any(|(task, _)| activity_worker::has_timeouts(task))
+        {
             core.wake.timer.notify_one();
         }
-        if closes {
-            core.wake.workflow.notify_one();
+        for (task, slot) in local {
+            let core = core.clone();
+            w.core.activities.runtime.spawn(async move {
+                activity_worker::run_attempt(&core, task).await;
+                drop(slot);
+            });
         }
-        core.wake.progress.publish_local(&run.workflow_id);
-        // Clients waiting on the workflow id care for outcomes only: a close, an update's
-        // state. Every other commit would wake them (and the peers') to read the run again.
-        if !running || !update_states.is_empty() || !direct_rejections.is_empty() {
-            core.wake.waiters.publish(&run.workflow_id);
-        }
-        if let Some((reply, outcome)) = start_reply {
-            let _ = reply.send(Ok(outcome));
-        }
-        true
     }
+    if has_timers {
+        core.wake.timer.notify_one();
+    }
+    if closes {
+        core.wake.workflow.notify_one();
+    }
+    core.wake.progress.publish_local(&run.workflow_id);
+    // Clients waiting on the workflow id care for outcomes only: a close, an update's
+    // state. Every other commit would wake them (and the peers') to read the run again.
+    if !running || !update_states.is_empty() || !direct_rejections.is_empty() {
+        core.wake.waiters.publish(&run.workflow_id);
+    }
+    if let Some((reply, outcome)) = start_reply {
+        let _ = reply.send(Ok(outcome));
+    }
+    true
+}
 
-    /// Awaits a commit. The only commit in flight is polled without parking the thread (see
-    /// `spin::await_solo`); under load, commits overlap and are simply awaited.
-    async fn await_commit<T>(&self, commit: StoreFuture<'_, T>) -> Result<T, StoreError> {
-        /// Counts the commit in flight until it is answered (or its task dropped).
-        struct InFlight<'a>(&'a Cell<usize>);
-        impl Drop for InFlight<'_> {
-            fn drop(&mut self) {
-                self.0.set(self.0.get() - 1);
-            }
+/// Awaits a commit. The only commit in flight is polled without parking the thread (see
+/// `spin::await_solo`); under load, commits overlap and are simply awaited.
+async fn await_commit<T>(w: &Worker, commit: StoreFuture<'_, T>) -> Result<T, StoreError> {
+    /// Counts the commit in flight until it is answered (or its task dropped).
+    struct InFlight<'a>(&'a Cell<usize>);
+    impl Drop for InFlight<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() - 1);
         }
-        let solo = self.committing.get() == 0 && self.core.config.poll_when_quiet;
-        self.committing.set(self.committing.get() + 1);
-        let _in_flight = InFlight(&self.committing);
-        let started = Instant::now();
-        let result = if solo {
-            await_solo(commit, || self.committing.get() == 1).await
-        } else {
-            commit.await
-        };
-        let took = started.elapsed();
-        self.core.metrics.task_commit_seconds.observe_duration(took);
-        result
     }
+    let solo = w.committing.get() == 0 && w.core.config.poll_when_quiet;
+    w.committing.set(w.committing.get() + 1);
+    let _in_flight = InFlight(&w.committing);
+    let started = Instant::now();
+    let result = if solo {
+        await_solo(commit, || w.committing.get() == 1).await
+    } else {
+        commit.await
+    };
+    let took = started.elapsed();
+    w.core.metrics.task_commit_seconds.observe_duration(took);
+    result
 }

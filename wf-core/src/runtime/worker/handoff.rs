@@ -3,6 +3,7 @@
 //! write followed by a task. What cannot run here goes back to the store path.
 
 use super::marks::InboxMarks;
+use super::task;
 use super::{Mode, Worker};
 use crate::data::activity::ActivityResolution;
 use crate::data::codec::encode_event;
@@ -14,7 +15,7 @@ use crate::error::WfError;
 use crate::replay::replay;
 use crate::runtime::persist::until_durable;
 use crate::store::{
-    ActivityAttempt, Delivery, LeaseRequest, RunRecord, StartOutcome, StartRequest, WorkflowTask,
+    ActivityAttempt, Delivery, LeaseRequest, RunRecord, RunStart, StartOutcome, WorkflowTask,
 };
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -36,7 +37,7 @@ pub(crate) enum Direct {
     /// and the store records the start and that task in one transaction.
     Start {
         /// Boxed: a start (with its limits) is much larger than the other variants.
-        request: Box<StartRequest>,
+        request: Box<RunStart>,
         reply: StartReply,
     },
     /// An activity's final result.
@@ -196,206 +197,200 @@ impl WorkerHandle {
     }
 }
 
-impl Worker {
-    /// Runs tasks for the messages handed over for `run_id` until none is left.
-    pub(super) async fn drain_direct(&self, run_id: &str) {
-        loop {
-            let Some(mut items) = self.pending.borrow_mut().remove(run_id) else {
-                break;
-            };
-            self.core.metrics.inbox_depth.add(-(items.len() as i64));
-            if let Some(i) = items.iter().position(|d| matches!(d, Direct::Start { .. })) {
-                if let Direct::Start { request, reply } = items.remove(i) {
-                    self.start_eagerly(*request, reply).await;
-                }
-                if items.is_empty() {
-                    continue;
-                }
+/// Runs tasks for the messages handed over for `run_id` until none is left.
+pub(super) async fn drain_direct(w: &Worker, run_id: &str) {
+    loop {
+        let Some(mut items) = w.pending.borrow_mut().remove(run_id) else {
+            break;
+        };
+        w.core.metrics.inbox_depth.add(-(items.len() as i64));
+        if let Some(i) = items.iter().position(|d| matches!(d, Direct::Start { .. })) {
+            if let Direct::Start { request, reply } = items.remove(i) {
+                start_eagerly(w, *request, reply).await;
             }
-            // A run held in memory here runs at once, without a lease: its commit checks that
-            // nobody leased the run or wrote to it meanwhile. So does a run whose row the
-            // sender just read (rebuilt from its history first), unless its last task failed:
-            // the lease path runs that one, to record a new failure.
-            let cached = self
-                .cache
-                .borrow()
-                .get(run_id)
-                .map(|live| live.record.clone());
-            let known = || {
-                items.iter().find_map(|d| match d {
-                    Direct::Message {
-                        known: Some(run), ..
-                    } if run.task_failure.is_none() => Some(run.as_ref().clone()),
-                    _ => None,
-                })
-            };
-            if let Some(run) = cached.or_else(known) {
-                let task = WorkflowTask {
-                    run,
-                    messages: Vec::new(),
-                };
-                self.process(task, items, Mode::LeaseFree).await;
+            if items.is_empty() {
                 continue;
             }
-            let core = &self.core;
-            let lease = core.config.lease_ms();
-            match core
-                .store
-                .lease_run(LeaseRequest {
-                    run_id: run_id.to_owned(),
-                    worker_id: core.worker_id.clone(),
-                    now_ms: core.now_ms(),
-                    lease_ms: lease,
-                    build_id: core.config.build_id.clone(),
-                })
-                .await
-            {
-                Ok(Some(task)) => self.process(task, items, Mode::Leased).await,
-                // Leased by a polled task (or another process), closed, or unknown: go through
-                // the store like any other client.
-                _ => self.fallback(items).await,
-            }
         }
-    }
-
-    /// Starts a run and runs its first task at once, both recorded in one store transaction;
-    /// the plain start (the task then runs from the ready queue) if the task cannot run here.
-    pub(super) async fn start_eagerly(&self, request: StartRequest, reply: StartReply) {
-        let new = &request.run;
-        let started = HistoryEvent {
-            event_id: 1,
-            time_ms: request.now_ms,
-            kind: new.started_event(),
-        };
-        let instance = self
-            .core
-            .registry
-            .definition(&new.workflow_type)
-            .ok()
-            .and_then(|def| {
-                replay(
-                    def.as_ref(),
-                    &new.workflow_id,
-                    &new.run_id,
-                    std::slice::from_ref(&started),
-                )
-                .ok()
-            });
-        let size = encode_event(started.time_ms, &started.kind).map(|b| b.len() as u64);
-        let (Some(instance), Ok(history_bytes)) = (instance, size) else {
-            return self.start_plainly(request, reply).await;
-        };
-        let task = WorkflowTask {
-            run: new.created_record(&new.run_id, history_bytes, request.now_ms),
-            messages: Vec::new(),
-        };
-        let mode = Mode::Start {
-            request: Box::new(request),
-            reply,
-            instance,
-        };
-        self.process(task, Vec::new(), mode).await;
-    }
-
-    /// Starts a run through the store only; its first task runs from the ready queue.
-    pub(super) async fn start_plainly(&self, request: StartRequest, reply: StartReply) {
-        let workflow_id = request.run.workflow_id.clone();
-        let outcome = self.core.store.start_run(request).await;
-        if outcome.as_ref().is_ok_and(|o| o.started) {
-            self.core.worker.forget(&workflow_id);
-        }
-        let _ = reply.send(outcome.map_err(WfError::from));
-        self.core.wake.workflow.notify_one();
-    }
-
-    /// Gives work back to the store path when a task cannot run here: a start is made plainly,
-    /// messages go through the inbox.
-    pub(super) async fn give_up(
-        &self,
-        direct: Vec<Direct>,
-        start: Option<(StartRequest, StartReply)>,
-    ) {
-        if let Some((request, reply)) = start {
-            self.start_plainly(request, reply).await;
-        }
-        self.fallback(direct).await;
-    }
-
-    /// Delivers messages handed over in memory through the store instead.
-    pub(super) async fn fallback(&self, items: Vec<Direct>) {
-        let core = &self.core;
-        let now = core.now_ms();
-        for item in items {
-            match item {
+        // A run held in memory here runs at once, without a lease: its commit checks that
+        // nobody leased the run or wrote to it meanwhile. So does a run whose row the
+        // sender just read (rebuilt from its history first), unless its last task failed:
+        // the lease path runs that one, to record a new failure.
+        let cached = w.cache.borrow().get(run_id).map(|live| live.record.clone());
+        let known = || {
+            items.iter().find_map(|d| match d {
                 Direct::Message {
-                    workflow_id,
-                    run_id,
-                    message,
-                    reply,
-                    ..
-                } => {
-                    // A signal acknowledged from the inbox: queries here must look there.
-                    let delivery = matches!(message, Message::Signal { .. })
-                        .then(|| core.worker.marks.deliver(&workflow_id));
-                    let answer = match core
-                        .store
-                        .deliver(Delivery::new(&workflow_id, message, now).to_run(&run_id))
-                        .await
-                    {
-                        Ok(_) => DirectReply::Fallback,
-                        Err(e) => DirectReply::Failed(e.into()),
-                    };
-                    drop(delivery);
-                    let _ = reply.send(answer);
-                }
-                Direct::Start { request, reply } => self.start_plainly(*request, reply).await,
-                Direct::Activity {
-                    run_id,
-                    seq,
-                    attempt,
-                    resolution,
-                } => {
-                    let resolved = until_durable(core, "recording an activity result", || {
-                        core.store.resolve_activity(
-                            ActivityAttempt {
-                                run_id: run_id.clone(),
-                                seq,
-                                attempt,
-                            },
-                            resolution.clone(),
-                            now,
-                        )
-                    })
-                    .await;
-                    if let Err(e) = resolved {
-                        tracing::error!(run_id = %run_id, error = %e, "recording an activity result failed");
-                    }
-                }
-            }
+                    known: Some(run), ..
+                } if run.task_failure.is_none() => Some(run.as_ref().clone()),
+                _ => None,
+            })
+        };
+        if let Some(run) = cached.or_else(known) {
+            let task = WorkflowTask {
+                run,
+                messages: Vec::new(),
+            };
+            task::process(w, task, items, Mode::LeaseFree).await;
+            continue;
         }
-        core.wake.workflow.notify_one();
+        let core = &w.core;
+        let lease = core.config.lease_ms();
+        match core
+            .store
+            .lease_run(LeaseRequest {
+                run_id: run_id.to_owned(),
+                worker_id: core.worker_id.clone(),
+                now_ms: core.now_ms(),
+                lease_ms: lease,
+                build_id: core.config.build_id.clone(),
+            })
+            .await
+        {
+            Ok(Some(task)) => task::process(w, task, items, Mode::Leased).await,
+            // Leased by a polled task (or another process), closed, or unknown: go through
+            // the store like any other client.
+            _ => fallback(w, items).await,
+        }
     }
+}
 
-    /// Answers in-memory update callers whose updates reached a final state.
-    pub(super) fn answer_updates(&self, run_id: &str, states: &[UpdateChange], closed: bool) {
-        let mut waiters = self.update_waiters.borrow_mut();
-        for change in states {
-            if change.state.is_final() {
-                if let Some((_, reply)) = waiters.remove(&change.update_id) {
-                    let _ = reply.send(DirectReply::Update(change.state.clone()));
+/// Starts a run and runs its first task at once, both recorded in one store transaction;
+/// the plain start (the task then runs from the ready queue) if the task cannot run here.
+pub(super) async fn start_eagerly(w: &Worker, request: RunStart, reply: StartReply) {
+    let new = &request.run;
+    let started = HistoryEvent {
+        event_id: 1,
+        time_ms: request.now_ms,
+        kind: new.started_event(),
+    };
+    let instance = w
+        .core
+        .catalog
+        .definition(&new.workflow_type)
+        .ok()
+        .and_then(|def| {
+            replay(
+                def.as_ref(),
+                &new.workflow_id,
+                &new.run_id,
+                std::slice::from_ref(&started),
+            )
+            .ok()
+        });
+    let size = encode_event(started.time_ms, &started.kind).map(|b| b.len() as u64);
+    let (Some(instance), Ok(history_bytes)) = (instance, size) else {
+        return start_plainly(w, request, reply).await;
+    };
+    let task = WorkflowTask {
+        run: new.created_record(&new.run_id, history_bytes, request.now_ms),
+        messages: Vec::new(),
+    };
+    let mode = Mode::Start {
+        request: Box::new(request),
+        reply,
+        instance,
+    };
+    task::process(w, task, Vec::new(), mode).await;
+}
+
+/// Starts a run through the store only; its first task runs from the ready queue.
+pub(super) async fn start_plainly(w: &Worker, request: RunStart, reply: StartReply) {
+    let workflow_id = request.run.workflow_id.clone();
+    let outcome = w.core.store.start_run(request).await;
+    if outcome.as_ref().is_ok_and(|o| o.started) {
+        w.core.worker.forget(&workflow_id);
+    }
+    let _ = reply.send(outcome.map_err(WfError::from));
+    w.core.wake.workflow.notify_one();
+}
+
+/// Gives work back to the store path when a task cannot run here: a start is made plainly,
+/// messages go through the inbox.
+pub(super) async fn give_up(
+    w: &Worker,
+    direct: Vec<Direct>,
+    start: Option<(RunStart, StartReply)>,
+) {
+    if let Some((request, reply)) = start {
+        start_plainly(w, request, reply).await;
+    }
+    fallback(w, direct).await;
+}
+
+/// Delivers messages handed over in memory through the store instead.
+pub(super) async fn fallback(w: &Worker, items: Vec<Direct>) {
+    let core = &w.core;
+    let now = core.now_ms();
+    for item in items {
+        match item {
+            Direct::Message {
+                workflow_id,
+                run_id,
+                message,
+                reply,
+                ..
+            } => {
+                // A signal acknowledged from the inbox: queries here must look there.
+                let delivery = matches!(message, Message::Signal { .. })
+                    .then(|| core.worker.marks.deliver(&workflow_id));
+                let answer = match core
+                    .store
+                    .deliver(Delivery::new(&workflow_id, message, now).to_run(&run_id))
+                    .await
+                {
+                    Ok(_) => DirectReply::Fallback,
+                    Err(e) => DirectReply::Failed(e.into()),
+                };
+                drop(delivery);
+                let _ = reply.send(answer);
+            }
+            Direct::Start { request, reply } => start_plainly(w, *request, reply).await,
+            Direct::Activity {
+                run_id,
+                seq,
+                attempt,
+                resolution,
+            } => {
+                let resolved = until_durable(core, "recording an activity result", || {
+                    core.store.resolve_activity(
+                        ActivityAttempt {
+                            run_id: run_id.clone(),
+                            seq,
+                            attempt,
+                        },
+                        resolution.clone(),
+                        now,
+                    )
+                })
+                .await;
+                if let Err(e) = resolved {
+                    tracing::error!(run_id = %run_id, error = %e, "recording an activity result failed");
                 }
             }
         }
-        if closed {
-            let abandoned: Vec<String> = waiters
-                .iter()
-                .filter(|(_, (r, _))| r == run_id)
-                .map(|(id, _)| id.clone())
-                .collect();
-            for id in abandoned {
-                if let Some((_, reply)) = waiters.remove(&id) {
-                    let _ = reply.send(DirectReply::Update(UpdateState::Abandoned));
-                }
+    }
+    core.wake.workflow.notify_one();
+}
+
+/// Answers in-memory update callers whose updates reached a final state.
+pub(super) fn answer_updates(w: &Worker, run_id: &str, states: &[UpdateChange], closed: bool) {
+    let mut waiters = w.update_waiters.borrow_mut();
+    for change in states {
+        if change.state.is_final() {
+            if let Some((_, reply)) = waiters.remove(&change.update_id) {
+                let _ = reply.send(DirectReply::Update(change.state.clone()));
+            }
+        }
+    }
+    if closed {
+        let abandoned: Vec<String> = waiters
+            .iter()
+            .filter(|(_, (r, _))| r == run_id)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in abandoned {
+            if let Some((_, reply)) = waiters.remove(&id) {
+                let _ = reply.send(DirectReply::Update(UpdateState::Abandoned));
             }
         }
     }

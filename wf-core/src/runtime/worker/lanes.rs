@@ -12,7 +12,7 @@
 //! is idle. A lane that finds no job waits for one, unless enough lanes wait already: then it
 //! ends (a burst's lanes do not stay allocated).
 
-use super::{Mode, Worker};
+use super::{handoff, task, Mode, Worker};
 use crate::runtime::spin::DIRECT_AWAKE;
 use crate::store::WorkflowTask;
 use std::cell::{Cell, RefCell};
@@ -41,44 +41,42 @@ pub(super) struct Lanes {
     wake: Notify,
 }
 
-impl Worker {
-    /// Runs `job` on an idle lane, or on a new one if none is idle.
-    pub(super) fn run_job(self: &Rc<Self>, job: Job) {
-        let lanes = &self.lanes;
-        lanes.queue.borrow_mut().push_back(job);
-        match lanes.idle.get() {
-            0 => {
-                tokio::task::spawn_local(lane(self.clone()));
-            }
-            n => {
-                // Uncounted here, not by the lane when it wakes: the next job must not count
-                // on the same lane.
-                lanes.idle.set(n - 1);
-                lanes.wake.notify_one();
-            }
+/// Runs `job` on an idle lane, or on a new one if none is idle.
+pub(super) fn run_job(w: &Rc<Worker>, job: Job) {
+    let lanes = &w.lanes;
+    lanes.queue.borrow_mut().push_back(job);
+    match lanes.idle.get() {
+        0 => {
+            tokio::task::spawn_local(lane(w.clone()));
+        }
+        n => {
+            // Uncounted here, not by the lane when it wakes: the next job must not count
+            // on the same lane.
+            lanes.idle.set(n - 1);
+            lanes.wake.notify_one();
         }
     }
+}
 
-    async fn run_one(&self, job: Job) {
-        match job {
-            Job::Direct(run_id) => {
-                self.drain_direct(&run_id).await;
-                self.busy.borrow_mut().remove(&run_id);
-                self.in_flight.set(self.in_flight.get() - 1);
-                // Only on a quiet engine: a busy thread is awake anyway.
-                if self.in_flight.get() == 0 && self.core.config.poll_when_quiet {
-                    self.direct_awake_until
-                        .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
-                    // The loop is waiting on the channel (this thread is awake: the wake-up
-                    // is a local one).
-                    self.direct_awake.notify_one();
-                }
+async fn run_one(w: &Worker, job: Job) {
+    match job {
+        Job::Direct(run_id) => {
+            handoff::drain_direct(w, &run_id).await;
+            w.busy.borrow_mut().remove(&run_id);
+            w.in_flight.set(w.in_flight.get() - 1);
+            // Only on a quiet engine: a busy thread is awake anyway.
+            if w.in_flight.get() == 0 && w.core.config.poll_when_quiet {
+                w.direct_awake_until
+                    .set(Some(std::time::Instant::now() + DIRECT_AWAKE));
+                // The loop is waiting on the channel (this thread is awake: the wake-up
+                // is a local one).
+                w.direct_awake.notify_one();
             }
-            Job::Leased(task) => {
-                self.process(*task, Vec::new(), Mode::Leased).await;
-                self.in_flight.set(self.in_flight.get() - 1);
-                self.core.wake.workflow.notify_local();
-            }
+        }
+        Job::Leased(task) => {
+            task::process(w, *task, Vec::new(), Mode::Leased).await;
+            w.in_flight.set(w.in_flight.get() - 1);
+            w.core.wake.workflow.notify_local();
         }
     }
 }
@@ -88,7 +86,7 @@ async fn lane(me: Rc<Worker>) {
     loop {
         let next = me.lanes.queue.borrow_mut().pop_front();
         match next {
-            Some(job) => me.run_one(job).await,
+            Some(job) => run_one(&me, job).await,
             None if me.lanes.idle.get() >= IDLE_LANES => return,
             None => {
                 // Counted before the wait registers (in this same poll): a job queued from

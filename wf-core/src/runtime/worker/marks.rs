@@ -1,7 +1,7 @@
 //! Signals this engine put in the inbox of a run it runs: a query answered from the worker's
 //! cache must not miss them (read your writes), yet a cached query should not read the store
 //! when nothing was put there. So each inbox delivery of a signal marks its workflow id, and a
-//! query on a marked run first reads the run's inbox (see `local/query.rs`).
+//! query on a marked run first reads the run's inbox (see `in_process/query.rs`).
 //!
 //! Marks matter only for runs in the worker's cache (a query on any other run reads the store),
 //! so they are kept only for the workflow ids whose running run the cache holds: a delivery to

@@ -3,17 +3,19 @@
 //!
 //! Many tasks are in flight at once on this thread: while one awaits its commit, others run,
 //! so the store can fold their commits into one transaction (group commit). This file holds
-//! the thread and its three loops (leasing tasks, taking messages handed over in memory,
-//! answering queries on cached runs); `handoff.rs` the in-memory hand-offs, `task.rs` one
-//! workflow task, `commit.rs` what a task commits and what happens once it is committed,
-//! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss,
-//! `local.rs` the local activities a task runs before its commit, `lanes.rs` the long-lived
-//! local tasks the workflow tasks run on.
+//! the thread's state ([`Worker`], its one `impl`) and its three loops (leasing tasks, taking
+//! messages handed over in memory, answering queries on cached runs). Each other file is one
+//! piece of the work, as free functions over `&Worker`: `handoff.rs` the in-memory hand-offs
+//! (`drain_direct`, `fallback`, `answer_updates`), `task.rs` one workflow task (`process`),
+//! `commit.rs` what a task commits and what happens once it is committed (`commit_task`),
+//! `local_activities.rs` the local activities a task runs before its commit (`settle`),
+//! `lanes.rs` the long-lived local tasks the workflow tasks run on (`run_job`), and
+//! `marks.rs` the signals this engine put in inboxes, which cached queries must not miss.
 
 mod commit;
 mod handoff;
 mod lanes;
-mod local;
+mod local_activities;
 mod marks;
 mod task;
 
@@ -27,7 +29,7 @@ use super::spin::{next_awake, QUERY_AWAKE};
 use crate::error::WfError;
 use crate::metrics::Lookup;
 use crate::replay::Instance;
-use crate::store::{RunRecord, StartRequest, TaskFilter, TaskPoll};
+use crate::store::{RunRecord, RunStart, TaskFilter, TaskPoll};
 use lanes::{Job, Lanes};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -94,7 +96,7 @@ pub(super) enum Mode {
     LeaseFree,
     /// A new run's first task, committed with its start; `instance` is the run before it.
     Start {
-        request: Box<StartRequest>,
+        request: Box<RunStart>,
         reply: StartReply,
         instance: Box<dyn Instance>,
     },
@@ -153,7 +155,7 @@ impl Worker {
                     .push(d);
                 if me.busy.borrow_mut().insert(run_id.clone()) {
                     me.in_flight.set(me.in_flight.get() + 1);
-                    me.run_job(Job::Direct(run_id));
+                    lanes::run_job(&me, Job::Direct(run_id));
                 }
             }
             // Stopping: what is handed over from now on goes through the store (the senders
@@ -166,7 +168,7 @@ impl Worker {
                 left.push(d);
             }
             if !left.is_empty() {
-                me.fallback(left).await;
+                handoff::fallback(&me, left).await;
             }
         });
         let me = self.clone();
@@ -196,7 +198,7 @@ impl Worker {
         let cfg = self.core.config.clone();
         // Only runs of the types registered here: other processes may run other types (an
         // engine with a dynamic type runs them all).
-        let types = self.core.registry.leased_types();
+        let types = self.core.catalog.leased_types();
         let queues = vec![cfg.task_queue.clone()];
         loop {
             if self.core.is_shutdown() {
@@ -212,7 +214,7 @@ impl Worker {
                         got = tasks.len();
                         for task in tasks {
                             self.in_flight.set(self.in_flight.get() + 1);
-                            self.run_job(Job::Leased(Box::new(task)));
+                            lanes::run_job(&self, Job::Leased(Box::new(task)));
                         }
                     }
                     Err(e) => tracing::error!(error = %e, "polling workflow tasks failed"),

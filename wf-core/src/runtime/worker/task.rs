@@ -5,8 +5,8 @@
 
 use super::commit::Plan;
 use super::handoff::{Direct, DirectReply};
-use super::local::LocalStop;
-use super::{Mode, Worker};
+use super::local_activities::LocalStop;
+use super::{commit, handoff, local_activities, Mode, Worker};
 use crate::data::message::Message;
 use crate::data::run::{RunStatus, TaskFailure};
 use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
@@ -24,308 +24,297 @@ fn task_retry_delay(attempts: u32) -> Duration {
     Duration::from_millis((1000u64 << attempts.saturating_sub(1).min(6)).min(60_000))
 }
 
-impl Worker {
-    /// Runs one workflow task: the leased inbox `messages`, then the `direct` hand-overs. In a
-    /// mode without a lease, the run came from the cache (or is being started) and holds no
-    /// lease (see `TaskCommit::without_lease`); a failure then hands everything back to the
-    /// store path, where a leased task redoes it.
-    pub(super) async fn process(&self, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) {
-        let started = Instant::now();
-        let metrics = self.core.metrics.of_type(&task.run.workflow_type);
-        let span = tracing::info_span!(
-            "workflow_task",
-            workflow_id = %task.run.workflow_id,
-            run_id = %task.run.run_id,
-            workflow_type = %task.run.workflow_type,
-            event_id = task.run.next_event_id,
-            mode = mode.name(),
-        );
-        let outcome = self.run_task(task, direct, mode).instrument(span).await;
-        metrics.task(outcome, started.elapsed());
-    }
+/// Runs one workflow task: the leased inbox `messages`, then the `direct` hand-overs. In a
+/// mode without a lease, the run came from the cache (or is being started) and holds no
+/// lease (see `TaskCommit::without_lease`); a failure then hands everything back to the
+/// store path, where a leased task redoes it.
+pub(super) async fn process(w: &Worker, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) {
+    let started = Instant::now();
+    let metrics = w.core.metrics.of_type(&task.run.workflow_type);
+    let span = tracing::info_span!(
+        "workflow_task",
+        workflow_id = %task.run.workflow_id,
+        run_id = %task.run.run_id,
+        workflow_type = %task.run.workflow_type,
+        event_id = task.run.next_event_id,
+        mode = mode.name(),
+    );
+    let outcome = run_task(w, task, direct, mode).instrument(span).await;
+    metrics.task(outcome, started.elapsed());
+}
 
-    /// [`process`](Self::process), without the span and the metrics.
-    async fn run_task(&self, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) -> TaskOutcome {
-        let WorkflowTask { run, messages } = task;
-        let without_lease = !matches!(mode, Mode::Leased);
-        let (start, fresh) = match mode {
-            Mode::Start {
-                request,
-                reply,
-                instance,
-            } => (Some((*request, reply)), Some(instance)),
-            Mode::Leased | Mode::LeaseFree => (None, None),
-        };
-        let mut instance = match self.load_instance(&run, fresh).await {
-            Ok(instance) => instance,
-            Err(Some(e)) => {
-                self.fail_if_leased(&run, e, without_lease).await;
-                self.left_cache(&run);
-                self.give_up(direct, start).await;
-                return TaskOutcome::Failed;
-            }
-            Err(None) => {
-                self.release_if_leased(&run.run_id, without_lease).await;
-                self.left_cache(&run);
-                self.give_up(direct, start).await;
-                return TaskOutcome::Discarded;
-            }
-        };
-        instance.set_next_event_id(run.next_event_id);
-        let core = &self.core;
-        let now = core.now_ms();
-        let consumed_through = messages.last().map(|m| m.seq);
-        let mut inputs: Vec<Message> = messages.into_iter().map(|m| m.message).collect();
-        let direct = refuse_signals_after_cancel(&run, instance.as_ref(), &inputs, direct);
-        // Messages handed over in memory come after the inbox (they arrived later).
-        let mut resolve_activities = Vec::new();
-        let mut direct_updates = HashSet::new();
-        // Activities this task's inputs resolve already (the inbox's, then hand-overs').
-        let mut resolving: HashSet<u32> = inputs
-            .iter()
-            .filter_map(|m| match m {
-                Message::ActivityResolved { seq, .. } => Some(*seq),
-                _ => None,
-            })
-            .collect();
-        for d in &direct {
-            match d {
-                Direct::Message { message, .. } => {
-                    if let Message::Update { update_id, .. } = message {
-                        direct_updates.insert(update_id.clone());
-                    }
-                    inputs.push(message.clone());
-                }
-                // Taken out by `drain_direct` before any task runs.
-                Direct::Start { .. } => {}
-                // An attempt's result handed over after the run moved on without it: another
-                // attempt (this engine's leases lapsed meanwhile) resolved the activity, which
-                // the history this run was loaded from, or its inbox, records. Applied, it
-                // would fail the task as a nondeterminism; committed, it would be refused.
-                Direct::Activity { seq, attempt, .. }
-                    if !instance.awaits_activity(*seq) || !resolving.insert(*seq) =>
-                {
-                    tracing::debug!(
-                        seq,
-                        attempt,
-                        "activity result dropped: the run already has this activity's outcome"
-                    );
-                }
-                Direct::Activity {
-                    seq,
-                    attempt,
-                    resolution,
-                    ..
-                } => {
-                    resolve_activities.push(ResolvedAttempt {
-                        seq: *seq,
-                        attempt: *attempt,
-                    });
-                    inputs.push(Message::ActivityResolved {
-                        seq: *seq,
-                        resolution: resolution.clone(),
-                    });
-                }
-            }
+/// [`process`], without the span and the metrics.
+async fn run_task(w: &Worker, task: WorkflowTask, direct: Vec<Direct>, mode: Mode) -> TaskOutcome {
+    let WorkflowTask { run, messages } = task;
+    let without_lease = !matches!(mode, Mode::Leased);
+    let (start, fresh) = match mode {
+        Mode::Start {
+            request,
+            reply,
+            instance,
+        } => (Some((*request, reply)), Some(instance)),
+        Mode::Leased | Mode::LeaseFree => (None, None),
+    };
+    let mut instance = match load_instance(w, &run, fresh).await {
+        Ok(instance) => instance,
+        Err(Some(e)) => {
+            fail_if_leased(w, &run, e, without_lease).await;
+            left_cache(w, &run);
+            handoff::give_up(w, direct, start).await;
+            return TaskOutcome::Failed;
         }
-        let meta = TaskMeta::live(
-            now,
-            run.next_event_id,
-            run.history_bytes,
-            core.config.build_id.clone(),
-        );
-        let signals = inputs
-            .iter()
-            .filter(|m| matches!(m, Message::Signal { .. }))
-            .count();
-        let activation = tracing::debug_span!("activation", messages = inputs.len());
-        let mut output = match activation.in_scope(|| instance.run_task(inputs, meta, None)) {
-            Ok(o) => o,
-            Err(e) => {
-                self.fail_if_leased(&run, e, without_lease).await;
-                self.left_cache(&run);
-                self.give_up(direct, start).await;
-                return TaskOutcome::Failed;
-            }
-        };
-        match self
-            .settle_local_activities(&run, instance.as_mut(), &mut output, now)
-            .await
-        {
-            Ok(()) => {}
-            Err(LocalStop::Task(e)) => {
-                self.fail_if_leased(&run, e, without_lease).await;
-                self.left_cache(&run);
-                self.give_up(direct, start).await;
-                return TaskOutcome::Failed;
-            }
-            Err(LocalStop::Shutdown) => {
-                // A crash leaves the lease to expire; a clean stop hands the task back now.
-                if !core.wake.crashed() {
-                    self.release_if_leased(&run.run_id, without_lease).await;
-                    self.give_up(direct, start).await;
-                }
-                self.left_cache(&run);
-                return TaskOutcome::Discarded;
-            }
-        }
-        // A rejected in-memory update leaves no trace at all: its caller hears it directly.
-        let (direct_rejections, update_states) = std::mem::take(&mut output.update_states)
-            .into_iter()
-            .partition(|c: &UpdateChange| {
-                direct_updates.contains(&c.update_id) && matches!(c.state, UpdateState::Rejected(_))
-            });
-        output.update_states = update_states;
-        let handed_messages = direct.iter().any(|d| matches!(d, Direct::Message { .. }));
-        let plan = Plan::build(
-            core,
-            &run,
-            instance.as_ref(),
-            output,
-            without_lease,
-            consumed_through,
-            resolve_activities,
-            handed_messages,
-            now,
-        );
-        let updates = update_steps(&plan.update_states, &direct_rejections);
-        let metrics = core.metrics.of_type(&run.workflow_type);
-        if !self
-            .commit(run, instance, plan, direct_rejections, direct, start)
-            .await
-        {
+        Err(None) => {
+            release_if_leased(w, &run.run_id, without_lease).await;
+            left_cache(w, &run);
+            handoff::give_up(w, direct, start).await;
             return TaskOutcome::Discarded;
         }
-        metrics.signals.add(signals as u64);
-        for (step, n) in updates {
-            metrics.updates(step, n);
-        }
-        TaskOutcome::Committed
-    }
-
-    /// Records that `run` is not in the cache after a failed task or commit: its marks are
-    /// kept no longer than its deliveries (see `marks.rs`).
-    pub(super) fn left_cache(&self, run: &RunRecord) {
-        if self.cache.borrow().get(&run.run_id).is_none() {
-            self.core.worker.marks.left(&run.workflow_id);
-        }
-    }
-
-    /// The run in memory at `run`'s position: the one just built for a start, the cached one,
-    /// or one replayed from the store. `Err(Some(_))`: the task fails (the code or the history
-    /// is at fault); `Err(None)`: the store could not be read (try again later).
-    async fn load_instance(
-        &self,
-        run: &RunRecord,
-        fresh: Option<Box<dyn Instance>>,
-    ) -> Result<Box<dyn Instance>, Option<TaskError>> {
-        let core = &self.core;
-        let def = core
-            .registry
-            .definition(&run.workflow_type)
-            .map_err(|e| Some(TaskError::Other(e.to_string())))?
-            .clone();
-        let (cached, fresh) = match fresh {
-            Some(instance) => (Some(instance), true),
-            None => (
-                self.cache
-                    .borrow_mut()
-                    .take(&run.run_id)
-                    .map(|l| l.instance),
-                false,
-            ),
-        };
-        if let Some(i) = cached.filter(|i| i.next_event_id() == run.next_event_id) {
-            if !fresh {
-                core.metrics.cache_lookup(Lookup::Task, true);
-            }
-            return Ok(i);
-        }
-        core.metrics.cache_lookup(Lookup::Task, false);
-        let history = core.store.read_history(&run.run_id, 1).await.map_err(|e| {
-            tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
-            None
-        })?;
-        let reached = history.last().map_or(1, |e| e.event_id + 1);
-        if reached != run.next_event_id {
-            // Another worker committed to the run since this task was leased (this engine's
-            // lease lapsed meanwhile): the task's inputs are stale, and its commit would be
-            // refused. The run goes on from the store.
-            tracing::info!(
-                run_id = %run.run_id,
-                leased_at = run.next_event_id,
-                history_at = reached,
-                "workflow task dropped: the run moved on since it was leased"
-            );
-            return Err(None);
-        }
-        let span = tracing::debug_span!("replay", events = history.len());
-        core.metrics
-            .of_type(&run.workflow_type)
-            .replayed(history.len());
-        span.in_scope(|| replay(def.as_ref(), &run.workflow_id, &run.run_id, &history))
-            .map_err(Some)
-    }
-
-    /// Records a failed workflow task as [`fail`](Self::fail) does, if the task held the
-    /// run's lease. A lease-free task's failure is not its to record: its work goes back to
-    /// the store path, where a leased task replays the run and records the failure.
-    async fn fail_if_leased(&self, run: &RunRecord, error: TaskError, without_lease: bool) {
-        if !without_lease {
-            self.fail(run, error).await;
-        }
-    }
-
-    /// Releases the run's workflow task lease, if the task held one. The release is a write:
-    /// when the store fails it (a full disk), the run is released in memory (this engine
-    /// forgets the task) and the release is retried until a write succeeds again, so the run
-    /// goes on then rather than when the lease expires.
-    pub(super) async fn release_if_leased(&self, run_id: &str, without_lease: bool) {
-        if without_lease {
-            return;
-        }
-        let core = &self.core;
-        let released = until_durable(core, "releasing a workflow task lease", || {
-            core.store.release_workflow_task(run_id, &core.worker_id)
+    };
+    instance.set_next_event_id(run.next_event_id);
+    let core = &w.core;
+    let now = core.now_ms();
+    let consumed_through = messages.last().map(|m| m.seq);
+    let mut inputs: Vec<Message> = messages.into_iter().map(|m| m.message).collect();
+    let direct = refuse_signals_after_cancel(&run, instance.as_ref(), &inputs, direct);
+    // Messages handed over in memory come after the inbox (they arrived later).
+    let mut resolve_activities = Vec::new();
+    let mut direct_updates = HashSet::new();
+    // Activities this task's inputs resolve already (the inbox's, then hand-overs').
+    let mut resolving: HashSet<u32> = inputs
+        .iter()
+        .filter_map(|m| match m {
+            Message::ActivityResolved { seq, .. } => Some(*seq),
+            _ => None,
         })
-        .await;
-        match released {
-            Ok(()) => core.wake.workflow.notify_one(),
-            Err(e) => {
-                tracing::warn!(run_id, error = %e, "releasing the workflow task lease failed")
+        .collect();
+    for d in &direct {
+        match d {
+            Direct::Message { message, .. } => {
+                if let Message::Update { update_id, .. } = message {
+                    direct_updates.insert(update_id.clone());
+                }
+                inputs.push(message.clone());
+            }
+            // Taken out by `drain_direct` before any task runs.
+            Direct::Start { .. } => {}
+            // An attempt's result handed over after the run moved on without it: another
+            // attempt (this engine's leases lapsed meanwhile) resolved the activity, which
+            // the history this run was loaded from, or its inbox, records. Applied, it
+            // would fail the task as a nondeterminism; committed, it would be refused.
+            Direct::Activity { seq, attempt, .. }
+                if !instance.awaits_activity(*seq) || !resolving.insert(*seq) =>
+            {
+                tracing::debug!(
+                    seq,
+                    attempt,
+                    "activity result dropped: the run already has this activity's outcome"
+                );
+            }
+            Direct::Activity {
+                seq,
+                attempt,
+                resolution,
+                ..
+            } => {
+                resolve_activities.push(ResolvedAttempt {
+                    seq: *seq,
+                    attempt: *attempt,
+                });
+                inputs.push(Message::ActivityResolved {
+                    seq: *seq,
+                    resolution: resolution.clone(),
+                });
             }
         }
     }
+    let meta = TaskMeta::live(
+        now,
+        run.next_event_id,
+        run.history_bytes,
+        core.config.build_id.clone(),
+    );
+    let signals = inputs
+        .iter()
+        .filter(|m| matches!(m, Message::Signal { .. }))
+        .count();
+    let activation = tracing::debug_span!("activation", messages = inputs.len());
+    let mut output = match activation.in_scope(|| instance.run_task(inputs, meta, None)) {
+        Ok(o) => o,
+        Err(e) => {
+            fail_if_leased(w, &run, e, without_lease).await;
+            left_cache(w, &run);
+            handoff::give_up(w, direct, start).await;
+            return TaskOutcome::Failed;
+        }
+    };
+    match local_activities::settle(w, &run, instance.as_mut(), &mut output, now).await {
+        Ok(()) => {}
+        Err(LocalStop::Task(e)) => {
+            fail_if_leased(w, &run, e, without_lease).await;
+            left_cache(w, &run);
+            handoff::give_up(w, direct, start).await;
+            return TaskOutcome::Failed;
+        }
+        Err(LocalStop::Shutdown) => {
+            // A crash leaves the lease to expire; a clean stop hands the task back now.
+            if !core.wake.crashed() {
+                release_if_leased(w, &run.run_id, without_lease).await;
+                handoff::give_up(w, direct, start).await;
+            }
+            left_cache(w, &run);
+            return TaskOutcome::Discarded;
+        }
+    }
+    // A rejected in-memory update leaves no trace at all: its caller hears it directly.
+    let (direct_rejections, update_states) = std::mem::take(&mut output.update_states)
+        .into_iter()
+        .partition(|c: &UpdateChange| {
+            direct_updates.contains(&c.update_id) && matches!(c.state, UpdateState::Rejected(_))
+        });
+    output.update_states = update_states;
+    let handed_messages = direct.iter().any(|d| matches!(d, Direct::Message { .. }));
+    let plan = Plan::build(
+        core,
+        &run,
+        instance.as_ref(),
+        output,
+        without_lease,
+        consumed_through,
+        resolve_activities,
+        handed_messages,
+        now,
+    );
+    let updates = update_steps(&plan.update_states, &direct_rejections);
+    let metrics = core.metrics.of_type(&run.workflow_type);
+    if !commit::commit_task(w, run, instance, plan, direct_rejections, direct, start).await {
+        return TaskOutcome::Discarded;
+    }
+    metrics.signals.add(signals as u64);
+    for (step, n) in updates {
+        metrics.updates(step, n);
+    }
+    TaskOutcome::Committed
+}
 
-    /// Records a failed workflow task; the run is retried after a backoff and keeps its history.
-    async fn fail(&self, run: &RunRecord, error: TaskError) {
-        let core = &self.core;
-        let attempts = run.task_failure.as_ref().map(|f| f.attempts).unwrap_or(0) + 1;
-        let failure = TaskFailure {
-            message: error.message(),
-            nondeterminism: matches!(error, TaskError::NonDeterminism(_)),
-            attempts,
-            retry_at_ms: core
-                .now_ms()
-                .saturating_add(task_retry_delay(attempts).as_millis() as i64),
-        };
-        tracing::warn!(run_id = %run.run_id, attempts, error = %failure.message, "workflow task failed; will retry");
-        if let Err(e) = core
-            .store
-            .fail_workflow_task(&run.run_id, &core.worker_id, failure)
-            .await
-        {
-            tracing::error!(run_id = %run.run_id, error = %e, "recording a workflow task failure failed");
-            // The run must not wait for its lease to expire: the task runs again (and fails
-            // again, recording it then) once the store takes writes.
-            if e.is_retryable() {
-                self.release_if_leased(&run.run_id, false).await;
-            }
-        }
-        core.wake.timer.notify_one();
-        core.wake.progress.publish_local(&run.workflow_id);
-        core.wake.waiters.publish(&run.workflow_id);
+/// Records that `run` is not in the cache after a failed task or commit: its marks are
+/// kept no longer than its deliveries (see `marks.rs`).
+pub(super) fn left_cache(w: &Worker, run: &RunRecord) {
+    if w.cache.borrow().get(&run.run_id).is_none() {
+        w.core.worker.marks.left(&run.workflow_id);
     }
+}
+
+/// The run in memory at `run`'s position: the one just built for a start, the cached one,
+/// or one replayed from the store. `Err(Some(_))`: the task fails (the code or the history
+/// is at fault); `Err(None)`: the store could not be read (try again later).
+async fn load_instance(
+    w: &Worker,
+    run: &RunRecord,
+    fresh: Option<Box<dyn Instance>>,
+) -> Result<Box<dyn Instance>, Option<TaskError>> {
+    let core = &w.core;
+    let def = core
+        .catalog
+        .definition(&run.workflow_type)
+        .map_err(|e| Some(TaskError::Other(e.to_string())))?
+        .clone();
+    let (cached, fresh) = match fresh {
+        Some(instance) => (Some(instance), true),
+        None => (
+            w.cache.borrow_mut().take(&run.run_id).map(|l| l.instance),
+            false,
+        ),
+    };
+    if let Some(i) = cached.filter(|i| i.next_event_id() == run.next_event_id) {
+        if !fresh {
+            core.metrics.cache_lookup(Lookup::Task, true);
+        }
+        return Ok(i);
+    }
+    core.metrics.cache_lookup(Lookup::Task, false);
+    let history = core.store.read_history(&run.run_id, 1).await.map_err(|e| {
+        tracing::error!(run_id = %run.run_id, error = %e, "reading history failed");
+        None
+    })?;
+    let reached = history.last().map_or(1, |e| e.event_id + 1);
+    if reached != run.next_event_id {
+        // Another worker committed to the run since this task was leased (this engine's
+        // lease lapsed meanwhile): the task's inputs are stale, and its commit would be
+        // refused. The run goes on from the store.
+        tracing::info!(
+            run_id = %run.run_id,
+            leased_at = run.next_event_id,
+            history_at = reached,
+            "workflow task dropped: the run moved on since it was leased"
+        );
+        return Err(None);
+    }
+    let span = tracing::debug_span!("replay", events = history.len());
+    core.metrics
+        .of_type(&run.workflow_type)
+        .replayed(history.len());
+    span.in_scope(|| replay(def.as_ref(), &run.workflow_id, &run.run_id, &history))
+        .map_err(Some)
+}
+
+/// Records a failed workflow task as [`fail`] does, if the task held the
+/// run's lease. A lease-free task's failure is not its to record: its work goes back to
+/// the store path, where a leased task replays the run and records the failure.
+async fn fail_if_leased(w: &Worker, run: &RunRecord, error: TaskError, without_lease: bool) {
+    if !without_lease {
+        fail(w, run, error).await;
+    }
+}
+
+/// Releases the run's workflow task lease, if the task held one. The release is a write:
+/// when the store fails it (a full disk), the run is released in memory (this engine
+/// forgets the task) and the release is retried until a write succeeds again, so the run
+/// goes on then rather than when the lease expires.
+pub(super) async fn release_if_leased(w: &Worker, run_id: &str, without_lease: bool) {
+    if without_lease {
+        return;
+    }
+    let core = &w.core;
+    let released = until_durable(core, "releasing a workflow task lease", || {
+        core.store.release_workflow_task(run_id, &core.worker_id)
+    })
+    .await;
+    match released {
+        Ok(()) => core.wake.workflow.notify_one(),
+        Err(e) => {
+            tracing::warn!(run_id, error = %e, "releasing the workflow task lease failed")
+        }
+    }
+}
+
+/// Records a failed workflow task; the run is retried after a backoff and keeps its history.
+async fn fail(w: &Worker, run: &RunRecord, error: TaskError) {
+    let core = &w.core;
+    let attempts = run.task_failure.as_ref().map(|f| f.attempts).unwrap_or(0) + 1;
+    let failure = TaskFailure {
+        message: error.message(),
+        nondeterminism: matches!(error, TaskError::NonDeterminism(_)),
+        attempts,
+        retry_at_ms: core
+            .now_ms()
+            .saturating_add(task_retry_delay(attempts).as_millis() as i64),
+    };
+    tracing::warn!(run_id = %run.run_id, attempts, error = %failure.message, "workflow task failed; will retry");
+    if let Err(e) = core
+        .store
+        .fail_workflow_task(&run.run_id, &core.worker_id, failure)
+        .await
+    {
+        tracing::error!(run_id = %run.run_id, error = %e, "recording a workflow task failure failed");
+        // The run must not wait for its lease to expire: the task runs again (and fails
+        // again, recording it then) once the store takes writes.
+        if e.is_retryable() {
+            release_if_leased(w, &run.run_id, false).await;
+        }
+    }
+    core.wake.timer.notify_one();
+    core.wake.progress.publish_local(&run.workflow_id);
+    core.wake.waiters.publish(&run.workflow_id);
 }
 
 /// A run whose cancellation was requested takes no more signals (it is on its way out;

@@ -6,7 +6,7 @@ use crate::data::update::UpdateChange;
 use crate::store::{
     ActivityAttempt, ActivityOptions, ActivityPoll, ActivityTask, Delivery, EventKind, FiredTimer,
     HistoryEvent, IdConflictPolicy, IdReusePolicy, ListFilter, Message, NewActivityTask, NewEvent,
-    NewRun, NewTimer, Payload, RunRecord, StartRequest, Store, StoreFuture, TaskCommit, TaskFilter,
+    NewRun, NewTimer, Payload, RunRecord, RunStart, Store, StoreFuture, TaskCommit, TaskFilter,
     TaskPoll, UpdateRecord, UpdateState, WorkflowTask,
 };
 use std::time::Duration;
@@ -127,8 +127,8 @@ pub fn new_run(workflow_id: &str, run_id: &str) -> NewRun {
 }
 
 /// A start of [`new_run`] at `now_ms` that fails if the id is running.
-pub fn start_request(workflow_id: &str, run_id: &str, now_ms: i64) -> StartRequest {
-    StartRequest {
+pub fn start_request(workflow_id: &str, run_id: &str, now_ms: i64) -> RunStart {
+    RunStart {
         run: new_run(workflow_id, run_id),
         policy: IdConflictPolicy::Fail,
         reuse: IdReusePolicy::AllowDuplicate,

@@ -3,7 +3,7 @@
 use super::fixtures::*;
 use crate::store::Payload;
 use crate::store::{ActivityOptions, EventKind};
-use crate::store::{ActivityResolution, Message, NewActivityTask, RunClose, StartRequest, Store};
+use crate::store::{ActivityResolution, Message, NewActivityTask, RunClose, RunStart, Store};
 use crate::MAX_PAYLOAD_BYTES;
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ fn big(fill: char) -> Payload {
 /// A two mib payload round trips everywhere.
 pub async fn a_two_mib_payload_round_trips_everywhere(store: Arc<dyn Store>) {
     let (input, args, result, beat, output) = (big('i'), big('a'), big('r'), big('h'), big('o'));
-    let mut req: StartRequest = start_request("wf-1", "run-1", T0);
+    let mut req: RunStart = start_request("wf-1", "run-1", T0);
     req.run.input = input.clone();
     req.messages = vec![Message::Signal {
         name: "load".into(),

@@ -5,7 +5,7 @@
 use super::fixtures::*;
 use crate::data::run_limits::{RunLimits, RunTimeout};
 use crate::store::{
-    EventKind, NewRun, RetryPolicy, RunClose, RunRecord, RunStatus, StartRequest, Store,
+    EventKind, NewRun, RetryPolicy, RunClose, RunRecord, RunStart, RunStatus, Store,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ fn limited_start(
     run_id: &str,
     now_ms: i64,
     limits: Option<RunLimits>,
-) -> StartRequest {
+) -> RunStart {
     let mut req = start_request(workflow_id, run_id, now_ms);
     req.run.limits = limits;
     req

@@ -4,13 +4,13 @@
 
 use super::fixtures::*;
 use crate::store::{
-    DeliverOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, RunClose, RunStatus, StartRequest,
+    DeliverOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, RunClose, RunStart, RunStatus,
     StartWithTask, Store, StoreError,
 };
 use std::sync::Arc;
 
 /// A start of run `run_id` of `workflow_id` carrying `request_id`.
-fn with_request_id(workflow_id: &str, run_id: &str, request_id: &str, now_ms: i64) -> StartRequest {
+fn with_request_id(workflow_id: &str, run_id: &str, request_id: &str, now_ms: i64) -> RunStart {
     let mut req = start_request(workflow_id, run_id, now_ms);
     req.request_id = Some(request_id.into());
     req

@@ -14,13 +14,13 @@ use crate::data::message::Message;
 use crate::data::run::{IdConflictPolicy, RunStatus};
 use crate::error::StoreError;
 use crate::store::records::{
-    DeliverOutcome, NewRun, RunRecord, StartOutcome, StartRequest, StartWithTask, TaskCommit,
+    DeliverOutcome, NewRun, RunRecord, RunStart, StartOutcome, StartWithTask, TaskCommit,
 };
 
 /// [`Store::start_run`](crate::store::Store::start_run).
 pub(crate) async fn start_run<X: Tx>(
     tx: &mut X,
-    req: StartRequest,
+    req: RunStart,
 ) -> Result<StartOutcome, StoreError> {
     start(tx, req, None).await.map(|(outcome, _)| outcome)
 }
@@ -32,7 +32,7 @@ const CREATED_NEXT_EVENT_ID: u64 = 2;
 /// the first task in a nested savepoint, so that a failed task leaves the start standing.
 pub(crate) async fn start_run_with_task<X: Tx>(
     tx: &mut X,
-    req: StartRequest,
+    req: RunStart,
     first: TaskCommit,
 ) -> Result<StartWithTask, StoreError> {
     // A first task of the new run (lease-free, at event 2, no start messages in its inbox)
@@ -88,10 +88,10 @@ pub(crate) async fn start_run_with_task<X: Tx>(
 /// `first` applied (its first task's change, when that task is trivial).
 async fn start<X: Tx>(
     tx: &mut X,
-    req: StartRequest,
+    req: RunStart,
     first: Option<&RunChange<'_>>,
 ) -> Result<(StartOutcome, Option<RunRecord>), StoreError> {
-    let StartRequest {
+    let RunStart {
         run,
         policy,
         reuse,

@@ -1,20 +1,25 @@
 //! The engine's own [`Transport`]: client calls served in this process. Each call goes the
-//! fastest way that is safe — a message for a run this engine holds in memory is handed to its
-//! workflow worker (one commit records it), a query on a cached run reads memory — and
-//! otherwise through the store, like a client of another process. `start.rs`, `signal.rs`,
-//! `update.rs`, `query.rs` hold those paths; `reads.rs` the waits and reads; `control.rs`
-//! cancellation, termination and schedules; `activities.rs` completion by task token.
+//! fastest way that is safe — a message for a run this engine runs is handed to its workflow
+//! worker (one commit records it), a query on a cached run reads memory — and otherwise
+//! through the store, like a client of another process. One file per operation, each a free
+//! function over the engine's [`Core`] that the one `Transport` impl below calls: `start.rs`,
+//! `signal.rs`, `update.rs` (sending and waiting), `query.rs`, `reads.rs` (results, histories,
+//! descriptions, lists), `control.rs` (cancellation, termination), `schedules.rs`,
+//! `builds.rs`, `activities.rs` (completion by task token). `route.rs` decides where a
+//! signal, an update or a cancellation request goes, and reads the answer.
 
 mod activities;
+mod builds;
 mod control;
 mod query;
 mod reads;
+mod route;
+mod schedules;
 mod signal;
 mod start;
 mod update;
 
 use super::core::Core;
-use super::worker::{Direct, DirectReply};
 use crate::client::{
     ActivityResponse, CallFuture, Description, NewSchedule, PurgeReport, PurgeRequest, RunInfo,
     ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest,
@@ -22,104 +27,35 @@ use crate::client::{
 };
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
-use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
-use crate::data::run::{ListFilter, RunStatus};
+use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
 use crate::metrics::MetricsSnapshot;
-use crate::replay::ErasedDefinition;
 use crate::schedule::ScheduleDescription;
 use crate::store::RunRecord;
-use crate::workflow::Role;
 use std::sync::Arc;
 
 /// Client calls served by the engine in this process.
-pub(crate) struct LocalTransport {
+pub(crate) struct InProcessTransport {
     core: Arc<Core>,
 }
 
-impl LocalTransport {
+impl InProcessTransport {
     pub fn new(core: Arc<Core>) -> Self {
-        LocalTransport { core }
+        InProcessTransport { core }
     }
+}
 
-    /// The latest run of `workflow_id`.
-    async fn latest(&self, workflow_id: &str) -> Result<RunRecord, WfError> {
-        self.core
-            .store
-            .get_run(workflow_id, None)
-            .await?
-            .ok_or_else(|| WfError::NotFound {
-                workflow_id: workflow_id.to_string(),
-                update_id: None,
-            })
-    }
-
-    /// Checks a message for `run` against its type's handlers, when this engine knows the
-    /// type (clients of other processes may not: then the worker checks).
-    fn check(
-        &self,
-        run: &RunRecord,
-        role: Role,
-        name: &str,
-        args: &Payload,
-    ) -> Result<(), WfError> {
-        match self.core.registry.get(run.workflow_type.as_str()) {
-            Some(def) => def.check_message(role, name, args),
-            None => Ok(()),
-        }
-    }
-
-    /// The running run of `workflow_id` held in this engine's cache, with its definition: a
-    /// message for it needs no store read to be checked and handed to the worker.
-    fn hot_run(&self, workflow_id: &str) -> Option<(String, Arc<dyn ErasedDefinition>)> {
-        let (run_id, workflow_type) = self.core.worker.hot(workflow_id)?;
-        let def = self.core.registry.get(workflow_type.as_str())?;
-        Some((run_id, def.clone()))
-    }
-
-    /// Whether this engine's workflow worker runs `run` (running, of a registered type, on this
-    /// engine's task queue).
-    fn runs_here(&self, run: &RunRecord) -> bool {
-        let core = &self.core;
-        core.config.run_workers
-            && run.status == RunStatus::Running
-            && run.task_queue == core.config.task_queue
-            && core.registry.get(&run.workflow_type).is_some()
-    }
-
-    /// Hands a message to this engine's own workflow worker in memory (one commit records it),
-    /// when this engine runs workers for the run's type. `None`: use the store.
-    async fn hand_over(&self, run: &RunRecord, message: Message) -> Option<DirectReply> {
-        if !self.runs_here(run) {
-            return None;
-        }
-        self.hand_over_to(&run.run_id, &run.workflow_id, Some(run), message)
-            .await
-    }
-
-    /// Hands a message for run `run_id` to this engine's workflow worker (`known`: the run's
-    /// row as just read, which lets the worker run it without a lease if it is not in memory);
-    /// `None` if the worker is gone (or went away without answering).
-    async fn hand_over_to(
-        &self,
-        run_id: &str,
-        workflow_id: &str,
-        known: Option<&RunRecord>,
-        message: Message,
-    ) -> Option<DirectReply> {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        let direct = Direct::Message {
-            run_id: run_id.to_string(),
+/// The latest run of `workflow_id`.
+async fn latest(core: &Core, workflow_id: &str) -> Result<RunRecord, WfError> {
+    core.store
+        .get_run(workflow_id, None)
+        .await?
+        .ok_or_else(|| WfError::NotFound {
             workflow_id: workflow_id.to_string(),
-            known: known.cloned().map(Box::new),
-            message,
-            reply,
-        };
-        self.core.worker.hand_over(direct).ok()?;
-        answer.await.ok()
-    }
+            update_id: None,
+        })
 }
 
 /// Checks a signal's name and signal id against their limits (`data::limits`).
@@ -152,13 +88,13 @@ fn check_size(what: &str, payload: &Payload) -> Result<(), WfError> {
     Ok(())
 }
 
-impl Transport for LocalTransport {
+impl Transport for InProcessTransport {
     fn start(&self, request: StartRequest) -> CallFuture<'_, Started> {
-        Box::pin(self.start(request))
+        Box::pin(start::start_run(&self.core, request))
     }
 
     fn signal<'a>(&'a self, request: SignalRequest<'a>) -> CallFuture<'a, SignalStatus> {
-        Box::pin(self.signal(request))
+        Box::pin(signal::send_signal(&self.core, request))
     }
 
     fn query<'a>(
@@ -167,11 +103,11 @@ impl Transport for LocalTransport {
         name: &'a str,
         args: Payload,
     ) -> CallFuture<'a, Payload> {
-        Box::pin(self.query(workflow_id, name, args))
+        Box::pin(query::ask(&self.core, workflow_id, name, args))
     }
 
     fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)> {
-        Box::pin(self.update(request))
+        Box::pin(update::send_update(&self.core, request))
     }
 
     fn update_timeout(&self) -> std::time::Duration {
@@ -184,11 +120,16 @@ impl Transport for LocalTransport {
         update_id: &'a str,
         stage: UpdateStage,
     ) -> CallFuture<'a, Payload> {
-        Box::pin(self.wait_update(workflow_id, update_id, stage))
+        Box::pin(update::wait_for_stage(
+            &self.core,
+            workflow_id,
+            update_id,
+            stage,
+        ))
     }
 
     fn result<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Payload> {
-        Box::pin(self.result(workflow_id))
+        Box::pin(reads::wait_result(&self.core, workflow_id))
     }
 
     fn history<'a>(
@@ -196,23 +137,23 @@ impl Transport for LocalTransport {
         workflow_id: &'a str,
         run_id: Option<&'a str>,
     ) -> CallFuture<'a, Vec<HistoryEvent>> {
-        Box::pin(self.history(workflow_id, run_id))
+        Box::pin(reads::read_history(&self.core, workflow_id, run_id))
     }
 
     fn describe<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Description> {
-        Box::pin(self.describe(workflow_id))
+        Box::pin(reads::describe_run(&self.core, workflow_id))
     }
 
     fn list(&self, filter: ListFilter) -> CallFuture<'_, Vec<RunInfo>> {
-        Box::pin(self.list(filter))
+        Box::pin(reads::list_runs(&self.core, filter))
     }
 
     fn cancel<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
-        Box::pin(self.cancel(workflow_id, reason))
+        Box::pin(control::request_cancel(&self.core, workflow_id, reason))
     }
 
     fn terminate<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
-        Box::pin(self.terminate(workflow_id, reason))
+        Box::pin(control::terminate_run(&self.core, workflow_id, reason))
     }
 
     fn create_schedule<'a>(
@@ -220,18 +161,18 @@ impl Transport for LocalTransport {
         schedule_id: &'a str,
         schedule: NewSchedule,
     ) -> CallFuture<'a, ()> {
-        Box::pin(self.create_schedule(schedule_id, schedule))
+        Box::pin(schedules::create(&self.core, schedule_id, schedule))
     }
 
     fn describe_schedule<'a>(
         &'a self,
         schedule_id: &'a str,
     ) -> CallFuture<'a, ScheduleDescription> {
-        Box::pin(async move { self.scheduler().describe(schedule_id).await })
+        Box::pin(async move { schedules::scheduler(&self.core).describe(schedule_id).await })
     }
 
     fn list_schedules(&self) -> CallFuture<'_, Vec<ScheduleDescription>> {
-        Box::pin(async move { self.scheduler().list().await })
+        Box::pin(async move { schedules::scheduler(&self.core).list().await })
     }
 
     fn change_schedule<'a>(
@@ -239,11 +180,11 @@ impl Transport for LocalTransport {
         schedule_id: &'a str,
         change: ScheduleChange,
     ) -> CallFuture<'a, ()> {
-        Box::pin(self.change_schedule(schedule_id, change))
+        Box::pin(schedules::change(&self.core, schedule_id, change))
     }
 
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {
-        Box::pin(async move { self.scheduler().delete(schedule_id).await })
+        Box::pin(async move { schedules::scheduler(&self.core).delete(schedule_id).await })
     }
 
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
@@ -255,7 +196,7 @@ impl Transport for LocalTransport {
         token: &'a str,
         response: ActivityResponse,
     ) -> CallFuture<'a, ()> {
-        Box::pin(self.respond_activity(token, response))
+        Box::pin(activities::respond(&self.core, token, response))
     }
 
     fn set_current_build<'a>(
@@ -263,15 +204,15 @@ impl Transport for LocalTransport {
         task_queue: &'a str,
         build_id: &'a str,
     ) -> CallFuture<'a, ()> {
-        Box::pin(self.set_current_build(task_queue, build_id))
+        Box::pin(builds::make_current(&self.core, task_queue, build_id))
     }
 
     fn build_ids<'a>(&'a self, task_queue: Option<&'a str>) -> CallFuture<'a, Vec<BuildIdStatus>> {
-        Box::pin(async move { Ok(self.core.store.admin().build_ids(task_queue).await?) })
+        Box::pin(builds::list(&self.core, task_queue))
     }
 
     fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()> {
-        Box::pin(self.move_to_build(workflow_id, build_id))
+        Box::pin(builds::move_run(&self.core, workflow_id, build_id))
     }
 
     fn ready(&self) -> CallFuture<'_, ()> {

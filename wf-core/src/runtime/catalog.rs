@@ -1,4 +1,4 @@
-//! What an engine runs: its registered workflow types (by wire name), its dynamic workflow
+//! The engine's catalog, what it runs: its registered workflow types (by wire name), its dynamic workflow
 //! type if it has one (it runs every other type name), and its activities.
 
 use crate::activity::ActivityRegistry;
@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 /// The workflow types and activities registered with one engine.
 #[derive(Default)]
-pub(crate) struct Registry {
+pub(crate) struct Catalog {
     pub workflows: HashMap<&'static str, Arc<dyn ErasedDefinition>>,
     /// The `#[workflow(dynamic)]` type: it runs the runs of every type not in `workflows`.
     pub dynamic: Option<Arc<dyn ErasedDefinition>>,
     pub activities: ActivityRegistry,
 }
 
-impl Registry {
+impl Catalog {
     /// Registers a workflow type: a dynamic one takes the one dynamic slot (a second one is an
     /// error naming both), any other its name.
     pub fn register(&mut self, def: Arc<dyn ErasedDefinition>) -> Result<(), String> {

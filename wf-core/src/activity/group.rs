@@ -1,4 +1,4 @@
-//! Activity groups and the registry an engine runs them from: `#[activities]` implements
+//! Activity groups and the table of invokers an engine runs them from (`ActivityRegistry`): `#[activities]` implements
 //! [`ActivityGroup`] for a struct, and each `#[activity]` method becomes an invoker under its
 //! wire name.
 
@@ -26,7 +26,7 @@ pub trait ActivityGroup: Send + Sync + 'static {
     where
         Self: Sized;
 
-    /// Adds one invoker per activity to the registry.
+    /// Adds one invoker per activity to the table.
     fn register(self: Arc<Self>, registry: &mut ActivityRegistry);
 }
 

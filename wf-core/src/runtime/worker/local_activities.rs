@@ -35,42 +35,40 @@ pub(super) enum LocalStop {
     Shutdown,
 }
 
-impl Worker {
-    /// Runs the local activities `output` asks for, hands their outcomes to `instance`, and
-    /// repeats until the code asks for none (or the run closed); `output` then holds the
-    /// events of the whole task. `started_ms`: when the task began (its window starts there).
-    pub(super) async fn settle_local_activities(
-        &self,
-        run: &RunRecord,
-        instance: &mut dyn Instance,
-        output: &mut TaskOutput,
-        started_ms: i64,
-    ) -> Result<(), LocalStop> {
-        let core = &self.core;
-        let deadline = started_ms.saturating_add(window_ms(core));
-        loop {
-            let requests = std::mem::take(&mut output.local_activities);
-            if requests.is_empty() || output.close.is_some() {
-                return Ok(());
-            }
-            let messages = run_all(core, run, requests, deadline)
-                .await
-                .ok_or(LocalStop::Shutdown)?;
-            let meta = TaskMeta::live(
-                core.now_ms(),
-                run.next_event_id,
-                run.history_bytes,
-                core.config.build_id.clone(),
-            );
-            let next = instance
-                .run_task(messages, meta, None)
-                .map_err(LocalStop::Task)?;
-            output.events.extend(next.events);
-            output.update_states.extend(next.update_states);
-            output.close = next.close;
-            output.summary = next.summary;
-            output.local_activities = next.local_activities;
+/// Runs the local activities `output` asks for, hands their outcomes to `instance`, and
+/// repeats until the code asks for none (or the run closed); `output` then holds the
+/// events of the whole task. `started_ms`: when the task began (its window starts there).
+pub(super) async fn settle(
+    w: &Worker,
+    run: &RunRecord,
+    instance: &mut dyn Instance,
+    output: &mut TaskOutput,
+    started_ms: i64,
+) -> Result<(), LocalStop> {
+    let core = &w.core;
+    let deadline = started_ms.saturating_add(window_ms(core));
+    loop {
+        let requests = std::mem::take(&mut output.local_activities);
+        if requests.is_empty() || output.close.is_some() {
+            return Ok(());
         }
+        let messages = run_all(core, run, requests, deadline)
+            .await
+            .ok_or(LocalStop::Shutdown)?;
+        let meta = TaskMeta::live(
+            core.now_ms(),
+            run.next_event_id,
+            run.history_bytes,
+            core.config.build_id.clone(),
+        );
+        let next = instance
+            .run_task(messages, meta, None)
+            .map_err(LocalStop::Task)?;
+        output.events.extend(next.events);
+        output.update_states.extend(next.update_states);
+        output.close = next.close;
+        output.summary = next.summary;
+        output.local_activities = next.local_activities;
     }
 }
 
@@ -191,7 +189,7 @@ async fn attempt_once(
         non_retryable,
     };
     let metrics = core.metrics.of_activity(&request.name);
-    let Some(invoker) = core.registry.activities.get(&request.name).cloned() else {
+    let Some(invoker) = core.catalog.activities.get(&request.name).cloned() else {
         metrics.failed(AttemptFailure::Error);
         let message = format!(
             "no activity named {:?} is registered with this engine (a local activity runs in \

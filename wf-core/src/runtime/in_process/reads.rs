@@ -1,0 +1,160 @@
+//! Waiting for a run's result, and reading histories, descriptions and lists from the store.
+
+use super::{latest, Core};
+use crate::client::{Description, PendingActivity, PendingUpdate, RunInfo};
+use crate::data::history::HistoryEvent;
+use crate::data::limits::Ident;
+use crate::data::payload::Payload;
+use crate::data::run::{ListFilter, RunStatus, RunSummary};
+use crate::data::run_limits::RunLimits;
+use crate::data::update::UpdateState;
+use crate::error::WfError;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+fn ms_to_time(ms: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+/// Waits for a change of `notified`'s workflow id, the engine's shutdown, or a poll
+/// interval. A change committed by another engine on the store wakes it too, through that
+/// engine's poke (`peers.rs`); the poll is the safety net for a lost or impossible poke.
+pub(super) async fn until_changed(
+    core: &Core,
+    notified: Pin<&mut tokio::sync::futures::Notified<'_>>,
+) -> Result<(), WfError> {
+    let mut shutdown = core.wake.shutdown.subscribe();
+    if *shutdown.borrow() && core.config.run_workers {
+        return Err(WfError::Shutdown);
+    }
+    tokio::select! {
+        _ = notified => {}
+        _ = shutdown.changed() => {}
+        _ = tokio::time::sleep(core.config.poll_interval) => {}
+    }
+    Ok(())
+}
+
+/// Waits for the workflow id's run to close (following continue-as-new) and returns its
+/// result, or the error its close records.
+pub(super) async fn wait_result(core: &Core, workflow_id: &str) -> Result<Payload, WfError> {
+    loop {
+        let notify = core.wake.waiters.subscribe(workflow_id);
+        let notified = notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let run = latest(core, workflow_id).await?;
+        let failure = || run.failure.clone().unwrap_or_default();
+        match run.status {
+            RunStatus::Completed => return Ok(run.result.unwrap_or_default()),
+            RunStatus::Failed => return Err(WfError::WorkflowFailed(failure())),
+            RunStatus::Terminated => return Err(WfError::Terminated(failure())),
+            RunStatus::Cancelled => return Err(WfError::Cancelled(failure())),
+            RunStatus::TimedOut => return Err(WfError::TimedOut(failure())),
+            RunStatus::Running | RunStatus::ContinuedAsNew => {}
+        }
+        until_changed(core, notified).await?;
+    }
+}
+
+/// The history of run `run_id` of the workflow id (its latest run if `None`).
+pub(super) async fn read_history(
+    core: &Core,
+    workflow_id: &str,
+    run_id: Option<&str>,
+) -> Result<Vec<HistoryEvent>, WfError> {
+    // Run ids are the engine's (UUIDs), so one out of the limits names no run, ever.
+    if let Some(run_id) = run_id {
+        Ident::RunId.check(run_id)?;
+    }
+    let store = &core.store;
+    let run = store
+        .get_run(workflow_id, run_id)
+        .await?
+        .ok_or_else(|| WfError::NotFound {
+            workflow_id: workflow_id.to_string(),
+            update_id: None,
+        })?;
+    Ok(store.read_history(&run.run_id, 1).await?)
+}
+
+/// The latest run's description: its row, pending activities and updates, search attributes.
+pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Description, WfError> {
+    let run = latest(core, workflow_id).await?;
+    let store = &core.store;
+    let activities = store.pending_activities(&run.run_id).await?;
+    let updates = store.pending_updates(&run.run_id).await?;
+    let summary = RunSummary::of(&run.summary);
+    let limits = store.run_limits(&run.run_id).await?;
+    let search = store
+        .admin()
+        .run_search(vec![run.run_id.clone()])
+        .await?
+        .pop()
+        .unwrap_or_default();
+    Ok(Description {
+        workflow_id: run.workflow_id,
+        run_id: run.run_id,
+        workflow_type: run.workflow_type,
+        task_queue: run.task_queue,
+        status: run.status,
+        history_length: run.next_event_id.saturating_sub(1),
+        history_bytes: run.history_bytes,
+        started_at: ms_to_time(run.created_ms),
+        closed_at: run.closed_ms.map(ms_to_time),
+        pending_activities: activities
+            .into_iter()
+            .map(|a| PendingActivity {
+                seq: a.seq,
+                name: a.name,
+                attempt: a.attempt,
+                last_failure: a.last_failure.map(|f| f.message),
+                heartbeat_details: a.heartbeat,
+                attempt_deadline: a.attempt_deadline_ms.map(ms_to_time),
+            })
+            .collect(),
+        pending_updates: updates
+            .into_iter()
+            .map(|u| PendingUpdate {
+                update_id: u.update_id,
+                name: u.name,
+                accepted: matches!(u.state, UpdateState::Accepted),
+            })
+            .collect(),
+        buffered_signals: summary.buffered_signals,
+        running_handlers: summary.running_handlers,
+        task_failure: run.task_failure,
+        search_attributes: search.attributes,
+        memo: search.memo,
+        attempt: RunLimits::attempt_of(limits.as_ref()),
+    })
+}
+
+/// The runs `filter` admits, with their search attributes and memos.
+pub(super) async fn list_runs(core: &Core, filter: ListFilter) -> Result<Vec<RunInfo>, WfError> {
+    if let Some(run_id) = &filter.after_run_id {
+        Ident::RunId.check(run_id)?;
+    }
+    let store = &core.store;
+    let runs = store.admin().list_runs(filter).await?;
+    let searches = store
+        .admin()
+        .run_search(runs.iter().map(|r| r.run_id.clone()).collect())
+        .await?;
+    Ok(runs
+        .into_iter()
+        .zip(searches)
+        .map(|(r, search)| RunInfo {
+            workflow_id: r.workflow_id,
+            run_id: r.run_id,
+            workflow_type: r.workflow_type,
+            status: r.status,
+            history_length: r.next_event_id.saturating_sub(1),
+            started_at: ms_to_time(r.created_ms),
+            closed_at: r.closed_ms.map(ms_to_time),
+            search_attributes: search.attributes,
+            memo: search.memo,
+            build_id: r.build_id,
+        })
+        .collect())
+}
