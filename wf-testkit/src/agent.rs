@@ -1,8 +1,8 @@
-//! The agent workflow the HTTP, CLI and client tests drive: a loop of steps (one activity
-//! each, then a 20 ms timer, so that tests can catch it between steps) that signals pause,
-//! resume and cancel, queries read, and updates change (its goal, through an activity and the
-//! deterministic mutex, with a validator; its step count, failing past 1,000; one that waits
-//! until paused, for timeouts). `Nap` sleeps for hours: a run surely waiting on a timer.
+//! The agent workflow the HTTP tests drive: a loop of steps (one activity each, then a 20 ms
+//! timer, so that tests can catch it between steps) that signals pause, resume and cancel,
+//! queries read, and updates change (its goal, through an activity and the deterministic mutex,
+//! with a validator; its step count, failing past 1,000; one that waits until paused, for
+//! timeouts). `Nap` sleeps for hours: a run surely waiting on a timer.
 
 use std::time::Duration;
 use wf_sdk::prelude::*;

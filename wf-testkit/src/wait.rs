@@ -28,7 +28,10 @@ where
     Fut: Future<Output = Option<T>>,
 {
     let until = Instant::now() + limit;
-    poll(what, Duration::from_millis(10), f, move || Instant::now() < until).await
+    poll(what, Duration::from_millis(10), f, move || {
+        Instant::now() < until
+    })
+    .await
 }
 
 /// Calls `f` until it returns `Some`, sleeping `interval` between calls while `more()` says
