@@ -7,7 +7,6 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 use wf_http::testing::{TestPki, TestPkiFiles};
@@ -65,11 +64,9 @@ impl Order {
 
 const TOKEN: &str = "cli-test-token";
 
+/// A fresh path in cargo's scratch directory.
 fn scratch(tag: &str, ext: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let n = N.fetch_add(1, Ordering::SeqCst);
-    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("wf-cli-{tag}-{}-{n}.{ext}", std::process::id()))
+    wf_testkit::temp_path(&format!("cli-{tag}"), ext)
 }
 
 /// Removes a test database and its WAL files (disk space is shared).
@@ -442,17 +439,10 @@ async fn writes_over_a_database_file_reach_the_engine_running_the_workflow() {
     assert_eq!(t.describe().await.unwrap().status, RunStatus::Terminated);
     ok(wf(&["--db", d, "cancel", "o-3"]).await);
     // The request is recorded; this workflow's code waits on a condition, so it goes on.
-    let cancelled = |h: &[wf_sdk::HistoryEvent]| {
-        h.iter()
-            .any(|e| matches!(e.kind, EventKind::CancelRequested { .. }))
-    };
-    for _ in 0..1500 {
-        if cancelled(&c.history().await.unwrap()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(cancelled(&c.history().await.unwrap()));
+    wf_testkit::until_recorded(&c, "the cancel request", |k| {
+        matches!(k, EventKind::CancelRequested { .. })
+    })
+    .await;
 
     // Exit codes and one-line errors.
     let err = fails(wf(&["--db", d, "describe", "nope"]).await, 3);
@@ -973,13 +963,11 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them(via:
         .await
         .unwrap();
     for id in ["t-1", "t-2", "t-3"] {
-        for _ in 0..2000 {
+        wf_testkit::eventually("the run's search attributes", || async {
             let d = client.handle::<Tagged>(id).describe().await.unwrap();
-            if d.search_attributes.contains_key("tier") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+            d.search_attributes.contains_key("tier").then_some(())
+        })
+        .await;
     }
     t3.close().await.unwrap();
     t3.result().await.unwrap();

@@ -84,7 +84,7 @@ pub(crate) fn workflow(cx: &Ctxt, wf: &Workflow) {
 /// `cancel`, silently) or be ambiguous at every call (`clone`, from `Clone`, a trait always in
 /// scope). The inherent ones are the `pub fn`s of wf-core's `impl<W> WorkflowHandle<W>` blocks,
 /// plus `export`, `run_id` and `update_handle`, which are being added there; the test
-/// `wf-sdk/tests/handle_methods.rs` reads this list and fails when the two drift apart. Names
+/// `wf-sdk/tests/messages_handle_methods.rs` reads this list and fails when the two drift apart. Names
 /// starting with `__` are refused as well (see `client_names_free`).
 const HANDLE_METHODS: &[&str] = &[
     "cancel",

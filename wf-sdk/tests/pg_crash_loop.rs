@@ -141,22 +141,6 @@ impl Workers {
     }
 }
 
-/// Polls `f` every 10 ms until it returns `Some`, for at most `limit` (a failure detector).
-async fn eventually_for<T, F, Fut>(limit: Duration, what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let until = Instant::now() + limit;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 async fn engine_ids(db: &tokio_postgres::Client, schema: &str) -> HashSet<String> {
     db.query(&format!("SELECT engine_id FROM {schema}.engines"), &[])
         .await

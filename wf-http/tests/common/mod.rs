@@ -1,6 +1,6 @@
-//! Shared fixtures of the HTTP tests: the agent workflow of examples/agent_run.rs,
-//! an engine serving it on 127.0.0.1:0 over plain HTTP or HTTPS ([`Net`], [`both_ways!`]),
-//! and a small HTTP client.
+//! Shared fixtures of the HTTP tests: the agent workflow (wf-testkit's, re-exported), an
+//! engine serving it on 127.0.0.1:0 over plain HTTP or HTTPS ([`Net`], [`both_ways!`]), and a
+//! small HTTP client.
 #![allow(dead_code, unused_macros)]
 
 use bytes::Bytes;
@@ -17,206 +17,9 @@ use tokio::net::TcpStream;
 use wf_http::testing::TestPki;
 use wf_http::{ConnectExt, ServeOptions, Server};
 use wf_sdk::prelude::*;
-use wf_sdk::sync::Mutex;
+pub use wf_testkit::agent::*;
 
 pub const TOKEN: &str = "test-token";
-
-#[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct AgentInput {
-    pub goal: String,
-    pub step: u32,
-}
-
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
-pub struct Status {
-    pub goal: String,
-    pub step: u32,
-    pub paused: bool,
-    pub notes: Vec<String>,
-}
-
-#[derive(Default)]
-pub struct AgentRun {
-    goal: String,
-    step: u32,
-    paused: bool,
-    cancelled: bool,
-    notes: Vec<String>,
-    lock: Mutex,
-}
-
-#[workflow(name = "agent_run")]
-impl AgentRun {
-    #[init]
-    fn new(input: &AgentInput) -> Self {
-        AgentRun {
-            goal: input.goal.clone(),
-            step: input.step,
-            ..Default::default()
-        }
-    }
-
-    #[run]
-    async fn run(
-        ctx: &mut WorkflowContext<Self>,
-        input: AgentInput,
-    ) -> Result<String, WorkflowError> {
-        let _ = input;
-        loop {
-            ctx.wait_condition(|s| !s.paused || s.cancelled).await;
-            if ctx.state(|s| s.cancelled) {
-                break;
-            }
-            let (goal, step) = ctx.state(|s| (s.goal.clone(), s.step));
-            let note = ctx.activity(Tools::next_step, (goal, step + 1)).await?;
-            ctx.state_mut(|s| {
-                s.step += 1;
-                s.notes.push(note);
-            });
-            // Slow the loop down so that the tests can catch it between steps.
-            ctx.sleep(Duration::from_millis(20)).await?;
-        }
-        ctx.handlers_drained().await;
-        Ok(ctx.state(|s| format!("stopped at step {} working on {:?}", s.step, s.goal)))
-    }
-
-    #[signal]
-    fn pause(&mut self) {
-        self.paused = true;
-    }
-
-    #[signal]
-    fn resume(&mut self) {
-        self.paused = false;
-    }
-
-    #[signal(name = "cancel")]
-    fn stop(&mut self) {
-        self.cancelled = true;
-    }
-
-    /// Two parameters: for keyword and positional arguments.
-    #[signal]
-    fn note(&mut self, text: String, times: u32) {
-        for _ in 0..times {
-            self.notes.push(text.clone());
-        }
-    }
-
-    #[query]
-    fn status(&self) -> Status {
-        Status {
-            goal: self.goal.clone(),
-            step: self.step,
-            paused: self.paused,
-            notes: self.notes.clone(),
-        }
-    }
-
-    #[query]
-    fn notes_with(&self, prefix: String) -> Vec<String> {
-        self.notes
-            .iter()
-            .filter(|n| n.starts_with(&prefix))
-            .cloned()
-            .collect()
-    }
-
-    #[update]
-    async fn change_goal(
-        ctx: &mut WorkflowContext<Self>,
-        goal: String,
-    ) -> Result<String, UpdateError> {
-        let lock = ctx.state(|s| s.lock.clone());
-        let _held = lock.lock().await;
-        let plan = ctx.activity(Tools::plan, goal.clone()).await?;
-        Ok(ctx.state_mut(|s| {
-            s.notes.push(plan);
-            std::mem::replace(&mut s.goal, goal)
-        }))
-    }
-
-    #[validator(change_goal)]
-    fn validate_goal(&self, goal: &String) -> Result<(), Rejection> {
-        if goal.trim().is_empty() {
-            return Err(Rejection::new("the goal must not be empty"));
-        }
-        Ok(())
-    }
-
-    /// Fails when asked to: the handler's error is the caller's `UpdateFailed`.
-    #[update]
-    fn set_step(&mut self, step: u32) -> Result<u32, UpdateError> {
-        if step > 1000 {
-            return Err(UpdateError::new("too many steps"));
-        }
-        Ok(std::mem::replace(&mut self.step, step))
-    }
-
-    /// Waits until the run is paused: a slow update, for timeouts.
-    #[update]
-    async fn when_paused(ctx: &mut WorkflowContext<Self>) -> Result<u32, UpdateError> {
-        ctx.wait_condition(|s| s.paused).await;
-        Ok(ctx.state(|s| s.step))
-    }
-}
-
-#[derive(Default)]
-pub struct Tools;
-
-#[activities]
-impl Tools {
-    #[activity]
-    pub async fn next_step(
-        &self,
-        _ctx: ActivityContext,
-        goal: String,
-        step: u32,
-    ) -> Result<String, ActivityError> {
-        Ok(format!("step {step} towards {goal:?}"))
-    }
-
-    #[activity]
-    pub async fn plan(&self, _ctx: ActivityContext, goal: String) -> Result<String, ActivityError> {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        Ok(format!("planned {goal:?}"))
-    }
-}
-
-/// Sleeps for `hours`: once its timer is started, a run surely waiting on it. Tests that
-/// cancel a run use it, because the engine's cancellation cancels the activities and timers
-/// pending when the request is applied: the agent, which never checks
-/// `ctx.cancel_requested()`, runs on when the request lands in the same workflow task as the
-/// firing of its timer or the completion of its activity.
-#[derive(Default)]
-pub struct Nap;
-
-#[workflow(name = "nap")]
-impl Nap {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>, hours: u32) -> Result<(), WorkflowError> {
-        ctx.sleep(Duration::from_secs(3600 * u64::from(hours)))
-            .await?;
-        Ok(())
-    }
-}
-
-/// An in-memory engine running the agent and the nap.
-pub async fn engine() -> Engine {
-    agent_engine(Engine::builder().memory()).await
-}
-
-/// The engine `builder` makes (its store chosen) running the agent and the nap.
-pub async fn agent_engine(builder: wf_sdk::EngineBuilder) -> Engine {
-    builder
-        .poll_interval(Duration::from_millis(20))
-        .workflow::<AgentRun>()
-        .workflow::<Nap>()
-        .activities(Tools)
-        .build()
-        .await
-        .expect("engine")
-}
 
 /// Runs the test body `async fn NAME(net: Net)` twice, as `NAME::http` over plain HTTP and
 /// as `NAME::https` over HTTPS, under the test attribute given:
@@ -427,14 +230,11 @@ where
     send.send_request(req).await
 }
 
-/// Polls `GET` on `path` until `pred` holds on the body (at most 10 s).
+/// Polls `GET` on `path` until `pred` holds on the body.
 pub async fn until(http: &Http, path: &str, pred: impl Fn(&Value) -> bool) -> Value {
-    for _ in 0..500 {
-        let r = http.get(path).await;
-        if pred(&r.body) {
-            return r.body;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{path} never reached the expected state");
+    wf_testkit::eventually(&format!("{path} to reach the expected state"), || async {
+        let body = http.get(path).await.body;
+        pred(&body).then_some(body)
+    })
+    .await
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{builder, eventually, Backend};
+use common::{both, builder, eventually, Backend};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wf_sdk::prelude::*;

@@ -1,4 +1,4 @@
-// Runs (a)-(d) of examples/bench.rs against a Restate server on localhost (ingress :8080).
+// Runs (a)-(d) of benches/bench.rs against a Restate server on localhost (ingress :8080).
 const base = process.env.RESTATE_INGRESS ?? "http://127.0.0.1:8080";
 const run = `${Date.now()}`;
 

@@ -1,5 +1,5 @@
 //! The `otel` feature to an HTTPS collector: its certificate made when the test runs, its CA
-//! given to the exporter as a file (`Otel::otlp_with_ca`). A process of its own, as `otel.rs`:
+//! given to the exporter as a file (`Otel::otlp_with_ca`). A process of its own, as `ops_otel.rs`:
 //! each installs the process's subscriber.
 #![cfg(feature = "otel")]
 

@@ -217,7 +217,7 @@ async fn a_queue_fed_by_signals_is_consumed_in_order_across_a_worker_restart(bac
         h.push(item.into()).await.unwrap();
     }
     // Shut down with items still queued, an activity likely in flight (its result reaches a
-    // stopping worker, which records it through the store: see `stopping.rs`).
+    // stopping worker, which records it through the store: see `engines_stopping.rs`).
     eventually("one item done", || async {
         (!h.done().await.ok()?.is_empty()).then_some(())
     })

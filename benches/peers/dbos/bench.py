@@ -1,4 +1,4 @@
-"""Runs (a) and (d) of examples/bench.rs on DBOS (Python) over a local PostgreSQL.
+"""Runs (a) and (d) of benches/bench.rs on DBOS (Python) over a local PostgreSQL.
 
 DBOS has no queries and no updates with validators, so (b) and (c) have no counterpart.
 """

@@ -1,4 +1,4 @@
-// The bench's workflows on Restate: the same shapes as examples/bench.rs.
+// The bench's workflows on Restate: the same shapes as benches/bench.rs.
 // Node.js 20 lacks Promise.withResolvers, which this SDK version uses.
 Promise.withResolvers ??= function withResolvers() {
   let resolve, reject;

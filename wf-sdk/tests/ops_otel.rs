@@ -1,5 +1,5 @@
 //! The `otel` feature end to end: spans of a run reach an OTLP/HTTP collector (`otlp`'s).
-//! `otel_https.rs` does the same over HTTPS, in a process of its own: each installs the
+//! `ops_otel_https.rs` does the same over HTTPS, in a process of its own: each installs the
 //! process's subscriber.
 #![cfg(feature = "otel")]
 

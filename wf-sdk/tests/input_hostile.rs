@@ -5,7 +5,7 @@
 //! answering, with no failed workflow task.
 //!
 //! A property test with a bounded number of cases per store; `PROPTEST_CASES=5000 cargo test
-//! -p wf-sdk --test hostile_input` runs longer.
+//! -p wf-sdk --test input_hostile` runs longer.
 
 mod common;
 use common::*;
