@@ -1,6 +1,6 @@
 //! The payload codec: every argument, result and event body is MessagePack (rmp-serde).
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -180,6 +180,65 @@ pub(crate) fn read_value<T: DeserializeOwned>(
     T::deserialize(&mut de)
 }
 
+/// [`from_slice`] through a seed (a decoder that writes where its caller wants the value).
+pub(crate) fn from_slice_seed<'de, S: DeserializeSeed<'de>>(
+    bytes: &'de [u8],
+    seed: S,
+) -> Result<S::Value, rmp_serde::decode::Error> {
+    let mut de = rmp_serde::Deserializer::from_read_ref(bytes);
+    de.set_max_depth(MAX_DECODE_DEPTH);
+    seed.deserialize(&mut de)
+}
+
+/// The length in bytes of the MessagePack value at the start of `bytes`: `None` if the value
+/// is cut short, or holds a reserved marker (0xc1) or an extension type (which a decoder may
+/// read only in part). Nesting is followed without recursion, to any depth.
+pub(crate) fn value_len(bytes: &[u8]) -> Option<usize> {
+    let mut pos = 0usize;
+    // Values still to skip: one, then the elements of every array and map met.
+    let mut left = 1u64;
+    while left > 0 {
+        left -= 1;
+        let marker = *bytes.get(pos)?;
+        pos += 1;
+        let (skip, items) = match marker {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (0, 0),
+            0x80..=0x8f => (0, 2 * u64::from(marker & 0x0f)),
+            0x90..=0x9f => (0, u64::from(marker & 0x0f)),
+            0xa0..=0xbf => (usize::from(marker & 0x1f), 0),
+            0xcc | 0xd0 => (1, 0),
+            0xcd | 0xd1 => (2, 0),
+            0xca | 0xce | 0xd2 => (4, 0),
+            0xcb | 0xcf | 0xd3 => (8, 0),
+            0xc4 | 0xd9 => (usize::from(*bytes.get(pos)?) + 1, 0),
+            0xc5 | 0xda => (be_len(bytes, pos, 2)? + 2, 0),
+            0xc6 | 0xdb => (be_len(bytes, pos, 4)?.checked_add(4)?, 0),
+            0xdc => (2, be_len(bytes, pos, 2)? as u64),
+            0xdd => (4, be_len(bytes, pos, 4)? as u64),
+            0xde => (2, 2 * be_len(bytes, pos, 2)? as u64),
+            0xdf => (4, 2 * be_len(bytes, pos, 4)? as u64),
+            // 0xc1 (never used), 0xc7 - 0xc9 and 0xd4 - 0xd8 (extensions).
+            _ => return None,
+        };
+        pos = pos.checked_add(skip)?;
+        if pos > bytes.len() {
+            return None;
+        }
+        left = left.checked_add(items)?;
+        // Every value takes a byte at least.
+        if left > (bytes.len() - pos) as u64 {
+            return None;
+        }
+    }
+    Some(pos)
+}
+
+/// The big-endian length of `n` bytes at `bytes[pos..]`.
+fn be_len(bytes: &[u8], pos: usize, n: usize) -> Option<usize> {
+    let b = bytes.get(pos..pos.checked_add(n)?)?;
+    Some(b.iter().fold(0usize, |acc, &x| (acc << 8) | usize::from(x)))
+}
+
 impl fmt::Debug for Payload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.display())
@@ -254,6 +313,29 @@ mod tests {
         let outer = Payload::encode(&inner).unwrap();
         assert_eq!(outer.len(), inner.len() + 2);
         assert_eq!(outer.decode::<Payload>().unwrap(), inner);
+    }
+
+    #[test]
+    fn value_len_reads_length_fields_and_refuses_what_it_cannot_vouch_for() {
+        let long = "x".repeat(300);
+        for bytes in [
+            Payload::encode(&(long.as_str(), vec![1u8; 3], -7i64, 1.5f64)).unwrap(),
+            Payload::encode(&Payload::unchecked(vec![0; 70_000])).unwrap(),
+            Payload::encode(&std::collections::BTreeMap::from([(1u32, "a"), (2, "b")])).unwrap(),
+            Payload::encode(&vec![0u16; 20]).unwrap(),
+        ] {
+            let mut with_tail = bytes.as_bytes().to_vec();
+            with_tail.extend_from_slice(&[0xc0, 0xc0]);
+            assert_eq!(value_len(&with_tail), Some(bytes.len()));
+        }
+        // An array32 claiming more elements than there are bytes.
+        assert_eq!(value_len(&[0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0]), None);
+        // A bin32 longer than the input.
+        assert_eq!(value_len(&[0xc6, 0, 0, 1, 0, 1, 2]), None);
+        // The reserved marker, and an extension inside an array.
+        assert_eq!(value_len(&[0xc1]), None);
+        assert_eq!(value_len(&[0x92, 0x01, 0xd4, 0x01, 0x02]), None);
+        assert_eq!(value_len(&[]), None);
     }
 
     #[test]
