@@ -20,7 +20,7 @@ use super::codec::{
 };
 use super::history::{EventKind, HistoryEvent};
 use super::message::Message;
-use super::payload::{value_len, Payload};
+use super::payload::{value_len, Payload, PayloadError};
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo, RunSummary, TaskFailure};
 use super::update::{UpdateOutcome, UpdateState};
 use proptest::collection::vec;
@@ -415,6 +415,23 @@ fn msgpack() -> impl Strategy<Value = rmpv::Value> {
     })
 }
 
+/// Decoded events as ids and stored bytes, to compare bit for bit (a damaged float may decode
+/// as a NaN, which equals nothing).
+fn as_stored(
+    decoded: Result<Vec<HistoryEvent>, PayloadError>,
+) -> Result<Vec<(u64, Vec<u8>)>, PayloadError> {
+    decoded.map(|events| {
+        events
+            .iter()
+            .map(|e| {
+                let mut bytes = Vec::new();
+                encode_event_into(&mut bytes, e.time_ms, &e.kind).expect("events encode");
+                (e.event_id, bytes)
+            })
+            .collect()
+    })
+}
+
 /// Whether `value` holds an extension type anywhere.
 fn has_ext(value: &rmpv::Value) -> bool {
     match value {
@@ -564,13 +581,16 @@ proptest! {
         first in 1..u64::MAX / 2,
     ) {
         let mutated = mutate(record(&events), &mutations);
-        prop_assert_eq!(decode_events(first, &mutated), decode_events_by_reading(first, &mutated));
+        prop_assert_eq!(
+            as_stored(decode_events(first, &mutated)),
+            as_stored(decode_events_by_reading(first, &mutated))
+        );
         let mut versioned = vec![HISTORY_FORMAT_VERSION];
         rmpv::encode::write_value(&mut versioned, &value).expect("writing to a Vec cannot fail");
         versioned.extend_from_slice(&bytes);
         prop_assert_eq!(
-            decode_events(first, &versioned),
-            decode_events_by_reading(first, &versioned)
+            as_stored(decode_events(first, &versioned)),
+            as_stored(decode_events_by_reading(first, &versioned))
         );
     }
 

@@ -195,42 +195,74 @@ pub(crate) fn from_slice_seed<'de, S: DeserializeSeed<'de>>(
 /// read only in part). Nesting is followed without recursion, to any depth.
 pub(crate) fn value_len(bytes: &[u8]) -> Option<usize> {
     let mut pos = 0usize;
-    // Values still to skip: one, then the elements of every array and map met.
-    let mut left = 1u64;
+    // Values still to skip: one, then the elements of every array and map met. Kept at most
+    // the bytes left (every value takes one at least), so it cannot overflow.
+    let mut left = 1usize;
     while left > 0 {
         left -= 1;
         let marker = *bytes.get(pos)?;
         pos += 1;
-        let (skip, items) = match marker {
-            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => (0, 0),
-            0x80..=0x8f => (0, 2 * u64::from(marker & 0x0f)),
-            0x90..=0x9f => (0, u64::from(marker & 0x0f)),
-            0xa0..=0xbf => (usize::from(marker & 0x1f), 0),
-            0xcc | 0xd0 => (1, 0),
-            0xcd | 0xd1 => (2, 0),
-            0xca | 0xce | 0xd2 => (4, 0),
-            0xcb | 0xcf | 0xd3 => (8, 0),
-            0xc4 | 0xd9 => (usize::from(*bytes.get(pos)?) + 1, 0),
-            0xc5 | 0xda => (be_len(bytes, pos, 2)? + 2, 0),
-            0xc6 | 0xdb => (be_len(bytes, pos, 4)?.checked_add(4)?, 0),
-            0xdc => (2, be_len(bytes, pos, 2)? as u64),
-            0xdd => (4, be_len(bytes, pos, 4)? as u64),
-            0xde => (2, 2 * be_len(bytes, pos, 2)? as u64),
-            0xdf => (4, 2 * be_len(bytes, pos, 4)? as u64),
+        let items = match marker {
+            0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => continue,
+            0xa0..=0xbf => {
+                pos += usize::from(marker & 0x1f);
+                continue;
+            }
+            0xcc | 0xd0 => {
+                pos += 1;
+                continue;
+            }
+            0xcd | 0xd1 => {
+                pos += 2;
+                continue;
+            }
+            0xca | 0xce | 0xd2 => {
+                pos += 4;
+                continue;
+            }
+            0xcb | 0xcf | 0xd3 => {
+                pos += 8;
+                continue;
+            }
+            0xc4 | 0xd9 => {
+                pos += 1 + usize::from(*bytes.get(pos)?);
+                continue;
+            }
+            0xc5 | 0xda => {
+                pos += 2 + be_len(bytes, pos, 2)?;
+                continue;
+            }
+            0xc6 | 0xdb => {
+                pos = pos.checked_add(4)?.checked_add(be_len(bytes, pos, 4)?)?;
+                continue;
+            }
+            0x80..=0x8f => 2 * usize::from(marker & 0x0f),
+            0x90..=0x9f => usize::from(marker & 0x0f),
+            0xdc => {
+                pos += 2;
+                be_len(bytes, pos - 2, 2)?
+            }
+            0xdd => {
+                pos += 4;
+                be_len(bytes, pos - 4, 4)?
+            }
+            0xde => {
+                pos += 2;
+                2 * be_len(bytes, pos - 2, 2)?
+            }
+            0xdf => {
+                pos += 4;
+                be_len(bytes, pos - 4, 4)?.checked_mul(2)?
+            }
             // 0xc1 (never used), 0xc7 - 0xc9 and 0xd4 - 0xd8 (extensions).
             _ => return None,
         };
-        pos = pos.checked_add(skip)?;
-        if pos > bytes.len() {
-            return None;
-        }
         left = left.checked_add(items)?;
-        // Every value takes a byte at least.
-        if left > (bytes.len() - pos) as u64 {
+        if left > bytes.len().checked_sub(pos)? {
             return None;
         }
     }
-    Some(pos)
+    (pos <= bytes.len()).then_some(pos)
 }
 
 /// The big-endian length of `n` bytes at `bytes[pos..]`.

@@ -276,12 +276,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         let _entered = span.enter();
         let Some(handler) = handler else {
             let dynamic = def.dynamic().signal.as_ref().expect("checked above");
-            return self.apply_dynamic_signal(
-                dynamic,
-                name.into_owned(),
-                args.into_owned(),
-                &span,
-            );
+            return self.apply_dynamic_signal(dynamic, name.into_owned(), args.into_owned(), &span);
         };
         match &handler.kind {
             HandlerKind::SyncSignal(f) => {
