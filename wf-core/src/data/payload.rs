@@ -202,28 +202,13 @@ pub(crate) fn value_len(bytes: &[u8]) -> Option<usize> {
         left -= 1;
         let marker = *bytes.get(pos)?;
         pos += 1;
+        let class = MARKERS[usize::from(marker)];
+        if class < ITEMS {
+            pos += usize::from(class);
+            continue;
+        }
         let items = match marker {
-            0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => continue,
-            0xa0..=0xbf => {
-                pos += usize::from(marker & 0x1f);
-                continue;
-            }
-            0xcc | 0xd0 => {
-                pos += 1;
-                continue;
-            }
-            0xcd | 0xd1 => {
-                pos += 2;
-                continue;
-            }
-            0xca | 0xce | 0xd2 => {
-                pos += 4;
-                continue;
-            }
-            0xcb | 0xcf | 0xd3 => {
-                pos += 8;
-                continue;
-            }
+            0x80..=0x9f => usize::from(class - ITEMS),
             0xc4 | 0xd9 => {
                 pos += 1 + usize::from(*bytes.get(pos)?);
                 continue;
@@ -236,8 +221,6 @@ pub(crate) fn value_len(bytes: &[u8]) -> Option<usize> {
                 pos = pos.checked_add(4)?.checked_add(be_len(bytes, pos, 4)?)?;
                 continue;
             }
-            0x80..=0x8f => 2 * usize::from(marker & 0x0f),
-            0x90..=0x9f => usize::from(marker & 0x0f),
             0xdc => {
                 pos += 2;
                 be_len(bytes, pos - 2, 2)?
@@ -264,6 +247,34 @@ pub(crate) fn value_len(bytes: &[u8]) -> Option<usize> {
     }
     (pos <= bytes.len()).then_some(pos)
 }
+
+/// Classes of [`MARKERS`] from this one on: `ITEMS + n` is a fixarray or fixmap of `n` values;
+/// [`OTHER`], a marker whose length follows it (or that [`value_len`] refuses).
+const ITEMS: u8 = 64;
+/// See [`ITEMS`].
+const OTHER: u8 = 255;
+
+/// Each marker's class for [`value_len`]: below [`ITEMS`], the bytes that follow the marker
+/// (a fixed-size scalar, or a fixstr's text).
+static MARKERS: [u8; 256] = {
+    let mut t = [OTHER; 256];
+    let mut m = 0usize;
+    while m < 256 {
+        t[m] = match m as u8 {
+            0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => 0,
+            0x80..=0x8f => ITEMS + 2 * (m as u8 & 0x0f),
+            0x90..=0x9f => ITEMS + (m as u8 & 0x0f),
+            0xa0..=0xbf => m as u8 & 0x1f,
+            0xcc | 0xd0 => 1,
+            0xcd | 0xd1 => 2,
+            0xca | 0xce | 0xd2 => 4,
+            0xcb | 0xcf | 0xd3 => 8,
+            _ => OTHER,
+        };
+        m += 1;
+    }
+    t
+};
 
 /// The big-endian length of `n` bytes at `bytes[pos..]`.
 fn be_len(bytes: &[u8], pos: usize, n: usize) -> Option<usize> {
