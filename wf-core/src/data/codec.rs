@@ -3,7 +3,9 @@
 //! engine still decodes histories written by an older one.
 
 use super::history::{EventKind, HistoryEvent};
-use super::payload::{read_value, PayloadError};
+use super::payload::{from_slice_seed, read_value, value_len, PayloadError};
+use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use std::fmt;
 
 /// The history encoding written by this version of the engine.
 pub const HISTORY_FORMAT_VERSION: u8 = 1;
@@ -39,13 +41,49 @@ pub fn decode_event(event_id: u64, bytes: &[u8]) -> Result<HistoryEvent, Payload
 /// Decodes events written one after another by [`encode_event`] (a store may keep the events
 /// of one commit as one record); the first has id `first_event_id`, the next ones follow.
 pub fn decode_events(first_event_id: u64, bytes: &[u8]) -> Result<Vec<HistoryEvent>, PayloadError> {
-    let mut rest = bytes;
     let mut events = Vec::new();
+    decode_events_into(first_event_id, bytes, &mut events)?;
+    Ok(events)
+}
+
+/// [`decode_events`], appending to `events` (a history read row by row decodes into one list).
+/// On an error, `events` may hold some of the record's events.
+pub(crate) fn decode_events_into(
+    first_event_id: u64,
+    bytes: &[u8],
+    events: &mut Vec<HistoryEvent>,
+) -> Result<(), PayloadError> {
+    decode_record(first_event_id, bytes, events, decode_next_into)
+}
+
+/// [`decode_events`] reading every event as a stream ([`decode_next`]): what the in-place
+/// decoding must agree with.
+#[cfg(test)]
+pub(crate) fn decode_events_by_reading(
+    first_event_id: u64,
+    bytes: &[u8],
+) -> Result<Vec<HistoryEvent>, PayloadError> {
+    let mut events = Vec::new();
+    decode_record(first_event_id, bytes, &mut events, |id, rest, events| {
+        events.push(decode_next(id, rest)?);
+        Ok(())
+    })?;
+    Ok(events)
+}
+
+/// The events of a record, each decoded by `next`, with consecutive ids.
+fn decode_record(
+    first_event_id: u64,
+    bytes: &[u8],
+    events: &mut Vec<HistoryEvent>,
+    next: impl Fn(u64, &mut &[u8], &mut Vec<HistoryEvent>) -> Result<(), PayloadError>,
+) -> Result<(), PayloadError> {
+    let mut rest = bytes;
     let mut event_id = first_event_id;
     loop {
-        events.push(decode_next(event_id, &mut rest)?);
+        next(event_id, &mut rest, events)?;
         if rest.is_empty() {
-            return Ok(events);
+            return Ok(());
         }
         // Only a damaged record (or a damaged first id) holds events past the last id.
         event_id = event_id
@@ -57,7 +95,77 @@ pub fn decode_events(first_event_id: u64, bytes: &[u8]) -> Result<Vec<HistoryEve
     }
 }
 
-/// Decodes the event at the start of `rest` and moves `rest` past it.
+/// Decodes the event at the start of `rest` into `events` and moves `rest` past it: as
+/// [`decode_next`] does, but in place.
+///
+/// The event's extent is found first ([`value_len`]); then it decodes from the slice, its
+/// strings and bytes copied once (into the event) rather than through a reader's buffer, and
+/// the event built where it is kept rather than moved out through each layer of the decoder.
+/// The result is [`decode_next`]'s: a MessagePack decoder that succeeds has read exactly one
+/// whole value (rmp-serde refuses an array or map its visitor did not read to the end, and
+/// `value_len` refuses extension types, which a visitor may read in part), so it read the
+/// same bytes and made the same decisions. What this path cannot vouch for (an extent it
+/// cannot find, a body that does not decode) goes to `decode_next`, which gives the error.
+fn decode_next_into(
+    event_id: u64,
+    rest: &mut &[u8],
+    events: &mut Vec<HistoryEvent>,
+) -> Result<(), PayloadError> {
+    if let Some((&HISTORY_FORMAT_VERSION, body)) = rest.split_first() {
+        if let Some(len) = value_len(body) {
+            let (value, after) = body.split_at(len);
+            let kept = events.len();
+            if from_slice_seed(value, EventBody { event_id, events }).is_ok() {
+                *rest = after;
+                return Ok(());
+            }
+            events.truncate(kept);
+        }
+    }
+    events.push(decode_next(event_id, rest)?);
+    Ok(())
+}
+
+/// Decodes an event body, `(time_ms, kind)`, as the tuple's own `Deserialize` does, and
+/// pushes the event onto `events`.
+struct EventBody<'a> {
+    event_id: u64,
+    events: &'a mut Vec<HistoryEvent>,
+}
+
+impl<'de> DeserializeSeed<'de> for EventBody<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_tuple(2, self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventBody<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a tuple of size 2")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let Some(time_ms) = seq.next_element::<i64>()? else {
+            return Err(de::Error::invalid_length(0, &self));
+        };
+        let Some(kind) = seq.next_element::<EventKind>()? else {
+            return Err(de::Error::invalid_length(1, &self));
+        };
+        self.events.push(HistoryEvent {
+            event_id: self.event_id,
+            time_ms,
+            kind,
+        });
+        Ok(())
+    }
+}
+
+/// Decodes the event at the start of `rest` and moves `rest` past it, reading it as a
+/// stream.
 fn decode_next(event_id: u64, rest: &mut &[u8]) -> Result<HistoryEvent, PayloadError> {
     let error = |message: String| PayloadError::Decode {
         what: format!("history event {event_id}"),

@@ -14,10 +14,13 @@
 
 use super::activity::TimeoutKind;
 use super::activity::{ActivityFailure, ActivityOptions, ActivityResolution, RetryPolicy};
-use super::codec::{decode_event, decode_events, encode_event_into, HISTORY_FORMAT_VERSION};
+use super::codec::{
+    decode_event, decode_events, decode_events_by_reading, encode_event_into,
+    HISTORY_FORMAT_VERSION,
+};
 use super::history::{EventKind, HistoryEvent};
 use super::message::Message;
-use super::payload::Payload;
+use super::payload::{value_len, Payload, PayloadError};
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo, RunSummary, TaskFailure};
 use super::update::{UpdateOutcome, UpdateState};
 use proptest::collection::vec;
@@ -412,6 +415,33 @@ fn msgpack() -> impl Strategy<Value = rmpv::Value> {
     })
 }
 
+/// Decoded events as ids and stored bytes, to compare bit for bit (a damaged float may decode
+/// as a NaN, which equals nothing).
+fn as_stored(
+    decoded: Result<Vec<HistoryEvent>, PayloadError>,
+) -> Result<Vec<(u64, Vec<u8>)>, PayloadError> {
+    decoded.map(|events| {
+        events
+            .iter()
+            .map(|e| {
+                let mut bytes = Vec::new();
+                encode_event_into(&mut bytes, e.time_ms, &e.kind).expect("events encode");
+                (e.event_id, bytes)
+            })
+            .collect()
+    })
+}
+
+/// Whether `value` holds an extension type anywhere.
+fn has_ext(value: &rmpv::Value) -> bool {
+    match value {
+        rmpv::Value::Ext(..) => true,
+        rmpv::Value::Array(items) => items.iter().any(has_ext),
+        rmpv::Value::Map(entries) => entries.iter().any(|(k, v)| has_ext(k) || has_ext(v)),
+        _ => false,
+    }
+}
+
 /// One change to an encoding.
 #[derive(Debug, Clone)]
 enum Mutation {
@@ -537,6 +567,48 @@ proptest! {
             }
         }
         let _ = decode_event(first, &mutated);
+    }
+
+    /// Decoding in place gives what reading each event as a stream gives, errors included:
+    /// on valid records, damaged ones, and any MessagePack behind the version byte
+    /// (extension types among it).
+    #[test]
+    fn fuzz_decode_events_in_place_agrees_with_reading(
+        events in vec((any::<i64>(), event_kind()), 1..5),
+        mutations in vec(mutation(), 0..4),
+        value in msgpack(),
+        bytes in vec(any::<u8>(), 0..64),
+        first in 1..u64::MAX / 2,
+    ) {
+        let mutated = mutate(record(&events), &mutations);
+        prop_assert_eq!(
+            as_stored(decode_events(first, &mutated)),
+            as_stored(decode_events_by_reading(first, &mutated))
+        );
+        let mut versioned = vec![HISTORY_FORMAT_VERSION];
+        rmpv::encode::write_value(&mut versioned, &value).expect("writing to a Vec cannot fail");
+        versioned.extend_from_slice(&bytes);
+        prop_assert_eq!(
+            as_stored(decode_events(first, &versioned)),
+            as_stored(decode_events_by_reading(first, &versioned))
+        );
+    }
+
+    /// `value_len` finds the extent of any value without an extension type, and refuses one
+    /// with an extension type or cut short.
+    #[test]
+    fn fuzz_value_len_is_the_extent_of_one_value(
+        value in msgpack(),
+        tail in vec(any::<u8>(), 0..8),
+        cut in any::<Index>(),
+    ) {
+        let mut bytes = Vec::new();
+        rmpv::encode::write_value(&mut bytes, &value).expect("writing to a Vec cannot fail");
+        let len = bytes.len();
+        bytes.extend_from_slice(&tail);
+        let expected = (!has_ext(&value)).then_some(len);
+        prop_assert_eq!(value_len(&bytes), expected);
+        prop_assert_eq!(value_len(&bytes[..cut.index(len)]), None);
     }
 
     #[test]

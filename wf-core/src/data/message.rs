@@ -190,34 +190,38 @@ impl Message {
 
     /// The message a recorded input event stands for (`None` for commands and markers).
     pub fn from_event(kind: &EventKind) -> Option<Message> {
-        Some(match kind.clone() {
+        // Field by field: cloning the whole event first would copy what is dropped.
+        Some(match kind {
             EventKind::SignalReceived {
                 name,
                 args,
                 signal_id,
                 sent_at,
             } => Message::Signal {
-                name,
-                args,
-                signal_id,
-                sent_at,
+                name: name.clone(),
+                args: args.clone(),
+                signal_id: signal_id.clone(),
+                sent_at: *sent_at,
             },
             EventKind::UpdateAccepted {
                 update_id,
                 name,
                 args,
             } => Message::Update {
-                update_id,
-                name,
-                args,
+                update_id: update_id.clone(),
+                name: name.clone(),
+                args: args.clone(),
             },
             EventKind::ActivityCompleted {
                 seq,
                 result,
                 attempts,
             } => Message::ActivityResolved {
-                seq,
-                resolution: ActivityResolution::Completed { result, attempts },
+                seq: *seq,
+                resolution: ActivityResolution::Completed {
+                    result: result.clone(),
+                    attempts: *attempts,
+                },
             },
             EventKind::ActivityFailed {
                 seq,
@@ -225,11 +229,11 @@ impl Message {
                 attempts,
                 last_heartbeat,
             } => Message::ActivityResolved {
-                seq,
+                seq: *seq,
                 resolution: ActivityResolution::Failed {
-                    failure,
-                    attempts,
-                    last_heartbeat,
+                    failure: failure.clone(),
+                    attempts: *attempts,
+                    last_heartbeat: last_heartbeat.clone(),
                 },
             },
             EventKind::ActivityTimedOut {
@@ -238,28 +242,31 @@ impl Message {
                 attempts,
                 last_heartbeat,
             } => Message::ActivityResolved {
-                seq,
+                seq: *seq,
                 resolution: ActivityResolution::TimedOut {
-                    timeout,
-                    attempts,
-                    last_heartbeat,
+                    timeout: *timeout,
+                    attempts: *attempts,
+                    last_heartbeat: last_heartbeat.clone(),
                 },
             },
-            EventKind::TimerFired { seq } => Message::TimerFired { seq },
-            EventKind::CancelRequested { reason } => Message::CancelRequested { reason },
-            EventKind::ChildWorkflowClosed { seq, outcome } => {
-                Message::ChildClosed { seq, outcome }
-            }
+            EventKind::TimerFired { seq } => Message::TimerFired { seq: *seq },
+            EventKind::CancelRequested { reason } => Message::CancelRequested {
+                reason: reason.clone(),
+            },
+            EventKind::ChildWorkflowClosed { seq, outcome } => Message::ChildClosed {
+                seq: *seq,
+                outcome: outcome.clone(),
+            },
             EventKind::LocalActivityCompleted {
                 seq,
                 name,
                 outcome,
                 attempts,
             } => Message::LocalActivityResolved {
-                seq,
-                name,
-                outcome,
-                attempts,
+                seq: *seq,
+                name: name.clone(),
+                outcome: outcome.clone(),
+                attempts: *attempts,
             },
             _ => return None,
         })

@@ -1,6 +1,6 @@
 //! The payload codec: every argument, result and event body is MessagePack (rmp-serde).
 
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -180,6 +180,108 @@ pub(crate) fn read_value<T: DeserializeOwned>(
     T::deserialize(&mut de)
 }
 
+/// [`from_slice`] through a seed (a decoder that writes where its caller wants the value).
+pub(crate) fn from_slice_seed<'de, S: DeserializeSeed<'de>>(
+    bytes: &'de [u8],
+    seed: S,
+) -> Result<S::Value, rmp_serde::decode::Error> {
+    let mut de = rmp_serde::Deserializer::from_read_ref(bytes);
+    de.set_max_depth(MAX_DECODE_DEPTH);
+    seed.deserialize(&mut de)
+}
+
+/// The length in bytes of the MessagePack value at the start of `bytes`: `None` if the value
+/// is cut short, or holds a reserved marker (0xc1) or an extension type (which a decoder may
+/// read only in part). Nesting is followed without recursion, to any depth.
+pub(crate) fn value_len(bytes: &[u8]) -> Option<usize> {
+    let mut pos = 0usize;
+    // Values still to skip: one, then the elements of every array and map met. Kept at most
+    // the bytes left (every value takes one at least), so it cannot overflow.
+    let mut left = 1usize;
+    while left > 0 {
+        left -= 1;
+        let marker = *bytes.get(pos)?;
+        pos += 1;
+        let class = MARKERS[usize::from(marker)];
+        if class < ITEMS {
+            pos += usize::from(class);
+            continue;
+        }
+        let items = match marker {
+            0x80..=0x9f => usize::from(class - ITEMS),
+            0xc4 | 0xd9 => {
+                pos += 1 + usize::from(*bytes.get(pos)?);
+                continue;
+            }
+            0xc5 | 0xda => {
+                pos += 2 + be_len(bytes, pos, 2)?;
+                continue;
+            }
+            0xc6 | 0xdb => {
+                pos = pos.checked_add(4)?.checked_add(be_len(bytes, pos, 4)?)?;
+                continue;
+            }
+            0xdc => {
+                pos += 2;
+                be_len(bytes, pos - 2, 2)?
+            }
+            0xdd => {
+                pos += 4;
+                be_len(bytes, pos - 4, 4)?
+            }
+            0xde => {
+                pos += 2;
+                2 * be_len(bytes, pos - 2, 2)?
+            }
+            0xdf => {
+                pos += 4;
+                be_len(bytes, pos - 4, 4)?.checked_mul(2)?
+            }
+            // 0xc1 (never used), 0xc7 - 0xc9 and 0xd4 - 0xd8 (extensions).
+            _ => return None,
+        };
+        left = left.checked_add(items)?;
+        if left > bytes.len().checked_sub(pos)? {
+            return None;
+        }
+    }
+    (pos <= bytes.len()).then_some(pos)
+}
+
+/// Classes of [`MARKERS`] from this one on: `ITEMS + n` is a fixarray or fixmap of `n` values;
+/// [`OTHER`], a marker whose length follows it (or that [`value_len`] refuses).
+const ITEMS: u8 = 64;
+/// See [`ITEMS`].
+const OTHER: u8 = 255;
+
+/// Each marker's class for [`value_len`]: below [`ITEMS`], the bytes that follow the marker
+/// (a fixed-size scalar, or a fixstr's text).
+static MARKERS: [u8; 256] = {
+    let mut t = [OTHER; 256];
+    let mut m = 0usize;
+    while m < 256 {
+        t[m] = match m as u8 {
+            0x00..=0x7f | 0xc0 | 0xc2 | 0xc3 | 0xe0..=0xff => 0,
+            0x80..=0x8f => ITEMS + 2 * (m as u8 & 0x0f),
+            0x90..=0x9f => ITEMS + (m as u8 & 0x0f),
+            0xa0..=0xbf => m as u8 & 0x1f,
+            0xcc | 0xd0 => 1,
+            0xcd | 0xd1 => 2,
+            0xca | 0xce | 0xd2 => 4,
+            0xcb | 0xcf | 0xd3 => 8,
+            _ => OTHER,
+        };
+        m += 1;
+    }
+    t
+};
+
+/// The big-endian length of `n` bytes at `bytes[pos..]`.
+fn be_len(bytes: &[u8], pos: usize, n: usize) -> Option<usize> {
+    let b = bytes.get(pos..pos.checked_add(n)?)?;
+    Some(b.iter().fold(0usize, |acc, &x| (acc << 8) | usize::from(x)))
+}
+
 impl fmt::Debug for Payload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.display())
@@ -254,6 +356,29 @@ mod tests {
         let outer = Payload::encode(&inner).unwrap();
         assert_eq!(outer.len(), inner.len() + 2);
         assert_eq!(outer.decode::<Payload>().unwrap(), inner);
+    }
+
+    #[test]
+    fn value_len_reads_length_fields_and_refuses_what_it_cannot_vouch_for() {
+        let long = "x".repeat(300);
+        for bytes in [
+            Payload::encode(&(long.as_str(), vec![1u8; 3], -7i64, 1.5f64)).unwrap(),
+            Payload::encode(&Payload::unchecked(vec![0; 70_000])).unwrap(),
+            Payload::encode(&std::collections::BTreeMap::from([(1u32, "a"), (2, "b")])).unwrap(),
+            Payload::encode(&vec![0u16; 20]).unwrap(),
+        ] {
+            let mut with_tail = bytes.as_bytes().to_vec();
+            with_tail.extend_from_slice(&[0xc0, 0xc0]);
+            assert_eq!(value_len(&with_tail), Some(bytes.len()));
+        }
+        // An array32 claiming more elements than there are bytes.
+        assert_eq!(value_len(&[0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0]), None);
+        // A bin32 longer than the input.
+        assert_eq!(value_len(&[0xc6, 0, 0, 1, 0, 1, 2]), None);
+        // The reserved marker, and an extension inside an array.
+        assert_eq!(value_len(&[0xc1]), None);
+        assert_eq!(value_len(&[0x92, 0x01, 0xd4, 0x01, 0x02]), None);
+        assert_eq!(value_len(&[]), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use crate::data::run_limits::RunLimits;
 use crate::error::WfError;
 use crate::workflow::{DynamicHandlers, Handler, Role, WorkflowDefinition, WorkflowType};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// A registered workflow type, whatever it is.
@@ -50,14 +51,14 @@ impl<W: WorkflowDefinition> Definition<W> {
 /// A workflow type's handlers, by wire name.
 pub(crate) struct Table<W: WorkflowDefinition> {
     handlers: Vec<Handler<W>>,
-    index: HashMap<&'static str, usize>,
+    index: HashMap<&'static str, usize, BuildHasherDefault<NameHasher>>,
     dynamic: DynamicHandlers<W>,
 }
 
 impl<W: WorkflowDefinition> Table<W> {
     fn new() -> Result<Self, String> {
         let handlers = W::handlers();
-        let mut index = HashMap::new();
+        let mut index = HashMap::default();
         for (i, h) in handlers.iter().enumerate() {
             if index.insert(h.name, i).is_some() {
                 return Err(format!(
@@ -108,6 +109,31 @@ impl<W: WorkflowDefinition> Table<W> {
             "unknown query {name:?}{}",
             self.names_of(Role::Query)
         ))
+    }
+}
+
+/// FNV-1a, for the handler index: every signal, update and query looks its handler up by
+/// name (on replay too, once per recorded message), and names are short. The keys are the
+/// type's own handler names, fixed when it is registered; names from outside are only looked
+/// up, never inserted, so they cannot crowd a bucket (what SipHash's keys guard against).
+#[derive(Clone, Copy)]
+struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        NameHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
     }
 }
 

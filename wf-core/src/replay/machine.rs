@@ -19,6 +19,7 @@ use crate::workflow::{
     HandlerKind, LocalBoxFuture, LocalRequest, Role, Signal, Unfinished, WorkflowContext,
     WorkflowDefinition,
 };
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -109,6 +110,16 @@ pub(crate) trait Instance {
         meta: TaskMeta,
         recorded: Option<&[HistoryEvent]>,
     ) -> Result<TaskOutput, TaskError>;
+    /// Runs one recorded workflow task again: `inputs` are its recorded input events (in
+    /// arrival order), `recorded` its recorded commands. As [`run_task`](Self::run_task) on
+    /// replay, with the messages read in place from the history (a signal's name and
+    /// arguments are not copied to be applied).
+    fn replay_task(
+        &mut self,
+        inputs: &[HistoryEvent],
+        meta: TaskMeta,
+        recorded: &[HistoryEvent],
+    ) -> Result<TaskOutput, TaskError>;
     /// Answers a query from the current state.
     fn query(&self, name: &str, args: &Payload) -> Result<Payload, WfError>;
     /// The history position this instance has reached.
@@ -187,7 +198,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
                 args,
                 sent_at,
                 ..
-            } => self.apply_signal(name, args, sent_at),
+            } => self.apply_signal(Cow::Owned(name), Cow::Owned(args), sent_at),
             Message::Update {
                 update_id,
                 name,
@@ -226,13 +237,34 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         }
     }
 
-    fn apply_signal(&mut self, name: String, args: Payload, sent_at: Option<i64>) {
+    /// Applies one recorded input event on replay (commands and markers are no messages).
+    fn apply_recorded(&mut self, kind: &EventKind) {
+        match kind {
+            EventKind::SignalReceived {
+                name,
+                args,
+                sent_at,
+                ..
+            } => self.apply_signal(Cow::Borrowed(name), Cow::Borrowed(args), *sent_at),
+            other => {
+                if let Some(message) = Message::from_event(other) {
+                    self.apply(message, true);
+                }
+            }
+        }
+    }
+
+    /// Runs a signal's handler; a signal no handler takes is buffered. Borrowed from the
+    /// history on replay: copied only where it is kept (buffered, or given to a dynamic handler).
+    fn apply_signal(&mut self, name: Cow<'_, str>, args: Cow<'_, Payload>, sent_at: Option<i64>) {
         let def = self.def.clone();
         let handler = def.handler(&name, Role::Signal);
         if handler.is_none() && def.dynamic().signal.is_none() {
-            self.core
-                .borrow_mut()
-                .buffer_signal(Signal::new(name, args, sent_at));
+            self.core.borrow_mut().buffer_signal(Signal::new(
+                name.into_owned(),
+                args.into_owned(),
+                sent_at,
+            ));
             return;
         }
         let span = tracing::debug_span!(
@@ -244,7 +276,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         let _entered = span.enter();
         let Some(handler) = handler else {
             let dynamic = def.dynamic().signal.as_ref().expect("checked above");
-            return self.apply_dynamic_signal(dynamic, name, args, &span);
+            return self.apply_dynamic_signal(dynamic, name.into_owned(), args.into_owned(), &span);
         };
         match &handler.kind {
             HandlerKind::SyncSignal(f) => {
@@ -529,22 +561,19 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             );
         }
     }
-}
 
-impl<W: WorkflowDefinition> Instance for RunMachine<W> {
-    fn run_task(
+    /// One workflow task (see the module's opening comment): `apply_inputs` applies its
+    /// messages and returns the events they record (none on replay).
+    fn task(
         &mut self,
-        messages: Vec<Message>,
         meta: TaskMeta,
         recorded: Option<&[HistoryEvent]>,
+        apply_inputs: impl FnOnce(&mut Self) -> Vec<EventKind>,
     ) -> Result<TaskOutput, TaskError> {
         let replaying = recorded.is_some();
         self.begin_task(&meta, recorded)?;
         let result = catch_unwind(AssertUnwindSafe(|| {
-            let mut events = Vec::with_capacity(messages.len() + 2);
-            for message in messages {
-                events.extend(self.apply(message, replaying));
-            }
+            let events = apply_inputs(self);
             self.start_main();
             let core = self.core.clone();
             let busy = self
@@ -567,7 +596,12 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
         }
         // Taken, not drained: a run kept in the cache (a closed one too) would hold the
         // list's capacity for as long as it stays there.
-        events.extend(std::mem::take(&mut core.issued));
+        let issued = std::mem::take(&mut core.issued);
+        if events.is_empty() {
+            events = issued;
+        } else {
+            events.extend(issued);
+        }
         let local_activities = match replaying {
             true => Vec::new(),
             false => core.take_local_requests(),
@@ -594,6 +628,38 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             close,
             summary: self.summary(),
             local_activities,
+        })
+    }
+}
+
+impl<W: WorkflowDefinition> Instance for RunMachine<W> {
+    fn run_task(
+        &mut self,
+        messages: Vec<Message>,
+        meta: TaskMeta,
+        recorded: Option<&[HistoryEvent]>,
+    ) -> Result<TaskOutput, TaskError> {
+        let replaying = recorded.is_some();
+        self.task(meta, recorded, |machine| {
+            let mut events = Vec::with_capacity(messages.len() + 2);
+            for message in messages {
+                events.extend(machine.apply(message, replaying));
+            }
+            events
+        })
+    }
+
+    fn replay_task(
+        &mut self,
+        inputs: &[HistoryEvent],
+        meta: TaskMeta,
+        recorded: &[HistoryEvent],
+    ) -> Result<TaskOutput, TaskError> {
+        self.task(meta, Some(recorded), |machine| {
+            for input in inputs {
+                machine.apply_recorded(&input.kind);
+            }
+            Vec::new()
         })
     }
 

@@ -5,7 +5,6 @@ use super::compare::{compare_commands, Mismatch};
 use super::erased::ErasedDefinition;
 use super::machine::{Instance, TaskError, TaskMeta};
 use crate::data::history::{EventKind, HistoryEvent};
-use crate::data::message::Message;
 
 /// Why a rebuild failed, as the `Replayer` reports it.
 #[derive(Debug)]
@@ -69,11 +68,7 @@ pub(crate) fn rebuild(
             .iter()
             .position(|e| !e.kind.is_input())
             .unwrap_or(group.len());
-        let messages: Vec<Message> = group[..split]
-            .iter()
-            .filter_map(|e| Message::from_event(&e.kind))
-            .collect();
-        let recorded = &group[split..];
+        let (inputs, recorded) = group.split_at(split);
         if let Some(stray) = recorded.iter().find(|e| e.kind.is_input()) {
             return Err(RebuildError::Task(TaskError::Other(format!(
                 "run {run_id}: history event {} ({}) follows a command inside one workflow task; the history is corrupt",
@@ -88,7 +83,7 @@ pub(crate) fn rebuild(
             build_id: build_id.clone(),
         };
         let output = instance
-            .run_task(messages, meta, Some(recorded))
+            .replay_task(inputs, meta, recorded)
             .map_err(|e| match e {
                 TaskError::NonDeterminism(m) => {
                     TaskError::NonDeterminism(format!("run {run_id}: {m}"))

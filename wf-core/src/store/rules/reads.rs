@@ -2,7 +2,7 @@
 
 use super::deliver::find_run;
 use super::tx::Tx;
-use crate::data::codec::decode_events;
+use crate::data::codec::decode_events_into;
 use crate::data::history::HistoryEvent;
 use crate::data::update::UpdateRecord;
 use crate::error::StoreError;
@@ -26,13 +26,34 @@ pub(crate) async fn read_history<X: Tx>(
     from_event_id: u64,
 ) -> Result<Vec<HistoryEvent>, StoreError> {
     let rows = tx.event_rows(&run_id, from_event_id).await?;
-    let mut events = Vec::new();
+    let mut events = Vec::with_capacity(capacity_for(&rows));
     for (first_event_id, data) in rows {
-        let decoded = decode_events(first_event_id, &data)
+        let start = events.len();
+        decode_events_into(first_event_id, &data, &mut events)
             .map_err(|e| StoreError::corrupt(format!("run {run_id}: {e}")))?;
-        events.extend(decoded.into_iter().filter(|e| e.event_id >= from_event_id));
+        // A row's ids ascend from its first: those before `from_event_id` lead it.
+        let before = events[start..]
+            .iter()
+            .take_while(|e| e.event_id < from_event_id)
+            .count();
+        events.drain(start..start + before);
     }
     Ok(events)
+}
+
+/// The events `rows` should hold, to size the list once: the span of their first ids (each row
+/// holds one event at least), but no more than one per 16 stored bytes, so that damaged ids
+/// cannot ask for more memory than the events could take.
+fn capacity_for(rows: &[(u64, Vec<u8>)]) -> usize {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return 0;
+    };
+    let bytes: usize = rows.iter().map(|(_, data)| data.len()).sum();
+    let span = last.0.saturating_sub(first.0).saturating_add(1);
+    usize::try_from(span)
+        .unwrap_or(usize::MAX)
+        .min(bytes / 16)
+        .max(rows.len())
 }
 
 /// [`Store::pending_messages`](crate::store::Store::pending_messages): the inbox, then the
