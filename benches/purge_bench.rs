@@ -10,8 +10,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
+use wf_sdk::client::PurgeRequest;
 use wf_sdk::prelude::*;
-use wf_sdk::PurgeRequest;
 
 /// Returns at once: a closed run with a short history.
 #[derive(Default)]

@@ -17,9 +17,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use wf_sdk::history::{EventKind, HistoryEvent};
 use wf_sdk::prelude::*;
-use wf_sdk::sync::Mutex;
-use wf_sdk::{EventKind, HistoryEvent};
+use wf_sdk::workflow::sync::Mutex;
 
 /// The agent's input; a continue-as-new carries the progress in it.
 #[derive(Serialize, Deserialize, Clone, Debug)]

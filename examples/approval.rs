@@ -16,8 +16,8 @@ use demo_db::DemoDb;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
+use wf_sdk::history::{EventKind, HistoryEvent};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, HistoryEvent};
 
 /// How long a request waits for a decision.
 pub const DEADLINE: Duration = Duration::from_secs(24 * 3600);

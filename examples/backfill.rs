@@ -22,8 +22,8 @@ use demo_db::DemoDb;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wf_sdk::history::HistoryEvent;
 use wf_sdk::prelude::*;
-use wf_sdk::HistoryEvent;
 
 /// Rows to copy.
 pub const ROWS: u32 = 40;

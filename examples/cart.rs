@@ -16,8 +16,8 @@ use demo_db::DemoDb;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use wf_sdk::history::HistoryEvent;
 use wf_sdk::prelude::*;
-use wf_sdk::HistoryEvent;
 
 /// The shop's products: sku, name, unit price in cents.
 pub const CATALOGUE: &[(&str, &str, u64)] = &[

@@ -1,6 +1,6 @@
 //! Lesson 5, children and fan-out: a workflow starts other workflows as its children, each a
 //! run of its own with its own history, and awaits their results like activity calls. Many
-//! children at once, with a bound, go through `wf_sdk::join_bounded`, which polls them in
+//! children at once, with a bound, go through `wf_sdk::workflow::join_bounded`, which polls them in
 //! order, so the parent's history is the same on every replay. (`fanout` does the same with a
 //! hundred children on a file.)
 //!
@@ -30,7 +30,7 @@ impl Report {
             .enumerate()
             .map(|(i, line)| ctx.child::<Count>(format!("{id}-line-{i}"), line));
         let mut total = 0;
-        for result in wf_sdk::join_bounded(children, 3).await {
+        for result in wf_sdk::workflow::join_bounded(children, 3).await {
             total += result?; // a failed child is an error the parent may handle
         }
         Ok(format!(

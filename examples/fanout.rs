@@ -1,5 +1,5 @@
 //! Fan-out with bounded concurrency, on the embedded SQLite store: a `fanout` run starts 100
-//! `square` child runs, at most 10 at a time (`wf_sdk::join_bounded`: each time a child ends
+//! `square` child runs, at most 10 at a time (`wf_sdk::workflow::join_bounded`: each time a child ends
 //! the next one starts, in the same workflow task), and sums their results. Each child runs
 //! one activity. The order in which children start and the parent's history are the same on
 //! every replay: the combinator polls its futures in order, never by wake-up order.
@@ -12,8 +12,8 @@ mod demo_db;
 use demo_db::DemoDb;
 
 use std::time::{Duration, Instant};
+use wf_sdk::history::{EventKind, HistoryEvent};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, HistoryEvent};
 
 /// What to fan out.
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -46,7 +46,7 @@ impl FanOut {
         let prefix = ctx.workflow_id();
         let children = (0..plan.children)
             .map(|i| ctx.child::<Square>(format!("{prefix}-square-{i}"), &u64::from(i)));
-        let results = wf_sdk::join_bounded(children, plan.at_once).await;
+        let results = wf_sdk::workflow::join_bounded(children, plan.at_once).await;
         let mut summary = Summary {
             completed: 0,
             failed: Vec::new(),

@@ -20,8 +20,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wf_sdk::history::{EventKind, HistoryEvent};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, HistoryEvent};
 
 /// How long the customer has to confirm.
 pub const CONFIRM_WITHIN: Duration = Duration::from_secs(15 * 60);

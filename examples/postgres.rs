@@ -11,8 +11,8 @@
 //! .ci/postgres stop
 //! ```
 
+use wf_sdk::postgres::PostgresOptions;
 use wf_sdk::prelude::*; // with `postgres`: `PostgresExt` gives the builder `.postgres(url)`
-use wf_sdk::PostgresOptions;
 
 /// A nightly job: one activity.
 #[derive(Default)]

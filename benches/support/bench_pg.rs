@@ -3,8 +3,8 @@
 //! the extra worker processes of `--workers N` (this binary run again with `--pg-worker-child`).
 
 use std::time::Duration;
+use wf_sdk::postgres::PostgresOptions;
 use wf_sdk::prelude::*;
-use wf_sdk::PostgresOptions;
 
 /// The database URL: `--postgres-url`, else `WF_POSTGRES_URL`.
 pub fn url(flag: Option<String>) -> Result<String, String> {

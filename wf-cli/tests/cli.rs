@@ -12,7 +12,10 @@ use std::time::Duration;
 use wf_http::testing::{TestPki, TestPkiFiles};
 use wf_sdk::http::{serve, ServeOptions, Server};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, History, ScheduleAction, SchedulePolicies, ScheduleSpec};
+use wf_sdk::{
+    history::{EventKind, History},
+    schedule::{ScheduleAction, SchedulePolicies, ScheduleSpec},
+};
 
 /// An order: waits for `ship`, takes `add` updates, answers `notes`.
 #[derive(Default)]
@@ -947,7 +950,7 @@ async fn list_filters_by_search_attributes_and_ages_and_describe_shows_them(via:
         .await
         .unwrap();
     let client = engine.client();
-    let memo = wf_sdk::StartOptions::default()
+    let memo = wf_sdk::client::StartOptions::default()
         .with_memo("owner", "ops")
         .unwrap();
     client
@@ -1109,14 +1112,14 @@ async fn builds_are_counted_made_current_and_listed_by_build(via: Via) {
 /// `--db` file has no codec, so it shows what it cannot decode instead of failing.
 struct FlipBitsToyCodec;
 
-impl wf_sdk::PayloadCodec for FlipBitsToyCodec {
+impl wf_sdk::payload::PayloadCodec for FlipBitsToyCodec {
     fn id(&self) -> &str {
         "flip-toy"
     }
-    fn encode(&self, bytes: &[u8]) -> Result<Vec<u8>, wf_sdk::CodecError> {
+    fn encode(&self, bytes: &[u8]) -> Result<Vec<u8>, wf_sdk::payload::CodecError> {
         Ok(bytes.iter().map(|b| !b).collect())
     }
-    fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, wf_sdk::CodecError> {
+    fn decode(&self, bytes: &[u8]) -> Result<Vec<u8>, wf_sdk::payload::CodecError> {
         Ok(bytes.iter().map(|b| !b).collect())
     }
 }

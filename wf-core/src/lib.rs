@@ -9,7 +9,7 @@
 //! | module | what lives there |
 //! |---|---|
 //! | [`metrics`] | counters, gauges and histograms on atomics, their snapshot and Prometheus text (imports nothing; every layer records into it) |
-//! | [`data`] | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
+//! | `data` | plain data: payloads, history events and their codec, messages, runs, updates, activity options, the limits on ids and names |
 //! | [`error`] | the errors of every layer |
 //! | [`activity`] | activity definitions, their invoker table and context |
 //! | `workflow` | the workflow side: definition, context, one file per command kind, executor |
@@ -19,12 +19,13 @@
 //! | [`client`] | the client and its typed handles, over a `Transport` |
 //! | `runtime` | the engine, its workers, and the client calls it serves |
 //! | `otel` | (feature `otel`) export spans with OpenTelemetry |
+//! | [`wire`] | the narrow door to `data` for wf-http, wf-cli and wf-postgres: JSON views of payloads and events, MessagePack decoding, ids |
 
 #![warn(missing_docs)]
 
 pub mod activity;
 pub mod client;
-pub mod data;
+mod data;
 pub mod error;
 pub mod metrics;
 #[cfg(feature = "otel")]
@@ -33,6 +34,7 @@ mod replay;
 mod runtime;
 pub mod schedule;
 pub mod store;
+pub mod wire;
 mod workflow;
 
 pub use activity::{

@@ -3,7 +3,7 @@
 //! as an array (by position) or an object (by parameter name), become the handler's argument
 //! tuple, each checked against its parameter's type so that a bad one is named. MessagePack
 //! becomes JSON through a depth-bounded decoder: bytes as arrays of numbers, map keys that are
-//! not strings as their JSON text (the decoder lives in `wf_core::data::json`).
+//! not strings as their JSON text (the decoder lives in `wf_core::wire`).
 
 use serde_json::Value;
 use std::fmt;
@@ -222,13 +222,13 @@ fn kind_of(v: &Value) -> &'static str {
 /// The JSON form of a payload; bytes that are not MessagePack (or nest deeper than the
 /// engine decodes) are an error.
 pub fn from_payload(payload: &Payload) -> Result<Value, PayloadError> {
-    wf_core::data::json::from_payload(payload)
+    wf_core::wire::from_payload(payload)
 }
 
 /// The JSON form of a history event's body (MessagePack with named fields): its payloads, kept
 /// as `bin`, are shown as the JSON of the values they hold (one level deep).
 pub fn from_event_bytes(bytes: &[u8]) -> Result<Value, PayloadError> {
-    wf_core::data::json::from_event_bytes(bytes)
+    wf_core::wire::from_event_bytes(bytes)
 }
 
 #[cfg(test)]

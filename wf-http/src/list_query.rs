@@ -5,7 +5,7 @@
 //! (the run id of the last run of the previous page).
 
 use crate::wire::{from_ms, to_ms};
-use wf_core::data::search::SearchValue;
+use wf_core::SearchValue;
 use wf_core::{ListFilter, RunStatus};
 
 /// Percent-encodes `s` for a query string value or a path segment (everything but

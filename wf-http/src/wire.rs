@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use wf_core::data::message::Message;
-use wf_core::data::search::SearchAttributes;
+use wf_core::store::Message;
+use wf_core::SearchAttributes;
 use wf_core::{
     Description, PendingActivity, PendingUpdate, RetryPolicy, RunInfo, RunStatus, TaskFailure,
 };
@@ -353,7 +353,7 @@ pub fn from_ms(ms: u64) -> SystemTime {
 
 /// A memo with each value turned into `V` by `value`.
 pub fn memo_of<V, E>(
-    memo: &wf_core::data::search::Memo,
+    memo: &wf_core::Memo,
     mut value: impl FnMut(&wf_core::Payload) -> Result<V, E>,
 ) -> Result<BTreeMap<String, V>, E> {
     memo.iter()

@@ -7,8 +7,8 @@ mod common;
 
 use std::time::Duration;
 use wf_http::ServeOptions;
+use wf_sdk::client::ListFilter;
 use wf_sdk::prelude::*;
-use wf_sdk::ListFilter;
 
 const TOKEN: &str = "builds-test-token";
 

@@ -7,8 +7,8 @@ mod common;
 use common::{until, Http};
 use serde_json::{json, Value};
 use std::time::Duration;
+use wf_sdk::payload::Payload;
 use wf_sdk::prelude::*;
-use wf_sdk::Payload;
 
 #[derive(Default)]
 pub struct Router {
@@ -64,7 +64,7 @@ impl Router {
     }
 }
 
-async fn setup(net: common::Net) -> (wf_sdk::Engine, wf_http::Server, Http) {
+async fn setup(net: common::Net) -> (wf_sdk::engine::Engine, wf_http::Server, Http) {
     let engine = Engine::builder()
         .memory()
         .poll_interval(Duration::from_millis(20))

@@ -9,7 +9,7 @@ use common::Http;
 use serde_json::json;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{Payload, UpdateStage};
+use wf_sdk::{client::UpdateStage, payload::Payload};
 
 #[derive(Default)]
 pub struct Anything {

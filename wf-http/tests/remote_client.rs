@@ -10,7 +10,12 @@ use common::{served, AgentInput, AgentRun, AgentRunClient, Nap, Net, Status, TOK
 use std::time::Duration;
 use wf_http::{ConnectExt, ServeOptions};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, ListFilter, Payload, ScheduleAction, SchedulePolicies, ScheduleSpec};
+use wf_sdk::{
+    client::ListFilter,
+    history::EventKind,
+    payload::Payload,
+    schedule::{ScheduleAction, SchedulePolicies, ScheduleSpec},
+};
 
 async fn remote(net: Net) -> (Engine, wf_http::Server, Client) {
     let (engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
@@ -337,7 +342,7 @@ async fn a_retried_start_over_http_returns_the_same_run(net: Net) {
         goal: "ship".into(),
         step: 0,
     };
-    let options = wf_sdk::StartOptions::new().request_id("req-http");
+    let options = wf_sdk::client::StartOptions::new().request_id("req-http");
     let first = client
         .start_with::<AgentRun>("agent-7", input.clone(), options.clone())
         .await

@@ -7,7 +7,7 @@ use common::{served, until, Http};
 use serde_json::{json, Value};
 use wf_http::ServeOptions;
 
-async fn setup(net: common::Net) -> (wf_sdk::Engine, wf_http::Server, Http) {
+async fn setup(net: common::Net) -> (wf_sdk::engine::Engine, wf_http::Server, Http) {
     let (engine, server) = served(net, ServeOptions::default()).await;
     let http = net.http(&server, None);
     (engine, server, http)

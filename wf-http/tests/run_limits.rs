@@ -11,7 +11,7 @@ use serde_json::json;
 use std::time::Duration;
 use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
-use wf_sdk::{RetryPolicy, StartOptions};
+use wf_sdk::{activity::RetryPolicy, client::StartOptions};
 
 both_ways!(
     #[tokio::test]

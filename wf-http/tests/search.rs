@@ -8,8 +8,8 @@ use common::Http;
 use serde_json::{json, Value};
 use std::time::Duration;
 use wf_http::ServeOptions;
+use wf_sdk::client::{ListFilter, StartOptions};
 use wf_sdk::prelude::*;
-use wf_sdk::{ListFilter, StartOptions};
 
 /// Tags itself with its customer and tier, then waits to be closed.
 #[derive(Default)]

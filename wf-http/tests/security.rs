@@ -90,7 +90,7 @@ async fn a_body_over_the_limit_is_413_and_changes_nothing(net: common::Net) {
     )
     .await;
     let http2 = net.http(&server2, None);
-    let huge = "y".repeat(wf_sdk::MAX_PAYLOAD_BYTES + 10);
+    let huge = "y".repeat(wf_sdk::limits::MAX_PAYLOAD_BYTES + 10);
     let r = http2
         .post(
             "/agent_run/runs",

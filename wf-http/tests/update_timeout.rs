@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wf_http::ServeOptions;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, MemoryStore};
+use wf_sdk::{history::EventKind, store::MemoryStore};
 
 /// An engine on `store` with no worker (a client of the store), serving HTTP; its updates wait
 /// 300 ms unless told otherwise.
@@ -46,7 +46,7 @@ async fn worker(store: Arc<MemoryStore>) -> Engine {
         .expect("worker")
 }
 
-fn accepted_ids(history: &[wf_sdk::HistoryEvent]) -> Vec<String> {
+fn accepted_ids(history: &[wf_sdk::history::HistoryEvent]) -> Vec<String> {
     history
         .iter()
         .filter_map(|e| match &e.kind {

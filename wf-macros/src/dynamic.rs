@@ -163,7 +163,7 @@ fn name_and_args(cx: &Ctxt, m: &Method, what: &str, borrowed: bool) -> bool {
 }
 
 /// Whether `ty` is the type written `want` (`String`, `Payload`, `&str`, `&Payload`), by its
-/// last path segment so that `wf_sdk::Payload` and `std::string::String` pass too.
+/// last path segment so that `wf_sdk::payload::Payload` and `std::string::String` pass too.
 pub(crate) fn is(ty: &Type, want: &str) -> bool {
     let (ty, want) = match (ty, want.strip_prefix('&')) {
         (Type::Reference(r), Some(inner)) if r.mutability.is_none() => (&*r.elem, inner),

@@ -208,7 +208,7 @@ mod tests {
         );
         assert_eq!(
             context_borrow(
-                &parse_quote!(&wf_sdk::WorkflowContext<Self>),
+                &parse_quote!(&wf_sdk::workflow::WorkflowContext<Self>),
                 "WorkflowContext"
             ),
             Some(Borrow::Ref)

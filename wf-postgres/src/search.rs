@@ -3,8 +3,8 @@
 
 use crate::rows::get;
 use crate::tx::{owned, PostgresTx, Result};
-use wf_core::data::search::{SearchAttributes, SearchValue};
 use wf_core::store::{Payload, SearchTable};
+use wf_core::{SearchAttributes, SearchValue};
 
 /// v4: search attributes (one row per run and key: its kind and the canonical text of its
 /// value, found by key and value) and memos.

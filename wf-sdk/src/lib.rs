@@ -50,17 +50,23 @@
 //!
 //! # What is where
 //!
-//! | path | what |
+//! | module | what |
 //! |---|---|
-//! | [`prelude`] | `use wf_sdk::prelude::*;`: the macros, the engine, the client, the contexts, the errors, serde's derives |
-//! | the macros | [`workflow`] (with [`init`], [`run`], [`signal`], [`query`], [`update`], [`validator`]), [`activities`] (with [`activity`]) |
-//! | the engine | [`Engine`], [`EngineBuilder`], the stores ([`SqliteStore`], [`MemoryStore`], [`Store`]), [`TestClock`] |
-//! | workflow code | [`WorkflowContext`] (state, activities, timers, waits, children, patches, search attributes), [`CancellationScope`], [`join_all`], [`join_bounded`], [`select`], [`select_all`], [`sync`] (a deterministic mutex and queue) |
-//! | activity code | [`ActivityContext`] (heartbeats, cancellation, task tokens), [`ActivityError`], [`RetryPolicy`] |
-//! | the client | [`Client`], [`WorkflowHandle`] (typed methods from the generated `<Type>Client` trait), [`StartOptions`], [`Schedules`], [`ListFilter`], [`PurgeRequest`] |
-//! | histories | [`HistoryEvent`], [`EventKind`], [`History`] (the export document), [`Replayer`] |
-//! | errors | [`WfError`] (what clients see), [`WorkflowError`], [`UpdateError`], [`Rejection`], [`ActivityCallError`], [`ChildError`] |
+//! | [`prelude`] | `use wf_sdk::prelude::*;`: the macros, the engine, the client and its handles, the contexts, the errors, serde's derives |
+//! | the macros | [`workflow`](macro@workflow) (with [`init`], [`run`], [`signal`](macro@signal), [`query`], [`update`], [`validator`]), [`activities`] (with [`activity`](macro@activity)) |
+//! | [`workflow`](mod@workflow) | [`WorkflowContext`](workflow::WorkflowContext) (state, activities, timers, waits, children, patches, search attributes), [`CancellationScope`](workflow::CancellationScope), [`select`](workflow::select), [`join_all`](workflow::join_all), [`sync`](workflow::sync) (a deterministic mutex and queue) |
+//! | [`activity`](mod@activity) | [`ActivityContext`](activity::ActivityContext) (heartbeats, cancellation, task tokens), [`ActivityError`](activity::ActivityError), [`RetryPolicy`](activity::RetryPolicy) |
+//! | [`engine`] | [`Engine`](engine::Engine), [`EngineBuilder`](engine::EngineBuilder), the clocks |
+//! | [`client`] | [`Client`](client::Client), [`WorkflowHandle`](client::WorkflowHandle) (typed methods from the generated `<Type>Client` trait), [`StartOptions`](client::StartOptions), [`ListFilter`](client::ListFilter), [`Description`](client::Description) |
+//! | [`schedule`] | [`Schedules`](schedule::Schedules), [`ScheduleSpec`](schedule::ScheduleSpec), [`ScheduleAction`](schedule::ScheduleAction) |
+//! | [`history`] | [`HistoryEvent`](history::HistoryEvent), [`EventKind`](history::EventKind), [`History`](history::History) (the export document), [`Replayer`](history::Replayer) |
+//! | [`payload`] | [`Payload`](payload::Payload), [`PayloadCodec`](payload::PayloadCodec) (encryption or compression at rest) |
+//! | [`error`] | [`WfError`](error::WfError) (what clients see), [`WorkflowError`](error::WorkflowError), [`UpdateError`](error::UpdateError), [`Rejection`](error::Rejection), [`ActivityCallError`](error::ActivityCallError), [`ChildError`](error::ChildError) |
+//! | [`limits`] | the limits on ids, names, reasons and payloads |
+//! | [`store`] | [`Store`](store::Store), [`MemoryStore`](store::MemoryStore), [`SqliteStore`](store::SqliteStore); with `store`, what a store of your own needs |
+//! | [`testing`] | [`TestClock`](testing::TestClock); with `fault-injection`, a store that injects faults |
 //! | [`metrics`] | the engine's metrics snapshot and its Prometheus text |
+//! | `postgres`, `http`, `otel` | the features below |
 //! | [`guide`] | the chapters of the guide |
 //!
 //! # Feature flags
@@ -68,166 +74,132 @@
 //! | feature | adds |
 //! |---|---|
 //! | `http` | `wf_sdk::http` (serve the engine over HTTP, the web view) and `Client::connect(url)`, a remote client with the same typed handles |
-//! | `postgres` | `PostgresStore`, `PostgresOptions` and `Engine::builder().postgres(url)` (`PostgresExt`, in the prelude) |
+//! | `postgres` | `wf_sdk::postgres`: `PostgresStore`, `PostgresOptions` and `Engine::builder().postgres(url)` (`PostgresExt`, in the prelude) |
 //! | `otel` | `wf_sdk::otel`: export wf's tracing spans over OTLP/HTTP |
-//! | `fault-injection` | `wf_sdk::faults`: a store wrapper that injects I/O errors, full disks, delays and crashes, for tests |
-//! | `store` | `wf_sdk::store`: the records, requests and conformance suite a store of your own needs |
+//! | `fault-injection` | `wf_sdk::testing::faults`: a store wrapper that injects I/O errors, full disks, delays and crashes, for tests |
+//! | `store` | more of `wf_sdk::store`: the records, requests and conformance suite a store of your own needs |
 //!
 //! Applications also depend on `serde` (with `derive`) and `tokio` (with `macros` and
 //! `rt-multi-thread`): see [getting started](guide::getting_started).
 
 #![warn(missing_docs)]
 
-// The API, item by item (no whole modules: what is not listed here is the engine's own).
-pub use wf_core::{
-    // Writing workflows.
-    ActivityCall,
-    // Errors.
-    ActivityCallError,
-    // Writing activities.
-    ActivityContext,
-    ActivityError,
-    ActivityFailure,
-    ActivityInfo,
-    ActivityResponse,
-    // Worker versioning.
-    BuildIdStatus,
-    // Schedules.
-    CalendarSpec,
-    CancellationScope,
-    Cancelled,
-    ChildCall,
-    ChildError,
-    ChildHandle,
-    // Runs and their histories.
-    ChildOutcome,
-    ChildResult,
-    // The engine and its client.
-    Client,
-    // Stores and time.
-    Clock,
-    CodecError,
-    Description,
-    Divergence,
-    DynamicInfo,
-    // A dynamic workflow type's input (`#[workflow(dynamic)]`).
-    DynamicInput,
-    Engine,
-    EngineBuilder,
-    EventKind,
-    HandlerInfo,
-    History,
-    HistoryEvent,
-    HistoryFormatError,
-    IdConflictPolicy,
-    IdReusePolicy,
-    InScope,
-    IntervalSpec,
-    LimitError,
-    ListFilter,
-    LocalOutcome,
-    Memo,
-    MemoryStore,
-    OverlapPolicy,
-    Param,
-    ParentClosePolicy,
-    ParentInfo,
-    // Payloads.
-    Payload,
-    PayloadCodec,
-    PayloadError,
-    PendingActivity,
-    PendingUpdate,
-    PurgeReport,
-    PurgeRequest,
-    QueryCall,
-    Rejection,
-    ReplayError,
-    ReplayOutcome,
-    Replayer,
-    RetryPolicy,
-    Role,
-    RunInfo,
-    RunStatus,
-    RunTimeout,
-    ScheduleAction,
-    ScheduleDescription,
-    ScheduleHandle,
-    SchedulePolicies,
-    ScheduleSpec,
-    ScheduledAction,
-    Schedules,
-    SearchAttributes,
-    SearchValue,
-    Signal,
-    SignalCall,
-    SignalExternalError,
-    SignalRequest,
-    SignalStatus,
-    SignalWaitError,
-    Sleep,
-    SqliteOptions,
-    SqliteStore,
-    StartChild,
-    StartOptions,
-    Store,
-    SystemClock,
-    TaskFailure,
-    TestClock,
-    TimedCondition,
-    TimeoutKind,
-    UpdateCall,
-    UpdateError,
-    UpdateHandle,
-    UpdateOutcome,
-    UpdateRequest,
-    UpdateStage,
-    VersioningBehavior,
-    WaitCondition,
-    WaitForSignal,
-    WaitForSignalUntil,
-    WaitKind,
-    WaitTimeout,
-    WfError,
-    WorkflowContext,
-    WorkflowDefinition,
-    WorkflowError,
-    WorkflowHandle,
-    WorkflowType,
-    ACTION_ID_SUFFIX_BYTES,
-    DEFAULT_UPDATE_TIMEOUT,
-    MAX_ID_BYTES,
-    MAX_NAME_BYTES,
-    MAX_PAYLOAD_BYTES,
-    MAX_REASON_BYTES,
-};
 pub use wf_macros::{activities, activity, init, query, run, signal, update, validator, workflow};
-// Deterministic concurrency in workflow code (in place of `futures::select!`, which picks at
-// random and so does not replay).
-pub use wf_core::{join_all, join_bounded, select, select_all, Either, JoinAll, Select, SelectAll};
 
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(feature = "postgres")]
-pub use postgres::PostgresExt;
-#[cfg(feature = "postgres")]
-pub use wf_postgres::{
-    ClientCert, PostgresOptions, PostgresStore, PostgresTls, RootCerts, SslMode,
-};
+/// Writing workflows: the context a `#[run]` method and its handlers get, the futures its
+/// methods return, deterministic concurrency, and what describes a workflow type.
+pub mod workflow {
+    pub use wf_core::{
+        join_all, join_bounded, select, select_all, ActivityCall, CancellationScope, ChildCall,
+        ChildHandle, ChildResult, DynamicInfo, DynamicInput, Either, HandlerInfo, InScope, JoinAll,
+        Param, ParentClosePolicy, ParentInfo, Role, Select, SelectAll, Signal, Sleep, StartChild,
+        TimedCondition, VersioningBehavior, WaitCondition, WaitForSignal, WaitForSignalUntil,
+        WorkflowContext, WorkflowDefinition, WorkflowType,
+    };
 
-/// Deterministic synchronization for workflow code: an async mutex and a queue.
-pub mod sync {
-    pub use wf_core::sync::{Lock, Mutex, MutexGuard, Queue, Recv};
+    /// Deterministic synchronization for workflow code: an async mutex and a queue (in place
+    /// of tokio's, which workflow code must not touch).
+    pub mod sync {
+        pub use wf_core::sync::{Lock, Mutex, MutexGuard, Queue, Recv};
+    }
 }
 
-/// Test support (the `fault-injection` feature): a store wrapper that injects I/O errors,
-/// full disks, delays, and crashes at a chosen commit (see [`faults::FaultStore`]).
-#[cfg(feature = "fault-injection")]
-pub mod faults {
-    pub use wf_core::store::faults::{Crash, Fault, FaultStore, Op, Target, CRASHES};
+/// Writing activities: the context an activity gets (heartbeats, cancellation, task tokens),
+/// its errors, and how it is retried.
+pub mod activity {
+    pub use wf_core::{
+        ActivityContext, ActivityError, ActivityFailure, ActivityInfo, RetryPolicy, TimeoutKind,
+    };
 }
 
-/// Metrics: what [`Engine::metrics`] returns, rendered for Prometheus by
+/// The engine: where workflows and activities run, and the clocks it can run on.
+pub mod engine {
+    pub use wf_core::{Clock, Engine, EngineBuilder, StoreOpener, SystemClock};
+}
+
+/// Talking to runs: the client, typed handles (with the methods of the generated
+/// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
+pub mod client {
+    pub use wf_core::{
+        ActivityResponse, BuildIdStatus, Client, Description, IdConflictPolicy, IdReusePolicy,
+        ListFilter, Memo, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall,
+        RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall, SignalRequest,
+        SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome,
+        UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    };
+}
+
+/// Schedules: runs started on a calendar or an interval, and their policies.
+pub mod schedule {
+    pub use wf_core::{
+        CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
+        ScheduleHandle, SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
+        ACTION_ID_SUFFIX_BYTES,
+    };
+}
+
+/// Histories: their events, the export document, and the [`Replayer`](history::Replayer)
+/// that checks new code against recorded runs.
+pub mod history {
+    pub use wf_core::{
+        ChildOutcome, Divergence, EventKind, History, HistoryEvent, HistoryFormatError,
+        LocalOutcome, ReplayError, ReplayOutcome, Replayer,
+    };
+}
+
+/// Payloads: the encoded values in histories and messages, and the codec hook (encryption,
+/// compression) applied to them at rest.
+pub mod payload {
+    pub use wf_core::{CodecError, Payload, PayloadCodec, PayloadError};
+}
+
+/// The errors: what clients see ([`WfError`](error::WfError)), what workflow code returns and
+/// meets, and a store's ([`StoreError`](error::StoreError)).
+pub mod error {
+    pub use wf_core::{
+        ActivityCallError, Cancelled, ChildError, Rejection, SignalExternalError, SignalWaitError,
+        UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
+    };
+}
+
+/// The limits on ids, names, reasons and payloads, and the error for exceeding one.
+pub mod limits {
+    pub use wf_core::{
+        LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_PAYLOAD_BYTES, MAX_REASON_BYTES,
+    };
+}
+
+/// Stores: the [`Store`](store::Store) trait and the two built in (memory, SQLite). With the
+/// `store` feature, also what a store implementation needs: the records a store keeps and the
+/// requests it takes, its errors, and the conformance suite a new store must pass.
+pub mod store {
+    #[cfg(feature = "store")]
+    pub use wf_core::store::*;
+    pub use wf_core::{MemoryStore, SqliteOptions, SqliteStore, Store};
+}
+
+/// Test support: the controllable clock, and (the `fault-injection` feature) a store wrapper
+/// that injects I/O errors, full disks, delays and crashes.
+pub mod testing {
+    pub use wf_core::TestClock;
+
+    /// A store wrapper that injects I/O errors, full disks, delays, and crashes at a chosen
+    /// commit (see [`FaultStore`](faults::FaultStore)). Not for production builds.
+    #[cfg(feature = "fault-injection")]
+    pub mod faults {
+        pub use wf_core::store::faults::{Crash, Fault, FaultStore, Op, Target, CRASHES};
+    }
+}
+
+/// The PostgreSQL store (the `postgres` feature): [`PostgresStore`](postgres::PostgresStore),
+/// its options and TLS settings, and `Engine::builder().postgres(url)`
+/// ([`PostgresExt`](postgres::PostgresExt), in the prelude).
+#[cfg(feature = "postgres")]
+#[path = "postgres.rs"]
+pub mod postgres;
+
+/// Metrics: what [`Engine::metrics`](engine::Engine::metrics) returns, rendered for
+/// Prometheus by
 /// [`MetricsSnapshot::to_prometheus_text`](metrics::MetricsSnapshot::to_prometheus_text)
 /// (what wf-http's `GET /metrics` serves), and what a store records about its writes.
 pub mod metrics {
@@ -243,13 +215,6 @@ pub mod otel {
     pub use wf_core::otel::{Otel, OtelError};
 }
 
-/// What a store implementation needs (the `store` feature): the records a store keeps and
-/// the requests it takes, its errors, and the conformance suite a new store must pass.
-#[cfg(feature = "store")]
-pub mod store {
-    pub use wf_core::store::*;
-}
-
 /// Serving workflows over HTTP, and driving them from another process (the `http` feature):
 /// see the wf-http crate. `Client::connect(url)` comes with the prelude.
 #[cfg(feature = "http")]
@@ -260,16 +225,22 @@ pub mod http {
     };
 }
 
-/// Everything a workflow file needs: `use wf_sdk::prelude::*;`.
+/// Everything a workflow file needs: `use wf_sdk::prelude::*;`. The flat door to the modules:
+/// the macros, the engine, the client and its handles, the contexts, the errors, serde's
+/// derives.
 pub mod prelude {
-    #[cfg(feature = "postgres")]
-    pub use crate::PostgresExt;
-    pub use crate::{
-        activities, activity, init, query, run, signal, update, validator, workflow,
-        ActivityContext, ActivityError, Client, Engine, IdConflictPolicy, IdReusePolicy,
-        ParentClosePolicy, Rejection, RetryPolicy, RunStatus, SearchValue, TestClock, UpdateError,
-        VersioningBehavior, WfError, WorkflowContext, WorkflowError, WorkflowHandle,
+    pub use crate::activity::{ActivityContext, ActivityError, RetryPolicy};
+    pub use crate::client::{
+        Client, IdConflictPolicy, IdReusePolicy, RunStatus, SearchValue, WorkflowHandle,
     };
+    pub use crate::engine::Engine;
+    pub use crate::error::{Rejection, UpdateError, WfError, WorkflowError};
+    pub use crate::history::EventKind;
+    #[cfg(feature = "postgres")]
+    pub use crate::postgres::PostgresExt;
+    pub use crate::testing::TestClock;
+    pub use crate::workflow::{ParentClosePolicy, VersioningBehavior, WorkflowContext};
+    pub use crate::{activities, activity, init, query, run, signal, update, validator, workflow};
     pub use serde::{Deserialize, Serialize};
     #[cfg(feature = "http")]
     pub use wf_http::ConnectExt;

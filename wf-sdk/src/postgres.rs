@@ -1,8 +1,8 @@
-//! `Engine::builder().postgres(url)` (feature `postgres`): the engine on a PostgreSQL store.
-
 use std::sync::Arc;
 use wf_core::{EngineBuilder, Store};
-use wf_postgres::{PostgresOptions, PostgresStore};
+pub use wf_postgres::{
+    ClientCert, PostgresOptions, PostgresStore, PostgresTls, RootCerts, SslMode,
+};
 
 /// Opens the engine's store on PostgreSQL: `Engine::builder().postgres(url)`. In the prelude
 /// with the `postgres` feature.
@@ -20,7 +20,7 @@ pub trait PostgresExt: Sized {
     /// Uses the PostgreSQL database at `url` (schema `wf`), connected when the engine is
     /// built; a bad URL or an unreachable server fails `build`. `url` is libpq's connection
     /// string, as a URL or `key=value` pairs, TLS included (`sslmode=verify-full`,
-    /// `sslrootcert`, `sslcert`, `sslkey`; see [`PostgresTls`](crate::PostgresTls)).
+    /// `sslrootcert`, `sslcert`, `sslkey`; see [`PostgresTls`]).
     fn postgres(self, url: impl Into<String>) -> Self {
         self.postgres_with(url, PostgresOptions::default())
     }

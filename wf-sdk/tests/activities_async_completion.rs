@@ -8,7 +8,7 @@ use common::*;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{ActivityCallError, EngineBuilder, EventKind};
+use wf_sdk::{engine::EngineBuilder, error::ActivityCallError, history::EventKind};
 
 #[derive(Default)]
 pub struct Approval;

@@ -9,7 +9,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{ActivityCallError, EventKind, Replayer, TimeoutKind};
+use wf_sdk::{
+    activity::TimeoutKind,
+    error::ActivityCallError,
+    history::{EventKind, Replayer},
+};
 
 /// Activities that report progress and then stop.
 pub struct Progress;

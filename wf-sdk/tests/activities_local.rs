@@ -12,8 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use wf_sdk::prelude::*;
 use wf_sdk::{
-    select, ActivityCallError, Either, EventKind, HistoryEvent, LocalOutcome, Payload, ReplayError,
-    Replayer,
+    error::ActivityCallError,
+    history::{EventKind, HistoryEvent, LocalOutcome, ReplayError, Replayer},
+    payload::Payload,
+    workflow::{select, Either},
 };
 
 #[derive(Default)]
@@ -522,7 +524,7 @@ async fn exported_histories_replay_and_catch_changed_local_calls(backend: Backen
         .expect("the export lists the local activity");
     assert_eq!(event["attributes"]["name"], "add_one");
     assert_eq!(event["attributes"]["outcome"]["Completed"], 42);
-    let read_back = wf_sdk::History::from_json(&local.to_json().unwrap()).unwrap();
+    let read_back = wf_sdk::history::History::from_json(&local.to_json().unwrap()).unwrap();
     assert_eq!(read_back, local);
     assert!(local
         .events

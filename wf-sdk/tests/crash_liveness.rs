@@ -6,8 +6,8 @@
 mod common;
 use common::*;
 use std::time::{Duration, Instant};
+use wf_sdk::history::EventKind;
 use wf_sdk::prelude::*;
-use wf_sdk::EventKind;
 
 #[derive(Default)]
 pub struct OneStep;

@@ -17,11 +17,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use wf_sdk::faults::{Crash, FaultStore, CRASHES};
 use wf_sdk::prelude::*;
+use wf_sdk::testing::faults::{Crash, FaultStore, CRASHES};
 use wf_sdk::{
-    EventKind, HistoryEvent, IdConflictPolicy, ListFilter, MemoryStore, Payload, SqliteStore,
-    StartOptions, Store, UpdateStage, WorkflowDefinition,
+    client::{IdConflictPolicy, ListFilter, StartOptions, UpdateStage},
+    history::{EventKind, HistoryEvent},
+    payload::Payload,
+    store::{MemoryStore, SqliteStore, Store},
+    workflow::WorkflowDefinition,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,10 @@ use std::collections::HashMap;
 use std::process::Child;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, HistoryEvent, IdConflictPolicy, StartOptions};
+use wf_sdk::{
+    client::{IdConflictPolicy, StartOptions},
+    history::{EventKind, HistoryEvent},
+};
 
 #[derive(Default)]
 pub struct Crashy {
@@ -93,11 +96,11 @@ impl Slow {
 }
 
 /// The store of a crash test: a SQLite file's path, or `postgres:SCHEMA:URL`.
-fn on_store(place: &str) -> wf_sdk::EngineBuilder {
+fn on_store(place: &str) -> wf_sdk::engine::EngineBuilder {
     match place.strip_prefix("postgres:") {
         Some(rest) => {
             let (schema, url) = rest.split_once(':').expect("postgres:SCHEMA:URL");
-            let options = wf_sdk::PostgresOptions {
+            let options = wf_sdk::postgres::PostgresOptions {
                 schema: schema.to_string(),
                 ..Default::default()
             };
@@ -107,7 +110,7 @@ fn on_store(place: &str) -> wf_sdk::EngineBuilder {
     }
 }
 
-fn worker(place: &str) -> wf_sdk::EngineBuilder {
+fn worker(place: &str) -> wf_sdk::engine::EngineBuilder {
     on_store(place)
         .poll_interval(Duration::from_millis(20))
         .workflow_task_lease(Duration::from_millis(300))

@@ -1,5 +1,5 @@
 //! Faults from below: a store that fails with I/O errors, a full disk or a busy database
-//! (injected by `wf_sdk::faults::FaultStore`, and a real full disk on a small tmpfs). Callers
+//! (injected by `wf_sdk::testing::faults::FaultStore`, and a real full disk on a small tmpfs). Callers
 //! get a `WfError::Store` that says what failed and that a retry can help; the engine keeps
 //! running; once the fault clears, runs go on at once (not when a lease expires) with nothing
 //! acknowledged lost.
@@ -9,9 +9,9 @@ use common::*;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use wf_sdk::faults::{Fault, FaultStore, Op, Target};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, Store};
+use wf_sdk::testing::faults::{Fault, FaultStore, Op, Target};
+use wf_sdk::{history::EventKind, store::Store};
 
 #[derive(Default)]
 pub struct Tally {
@@ -100,7 +100,7 @@ fn assert_retryable_store_error(e: &WfError, word: &str) {
 }
 
 /// How many times each signal id is in the history.
-fn signal_ids(history: &[wf_sdk::HistoryEvent]) -> Vec<String> {
+fn signal_ids(history: &[wf_sdk::history::HistoryEvent]) -> Vec<String> {
     let mut ids: Vec<String> = history
         .iter()
         .filter_map(|e| match &e.kind {
@@ -330,7 +330,7 @@ impl Drop for SmallDisk {
     }
 }
 
-fn sqlite_engine(path: &Path) -> wf_sdk::EngineBuilder {
+fn sqlite_engine(path: &Path) -> wf_sdk::engine::EngineBuilder {
     Engine::builder()
         .sqlite(path)
         .poll_interval(Duration::from_millis(20))

@@ -6,7 +6,12 @@
 mod common;
 use common::*;
 use wf_sdk::prelude::*;
-use wf_sdk::{EngineBuilder, EventKind, ListFilter, WorkflowDefinition, WorkflowHandle};
+use wf_sdk::{
+    client::{ListFilter, WorkflowHandle},
+    engine::EngineBuilder,
+    history::EventKind,
+    workflow::WorkflowDefinition,
+};
 
 /// Counts `step` signals until `finish`.
 #[derive(Default)]

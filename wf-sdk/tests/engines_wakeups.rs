@@ -339,8 +339,8 @@ fn now_ms() -> i64 {
 struct Shared {
     backend: Backend,
     path: std::path::PathBuf,
-    memory: Arc<wf_sdk::MemoryStore>,
-    postgres: Option<(String, wf_sdk::PostgresOptions)>,
+    memory: Arc<wf_sdk::store::MemoryStore>,
+    postgres: Option<(String, wf_sdk::postgres::PostgresOptions)>,
 }
 
 impl Shared {
@@ -348,7 +348,7 @@ impl Shared {
         Shared {
             backend,
             path: temp_db(tag),
-            memory: Arc::new(wf_sdk::MemoryStore::new()),
+            memory: Arc::new(wf_sdk::store::MemoryStore::new()),
             postgres: (backend == Backend::Postgres).then(|| postgres_schema(tag)),
         }
     }
@@ -356,7 +356,7 @@ impl Shared {
     /// A builder for one more engine on the store, polling once a minute (and with a liveness
     /// lease as long, so that its time keeper's renewal passes, which wake its workers too, do
     /// not stand in for the poll).
-    fn engine(&self) -> wf_sdk::EngineBuilder {
+    fn engine(&self) -> wf_sdk::engine::EngineBuilder {
         let b = Engine::builder()
             .poll_interval(NO_POLL)
             .liveness_lease(NO_POLL);
@@ -371,11 +371,11 @@ impl Shared {
     async fn store(&self) -> Arc<dyn Store> {
         match (self.backend, &self.postgres) {
             (Backend::Postgres, Some((url, options))) => Arc::new(
-                wf_sdk::PostgresStore::connect_with(url, options.clone())
+                wf_sdk::postgres::PostgresStore::connect_with(url, options.clone())
                     .await
                     .unwrap(),
             ),
-            (Backend::Sqlite, _) => Arc::new(wf_sdk::SqliteStore::open(&self.path).unwrap()),
+            (Backend::Sqlite, _) => Arc::new(wf_sdk::store::SqliteStore::open(&self.path).unwrap()),
             _ => self.memory.clone(),
         }
     }

@@ -3,7 +3,10 @@
 mod common;
 use common::*;
 use wf_sdk::prelude::*;
-use wf_sdk::{ListFilter, Payload, PayloadError, StartOptions, UpdateStage};
+use wf_sdk::{
+    client::{ListFilter, StartOptions, UpdateStage},
+    payload::{Payload, PayloadError},
+};
 
 #[derive(Default)]
 pub struct Strict {
@@ -38,7 +41,7 @@ impl Strict {
 }
 
 fn too_large() -> String {
-    "x".repeat(wf_sdk::MAX_PAYLOAD_BYTES + 1)
+    "x".repeat(wf_sdk::limits::MAX_PAYLOAD_BYTES + 1)
 }
 
 async fn bad_input_is_refused_and_changes_nothing(backend: Backend) {
@@ -88,7 +91,7 @@ async fn bad_input_is_refused_and_changes_nothing(backend: Backend) {
         Err(WfError::PayloadError(PayloadError::TooLarge { .. }))
     ));
     assert!(matches!(
-        Payload::from_bytes(vec![0; wf_sdk::MAX_PAYLOAD_BYTES + 1]),
+        Payload::from_bytes(vec![0; wf_sdk::limits::MAX_PAYLOAD_BYTES + 1]),
         Err(PayloadError::TooLarge { .. })
     ));
     // Unknown handler names (a signal with no handler is kept instead: see signals_queries).

@@ -16,7 +16,10 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use wf_sdk::prelude::*;
-use wf_sdk::{ListFilter, Payload, PayloadError, StartOptions, UpdateStage};
+use wf_sdk::{
+    client::{ListFilter, StartOptions, UpdateStage},
+    payload::{Payload, PayloadError},
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Order {

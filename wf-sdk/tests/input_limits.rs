@@ -8,8 +8,12 @@ use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
 use wf_sdk::{
-    ChildError, EventKind, ListFilter, Payload, ScheduleAction, SchedulePolicies, ScheduleSpec,
-    SignalExternalError, StartOptions, UpdateStage, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES,
+    client::{ListFilter, StartOptions, UpdateStage},
+    error::{ChildError, SignalExternalError},
+    history::EventKind,
+    limits::{MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES},
+    payload::Payload,
+    schedule::{ScheduleAction, SchedulePolicies, ScheduleSpec},
 };
 
 /// Notes what it is told; runs until terminated.
@@ -354,7 +358,7 @@ async fn schedule_ids_and_prefixes_are_checked(backend: Backend) {
         assert_refused(created, "schedule id", &problem);
     }
     // A prefix leaves room for "-<fire time>" under the workflow id limit.
-    let room = MAX_ID_BYTES - wf_sdk::ACTION_ID_SUFFIX_BYTES;
+    let room = MAX_ID_BYTES - wf_sdk::schedule::ACTION_ID_SUFFIX_BYTES;
     for (prefix, problem) in [
         (String::new(), "is empty".to_string()),
         (

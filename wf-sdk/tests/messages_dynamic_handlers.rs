@@ -5,7 +5,12 @@
 mod common;
 use common::*;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, Payload, SignalStatus, UpdateStage, WfError};
+use wf_sdk::{
+    client::{SignalStatus, UpdateStage},
+    error::WfError,
+    history::EventKind,
+    payload::Payload,
+};
 
 /// Every message it gets without a handler of its own, as `name(args)`.
 #[derive(Default)]
@@ -289,13 +294,13 @@ async fn async_dynamic_signal_and_sync_dynamic_update(backend: Backend) {
 
 #[test]
 fn metadata_says_which_roles_have_a_dynamic_handler() {
-    let router = wf_sdk::WorkflowType::of::<Router>();
+    let router = wf_sdk::workflow::WorkflowType::of::<Router>();
     assert!(router.dynamic.signal && router.dynamic.query && router.dynamic.update);
     assert!(router.dynamic.update_validated);
     // Dynamic handlers are not listed as named ones.
     let names: Vec<&str> = router.handlers.iter().map(|h| h.name).collect();
     assert_eq!(names, ["add", "named", "set"]);
-    let tally = wf_sdk::WorkflowType::of::<Tally>();
+    let tally = wf_sdk::workflow::WorkflowType::of::<Tally>();
     assert!(tally.dynamic.signal && !tally.dynamic.query && tally.dynamic.update);
     assert!(!tally.dynamic.update_validated);
 }

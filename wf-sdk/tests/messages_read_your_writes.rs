@@ -7,8 +7,8 @@
 mod common;
 use common::*;
 use std::time::Duration;
+use wf_sdk::history::EventKind;
 use wf_sdk::prelude::*;
-use wf_sdk::EventKind;
 
 /// Rounds per test: each round is one send and one query at once after it.
 const ROUNDS: u32 = 50;

@@ -6,7 +6,12 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, Payload, SignalRequest, SignalStatus, UpdateStage, WaitKind, WaitTimeout};
+use wf_sdk::{
+    client::{SignalRequest, SignalStatus, UpdateStage},
+    error::{WaitKind, WaitTimeout},
+    history::EventKind,
+    payload::Payload,
+};
 
 #[derive(Default)]
 pub struct Desk {

@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, Payload};
+use wf_sdk::{history::EventKind, payload::Payload};
 
 #[derive(Default)]
 pub struct Inbox {

@@ -5,7 +5,7 @@
 mod common;
 use common::*;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, Payload, UpdateStage, WfError};
+use wf_sdk::{client::UpdateStage, error::WfError, history::EventKind, payload::Payload};
 
 #[derive(Default)]
 pub struct Counter {
@@ -41,7 +41,7 @@ impl Counter {
     }
 }
 
-fn accepted_updates(history: &[wf_sdk::HistoryEvent]) -> Vec<String> {
+fn accepted_updates(history: &[wf_sdk::history::HistoryEvent]) -> Vec<String> {
     history
         .iter()
         .filter_map(|e| match &e.kind {

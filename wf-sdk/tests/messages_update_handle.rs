@@ -3,8 +3,8 @@
 
 mod common;
 use common::*;
+use wf_sdk::error::WfError;
 use wf_sdk::prelude::*;
-use wf_sdk::WfError;
 
 #[derive(Default)]
 pub struct Gate {
@@ -75,7 +75,11 @@ async fn an_update_sent_before_a_restart_is_awaited_by_its_id(backend: Backend) 
     }
     let waited = engine
         .client()
-        .wait_update("gate", "never-sent-2", wf_sdk::UpdateStage::Completed)
+        .wait_update(
+            "gate",
+            "never-sent-2",
+            wf_sdk::client::UpdateStage::Completed,
+        )
         .await;
     assert!(
         waited

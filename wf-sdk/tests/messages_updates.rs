@@ -5,9 +5,9 @@ mod common;
 use common::*;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use wf_sdk::history::EventKind;
 use wf_sdk::prelude::*;
-use wf_sdk::sync::Mutex;
-use wf_sdk::EventKind;
+use wf_sdk::workflow::sync::Mutex;
 
 #[derive(Default)]
 pub struct Account {
@@ -117,7 +117,7 @@ async fn engine(backend: Backend, tag: &str) -> Engine {
 }
 
 /// `b` with the account workflow and the test tools registered, built.
-async fn account_engine(b: wf_sdk::EngineBuilder) -> Engine {
+async fn account_engine(b: wf_sdk::engine::EngineBuilder) -> Engine {
     b.workflow::<Account>()
         .activities(tools())
         .build()

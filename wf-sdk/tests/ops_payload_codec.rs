@@ -13,8 +13,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use wf_sdk::prelude::*;
 use wf_sdk::{
-    CodecError, EventKind, History, HistoryEvent, Payload, PayloadCodec, ReplayError, Replayer,
-    StartOptions, Store,
+    client::StartOptions,
+    history::{EventKind, History, HistoryEvent, ReplayError, Replayer},
+    payload::{CodecError, Payload, PayloadCodec},
+    store::Store,
 };
 
 /// The string no byte of the store may hold in clear.
@@ -181,7 +183,7 @@ fn stored_payloads(events: &[HistoryEvent]) -> Vec<Payload> {
                 out.push(args.clone())
             }
             EventKind::UpdateCompleted {
-                outcome: wf_sdk::UpdateOutcome::Completed(v),
+                outcome: wf_sdk::client::UpdateOutcome::Completed(v),
                 ..
             } => out.push(v.clone()),
             _ => {}
@@ -216,7 +218,7 @@ async fn assert_stored_encoded(store: &Arc<dyn Store>, id: &str, codec: &str) {
     // A reader without the codec gets an error naming it, not garbage.
     let err = result.decode::<String>().unwrap_err();
     assert!(
-        matches!(&err, wf_sdk::PayloadError::Codec { codec: c, .. } if c == codec),
+        matches!(&err, wf_sdk::payload::PayloadError::Codec { codec: c, .. } if c == codec),
         "{err}"
     );
 }
@@ -279,7 +281,7 @@ async fn an_encrypted_sqlite_file_holds_no_clear_payload_and_users_see_clear_val
     assert!(bytes.len() > 4096, "the database was written");
     assert!(!holds(&bytes, SECRET.as_bytes()));
 
-    let store: Arc<dyn Store> = Arc::new(wf_sdk::SqliteStore::open(&path).unwrap());
+    let store: Arc<dyn Store> = Arc::new(wf_sdk::store::SqliteStore::open(&path).unwrap());
     assert_stored_encoded(&store, "vault-1", "aes256gcm").await;
 
     // A history exported without the codec (as `wf export --db` does) replays with it.

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, PurgeRequest};
+use wf_sdk::{client::PurgeRequest, history::EventKind};
 
 const DAY: Duration = Duration::from_secs(86_400);
 

@@ -6,7 +6,10 @@ mod common;
 use common::*;
 use std::time::{Duration, SystemTime};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, ListFilter, RunInfo, StartOptions};
+use wf_sdk::{
+    client::{ListFilter, RunInfo, StartOptions},
+    history::EventKind,
+};
 
 #[derive(Serialize, Deserialize, Clone)]
 pub struct OrderInput {

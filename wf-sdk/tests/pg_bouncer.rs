@@ -15,8 +15,8 @@ use std::time::Duration;
 use wf_postgres::testing::{Cluster, ClusterKind, PgBouncer};
 use wf_sdk::prelude::*;
 
-fn options(schema: &str) -> wf_sdk::PostgresOptions {
-    wf_sdk::PostgresOptions {
+fn options(schema: &str) -> wf_sdk::postgres::PostgresOptions {
+    wf_sdk::postgres::PostgresOptions {
         schema: schema.into(),
         writers: 2,
         readers: 1,

@@ -46,7 +46,7 @@ fn pg_crash_loop_worker() {
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let options = wf_sdk::PostgresOptions {
+        let options = wf_sdk::postgres::PostgresOptions {
             schema,
             writers: 2,
             readers: 1,

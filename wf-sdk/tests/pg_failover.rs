@@ -33,7 +33,7 @@ async fn failover_to_a_synchronous_standby_loses_nothing_and_applies_nothing_twi
         return;
     };
     let url = cluster.url().to_string();
-    let options = wf_sdk::PostgresOptions {
+    let options = wf_sdk::postgres::PostgresOptions {
         schema: "failover".into(),
         writers: 2,
         readers: 1,

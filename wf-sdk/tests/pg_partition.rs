@@ -44,7 +44,7 @@ fn pg_partition_worker() {
     };
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let options = wf_sdk::PostgresOptions {
+        let options = wf_sdk::postgres::PostgresOptions {
             schema: SCHEMA.into(),
             writers: 2,
             readers: 1,
@@ -284,7 +284,7 @@ async fn a_partitioned_worker_is_fenced_and_its_runs_move_on() {
     let url = cluster.url().to_string();
     let cut_url = url.replace("127.0.0.1", &link.host_addr);
     let db = wf_postgres::connect_raw(&url).await.unwrap();
-    let options = wf_sdk::PostgresOptions {
+    let options = wf_sdk::postgres::PostgresOptions {
         schema: SCHEMA.into(),
         writers: 2,
         readers: 1,

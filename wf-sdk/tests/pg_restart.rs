@@ -19,8 +19,8 @@ use load::{check_history, drive, median_max, order_id, retry, Order, OrderClient
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use wf_sdk::history::EventKind;
 use wf_sdk::prelude::*;
-use wf_sdk::EventKind;
 
 const ORDERS: u32 = 100;
 const PAUSE_MS: u64 = 100;

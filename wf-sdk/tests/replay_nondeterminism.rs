@@ -5,7 +5,11 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, MemoryStore, Store, WorkflowDefinition};
+use wf_sdk::{
+    history::EventKind,
+    store::{MemoryStore, Store},
+    workflow::WorkflowDefinition,
+};
 
 /// Version 1: one activity, then waits for `go`.
 #[derive(Default)]
@@ -52,7 +56,7 @@ impl FlowV2 {
 fn engine_on<W: WorkflowDefinition>(
     store: std::sync::Arc<dyn Store>,
     clock: &TestClock,
-) -> wf_sdk::EngineBuilder {
+) -> wf_sdk::engine::EngineBuilder {
     Engine::builder()
         .store(store)
         .clock(clock.clone())

@@ -8,7 +8,10 @@ use common::{both, builder, eventually, Backend};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, History, ReplayError, Replayer, WorkflowDefinition};
+use wf_sdk::{
+    history::{EventKind, History, ReplayError, Replayer},
+    workflow::WorkflowDefinition,
+};
 
 /// The activities every version calls.
 #[derive(Default)]
@@ -154,7 +157,7 @@ async fn record<W: WorkflowDefinition<Input = String>>(backend: Backend, dir: &P
         let id = format!("{prefix}-{id}");
         let h = client.start::<W>(id.as_str(), id.clone()).await.unwrap();
         if finish {
-            let no_args = wf_sdk::Payload::encode(&()).unwrap();
+            let no_args = wf_sdk::payload::Payload::encode(&()).unwrap();
             client.signal_raw(&id, "go", no_args, None).await.unwrap();
             h.result().await.unwrap();
         } else {

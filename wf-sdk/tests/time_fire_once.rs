@@ -10,7 +10,9 @@ use std::collections::HashSet;
 use std::time::Duration;
 use wf_sdk::prelude::*;
 use wf_sdk::{
-    EventKind, ListFilter, OverlapPolicy, ScheduleAction, SchedulePolicies, ScheduleSpec,
+    client::ListFilter,
+    history::EventKind,
+    schedule::{OverlapPolicy, ScheduleAction, SchedulePolicies, ScheduleSpec},
 };
 
 /// Naps of a minute each.

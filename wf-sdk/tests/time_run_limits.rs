@@ -8,7 +8,11 @@ use common::*;
 use std::collections::HashSet;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, ListFilter, RetryPolicy, RunInfo, RunTimeout, StartOptions};
+use wf_sdk::{
+    activity::RetryPolicy,
+    client::{ListFilter, RunInfo, RunTimeout, StartOptions},
+    history::EventKind,
+};
 
 const MINUTE: Duration = Duration::from_secs(60);
 
@@ -73,7 +77,7 @@ impl Parent {
     }
 }
 
-fn engine(backend: Backend, tag: &str) -> wf_sdk::EngineBuilder {
+fn engine(backend: Backend, tag: &str) -> wf_sdk::engine::EngineBuilder {
     builder(backend, tag)
         .workflow::<Waiter>()
         .workflow::<Flaky>()
@@ -98,7 +102,10 @@ async fn runs_of(client: &Client, workflow_type: &str, workflow_id: &str) -> Vec
 }
 
 /// Waits until the latest run of `h` has `status`.
-async fn status_is<W: wf_sdk::WorkflowDefinition>(h: &WorkflowHandle<W>, status: RunStatus) {
+async fn status_is<W: wf_sdk::workflow::WorkflowDefinition>(
+    h: &WorkflowHandle<W>,
+    status: RunStatus,
+) {
     eventually(&format!("status {status:?}"), || async {
         (h.describe().await.ok()?.status == status).then_some(())
     })

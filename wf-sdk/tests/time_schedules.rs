@@ -5,7 +5,9 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{CalendarSpec, OverlapPolicy, ScheduleAction, SchedulePolicies, ScheduleSpec};
+use wf_sdk::schedule::{
+    CalendarSpec, OverlapPolicy, ScheduleAction, SchedulePolicies, ScheduleSpec,
+};
 
 /// Runs until told it is done.
 #[derive(Default)]
@@ -57,7 +59,12 @@ fn hourly(policy: OverlapPolicy) -> (ScheduleSpec, ScheduleAction, SchedulePolic
 }
 
 /// Advances the clock and waits until the schedule has taken `actions` actions in all.
-async fn tick(s: &Setup, id: &str, by: Duration, actions: usize) -> wf_sdk::ScheduleDescription {
+async fn tick(
+    s: &Setup,
+    id: &str,
+    by: Duration,
+    actions: usize,
+) -> wf_sdk::schedule::ScheduleDescription {
     s.clock.advance(by);
     let h = s.engine.client().schedules().handle(id);
     eventually("the schedule to act", || async {
@@ -153,7 +160,7 @@ async fn buffer_policies_start_buffered_actions_in_turn(backend: Backend) {
     }
 }
 
-async fn d_running(schedules: &wf_sdk::Schedules) -> String {
+async fn d_running(schedules: &wf_sdk::schedule::Schedules) -> String {
     eventually("a running action", || async {
         let d = schedules.handle("b").describe().await.ok()?;
         d.running.first().cloned()

@@ -13,7 +13,10 @@ use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::watch;
 use wf_sdk::prelude::*;
-use wf_sdk::{ActivityCallError, ChildError, EventKind, Replayer};
+use wf_sdk::{
+    error::{ActivityCallError, ChildError},
+    history::{EventKind, Replayer},
+};
 
 /// Activities the tests hold open, or release through a gate.
 pub struct Work {
@@ -160,7 +163,7 @@ impl Scoped {
                 }
                 scope.cancel();
                 match timer.await {
-                    Err(wf_sdk::Cancelled) => "timer cancelled".to_string(),
+                    Err(wf_sdk::error::Cancelled) => "timer cancelled".to_string(),
                     Ok(()) => "timer fired".to_string(),
                 }
             }

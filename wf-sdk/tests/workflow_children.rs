@@ -6,7 +6,11 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{ChildError, EventKind, Payload, ReplayError, Replayer};
+use wf_sdk::{
+    error::ChildError,
+    history::{EventKind, ReplayError, Replayer},
+    payload::Payload,
+};
 
 #[derive(Default)]
 pub struct Child {
@@ -240,7 +244,7 @@ async fn a_running_child_id_fails_the_start(backend: Backend) {
                 matches!(
                     &e.kind,
                     EventKind::ChildWorkflowClosed {
-                        outcome: wf_sdk::ChildOutcome::StartFailed(_),
+                        outcome: wf_sdk::history::ChildOutcome::StartFailed(_),
                         ..
                     }
                 )
@@ -285,7 +289,8 @@ async fn terminating_a_child_tells_its_parent(backend: Backend) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_on_another_task_queue_runs_on_that_queues_engine() {
-    let store: std::sync::Arc<dyn wf_sdk::Store> = std::sync::Arc::new(wf_sdk::MemoryStore::new());
+    let store: std::sync::Arc<dyn wf_sdk::store::Store> =
+        std::sync::Arc::new(wf_sdk::store::MemoryStore::new());
     let parents = Engine::builder()
         .store(store.clone())
         .build_id("parents")
@@ -350,9 +355,9 @@ async fn a_terminated_parent_closes_its_children_whatever_its_summary_size(backe
     // are recorded by a few workflow tasks, not 2,150 (each of which would store the summary).
     const SIGNALS: usize = 2_150;
     let names: Vec<String> = (0..SIGNALS)
-        .map(|i| format!("{i:04}{}", "x".repeat(wf_sdk::MAX_NAME_BYTES - 4)))
+        .map(|i| format!("{i:04}{}", "x".repeat(wf_sdk::limits::MAX_NAME_BYTES - 4)))
         .collect();
-    assert!(names.iter().map(String::len).sum::<usize>() > wf_sdk::MAX_PAYLOAD_BYTES);
+    assert!(names.iter().map(String::len).sum::<usize>() > wf_sdk::limits::MAX_PAYLOAD_BYTES);
     let mut sent = tokio::task::JoinSet::new();
     for name in names {
         let client = client.clone();
@@ -573,7 +578,7 @@ impl BossReordered {
     }
 }
 
-fn boss_engine(b: wf_sdk::EngineBuilder) -> wf_sdk::EngineBuilder {
+fn boss_engine(b: wf_sdk::engine::EngineBuilder) -> wf_sdk::engine::EngineBuilder {
     b.workflow::<Boss>()
         .workflow::<Approval>()
         .workflow::<Sleepy>()
@@ -691,7 +696,7 @@ async fn a_signal_through_the_handle_of_a_child_that_did_not_start_reaches_nobod
         matches!(
             k,
             EventKind::ChildWorkflowClosed {
-                outcome: wf_sdk::ChildOutcome::StartFailed(_),
+                outcome: wf_sdk::history::ChildOutcome::StartFailed(_),
                 ..
             }
         )
@@ -716,9 +721,9 @@ async fn a_signal_through_the_handle_of_a_child_that_did_not_start_reaches_nobod
 /// are started, a second one evicts the boss (cache of one) before `go`; returns the boss's
 /// history and the children as its handles showed them, before and after.
 async fn boss_across_crash_and_eviction(
-    make: impl Fn() -> wf_sdk::EngineBuilder,
+    make: impl Fn() -> wf_sdk::engine::EngineBuilder,
 ) -> (
-    wf_sdk::History,
+    wf_sdk::history::History,
     Vec<(String, String)>,
     Vec<(String, String)>,
 ) {
@@ -856,7 +861,7 @@ impl Spread {
             let child = ctx.start_child::<Increment>(format!("inc-{i}"), &i).await?;
             child.result().await
         });
-        let results = wf_sdk::join_bounded(jobs, bound).await;
+        let results = wf_sdk::workflow::join_bounded(jobs, bound).await;
         Ok(results
             .into_iter()
             .collect::<Result<Vec<u32>, ChildError>>()?)

@@ -1,13 +1,16 @@
-//! Concurrency inside a workflow: the deterministic combinators (`wf_sdk::join_bounded`,
-//! `select`, `select_all`) and the deterministic queue (`wf_sdk::sync::Queue`) replay to the
+//! Concurrency inside a workflow: the deterministic combinators (`wf_sdk::workflow::join_bounded`,
+//! `select`, `select_all`) and the deterministic queue (`wf_sdk::workflow::sync::Queue`) replay to the
 //! same history when the run is evicted or its worker restarts between steps.
 
 mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::sync::Queue;
-use wf_sdk::{Either, EventKind, Replayer};
+use wf_sdk::workflow::sync::Queue;
+use wf_sdk::{
+    history::{EventKind, Replayer},
+    workflow::Either,
+};
 
 /// Three steps, each awaiting several things at once; `next` moves it to the next step.
 #[derive(Default)]
@@ -21,13 +24,15 @@ impl Gather {
     async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<Vec<String>, WorkflowError> {
         let mut out = Vec::new();
         // n activities, two at a time.
-        let sums = wf_sdk::join_bounded((0..n).map(|i| ctx.activity(Tools::add_one, i)), 2).await;
+        let sums =
+            wf_sdk::workflow::join_bounded((0..n).map(|i| ctx.activity(Tools::add_one, i)), 2)
+                .await;
         let sums = sums.into_iter().collect::<Result<Vec<u32>, _>>()?;
         out.push(format!("sums {sums:?}"));
         ctx.wait_condition(|s| s.step >= 1).await;
         // A word, or an hour without one.
         let hour = ctx.sleep(Duration::from_secs(3600));
-        match wf_sdk::select(hour, ctx.wait_for_signal::<String>("word")).await {
+        match wf_sdk::workflow::select(hour, ctx.wait_for_signal::<String>("word")).await {
             Either::Left((slept, _)) => {
                 slept?;
                 out.push("no word".into());
@@ -37,7 +42,7 @@ impl Gather {
         ctx.wait_condition(|s| s.step >= 2).await;
         // The first of three timers: the shortest, whatever its place.
         let timers = [60, 1, 30].map(|s| ctx.sleep(Duration::from_secs(s)));
-        let (fired, i, _rest) = wf_sdk::select_all(timers).await;
+        let (fired, i, _rest) = wf_sdk::workflow::select_all(timers).await;
         fired?;
         out.push(format!("timer {i}"));
         Ok(out)
@@ -124,7 +129,7 @@ async fn combinators_replay_to_the_same_history_when_evicted_between_steps(backe
         match i {
             0 => {
                 h.next().await.unwrap();
-                let word = wf_sdk::Payload::encode(&("hello",)).unwrap();
+                let word = wf_sdk::payload::Payload::encode(&("hello",)).unwrap();
                 client
                     .signal_raw("gather", "word", word, None)
                     .await

@@ -6,7 +6,13 @@ mod common;
 use common::*;
 use serde::{Deserialize, Serialize};
 use wf_sdk::prelude::*;
-use wf_sdk::{DynamicInput, EventKind, ListFilter, Payload, UpdateStage, WfError};
+use wf_sdk::{
+    client::{ListFilter, UpdateStage},
+    error::WfError,
+    history::EventKind,
+    payload::Payload,
+    workflow::DynamicInput,
+};
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct Invoice {
@@ -324,8 +330,8 @@ async fn the_replayer_replays_dynamic_runs_through_the_dynamic_type() {
     h.signal("bye", &()).await.unwrap();
     h.result().await.unwrap();
     let history = client.export("chat-r").await.unwrap();
-    let replayer = wf_sdk::Replayer::new().workflow::<Anything>();
+    let replayer = wf_sdk::history::Replayer::new().workflow::<Anything>();
     replayer.replay(&history).unwrap();
-    let without = wf_sdk::Replayer::new().workflow::<Invoicing>();
+    let without = wf_sdk::history::Replayer::new().workflow::<Invoicing>();
     assert!(without.replay(&history).is_err());
 }

@@ -6,7 +6,12 @@ use common::*;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, MemoryStore, SignalWaitError, Store, WorkflowDefinition};
+use wf_sdk::{
+    error::SignalWaitError,
+    history::EventKind,
+    store::{MemoryStore, Store},
+    workflow::WorkflowDefinition,
+};
 
 // ---------------------------------------------------------------------------------------------
 // wait_for_signal
@@ -68,7 +73,7 @@ impl Confirm {
     }
 }
 
-fn timers(h: &[wf_sdk::HistoryEvent]) -> usize {
+fn timers(h: &[wf_sdk::history::HistoryEvent]) -> usize {
     count(h, |k| matches!(k, EventKind::TimerStarted { .. }))
 }
 
@@ -252,7 +257,7 @@ async fn timers_of_absurd_durations_fire_never_not_at_once(backend: Backend) {
         .await
         .unwrap();
     // The timer's fire time saturates (it used to overflow: a panic, or a time in the past).
-    let fire_times = |history: Vec<wf_sdk::HistoryEvent>| -> Vec<i64> {
+    let fire_times = |history: Vec<wf_sdk::history::HistoryEvent>| -> Vec<i64> {
         history
             .iter()
             .filter_map(|e| match e.kind {
@@ -372,7 +377,7 @@ async fn run_greeter<W: WorkflowDefinition>(
             .start_raw(
                 id,
                 "greeter",
-                wf_sdk::Payload::encode(&()).unwrap(),
+                wf_sdk::payload::Payload::encode(&()).unwrap(),
                 Default::default(),
             )
             .await
@@ -385,7 +390,12 @@ async fn run_greeter<W: WorkflowDefinition>(
         tokio::time::sleep(Duration::from_millis(30)).await;
     }
     client
-        .signal_raw(finish, "go", wf_sdk::Payload::encode(&()).unwrap(), None)
+        .signal_raw(
+            finish,
+            "go",
+            wf_sdk::payload::Payload::encode(&()).unwrap(),
+            None,
+        )
         .await
         .unwrap();
     let out = client
@@ -415,7 +425,7 @@ async fn patched_code_replays_old_histories_on_the_old_branch() {
         .start_raw(
             "old",
             "greeter",
-            wf_sdk::Payload::encode(&()).unwrap(),
+            wf_sdk::payload::Payload::encode(&()).unwrap(),
             Default::default(),
         )
         .await
@@ -466,7 +476,7 @@ async fn patched_code_replays_old_histories_on_the_old_branch() {
         .start_raw(
             "mid",
             "greeter",
-            wf_sdk::Payload::encode(&()).unwrap(),
+            wf_sdk::payload::Payload::encode(&()).unwrap(),
             Default::default(),
         )
         .await
@@ -505,7 +515,7 @@ impl Job {
             .start_to_close(Duration::from_secs(3600))
             .await;
         match work {
-            Err(wf_sdk::ActivityCallError::Cancelled { .. }) => {
+            Err(wf_sdk::error::ActivityCallError::Cancelled { .. }) => {
                 // Cleanup after cancellation still runs activities normally.
                 let undo = ctx.activity(Tools::echo, "undo".to_string()).await?;
                 ctx.state_mut(|s| s.cleaned = undo == "undo");

@@ -5,7 +5,10 @@
 mod common;
 use common::*;
 use wf_sdk::prelude::*;
-use wf_sdk::{ListFilter, Payload, StartOptions};
+use wf_sdk::{
+    client::{ListFilter, StartOptions},
+    payload::Payload,
+};
 
 /// A job that completes, or fails when asked to, at once.
 #[derive(Default)]

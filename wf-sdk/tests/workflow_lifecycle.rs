@@ -6,7 +6,11 @@ mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, IdConflictPolicy, Payload, StartOptions};
+use wf_sdk::{
+    client::{IdConflictPolicy, StartOptions},
+    history::EventKind,
+    payload::Payload,
+};
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Config {
@@ -611,7 +615,8 @@ async fn engines_with_different_registrations_share_a_store() {
     // Engine A runs `Quitter`, engine B runs `Lifecycle`; both poll the same store. B must not
     // take A's runs (it would fail them as "unknown workflow type" and, on this frozen test
     // clock, they would never be retried).
-    let store: std::sync::Arc<dyn wf_sdk::Store> = std::sync::Arc::new(wf_sdk::MemoryStore::new());
+    let store: std::sync::Arc<dyn wf_sdk::store::Store> =
+        std::sync::Arc::new(wf_sdk::store::MemoryStore::new());
     let clock = TestClock::new();
     let a = Engine::builder()
         .store(store.clone())

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 use wf_sdk::prelude::*;
-use wf_sdk::sync::Mutex;
+use wf_sdk::workflow::sync::Mutex;
 
 /// The agent's start input: what it works on and the step it starts from.
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -206,7 +206,7 @@ pub async fn engine() -> Engine {
 }
 
 /// The engine `builder` makes (its store chosen) running the agent and the nap.
-pub async fn agent_engine(builder: wf_sdk::EngineBuilder) -> Engine {
+pub async fn agent_engine(builder: wf_sdk::engine::EngineBuilder) -> Engine {
     builder
         .poll_interval(Duration::from_millis(20))
         .workflow::<AgentRun>()

@@ -1,6 +1,6 @@
 //! Reading a run's history in assertions.
 
-use wf_sdk::{EventKind, HistoryEvent};
+use wf_sdk::history::{EventKind, HistoryEvent};
 
 /// Event kind names of a history.
 pub fn kinds(history: &[HistoryEvent]) -> Vec<&'static str> {

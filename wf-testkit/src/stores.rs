@@ -4,8 +4,8 @@
 use crate::scratch::temp_db;
 use std::sync::Arc;
 use std::time::Duration;
+use wf_sdk::engine::EngineBuilder;
 use wf_sdk::prelude::*;
-use wf_sdk::EngineBuilder;
 
 /// Which store a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,23 +27,23 @@ pub fn postgres_available() -> bool {
 
 /// A fresh schema on the test PostgreSQL for `tag`, kept for the engines that use it: the
 /// URL and the store options on it.
-pub fn postgres_schema(tag: &str) -> (String, wf_sdk::PostgresOptions) {
+pub fn postgres_schema(tag: &str) -> (String, wf_sdk::postgres::PostgresOptions) {
     wf_postgres::testing::TestSchema::new(tag)
         .expect("the PostgreSQL tests run only when a database is configured")
         .keep()
 }
 
 /// A store of its own on `backend` (a fresh file or schema), for tests that wrap or share it.
-pub async fn open_store(backend: Backend, tag: &str) -> Arc<dyn wf_sdk::Store> {
+pub async fn open_store(backend: Backend, tag: &str) -> Arc<dyn wf_sdk::store::Store> {
     match backend {
-        Backend::Memory => Arc::new(wf_sdk::MemoryStore::new()),
+        Backend::Memory => Arc::new(wf_sdk::store::MemoryStore::new()),
         Backend::Sqlite => {
-            Arc::new(wf_sdk::SqliteStore::open(temp_db(tag)).expect("the test file opens"))
+            Arc::new(wf_sdk::store::SqliteStore::open(temp_db(tag)).expect("the test file opens"))
         }
         Backend::Postgres => {
             let (url, options) = postgres_schema(tag);
             Arc::new(
-                wf_sdk::PostgresStore::connect_with(&url, options)
+                wf_sdk::postgres::PostgresStore::connect_with(&url, options)
                     .await
                     .expect("the test database opens"),
             )
@@ -68,7 +68,7 @@ pub fn builder(backend: Backend, tag: &str) -> EngineBuilder {
 /// several processes on one database. Polls every 5 ms.
 pub fn shared_store(backend: Backend, tag: &str) -> impl Fn() -> EngineBuilder {
     let path = temp_db(tag);
-    let memory = Arc::new(wf_sdk::MemoryStore::new());
+    let memory = Arc::new(wf_sdk::store::MemoryStore::new());
     let postgres = (backend == Backend::Postgres).then(|| postgres_schema(tag));
     move || {
         let b = Engine::builder().poll_interval(Duration::from_millis(5));

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, WorkflowDefinition};
+use wf_sdk::{history::EventKind, workflow::WorkflowDefinition};
 
 /// Polls `f` every 5 ms until it returns `Some`, 2,000 times at most (10 s on an idle machine;
 /// a count, not a deadline, so that a loaded machine slows the wait instead of failing it).

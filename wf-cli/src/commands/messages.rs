@@ -10,7 +10,7 @@ use super::{print_json, Ctx};
 use crate::exit::{Failure, DECLINED, USAGE};
 use serde_json::{json, Value};
 use std::time::Duration;
-use wf_core::data::json::from_payload;
+use wf_core::wire::from_payload;
 use wf_core::{Payload, UpdateStage};
 
 /// The handler's argument tuple from `ARGS_JSON`.

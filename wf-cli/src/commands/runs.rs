@@ -7,9 +7,9 @@ use crate::render::{iso8601_ms, ms_of, table, when};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use wf_core::data::json::{event_attributes, from_payload};
-use wf_core::data::search::{Memo, SearchAttributes, SearchValue};
+use wf_core::wire::{event_attributes, from_payload};
 use wf_core::{Description, HistoryEvent, ListFilter, RunStatus};
+use wf_core::{Memo, SearchAttributes, SearchValue};
 
 /// How often `--follow` looks for new events.
 const FOLLOW_EVERY: Duration = Duration::from_millis(500);

@@ -5,7 +5,7 @@ use crate::args::ScheduleCommand;
 use crate::exit::Failure;
 use crate::render::{iso8601_ms, ms_of, table, when};
 use serde_json::{json, Value};
-use wf_core::data::json::from_payload;
+use wf_core::wire::from_payload;
 use wf_core::ScheduleDescription;
 
 fn schedule_json(d: &ScheduleDescription) -> Value {

@@ -109,13 +109,6 @@ impl Ident {
 
     /// Checks `value` against this kind's rules: not empty, at most
     /// [`max_bytes`](Self::max_bytes), no control character.
-    ///
-    /// ```
-    /// use wf_core::data::limits::Ident;
-    /// assert!(Ident::WorkflowId.check("order-42").is_ok());
-    /// let err = Ident::WorkflowId.check(&"x".repeat(10_240)).unwrap_err();
-    /// assert_eq!(err.to_string(), "the workflow id is 10,240 bytes; the limit is 1,000 bytes");
-    /// ```
     pub fn check(self, value: &str) -> Result<(), LimitError> {
         self.check_within(value, None)
     }
@@ -273,6 +266,16 @@ fn thousands(n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_too_long_id_says_its_size_and_the_limit() {
+        assert!(Ident::WorkflowId.check("order-42").is_ok());
+        let err = Ident::WorkflowId.check(&"x".repeat(10_240)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the workflow id is 10,240 bytes; the limit is 1,000 bytes"
+        );
+    }
 
     #[test]
     fn ids_at_the_limit_pass_and_one_byte_more_fails() {

@@ -132,7 +132,7 @@ impl Payload {
     /// A human-readable rendering of the value (JSON-like), for history listings and logs.
     /// Bounded for any bytes: containers nested more than 32 deep render as `[…]`, bytes that
     /// are not MessagePack as `<N undecodable bytes>`, and a payload still encoded by a
-    /// [payload codec](super::payload_codec) (read without it) as `<encoded (codec ID), N bytes>`.
+    /// [payload codec](crate::PayloadCodec) (read without it) as `<encoded (codec ID), N bytes>`.
     pub fn display(&self) -> String {
         if let Some(codec) = super::payload_codec::encoded_with(&self.0) {
             return format!("<encoded (codec {codec}), {} bytes>", self.0.len());
@@ -142,7 +142,7 @@ impl Payload {
     }
 }
 
-/// Decodes raw MessagePack bytes as a `T` (nested at most [`MAX_DECODE_DEPTH`] deep).
+/// Decodes raw MessagePack bytes as a `T` (nested at most 128 deep).
 /// Bytes still encoded by a payload codec fail with [`PayloadError::Codec`] naming it.
 pub fn decode_bytes<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, PayloadError> {
     from_slice(bytes).map_err(|e| match super::payload_codec::encoded_with(bytes) {

@@ -249,7 +249,7 @@ impl RunSummary {
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
-/// use wf_core::data::search::SearchValue;
+/// use wf_core::SearchValue;
 /// use wf_core::{ListFilter, RunStatus};
 /// let page = ListFilter {
 ///     workflow_type: Some("order".into()),

@@ -19,7 +19,7 @@ pub type Memo = BTreeMap<String, Payload>;
 /// A search attribute's typed value.
 ///
 /// ```
-/// use wf_core::data::search::SearchValue;
+/// use wf_core::SearchValue;
 /// assert_eq!(SearchValue::from("acme"), SearchValue::Keyword("acme".into()));
 /// assert_eq!(SearchValue::from(3), SearchValue::Int(3));
 /// ```

@@ -202,7 +202,7 @@ impl EngineBuilder {
     /// that set none get [`default_versioning`](Self::default_versioning).
     ///
     /// ```no_run
-    /// # use wf_core::data::versioning::VersioningBehavior;
+    /// # use wf_core::VersioningBehavior;
     /// # async fn demo<Order: wf_core::WorkflowDefinition>() -> Result<(), wf_core::WfError> {
     /// let engine = wf_core::Engine::builder()
     ///     .sqlite("app.db")

@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 /// timer, a child) issue them in that order too, so replay sees the same commands.
 ///
 /// ```ignore
-/// let totals = wf_sdk::join_all(
+/// let totals = wf_sdk::workflow::join_all(
 ///     orders.iter().map(|o| ctx.activity(Shop::total, o.clone())),
 /// )
 /// .await;
@@ -33,7 +33,7 @@ pub fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> JoinAll<F> {
 /// Fan-out of children, ten at a time:
 ///
 /// ```ignore
-/// let results = wf_sdk::join_bounded(
+/// let results = wf_sdk::workflow::join_bounded(
 ///     (0..100).map(|i| ctx.child::<Worker>(format!("job-{i}"), &i)),
 ///     10,
 /// )
@@ -134,7 +134,7 @@ pub enum Either<A, B> {
 /// waited for). Both must be `Unpin`; wrap others in `Box::pin`.
 ///
 /// ```ignore
-/// match wf_sdk::select(ctx.sleep(Duration::from_secs(60)), ctx.wait_for_signal::<String>("approve")).await {
+/// match wf_sdk::workflow::select(ctx.sleep(Duration::from_secs(60)), ctx.wait_for_signal::<String>("approve")).await {
 ///     Either::Left((_, _approval)) => "timed out",
 ///     Either::Right((approved, _timer)) => "approved",
 /// }

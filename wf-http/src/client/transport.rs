@@ -21,7 +21,7 @@ use wf_core::client::{
     ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
     StartRequest, Started, Transport, UpdateRequest,
 };
-use wf_core::data::versioning::BuildIdStatus;
+use wf_core::BuildIdStatus;
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
     RunInfo, ScheduleDescription, UpdateStage, WfError,
@@ -184,7 +184,7 @@ impl HttpTransport {
 }
 
 fn decode<R: DeserializeOwned>(bytes: &[u8]) -> Result<R, WfError> {
-    wf_core::data::payload::decode_bytes(bytes)
+    wf_core::wire::decode_bytes(bytes)
         .map_err(|e| transport_failure(500, &format!("the server's answer does not decode: {e}")))
 }
 

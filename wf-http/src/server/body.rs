@@ -59,7 +59,7 @@ impl Codec {
                     ),
                 )
             }),
-            Codec::Msgpack => wf_core::data::payload::decode_bytes(&bytes).map_err(|e| {
+            Codec::Msgpack => wf_core::wire::decode_bytes(&bytes).map_err(|e| {
                 Failure::new(
                     400,
                     ErrorBody::new(

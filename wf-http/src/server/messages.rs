@@ -16,8 +16,8 @@ use axum::response::Response;
 use serde_json::Value;
 use std::time::Duration;
 use wf_core::client::{SignalRequest, UpdateRequest};
-use wf_core::data::ids::new_id;
-use wf_core::data::search::Memo;
+use wf_core::wire::new_id;
+use wf_core::Memo;
 use wf_core::{
     HandlerInfo, IdConflictPolicy, IdReusePolicy, Payload, Role, StartOptions, UpdateStage,
     WfError, WorkflowType,

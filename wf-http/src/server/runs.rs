@@ -169,7 +169,7 @@ pub(crate) async fn history(
 
 /// `{"event_id", "time_ms", "type", "attributes"}`, payloads shown as the values they hold.
 fn event_json(e: &HistoryEvent) -> Result<Value, Failure> {
-    let attributes = wf_core::data::json::event_attributes(&e.kind)?;
+    let attributes = wf_core::wire::event_attributes(&e.kind)?;
     Ok(json!({
         "event_id": e.event_id,
         "time_ms": e.time_ms,

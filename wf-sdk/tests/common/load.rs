@@ -13,7 +13,10 @@ use std::future::IntoFuture;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wf_sdk::prelude::*;
-use wf_sdk::{EventKind, HistoryEvent, IdConflictPolicy, StartOptions};
+use wf_sdk::{
+    client::{IdConflictPolicy, StartOptions},
+    history::{EventKind, HistoryEvent},
+};
 
 /// Signals and updates each order takes (one of each per round).
 pub const ROUNDS: u32 = 3;

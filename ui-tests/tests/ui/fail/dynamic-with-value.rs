@@ -1,5 +1,5 @@
 use wf_sdk::prelude::*;
-use wf_sdk::Payload;
+use wf_sdk::payload::Payload;
 
 #[derive(Default)]
 struct W {

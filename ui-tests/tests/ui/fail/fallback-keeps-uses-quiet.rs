@@ -35,7 +35,7 @@ impl Tools {
     }
 }
 
-fn registered<T: wf_sdk::WorkflowDefinition<Input = u32, Output = u32>>() {}
+fn registered<T: wf_sdk::workflow::WorkflowDefinition<Input = u32, Output = u32>>() {}
 fn group<T: wf_sdk::__private::ActivityGroup>() {}
 
 #[allow(dead_code)]

@@ -62,7 +62,7 @@ async fn client(h: &WorkflowHandle<Toggles>) -> Result<bool, WfError> {
 }
 
 fn main() {
-    let names: Vec<&str> = <Toggles as wf_sdk::WorkflowDefinition>::handlers()
+    let names: Vec<&str> = <Toggles as wf_sdk::workflow::WorkflowDefinition>::handlers()
         .iter()
         .map(|h| h.name)
         .collect();

@@ -110,7 +110,7 @@ async fn steer(h: &WorkflowHandle<AgentRun>) -> Result<(), WfError> {
 }
 
 fn main() {
-    assert_eq!(<AgentRun as wf_sdk::WorkflowDefinition>::NAME, "agent_run");
+    assert_eq!(<AgentRun as wf_sdk::workflow::WorkflowDefinition>::NAME, "agent_run");
     let state = AgentRun::new(&AgentInput { goal: "ship".into() });
     assert_eq!(state.status(), Status { step: 0, paused: false });
     assert!(state.validate_goal(&String::new()).is_err());

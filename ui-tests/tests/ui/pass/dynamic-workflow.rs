@@ -3,7 +3,7 @@
 #![deny(warnings)]
 
 use wf_sdk::prelude::*;
-use wf_sdk::{DynamicInput, Payload};
+use wf_sdk::{workflow::DynamicInput, payload::Payload};
 
 struct Anything {
     kind: String,

@@ -2,7 +2,7 @@
 #![deny(warnings)]
 
 use wf_sdk::prelude::*;
-use wf_sdk::Payload;
+use wf_sdk::payload::Payload;
 
 #[derive(Default)]
 struct Plain {
@@ -58,7 +58,7 @@ impl Awaiting {
     }
 
     #[signal(dynamic, unfinished = "abandon")]
-    async fn any_signal(ctx: &mut WorkflowContext<Self>, name: String, _args: wf_sdk::Payload) {
+    async fn any_signal(ctx: &mut WorkflowContext<Self>, name: String, _args: wf_sdk::payload::Payload) {
         ctx.state_mut(|s| s.seen.push(name));
     }
 
@@ -74,9 +74,9 @@ impl Awaiting {
 }
 
 fn main() {
-    let sync = wf_sdk::WorkflowType::of::<Plain>();
+    let sync = wf_sdk::workflow::WorkflowType::of::<Plain>();
     assert!(sync.dynamic.signal && sync.dynamic.query && sync.dynamic.update);
     assert!(sync.dynamic.update_validated);
-    let asynchronous = wf_sdk::WorkflowType::of::<Awaiting>();
+    let asynchronous = wf_sdk::workflow::WorkflowType::of::<Awaiting>();
     assert!(asynchronous.dynamic.signal && !asynchronous.dynamic.query);
 }

@@ -17,11 +17,11 @@ impl Ticker {
     }
 }
 
-fn assert_input<W: wf_sdk::WorkflowDefinition<Input = (), Output = ()>>() {}
+fn assert_input<W: wf_sdk::workflow::WorkflowDefinition<Input = (), Output = ()>>() {}
 
 fn main() {
     assert_input::<Ticker>();
-    let t = <Ticker as wf_sdk::WorkflowDefinition>::init_state(&());
+    let t = <Ticker as wf_sdk::workflow::WorkflowDefinition>::init_state(&());
     assert_eq!(t.ticks, 0);
-    assert!(<Ticker as wf_sdk::WorkflowDefinition>::handlers().is_empty());
+    assert!(<Ticker as wf_sdk::workflow::WorkflowDefinition>::handlers().is_empty());
 }

@@ -50,7 +50,7 @@ impl Counter {
 }
 
 fn main() {
-    use wf_sdk::WorkflowDefinition;
+    use wf_sdk::workflow::WorkflowDefinition;
     assert_eq!(Shipment::init_state(&Order { id: 7 }).id, 7);
     assert_eq!(Counter::init_state(&3).n, 10);
     assert_eq!(Counter::NAME, "counter_v2");

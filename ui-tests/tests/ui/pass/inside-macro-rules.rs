@@ -40,7 +40,7 @@ macro_rules! counter_workflow {
 counter_workflow!(Counter, u8);
 
 fn main() {
-    use wf_sdk::WorkflowDefinition;
+    use wf_sdk::workflow::WorkflowDefinition;
     let mut c = Counter::init_state(&3);
     assert_eq!(c.add(2).unwrap(), 5);
     assert!(c.check_add(&0).is_err());

@@ -115,5 +115,5 @@ fn main() {
     n.pair(1, (2, 3), 4);
     assert_eq!(n.get(0, 0), 20);
     assert!(n.check_set(&1, &1).is_err());
-    assert_eq!(<Names as wf_sdk::WorkflowDefinition>::handlers().len(), 6);
+    assert_eq!(<Names as wf_sdk::workflow::WorkflowDefinition>::handlers().len(), 6);
 }

@@ -45,6 +45,6 @@ fn main() {
     assert_eq!(ledger.total(), 6);
     assert_eq!(ledger.entry(1), Some(2));
     assert_eq!(ledger.entries_between(1, 3), [2, 3]);
-    let names: Vec<&str> = <Ledger as wf_sdk::WorkflowDefinition>::handlers().iter().map(|h| h.name).collect();
+    let names: Vec<&str> = <Ledger as wf_sdk::workflow::WorkflowDefinition>::handlers().iter().map(|h| h.name).collect();
     assert_eq!(names, ["total", "entry", "range"]);
 }

@@ -36,9 +36,9 @@ impl Cart {
 
     #[::wf_renamed::run]
     async fn run(
-        ctx: &mut ::wf_renamed::WorkflowContext<Self>,
+        ctx: &mut ::wf_renamed::workflow::WorkflowContext<Self>,
         owner: ::std::string::String,
-    ) -> ::core::result::Result<u32, ::wf_renamed::WorkflowError> {
+    ) -> ::core::result::Result<u32, ::wf_renamed::error::WorkflowError> {
         ctx.wait_condition(|s| !s.open).await;
         let price = ctx.activity(Tools::price, (owner, 2)).await?;
         ::core::result::Result::Ok(price + ctx.state(|s| s.items.len() as u32))
@@ -50,7 +50,7 @@ impl Cart {
     }
 
     #[::wf_renamed::signal(name = "note")]
-    async fn add_note(ctx: &mut ::wf_renamed::WorkflowContext<Self>, text: ::std::string::String) {
+    async fn add_note(ctx: &mut ::wf_renamed::workflow::WorkflowContext<Self>, text: ::std::string::String) {
         let _ = text;
         ctx.state_mut(|s| s.notes += 1);
     }
@@ -66,24 +66,24 @@ impl Cart {
     }
 
     #[::wf_renamed::update]
-    fn add(&mut self, item: Item) -> ::core::result::Result<u32, ::wf_renamed::UpdateError> {
+    fn add(&mut self, item: Item) -> ::core::result::Result<u32, ::wf_renamed::error::UpdateError> {
         self.items.push(item);
         ::core::result::Result::Ok(self.items.len() as u32)
     }
 
     #[::wf_renamed::validator(add)]
-    fn check_add(&self, item: &Item) -> ::core::result::Result<(), ::wf_renamed::Rejection> {
+    fn check_add(&self, item: &Item) -> ::core::result::Result<(), ::wf_renamed::error::Rejection> {
         if item.qty == 0 {
-            return ::core::result::Result::Err(::wf_renamed::Rejection::new("zero"));
+            return ::core::result::Result::Err(::wf_renamed::error::Rejection::new("zero"));
         }
         ::core::result::Result::Ok(())
     }
 
     #[::wf_renamed::update]
     async fn rename(
-        ctx: &mut ::wf_renamed::WorkflowContext<Self>,
+        ctx: &mut ::wf_renamed::workflow::WorkflowContext<Self>,
         owner: ::std::string::String,
-    ) -> ::core::result::Result<::std::string::String, ::wf_renamed::UpdateError> {
+    ) -> ::core::result::Result<::std::string::String, ::wf_renamed::error::UpdateError> {
         ::core::result::Result::Ok(ctx.state_mut(|s| ::std::mem::replace(&mut s.owner, owner)))
     }
 }
@@ -95,18 +95,18 @@ impl Tools {
     #[::wf_renamed::activity]
     async fn price(
         &self,
-        _ctx: ::wf_renamed::ActivityContext,
+        _ctx: ::wf_renamed::activity::ActivityContext,
         owner: ::std::string::String,
         base: u32,
-    ) -> ::core::result::Result<u32, ::wf_renamed::ActivityError> {
+    ) -> ::core::result::Result<u32, ::wf_renamed::activity::ActivityError> {
         ::core::result::Result::Ok(base + owner.len() as u32)
     }
 }
 
 #[allow(dead_code)]
 async fn client(
-    h: &::wf_renamed::WorkflowHandle<Cart>,
-) -> ::core::result::Result<(), ::wf_renamed::WfError> {
+    h: &::wf_renamed::client::WorkflowHandle<Cart>,
+) -> ::core::result::Result<(), ::wf_renamed::error::WfError> {
     let tea = Item { name: ::std::string::ToString::to_string("tea"), qty: 1 };
     let n: u32 = h.add(tea).await?;
     let _ = n;
@@ -120,6 +120,6 @@ async fn client(
 
 fn main() {
     let _ = client;
-    ::core::assert_eq!(<Cart as ::wf_renamed::WorkflowDefinition>::NAME, "cart");
-    ::core::assert_eq!(<Cart as ::wf_renamed::WorkflowDefinition>::handlers().len(), 6);
+    ::core::assert_eq!(<Cart as ::wf_renamed::workflow::WorkflowDefinition>::NAME, "cart");
+    ::core::assert_eq!(<Cart as ::wf_renamed::workflow::WorkflowDefinition>::handlers().len(), 6);
 }

@@ -3,7 +3,7 @@
 #![deny(warnings)]
 
 use serde::{Deserialize, Serialize};
-use wf_sdk::{WorkflowContext, WorkflowError};
+use wf_sdk::{workflow::WorkflowContext, error::WorkflowError};
 
 #[derive(Default, Clone, Serialize, Deserialize, PartialEq, Debug)]
 pub struct Snapshot {
@@ -36,7 +36,7 @@ impl Snapshot {
 }
 
 #[allow(dead_code)]
-async fn client(h: &wf_sdk::WorkflowHandle<Snapshot>) -> Result<Snapshot, wf_sdk::WfError> {
+async fn client(h: &wf_sdk::client::WorkflowHandle<Snapshot>) -> Result<Snapshot, wf_sdk::error::WfError> {
     use SnapshotClient as _;
     h.replace(Snapshot { n: 3 }).await?;
     h.snapshot().await

@@ -62,7 +62,7 @@ async fn client(h: &WorkflowHandle<Inbox>) -> Result<(), WfError> {
 }
 
 fn main() {
-    let names: Vec<&str> = <Inbox as wf_sdk::WorkflowDefinition>::handlers().iter().map(|h| h.name).collect();
+    let names: Vec<&str> = <Inbox as wf_sdk::workflow::WorkflowDefinition>::handlers().iter().map(|h| h.name).collect();
     assert_eq!(names, ["close", "push", "weigh", "push_later", "peek", "note"]);
     let mut inbox = Inbox::default();
     inbox.push("x".into());

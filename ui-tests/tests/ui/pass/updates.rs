@@ -85,7 +85,7 @@ async fn client(h: &WorkflowHandle<Cart>) -> Result<(), WfError> {
 
 fn main() {
     use wf_sdk::__private::HandlerKind;
-    let handlers = <Cart as wf_sdk::WorkflowDefinition>::handlers();
+    let handlers = <Cart as wf_sdk::workflow::WorkflowDefinition>::handlers();
     let shape: Vec<(&str, &str, bool)> = handlers
         .iter()
         .map(|h| match &h.kind {
