@@ -57,7 +57,7 @@
 //! | the engine | [`Engine`], [`EngineBuilder`], the stores ([`SqliteStore`], [`MemoryStore`], [`Store`]), [`TestClock`] |
 //! | workflow code | [`WorkflowContext`] (state, activities, timers, waits, children, patches, search attributes), [`CancellationScope`], [`join_all`], [`join_bounded`], [`select`], [`select_all`], [`sync`] (a deterministic mutex and queue) |
 //! | activity code | [`ActivityContext`] (heartbeats, cancellation, task tokens), [`ActivityError`], [`RetryPolicy`] |
-//! | the client | [`Client`], [`WorkflowHandle`] (typed methods from the generated `<Type>Client` trait), [`StartOptions`], [`Schedules`], [`ListFilter`], [`PurgeRequest`] |
+//! | the client | [`Client`], [`WorkflowHandle`] (typed methods from the generated `<Type>Client` trait), [`StartOptions`], [`Schedules`], [`ListFilter`], [`PurgeRequest`], [`RepairRequest`] (reset, fork, resume, delete) |
 //! | histories | [`HistoryEvent`], [`EventKind`], [`History`] (the export document), [`Replayer`] |
 //! | errors | [`WfError`] (what clients see), [`WorkflowError`], [`UpdateError`], [`Rejection`], [`ActivityCallError`], [`ChildError`] |
 //! | [`metrics`] | the engine's metrics snapshot and its Prometheus text |
@@ -142,9 +142,15 @@ pub use wf_core::{
     PurgeRequest,
     QueryCall,
     Rejection,
+    RepairAction,
+    RepairKind,
+    RepairOrigin,
+    RepairReport,
+    RepairRequest,
     ReplayError,
     ReplayOutcome,
     Replayer,
+    ResetPoint,
     RetryPolicy,
     Role,
     RunInfo,
