@@ -30,6 +30,7 @@ pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
 pub mod purge;
+pub mod repair;
 pub mod run_limits;
 pub mod search;
 pub mod start;
