@@ -44,7 +44,7 @@ pub enum EventKind {
         /// The reset, fork or resume that made this run, if one did (absent otherwise, and
         /// from histories written before repairs existed).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        repaired_from: Option<RepairOrigin>,
+        repaired_from: Option<Box<RepairOrigin>>,
     },
     /// A signal was delivered to the run.
     SignalReceived {

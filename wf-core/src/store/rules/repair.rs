@@ -187,7 +187,7 @@ pub(crate) async fn repair_origin<X: Tx>(
         .map_err(|e| corrupt(&run_id, e))?
         .kind
     {
-        EventKind::WorkflowStarted { repaired_from, .. } => Ok(repaired_from),
+        EventKind::WorkflowStarted { repaired_from, .. } => Ok(repaired_from.map(|o| *o)),
         _ => Ok(None),
     }
 }
@@ -497,7 +497,7 @@ async fn write_prefix<X: Tx>(
             format!("its history starts with {}", first.kind.name()),
         ));
     };
-    *repaired_from = Some(new.origin.clone());
+    *repaired_from = Some(Box::new(new.origin.clone()));
     if fork {
         *parent = None;
     }
