@@ -63,6 +63,7 @@ mod tests {
             ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
+            ("repair", include_str!("repair.rs")),
             ("run_limits", include_str!("run_limits.rs")),
             ("search", include_str!("search.rs")),
             ("start", include_str!("start.rs")),
