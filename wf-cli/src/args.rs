@@ -164,6 +164,42 @@ pub enum Command {
         #[arg(long, default_value = "terminated with wf")]
         reason: String,
     },
+    /// Reset a workflow's latest run to a workflow task of its history: it ends as `reset`,
+    /// and a new run goes on from there on today's code, the later signals and updates
+    /// applied again (unless --drop-messages).
+    Reset(ResetArgs),
+    /// Start a new workflow id from a prefix of a workflow's latest run (up to --at-event),
+    /// leaving that run untouched.
+    Fork {
+        /// The workflow id to fork.
+        id: String,
+        /// The new workflow id.
+        new_id: String,
+        /// The last event kept: 1, or a WorkflowTaskCompleted (see `wf history`).
+        #[arg(long, value_name = "N")]
+        at_event: u64,
+        /// Why, for the history.
+        #[arg(long, default_value = "forked with wf")]
+        reason: String,
+    },
+    /// Resume a failed, timed-out, cancelled or terminated run from its last good workflow
+    /// task; for a running run whose workflow task keeps failing, retry the task now.
+    Resume {
+        /// The workflow id.
+        id: String,
+        /// Why, for the history.
+        #[arg(long, default_value = "resumed with wf")]
+        reason: String,
+    },
+    /// Delete a workflow's latest run: its history, inbox and dedupe ids (a running run is
+    /// terminated first).
+    Delete {
+        /// The workflow id.
+        id: String,
+        /// Why, for the logs.
+        #[arg(long, default_value = "deleted with wf")]
+        reason: String,
+    },
     /// Print a run's history as a versioned JSON document (`wf export ID > run.json`), or
     /// write the runs matching a filter to a folder.
     Export(ExportArgs),
@@ -368,4 +404,25 @@ pub enum ScheduleCommand {
         /// The schedule id.
         id: String,
     },
+}
+
+/// `wf reset ID (--to first-task | --to last-good-task | --to-event N) [--drop-messages]
+/// [--reason R]`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("point").required(true).args(["to", "to_event"])))]
+pub struct ResetArgs {
+    /// The workflow id.
+    pub id: String,
+    /// The point by name.
+    #[arg(long, value_parser = ["first-task", "last-good-task"])]
+    pub to: Option<String>,
+    /// The point by event id: 1, or a WorkflowTaskCompleted (see `wf history`).
+    #[arg(long, value_name = "N")]
+    pub to_event: Option<u64>,
+    /// Leave out the signals and updates received after the point.
+    #[arg(long)]
+    pub drop_messages: bool,
+    /// Why, for the history.
+    #[arg(long, default_value = "reset with wf")]
+    pub reason: String,
 }

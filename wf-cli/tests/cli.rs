@@ -1158,3 +1158,96 @@ async fn a_database_file_with_encoded_payloads_shows_them_as_encoded_naming_the_
     );
     remove_db(&db);
 }
+
+three_ways!(reset_fork_resume_and_delete_repair_runs_and_record_who_did_it);
+async fn reset_fork_resume_and_delete_repair_runs_and_record_who_did_it(via: Via) {
+    let db = scratch("repair", "db");
+    let engine = engine_on(&db).await;
+    let client = engine.client();
+    let h = client.start::<Order>("o-1", "x".to_string()).await.unwrap();
+    h.note("a".to_string()).await.unwrap();
+    wf_testkit::until_recorded(&h, "the note", |k| {
+        matches!(k, EventKind::SignalReceived { .. })
+    })
+    .await;
+    let first_run = h.describe().await.unwrap().run_id;
+    let t = Target::open(via, &db, &engine).await;
+
+    // Reset to before the first task: the note is applied again, once.
+    let out = ok(wf(&t.args(&[
+        "--json",
+        "reset",
+        "o-1",
+        "--to",
+        "first-task",
+        "--reason",
+        "bad deploy",
+    ]))
+    .await);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["status"], "reset", "{out}");
+    let new_run = report["run"]["run_id"].as_str().unwrap().to_string();
+    assert_ne!(new_run, first_run);
+    let d: Value =
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "o-1"])).await)).unwrap();
+    assert_eq!(d["run_id"], new_run.as_str());
+    let origin = &d["repaired_from"];
+    assert_eq!(origin["kind"], "reset", "{d}");
+    assert_eq!(origin["reason"], "bad deploy");
+    assert_eq!(origin["run_id"], first_run.as_str());
+    let who = if matches!(via, Via::File) {
+        "in-process"
+    } else {
+        "http:admin"
+    };
+    assert_eq!(origin["identity"], who);
+    let text = ok(wf(&t.args(&["describe", "o-1"])).await);
+    assert!(
+        text.contains("repaired") && text.contains("bad deploy"),
+        "{text}"
+    );
+    let notes = wf_testkit::eventually("the note applied again", || async {
+        let notes = h.notes().await.ok()?;
+        (!notes.is_empty()).then_some(notes)
+    })
+    .await;
+    assert_eq!(notes, ["a"]);
+
+    // Fork from the first event; delete the fork.
+    let out = ok(wf(&t.args(&["fork", "o-1", "o-copy", "--at-event", "1"])).await);
+    assert!(out.contains("o-copy"), "{out}");
+    assert_eq!(
+        client.describe("o-copy").await.unwrap().status,
+        RunStatus::Running
+    );
+    ok(wf(&t.args(&["delete", "o-copy", "--reason", "erase"])).await);
+    let err = fails(wf(&t.args(&["describe", "o-copy"])).await, 3);
+    assert!(err.contains("o-copy"), "{err}");
+
+    // Refusals and their exit codes.
+    fails(
+        wf(&t.args(&["reset", "nope", "--to", "first-task"])).await,
+        3,
+    );
+    fails(wf(&t.args(&["delete", "nope"])).await, 3);
+    assert_eq!(wf(&t.args(&["reset", "o-1"])).await.status.code(), Some(2));
+    let err = fails(wf(&t.args(&["reset", "o-1", "--to-event", "999"])).await, 1);
+    assert!(err.contains("WorkflowTaskCompleted"), "{err}");
+    let err = fails(wf(&t.args(&["resume", "o-1"])).await, 1);
+    assert!(err.contains("nothing to resume"), "{err}");
+
+    // Resume a terminated run: it goes on from its last good task.
+    h.terminate("oops").await.unwrap();
+    ok(wf(&t.args(&["resume", "o-1"])).await);
+    let d = h.describe().await.unwrap();
+    assert_eq!(d.status, RunStatus::Running);
+    assert_eq!(
+        d.repaired_from.unwrap().kind,
+        wf_sdk::client::RepairKind::Resume
+    );
+    h.ship("go".to_string()).await.unwrap();
+    assert_eq!(h.result().await.unwrap(), "x: a,go (0)");
+    t.close().await;
+    engine.shutdown().await;
+    remove_db(&db);
+}

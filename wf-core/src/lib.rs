@@ -43,9 +43,9 @@ pub use activity::{
 };
 pub use client::{
     ActivityResponse, Client, Description, PendingActivity, PendingUpdate, PurgeReport,
-    PurgeRequest, QueryCall, RunInfo, ScheduleHandle, Schedules, SignalCall, SignalRequest,
-    SignalStatus, StartOptions, Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage,
-    WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    PurgeRequest, QueryCall, RepairAction, RepairReport, RepairRequest, RunInfo, ScheduleHandle,
+    Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions, Transport, UpdateCall,
+    UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{
     ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,
@@ -55,6 +55,7 @@ pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 pub use data::payload_codec::{CodecError, PayloadCodec};
+pub use data::repair::{RepairKind, RepairOrigin, ResetPoint};
 pub use data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
     RunStatus, RunSummary, TaskFailure,

@@ -200,6 +200,42 @@ pub struct ReasonBody {
     pub reason: Option<String>,
 }
 
+/// `POST .../reset`, `.../fork`, `.../resume` and `DELETE /{type}/runs/{id}` (every field
+/// optional but the point: `to` or `to_event` for a reset, `new_workflow_id` and `at_event`
+/// for a fork).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RepairBody {
+    /// Why, for the history and operators.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// A reset's point by name: `"first-task"` or `"last-good-task"`.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// A reset's point by event id (1, or a `WorkflowTaskCompleted`).
+    #[serde(default)]
+    pub to_event: Option<u64>,
+    /// A reset leaves out the signals and updates received after the point.
+    #[serde(default)]
+    pub drop_messages: bool,
+    /// A fork's new workflow id.
+    #[serde(default)]
+    pub new_workflow_id: Option<String>,
+    /// A fork's last kept event.
+    #[serde(default)]
+    pub at_event: Option<u64>,
+}
+
+/// The answer of a repair: the run that goes on (or the one deleted).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RepairReply {
+    /// `"reset"`, `"forked"`, `"resumed"` or `"deleted"`.
+    pub status: String,
+    /// Its workflow id.
+    pub workflow_id: String,
+    /// Its run id.
+    pub run_id: String,
+}
+
 /// A value: the answer of queries, updates and results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ValueBody<V> {
@@ -296,6 +332,9 @@ pub struct DescriptionBody<V> {
     pub running_handlers: Vec<String>,
     /// The last failed workflow task.
     pub task_failure: Option<TaskFailure>,
+    /// The reset, fork or resume that made the run (who, why, from where), if one did.
+    #[serde(default)]
+    pub repaired_from: Option<wf_core::RepairOrigin>,
     /// Its search attributes (as in [`RunBody::search_attributes`]).
     #[serde(default)]
     pub search_attributes: SearchAttributes,
@@ -440,6 +479,7 @@ impl<V> DescriptionBody<V> {
             buffered_signals: d.buffered_signals.clone(),
             running_handlers: d.running_handlers.clone(),
             task_failure: d.task_failure.clone(),
+            repaired_from: d.repaired_from.clone(),
             search_attributes: d.search_attributes.clone(),
             memo: memo_of(&d.memo, value)?,
             attempt: d.attempt,
@@ -487,6 +527,7 @@ impl DescriptionBody<wf_core::Payload> {
             search_attributes: self.search_attributes,
             memo: self.memo,
             attempt: self.attempt,
+            repaired_from: self.repaired_from,
         }
     }
 }

@@ -44,6 +44,7 @@ guide! {
     https => "https.md", "HTTPS";
     tokens_and_roles => "tokens-and-roles.md", "Tokens and roles";
     operating => "operating.md", "Operating wf";
+    incidents => "incidents.md", "Operating in incidents";
     coming_from => "coming-from.md", "Coming from Temporal, Restate or DBOS";
 }
 

@@ -57,7 +57,7 @@
 //! | [`workflow`](mod@workflow) | [`WorkflowContext`](workflow::WorkflowContext) (state, activities, timers, waits, children, patches, search attributes), [`CancellationScope`](workflow::CancellationScope), [`select`](workflow::select), [`join_all`](workflow::join_all), [`sync`](workflow::sync) (a deterministic mutex and queue) |
 //! | [`activity`](mod@activity) | [`ActivityContext`](activity::ActivityContext) (heartbeats, cancellation, task tokens), [`ActivityError`](activity::ActivityError), [`RetryPolicy`](activity::RetryPolicy) |
 //! | [`engine`] | [`Engine`](engine::Engine), [`EngineBuilder`](engine::EngineBuilder), the clocks |
-//! | [`client`] | [`Client`](client::Client), [`WorkflowHandle`](client::WorkflowHandle) (typed methods from the generated `<Type>Client` trait), [`StartOptions`](client::StartOptions), [`ListFilter`](client::ListFilter), [`Description`](client::Description) |
+//! | [`client`] | [`Client`](client::Client), [`WorkflowHandle`](client::WorkflowHandle) (typed methods from the generated `<Type>Client` trait), [`StartOptions`](client::StartOptions), [`ListFilter`](client::ListFilter), [`Description`](client::Description), [`RepairRequest`](client::RepairRequest) (reset, fork, resume, delete) |
 //! | [`schedule`] | [`Schedules`](schedule::Schedules), [`ScheduleSpec`](schedule::ScheduleSpec), [`ScheduleAction`](schedule::ScheduleAction) |
 //! | [`history`] | [`HistoryEvent`](history::HistoryEvent), [`EventKind`](history::EventKind), [`History`](history::History) (the export document), [`Replayer`](history::Replayer) |
 //! | [`payload`] | [`Payload`](payload::Payload), [`PayloadCodec`](payload::PayloadCodec) (encryption or compression at rest) |
@@ -126,6 +126,10 @@ pub mod client {
         RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall, SignalRequest,
         SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome,
         UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    };
+    // Repairing runs: reset, fork, resume, delete.
+    pub use wf_core::{
+        RepairAction, RepairKind, RepairOrigin, RepairReport, RepairRequest, ResetPoint,
     };
 }
 

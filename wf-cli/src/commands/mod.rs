@@ -1,5 +1,5 @@
 //! The commands, one file per family: runs (list, describe, history, export), messages
-//! (signal, update, query, cancel, terminate), asynchronous activity completion, schedules,
+//! (signal, update, query, cancel, terminate), repairs (reset, fork, resume, delete), asynchronous activity completion, schedules,
 //! builds (worker versioning), purge (retention), and replay checks.
 //!
 //! May import: `args`, `exit`, `render`, `target`.
@@ -8,6 +8,7 @@ mod activities;
 mod builds;
 mod messages;
 mod purge;
+mod repair;
 mod replay;
 mod runs;
 mod schedules;
@@ -16,6 +17,7 @@ use crate::args::{Cli, Command};
 use crate::exit::Failure;
 use crate::render::Style;
 use crate::target::Session;
+use wf_core::RepairAction;
 
 /// What every command gets: the parsed line, the output style, and (but for `replay`) a
 /// session.
@@ -71,6 +73,25 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         } => messages::query(ctx, &id, &name, &args_json).await,
         Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
         Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
+        Command::Reset(args) => repair::reset(ctx, args).await,
+        Command::Fork {
+            id,
+            new_id,
+            at_event,
+            reason,
+        } => {
+            let action = RepairAction::Fork {
+                new_workflow_id: new_id,
+                at_event,
+            };
+            repair::run(ctx, &id, action, &reason).await
+        }
+        Command::Resume { id, reason } => {
+            repair::run(ctx, &id, RepairAction::Resume, &reason).await
+        }
+        Command::Delete { id, reason } => {
+            repair::run(ctx, &id, RepairAction::Delete, &reason).await
+        }
         Command::Schedule(command) => schedules::run(ctx, command).await,
         Command::Activity(command) => activities::run(ctx, command).await,
         Command::Builds(args) => builds::run(ctx, args).await,

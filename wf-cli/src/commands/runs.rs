@@ -162,6 +162,11 @@ fn description_json(d: &Description) -> Value {
         "search_attributes": search_json(&d.search_attributes),
         "memo": memo_json(&d.memo),
         "attempt": d.attempt,
+        "repaired_from": d.repaired_from.as_ref().map(|o| json!({
+            "kind": o.kind.as_str(), "workflow_id": o.workflow_id, "run_id": o.run_id,
+            "at_event": o.at_event, "reason": o.reason, "identity": o.identity,
+            "at": iso8601_ms(o.at_ms),
+        })),
     })
 }
 
@@ -235,6 +240,21 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
         rows.push(vec![
             "running handlers".into(),
             d.running_handlers.join(", "),
+        ]);
+    }
+    if let Some(o) = &d.repaired_from {
+        rows.push(vec![
+            "repaired".into(),
+            format!(
+                "{} of {} run {} at event {}, by {} at {}: {}",
+                o.kind,
+                o.workflow_id,
+                o.run_id,
+                o.at_event,
+                o.identity,
+                iso8601_ms(o.at_ms),
+                o.reason
+            ),
         ]);
     }
     if let Some(f) = &d.task_failure {

@@ -12,6 +12,7 @@ mod builds;
 mod calls;
 mod handle;
 mod purge;
+mod repair;
 mod schedules;
 mod transport;
 mod types;
@@ -23,6 +24,7 @@ pub use handle::WorkflowHandle;
 #[doc(hidden)]
 pub use handle::{query_call, signal_call, update_call};
 pub use purge::{PurgeReport, PurgeRequest, DEFAULT_PURGE_BATCH};
+pub use repair::{RepairAction, RepairReport, RepairRequest, DEFAULT_REPAIR_REASON};
 pub use schedules::{ScheduleHandle, Schedules};
 pub use transport::{
     CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,

@@ -178,6 +178,12 @@ pub trait Transport: Send + Sync + 'static {
     /// Purges one batch of closed runs, or counts them (see
     /// [`Client::purge`](crate::Client::purge)).
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport>;
+    /// Resets, forks, resumes or deletes one run (see
+    /// [`Client::repair`](crate::Client::repair)).
+    fn repair(
+        &self,
+        request: super::repair::RepairRequest,
+    ) -> CallFuture<'_, super::repair::RepairReport>;
     /// Completes, fails or heartbeats the activity attempt a task token names (see
     /// [`Client::respond_activity`](crate::Client::respond_activity)).
     fn respond_activity<'a>(

@@ -243,6 +243,9 @@ pub struct Description {
     /// Its attempt under the start's retry policy, from 1 (1 without a policy; a
     /// continue-as-new counts from 1 again).
     pub attempt: u32,
+    /// The reset, fork or resume that made this run (who, why, from which run and event), if
+    /// one did. A run closed by a reset says so in its status (`Reset`) and its failure text.
+    pub repaired_from: Option<crate::data::repair::RepairOrigin>,
 }
 
 /// An activity in [`Description::pending_activities`].

@@ -217,6 +217,7 @@ mod tests {
                         continued_from: None,
                         parent: None,
                         limits: None,
+                        repaired_from: None,
                     },
                 },
                 HistoryEvent {

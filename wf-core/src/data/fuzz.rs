@@ -154,6 +154,7 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
                         continued_from,
                         parent,
                         limits: None,
+                        repaired_from: None,
                     }
                 },
             )

@@ -3,6 +3,7 @@
 
 use super::activity::{ActivityFailure, ActivityOptions, LocalOutcome, TimeoutKind};
 use super::payload::Payload;
+use super::repair::RepairOrigin;
 use super::run::{ChildOutcome, ParentClosePolicy, ParentInfo};
 use super::run_limits::{RunLimits, RunTimeout};
 use super::search::SearchAttributes;
@@ -40,6 +41,10 @@ pub enum EventKind {
         /// start set any (absent from histories written before they existed).
         #[serde(default)]
         limits: Option<RunLimits>,
+        /// The reset, fork or resume that made this run, if one did (absent otherwise, and
+        /// from histories written before repairs existed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        repaired_from: Option<Box<RepairOrigin>>,
     },
     /// A signal was delivered to the run.
     SignalReceived {
@@ -272,6 +277,18 @@ pub enum EventKind {
         /// Attempts made so far, those before a durable backoff included.
         attempts: u32,
     },
+    /// An operator reset the run: it closed without running any more workflow code, and the
+    /// run `new_run_id` of the same chain goes on from its history up to event `at_event`.
+    WorkflowReset {
+        /// The run that replaced it.
+        new_run_id: String,
+        /// The last event the new run kept.
+        at_event: u64,
+        /// Why, as the operator said.
+        reason: String,
+        /// Who (over HTTP, the caller's token role).
+        identity: String,
+    },
 }
 
 impl EventKind {
@@ -305,6 +322,7 @@ impl EventKind {
             EventKind::SearchAttributesUpserted { .. } => "SearchAttributesUpserted",
             EventKind::WorkflowTimedOut { .. } => "WorkflowTimedOut",
             EventKind::LocalActivityCompleted { .. } => "LocalActivityCompleted",
+            EventKind::WorkflowReset { .. } => "WorkflowReset",
         }
     }
 
@@ -318,6 +336,7 @@ impl EventKind {
                 | EventKind::WorkflowTerminated { .. }
                 | EventKind::WorkflowCancelled { .. }
                 | EventKind::WorkflowTimedOut { .. }
+                | EventKind::WorkflowReset { .. }
         )
     }
 
@@ -328,14 +347,30 @@ impl EventKind {
                 workflow_type,
                 input,
                 continued_from,
+                repaired_from,
                 ..
-            } => match continued_from {
-                Some(prev) => format!(
+            } => match (continued_from, repaired_from) {
+                (_, Some(o)) => format!(
+                    "{workflow_type} input={} ({} of run {} at event {} by {}: {})",
+                    input.display(),
+                    o.kind,
+                    o.run_id,
+                    o.at_event,
+                    o.identity,
+                    o.reason
+                ),
+                (Some(prev), None) => format!(
                     "{workflow_type} input={} (continues {prev})",
                     input.display()
                 ),
-                None => format!("{workflow_type} input={}", input.display()),
+                (None, None) => format!("{workflow_type} input={}", input.display()),
             },
+            EventKind::WorkflowReset {
+                new_run_id,
+                at_event,
+                reason,
+                identity,
+            } => format!("reset to run {new_run_id} at event {at_event} by {identity}: {reason}"),
             EventKind::SignalReceived {
                 name,
                 args,

@@ -19,6 +19,7 @@ pub mod message;
 pub mod payload;
 pub mod payload_codec;
 mod render;
+pub mod repair;
 pub mod run;
 pub mod run_limits;
 pub mod search;

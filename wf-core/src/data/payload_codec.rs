@@ -303,6 +303,7 @@ impl HasPayloads for EventKind {
             | EventKind::WorkflowCancelled { .. }
             | EventKind::ChildCancelRequested { .. }
             | EventKind::WorkflowTimedOut { .. }
+            | EventKind::WorkflowReset { .. }
             // Search attributes stay clear: the store indexes them.
             | EventKind::SearchAttributesUpserted { .. } => Ok(()),
         }

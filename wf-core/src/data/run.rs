@@ -23,11 +23,14 @@ pub enum RunStatus {
     Cancelled,
     /// Closed by its run timeout or its chain's execution timeout.
     TimedOut,
+    /// Reset by an operator: a new run of the same chain replaced it (its `WorkflowReset`
+    /// event names it).
+    Reset,
 }
 
 impl RunStatus {
     /// Every status, in declaration order.
-    pub const ALL: [RunStatus; 7] = [
+    pub const ALL: [RunStatus; 8] = [
         RunStatus::Running,
         RunStatus::Completed,
         RunStatus::Failed,
@@ -35,6 +38,7 @@ impl RunStatus {
         RunStatus::Terminated,
         RunStatus::Cancelled,
         RunStatus::TimedOut,
+        RunStatus::Reset,
     ];
 
     /// Stable text form used in storage and on the wire.
@@ -47,6 +51,7 @@ impl RunStatus {
             RunStatus::Terminated => "terminated",
             RunStatus::Cancelled => "cancelled",
             RunStatus::TimedOut => "timed_out",
+            RunStatus::Reset => "reset",
         }
     }
 

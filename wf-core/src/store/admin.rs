@@ -67,6 +67,50 @@ impl<'a> StoreAdmin<'a> {
         })
     }
 
+    /// Resets, forks or resumes one run, in one transaction (see `store/rules/repair.rs`): a
+    /// reset (or a resume of a closed run) closes the running latest run as `Reset` with a
+    /// `WorkflowReset` event, and creates a run of the same chain whose history is the prefix
+    /// up to the request's point, its pending activities and timers armed again, its inbox
+    /// the signals and updates received after the point unless dropped; a fork creates the
+    /// run under a new workflow id (a chain of its own) and leaves the source untouched; a
+    /// resume of a running run whose workflow task failed makes that task ready now. The new
+    /// run's `WorkflowStarted` records the repair ([`RepairOrigin`](crate::data::repair::RepairOrigin)).
+    /// Returns the run that goes on. `Conflict` for a point that is not a workflow task's last
+    /// event, a source that is not the latest run (reset, resume), a prefix with open
+    /// children; `AlreadyStarted` for a fork onto a running workflow id.
+    pub fn reset_run(&self, request: super::records::ResetRequest) -> StoreFuture<'a, RunRecord> {
+        self.send(Operation::ResetRun(request))
+    }
+
+    /// Deletes one run (the workflow id's latest if `run_id` is `None`) in one transaction:
+    /// its row, history, inbox, activities, timers, search attributes and memo, and its chain's
+    /// update records, signal ids and start request ids once no run of the chain is left. A
+    /// running run is terminated first, with `reason`. Returns the deleted run's id.
+    pub fn delete_run(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        reason: &str,
+        now_ms: i64,
+    ) -> StoreFuture<'a, Vec<String>> {
+        self.send(Operation::DeleteRun {
+            workflow_id: workflow_id.to_string(),
+            run_id: run_id.map(str::to_string),
+            reason: reason.to_string(),
+            now_ms,
+        })
+    }
+
+    /// The repair that made run `run_id`, as its first event records it (`None`: none did).
+    pub fn repair_origin(
+        &self,
+        run_id: &str,
+    ) -> StoreFuture<'a, Option<crate::data::repair::RepairOrigin>> {
+        self.send(Operation::RepairOrigin {
+            run_id: run_id.to_string(),
+        })
+    }
+
     /// Creates a schedule (version 1); `ScheduleExists` if the id is taken.
     pub fn create_schedule(&self, row: ScheduleRow) -> StoreFuture<'a, ()> {
         self.send(Operation::CreateSchedule(row))

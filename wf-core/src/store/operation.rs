@@ -17,8 +17,8 @@ use super::records::{
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, leases, purge, reads, run_limits,
-    schedules, search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, leases, purge, reads, repair,
+    run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -135,6 +135,16 @@ pub enum Operation {
         closed_before_ms: i64,
         max: usize,
     },
+    ResetRun(super::records::ResetRequest),
+    DeleteRun {
+        workflow_id: String,
+        run_id: Option<String>,
+        reason: String,
+        now_ms: i64,
+    },
+    RepairOrigin {
+        run_id: String,
+    },
     CreateSchedule(ScheduleRow),
     UpdateSchedule(ScheduleUpdate),
     GetSchedule {
@@ -204,6 +214,8 @@ pub enum Op {
     Terminate,
     /// `purge_closed_runs`.
     Purge,
+    /// `reset_run`, `delete_run`.
+    Repair,
     /// `create_schedule`, `update_schedule`, `delete_schedule`.
     Schedule,
     /// `register_engine`, `renew_engine`, `remove_engine` (never counted as commits).
@@ -263,6 +275,9 @@ impl Operation {
             RunSearch(_) => ("run_search", Some(Op::Read)),
             CountClosedRuns { .. } => ("count_closed_runs", Some(Op::Read)),
             PurgeClosedRuns { .. } => ("purge_closed_runs", Some(Op::Purge)),
+            ResetRun(_) => ("reset_run", Some(Op::Repair)),
+            DeleteRun { .. } => ("delete_run", Some(Op::Repair)),
+            RepairOrigin { .. } => ("repair_origin", Some(Op::Read)),
             CreateSchedule(_) => ("create_schedule", Some(Op::Schedule)),
             UpdateSchedule(_) => ("update_schedule", Some(Op::Schedule)),
             GetSchedule { .. } => ("get_schedule", Some(Op::Read)),
@@ -297,7 +312,8 @@ impl Operation {
             | ReadHistory { run_id, .. }
             | PendingMessages { run_id, .. }
             | PendingUpdates { run_id }
-            | PendingActivities { run_id } => format!("{name} of run {run_id}"),
+            | PendingActivities { run_id }
+            | RepairOrigin { run_id } => format!("{name} of run {run_id}"),
             HeartbeatActivity { attempt, .. }
             | ResolveActivity { attempt, .. }
             | RetryActivity { attempt, .. }
@@ -311,6 +327,8 @@ impl Operation {
             GetRun { workflow_id, .. }
             | GetUpdate { workflow_id, .. }
             | Terminate { workflow_id, .. }
+            | ResetRun(super::records::ResetRequest { workflow_id, .. })
+            | DeleteRun { workflow_id, .. }
             | MoveToBuild { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
             CreateSchedule(ScheduleRow { schedule_id, .. })
             | UpdateSchedule(ScheduleUpdate { schedule_id, .. })
@@ -519,6 +537,20 @@ impl Operation {
             } => b.write(Soft, move |tx| {
                 answer(purge::purge_closed_runs(tx, closed_before_ms, max))
             }),
+            ResetRun(request) => b.write(Durable, move |tx| answer(repair::reset_run(tx, request))),
+            DeleteRun {
+                workflow_id,
+                run_id,
+                reason,
+                now_ms,
+            } => b.write(Durable, move |tx| {
+                answer(async move {
+                    repair::delete_run(tx, workflow_id, run_id, reason, now_ms)
+                        .await
+                        .map(|id| vec![id])
+                })
+            }),
+            RepairOrigin { run_id } => b.read(move |tx| answer(repair::repair_origin(tx, run_id))),
             CreateSchedule(row) => b.write(Durable, move |tx| {
                 answer(schedules::create_schedule(tx, row))
             }),
@@ -627,6 +659,9 @@ impl HasPayloads for Operation {
             | RunSearch(_)
             | CountClosedRuns { .. }
             | PurgeClosedRuns { .. }
+            | ResetRun(_)
+            | DeleteRun { .. }
+            | RepairOrigin { .. }
             | GetSchedule { .. }
             | ListSchedules
             | DeleteSchedule { .. }
@@ -703,6 +738,7 @@ outcomes! {
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
     Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>),
+    Origin(Option<crate::data::repair::RepairOrigin>),
 }
 
 impl HasPayloads for Outcome {
@@ -733,7 +769,7 @@ impl HasPayloads for Outcome {
             Schedules(rows) => rows.for_each_payload(f),
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
-            | RunIds(_) | Count(_) | Builds(_) => Ok(()),
+            | RunIds(_) | Count(_) | Builds(_) | Origin(_) => Ok(()),
         }
     }
 }

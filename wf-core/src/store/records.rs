@@ -92,6 +92,7 @@ impl NewRun {
             continued_from: self.continued_from.clone(),
             parent: self.parent.clone(),
             limits: self.limits.clone(),
+            repaired_from: None,
         }
     }
 
@@ -632,4 +633,30 @@ pub struct ScheduleUpdate {
     pub data: Payload,
     /// When the scheduler must look at it next; `None` while paused.
     pub next_check_ms: Option<i64>,
+}
+
+/// A reset, fork or resume of one run, as the store takes it (see
+/// [`StoreAdmin::reset_run`](crate::store::StoreAdmin::reset_run)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResetRequest {
+    /// The workflow id of the run to repair.
+    pub workflow_id: String,
+    /// The run (`None`: the workflow id's latest run). A reset or resume must name the latest.
+    pub run_id: Option<String>,
+    /// Which workflow task the new run starts from (a resume: the last good one).
+    pub point: crate::data::repair::ResetPoint,
+    /// Reset, fork or resume.
+    pub kind: crate::data::repair::RepairKind,
+    /// A fork's new workflow id (required for a fork, ignored otherwise).
+    pub new_workflow_id: Option<String>,
+    /// The new run's id (fresh).
+    pub new_run_id: String,
+    /// Leave out the signals and updates received after the point (a fork always does).
+    pub drop_messages: bool,
+    /// Why, as the operator said.
+    pub reason: String,
+    /// Who asked (over HTTP, the caller's token role).
+    pub identity: String,
+    /// Now, engine-clock ms.
+    pub now_ms: i64,
 }

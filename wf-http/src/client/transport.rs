@@ -536,6 +536,44 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn repair(&self, request: wf_core::RepairRequest) -> CallFuture<'_, wf_core::RepairReport> {
+        Box::pin(async move {
+            use wf_core::{RepairAction, ResetPoint};
+            let id = request.workflow_id.as_str();
+            let mut body = crate::wire::RepairBody {
+                reason: Some(request.reason.clone()),
+                ..Default::default()
+            };
+            let (method, path) = match &request.action {
+                RepairAction::Reset { to, drop_messages } => {
+                    match to {
+                        ResetPoint::FirstTask => body.to = Some("first-task".into()),
+                        ResetPoint::LastGoodTask => body.to = Some("last-good-task".into()),
+                        ResetPoint::Event(n) => body.to_event = Some(*n),
+                    }
+                    body.drop_messages = *drop_messages;
+                    (Method::POST, run_path(id, "/reset"))
+                }
+                RepairAction::Fork {
+                    new_workflow_id,
+                    at_event,
+                } => {
+                    body.new_workflow_id = Some(new_workflow_id.clone());
+                    body.at_event = Some(*at_event);
+                    (Method::POST, run_path(id, "/fork"))
+                }
+                RepairAction::Resume => (Method::POST, run_path(id, "/resume")),
+                RepairAction::Delete => (Method::DELETE, run_path(id, "")),
+            };
+            // (The server records the caller's token role as who did it.)
+            let reply: crate::wire::RepairReply = self.call(method, &path, Some(&body)).await?;
+            Ok(wf_core::RepairReport {
+                workflow_id: reply.workflow_id,
+                run_id: reply.run_id,
+            })
+        })
+    }
+
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
         Box::pin(async move {
             let body = PurgeBody::of(&request);

@@ -14,6 +14,7 @@ mod health;
 mod messages;
 mod metrics;
 mod purge;
+mod repair;
 mod routes;
 mod runs;
 mod schedules;
@@ -155,6 +156,10 @@ impl From<&Engine> for Api {
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
 /// | `GET /_builds` | running runs by build id: `?task_queue=` -> `[{"build_id", "current_for", "pinned", "auto_upgrade", "not_started"}]` |
 /// | `POST /_builds/current` | `{"task_queue", "build_id"}`: make a build current (worker versioning) |
+/// | `POST /{type}/runs/{id}/reset` | `{"to": "first-task" \| "last-good-task"}` or `{"to_event"}`, `"drop_messages"`, `"reason"` -> `{"status": "reset", "workflow_id", "run_id"}` |
+/// | `POST /{type}/runs/{id}/fork` | `{"new_workflow_id", "at_event", "reason"}` -> `{"status": "forked", ..}` |
+/// | `POST /{type}/runs/{id}/resume` | `{"reason"}` (optional) -> `{"status": "resumed", ..}` |
+/// | `DELETE /{type}/runs/{id}` | `{"reason"}` (optional): delete the latest run -> `{"status": "deleted", ..}` |
 /// | `POST /{type}/runs/{id}/move` | `{"build_id"}`: move the run to another build |
 /// | `POST /_purge` | `{"closed_before_ms", "batch", "dry_run"}` -> `{"runs", "more"}` |
 /// | `POST /_activities/{complete,fail,heartbeat}` | `{"token", "result" \| "error" \| "details"}`: asynchronous activity completion by task token |

@@ -5,7 +5,9 @@
 //! router some other way has no row, and is refused whatever the token (fail closed).
 
 use super::auth::{self, Access, Role};
-use super::{activities, builds, health, messages, metrics, purge, runs, schedules, ui, Api};
+use super::{
+    activities, builds, health, messages, metrics, purge, repair, runs, schedules, ui, Api,
+};
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
 
@@ -97,6 +99,10 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Post, "/{type}/runs/{id}/cancel", WRITE, |m, _| on(m, runs::cancel)),
     route(Post, "/{type}/runs/{id}/terminate", ADMIN, |m, _| on(m, runs::terminate)),
     route(Post, "/{type}/runs/{id}/move", ADMIN, |m, _| on(m, builds::move_run)),
+    route(Post, "/{type}/runs/{id}/reset", ADMIN, |m, _| on(m, repair::reset)),
+    route(Post, "/{type}/runs/{id}/fork", ADMIN, |m, _| on(m, repair::fork)),
+    route(Post, "/{type}/runs/{id}/resume", ADMIN, |m, _| on(m, repair::resume)),
+    route(Delete, "/{type}/runs/{id}", ADMIN, |m, _| on(m, repair::delete)),
     route(Get, "/_schedules", READ, |m, _| on(m, schedules::list)),
     route(Post, "/_schedules/{id}", ADMIN, |m, _| on(m, schedules::create)),
     route(Get, "/_schedules/{id}", READ, |m, _| on(m, schedules::describe)),

@@ -4,7 +4,7 @@
 //! through the store, like a client of another process. One file per operation, each a free
 //! function over the engine's [`Core`] that the one `Transport` impl below calls: `start.rs`,
 //! `signal.rs`, `update.rs` (sending and waiting), `query.rs`, `reads.rs` (results, histories,
-//! descriptions, lists), `control.rs` (cancellation, termination), `schedules.rs`,
+//! descriptions, lists), `control.rs` (cancellation, termination), `repair.rs` (reset, fork, resume, delete), `schedules.rs`,
 //! `builds.rs`, `activities.rs` (completion by task token). `route.rs` decides where a
 //! signal, an update or a cancellation request goes, and reads the answer.
 
@@ -13,6 +13,7 @@ mod builds;
 mod control;
 mod query;
 mod reads;
+mod repair;
 mod route;
 mod schedules;
 mod signal;
@@ -185,6 +186,13 @@ impl Transport for InProcessTransport {
 
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()> {
         Box::pin(async move { schedules::scheduler(&self.core).delete(schedule_id).await })
+    }
+
+    fn repair(
+        &self,
+        request: crate::client::RepairRequest,
+    ) -> CallFuture<'_, crate::client::RepairReport> {
+        Box::pin(repair::repair(&self.core, request))
     }
 
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {

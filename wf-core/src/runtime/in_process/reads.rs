@@ -51,7 +51,8 @@ pub(super) async fn wait_result(core: &Core, workflow_id: &str) -> Result<Payloa
             RunStatus::Terminated => return Err(WfError::Terminated(failure())),
             RunStatus::Cancelled => return Err(WfError::Cancelled(failure())),
             RunStatus::TimedOut => return Err(WfError::TimedOut(failure())),
-            RunStatus::Running | RunStatus::ContinuedAsNew => {}
+            // A reset run's replacement is the latest run: the wait follows it.
+            RunStatus::Running | RunStatus::ContinuedAsNew | RunStatus::Reset => {}
         }
         until_changed(core, notified).await?;
     }
@@ -86,6 +87,7 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
     let updates = store.pending_updates(&run.run_id).await?;
     let summary = RunSummary::of(&run.summary);
     let limits = store.run_limits(&run.run_id).await?;
+    let repaired_from = store.admin().repair_origin(&run.run_id).await?;
     let search = store
         .admin()
         .run_search(vec![run.run_id.clone()])
@@ -127,6 +129,7 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         search_attributes: search.attributes,
         memo: search.memo,
         attempt: RunLimits::attempt_of(limits.as_ref()),
+        repaired_from,
     })
 }
 

@@ -63,6 +63,7 @@ pub async fn continue_as_new_starts_the_next_run_in_the_same_chain(store: Arc<dy
             continued_from: Some("run-1".into()),
             parent: None,
             limits: None,
+            repaired_from: None,
         }]
     );
     let task = lease_one(&*store, "w", T0 + 1).await;

@@ -30,6 +30,7 @@ pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
 pub mod purge;
+pub mod repair;
 pub mod run_limits;
 pub mod search;
 pub mod start;
@@ -62,6 +63,7 @@ mod tests {
             ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
+            ("repair", include_str!("repair.rs")),
             ("run_limits", include_str!("run_limits.rs")),
             ("search", include_str!("search.rs")),
             ("start", include_str!("start.rs")),

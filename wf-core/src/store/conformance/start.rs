@@ -199,6 +199,7 @@ pub async fn start_writes_workflow_started_and_makes_the_run_ready(store: Arc<dy
             continued_from: None,
             parent: None,
             limits: None,
+            repaired_from: None,
         }
     );
     let encoded = crate::store::encode_event(T0, &history[0].kind).unwrap();

@@ -1,7 +1,7 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
 //! and commit checks, what a commit or a termination does to other runs, activity attempts
 //! (and those held for asynchronous completion), timers, run limits (timeouts and retries),
-//! retention's purge, worker versioning's builds. Each rule is an `async fn` generic over
+//! retention's purge, worker versioning's builds, an operator's repairs of one run. Each rule is an `async fn` generic over
 //! [`Tx`], the table
 //! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
@@ -21,6 +21,7 @@ pub(crate) mod engines;
 pub(crate) mod leases;
 pub(crate) mod purge;
 pub(crate) mod reads;
+pub(crate) mod repair;
 pub(crate) mod run_limits;
 pub(crate) mod schedules;
 pub(crate) mod search;

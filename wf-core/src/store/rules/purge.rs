@@ -16,7 +16,7 @@
 //! - Schedules: they are not keyed by runs; one whose action's run was purged sees it as not
 //!   running.
 
-use super::tx::Tx;
+use super::tx::{ClosedRun, Tx};
 use crate::error::StoreError;
 
 /// [`StoreAdmin::purge_closed_runs`](crate::store::StoreAdmin::purge_closed_runs): at most `max` runs
@@ -33,6 +33,16 @@ pub(crate) async fn purge_closed_runs<X: Tx>(
     if batch.is_empty() {
         return Ok(Vec::new());
     }
+    delete_runs(tx, batch).await
+}
+
+/// Deletes these closed runs with everything keyed by them, and the update records, signal
+/// ids and start request ids of each chain no run is left in. Returns their run ids. (Also
+/// [`StoreAdmin::delete_run`](crate::store::StoreAdmin::delete_run)'s deletion of one run.)
+pub(crate) async fn delete_runs<X: Tx>(
+    tx: &mut X,
+    batch: Vec<ClosedRun>,
+) -> Result<Vec<String>, StoreError> {
     let run_ids: Vec<String> = batch.iter().map(|r| r.run_id.clone()).collect();
     tx.delete_runs_events(&run_ids).await?;
     tx.delete_runs_inbox(&run_ids).await?;
