@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::data::message::Message;
 use wf_core::data::search::SearchAttributes;
 use wf_core::{
-    Description, PendingActivity, PendingUpdate, RetryPolicy, RunInfo, RunStatus, TaskFailure,
+    Description, Paused, PendingActivity, PendingUpdate, RetryPolicy, RunInfo, RunStatus,
+    TaskFailure,
 };
 
 /// The path segment that stands for "whatever type the run has" in place of `{type}`: the
@@ -200,6 +201,13 @@ pub struct ReasonBody {
     pub reason: Option<String>,
 }
 
+/// `GET /_count`: how many runs match.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CountBody {
+    /// The number of runs the filter selects.
+    pub count: u64,
+}
+
 /// A value: the answer of queries, updates and results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ValueBody<V> {
@@ -263,6 +271,9 @@ pub struct RunBody<V> {
     /// The build whose engines run it (worker versioning), if it is on one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_id: Option<String>,
+    /// Whether an operator paused it.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -305,6 +316,27 @@ pub struct DescriptionBody<V> {
     /// Its attempt under the start's retry policy, from 1.
     #[serde(default = "first_attempt")]
     pub attempt: u32,
+    /// A completed run's result.
+    #[serde(default = "Option::default")]
+    pub result: Option<V>,
+    /// A failed, timed-out or terminated run's error message.
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// The operator's pause of a running run, if it is paused.
+    #[serde(default)]
+    pub paused: Option<PausedBody>,
+}
+
+/// [`DescriptionBody::paused`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PausedBody {
+    /// Who paused it: the caller's token role (`admin` on a server that checks no token),
+    /// `client` for an in-process client.
+    pub by: String,
+    /// Why.
+    pub reason: String,
+    /// When, ms since the Unix epoch.
+    pub since_ms: u64,
 }
 
 fn first_attempt() -> u32 {
@@ -378,6 +410,7 @@ impl<V> RunBody<V> {
             search_attributes: r.search_attributes.clone(),
             memo: memo_of(&r.memo, value)?,
             build_id: r.build_id.clone(),
+            paused: r.paused,
         })
     }
 }
@@ -396,6 +429,7 @@ impl RunBody<wf_core::Payload> {
             search_attributes: self.search_attributes,
             memo: self.memo,
             build_id: self.build_id,
+            paused: self.paused,
         }
     }
 }
@@ -441,8 +475,15 @@ impl<V> DescriptionBody<V> {
             running_handlers: d.running_handlers.clone(),
             task_failure: d.task_failure.clone(),
             search_attributes: d.search_attributes.clone(),
-            memo: memo_of(&d.memo, value)?,
+            memo: memo_of(&d.memo, &mut value)?,
             attempt: d.attempt,
+            result: d.result.as_ref().map(&mut value).transpose()?,
+            failure: d.failure.clone(),
+            paused: d.paused.as_ref().map(|p| PausedBody {
+                by: p.by.clone(),
+                reason: p.reason.clone(),
+                since_ms: to_ms(p.since),
+            }),
         })
     }
 }
@@ -487,6 +528,13 @@ impl DescriptionBody<wf_core::Payload> {
             search_attributes: self.search_attributes,
             memo: self.memo,
             attempt: self.attempt,
+            result: self.result,
+            failure: self.failure,
+            paused: self.paused.map(|p| Paused {
+                by: p.by,
+                reason: p.reason,
+                since: from_ms(p.since_ms),
+            }),
         }
     }
 }

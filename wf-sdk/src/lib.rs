@@ -132,6 +132,7 @@ pub use wf_core::{
     Param,
     ParentClosePolicy,
     ParentInfo,
+    Paused,
     // Payloads.
     Payload,
     PayloadCodec,

@@ -243,6 +243,26 @@ pub struct Description {
     /// Its attempt under the start's retry policy, from 1 (1 without a policy; a
     /// continue-as-new counts from 1 again).
     pub attempt: u32,
+    /// How a completed run ended: its encoded result.
+    pub result: Option<Payload>,
+    /// How a failed, timed-out or terminated run ended: its error message (the reason of a
+    /// termination).
+    pub failure: Option<String>,
+    /// The operator's pause of a running run, if it is paused (see
+    /// [`Client::pause`](crate::Client::pause)); its status stays running.
+    pub paused: Option<Paused>,
+}
+
+/// An operator's pause of a run, in [`Description::paused`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paused {
+    /// Who paused it: the caller's token role over HTTP (`admin`, also on a server that
+    /// checks no token), `client` for an in-process client.
+    pub by: String,
+    /// Why (may be empty).
+    pub reason: String,
+    /// When.
+    pub since: SystemTime,
 }
 
 /// An activity in [`Description::pending_activities`].
@@ -301,4 +321,6 @@ pub struct RunInfo {
     /// The build whose engines run its workflow tasks (worker versioning: the build it is
     /// pinned to, or its task queue's current build), if it is on one.
     pub build_id: Option<String>,
+    /// Whether an operator paused it (see [`Client::pause`](crate::Client::pause)).
+    pub paused: bool,
 }
