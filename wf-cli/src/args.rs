@@ -180,7 +180,7 @@ pub enum Command {
     Result {
         /// The workflow id.
         id: String,
-        /// How long to wait (`500ms`, `30s`, `5m`, `1h`); exit 1 with a timeout after it.
+        /// How long to wait (`500ms`, `30s`, `5m`, `1h`); exit 5 with a timeout after it.
         #[arg(long, default_value = "30s", value_parser = crate::render::parse_duration)]
         wait: std::time::Duration,
     },
