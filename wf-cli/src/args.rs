@@ -200,6 +200,43 @@ pub enum Command {
         #[arg(long, default_value = "deleted with wf")]
         reason: String,
     },
+    /// Start a run of workflow type TYPE under workflow id ID with input INPUT_JSON (the
+    /// workflow's input as JSON; `null` for none).
+    Start {
+        /// The workflow type's name.
+        #[arg(value_name = "TYPE")]
+        workflow_type: String,
+        /// The workflow id.
+        id: String,
+        /// The input, as JSON.
+        #[arg(default_value = "null")]
+        input_json: String,
+    },
+    /// Print a workflow's result (following continue-as-new), waiting for it to close.
+    Result {
+        /// The workflow id.
+        id: String,
+        /// How long to wait (`500ms`, `30s`, `5m`, `1h`); exit 5 with a timeout after it.
+        #[arg(long, default_value = "30s", value_parser = crate::render::parse_duration)]
+        wait: std::time::Duration,
+    },
+    /// Pause a workflow's latest run as an operator: it gets no workflow task and starts no
+    /// activity; signals, updates and fired timers wait, in order, until `wf unpause`.
+    Pause {
+        /// The workflow id.
+        id: String,
+        /// Why, shown by describe.
+        #[arg(long, default_value = "")]
+        reason: String,
+    },
+    /// Unpause a workflow's latest run: what waited applies in arrival order.
+    Unpause {
+        /// The workflow id.
+        id: String,
+    },
+    /// Count the runs that `wf list`'s filters select (all of them: --limit and --after do
+    /// not apply), without listing them.
+    Count(ListArgs),
     /// Print a run's history as a versioned JSON document (`wf export ID > run.json`), or
     /// write the runs matching a filter to a folder.
     Export(ExportArgs),

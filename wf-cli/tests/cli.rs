@@ -4,7 +4,7 @@
 //! prints, what it changes, and its exit codes. Tests that do not need the file itself run
 //! three ways (`three_ways!`): on the file, and on its engine served over HTTP and HTTPS.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -1247,6 +1247,90 @@ async fn reset_fork_resume_and_delete_repair_runs_and_record_who_did_it(via: Via
     );
     h.ship("go".to_string()).await.unwrap();
     assert_eq!(h.result().await.unwrap(), "x: a,go (0)");
+    t.close().await;
+    engine.shutdown().await;
+    remove_db(&db);
+}
+
+three_ways!(start_pause_count_unpause_and_result);
+async fn start_pause_count_unpause_and_result(via: Via) {
+    let db = scratch("pause", "db");
+    let engine = engine_on(&db).await;
+    let t = Target::open(via, &db, &engine).await;
+    if let Via::Server(_) = via {
+        let started: Value = serde_json::from_str(&ok(wf(
+            &t.args(&["--json", "start", "order", "o-p", "\"pia\""])
+        )
+        .await))
+        .unwrap();
+        assert_eq!(started["workflow_id"], "o-p");
+        ok(wf(&t.args(&["start", "order", "o-q", "\"quinn\""])).await);
+    } else {
+        // A database file holds no workflow code: starting checks the input against the
+        // type, which only a serving process knows.
+        let err = fails(wf(&t.args(&["start", "order", "o-p", "\"pia\""])).await, 5);
+        assert!(err.contains("unknown workflow type"), "{err}");
+        let client = engine.client();
+        client
+            .start::<Order>("o-p", "pia".to_string())
+            .await
+            .unwrap();
+        client
+            .start::<Order>("o-q", "quinn".to_string())
+            .await
+            .unwrap();
+    }
+    fails(
+        wf(&t.args(&["start", "order", "o-bad", "{not json"])).await,
+        2,
+    );
+
+    ok(wf(&t.args(&["pause", "o-p", "--reason", "hold the line"])).await);
+    let d: Value =
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "o-p"])).await)).unwrap();
+    assert_eq!(d["status"], "running", "{d}");
+    assert_eq!(d["paused"]["reason"], "hold the line", "{d}");
+    let shown = ok(wf(&t.args(&["describe", "o-p"])).await);
+    assert!(
+        shown.contains("(paused)") && shown.contains("hold the line"),
+        "{shown}"
+    );
+    let listed = ok(wf(&t.args(&["list"])).await);
+    assert!(listed.contains("(paused)"), "{listed}");
+
+    ok(wf(&t.args(&["signal", "o-p", "ship", "[\"late\"]"])).await);
+    // Paused: the run does not close, so the wait runs out (exit 5, as a timed-out update).
+    fails(wf(&t.args(&["result", "o-p", "--wait", "500ms"])).await, 5);
+    let counted: Value = serde_json::from_str(&ok(wf(
+        &t.args(&["--json", "count", "--status", "running"])
+    )
+    .await))
+    .unwrap();
+    assert_eq!(counted, json!({"count": 2}));
+    assert_eq!(
+        ok(wf(&t.args(&["count", "--type", "order"])).await).trim(),
+        "2"
+    );
+
+    ok(wf(&t.args(&["unpause", "o-p"])).await);
+    let result: Value = serde_json::from_str(&ok(wf(
+        &t.args(&["--json", "result", "o-p", "--wait", "10s"])
+    )
+    .await))
+    .unwrap();
+    assert_eq!(result["result"], "pia: late (0)");
+    let d: Value =
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "o-p"])).await)).unwrap();
+    assert_eq!(
+        d["result"], "pia: late (0)",
+        "describe says how it ended: {d}"
+    );
+    assert_eq!(
+        ok(wf(&t.args(&["count", "--status", "completed"])).await).trim(),
+        "1"
+    );
+    fails(wf(&t.args(&["pause", "nobody"])).await, 3);
+    fails(wf(&t.args(&["unpause", "o-p"])).await, 5);
     t.close().await;
     engine.shutdown().await;
     remove_db(&db);

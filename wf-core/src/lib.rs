@@ -42,7 +42,7 @@ pub use activity::{
     ActivityRegistry, BoxFuture,
 };
 pub use client::{
-    ActivityResponse, Client, Description, PendingActivity, PendingUpdate, PurgeReport,
+    ActivityResponse, Client, Description, Paused, PendingActivity, PendingUpdate, PurgeReport,
     PurgeRequest, QueryCall, RepairAction, RepairReport, RepairRequest, RunInfo, ScheduleHandle,
     Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions, Transport, UpdateCall,
     UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,

@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use wf_core::store::Message;
 use wf_core::SearchAttributes;
 use wf_core::{
-    Description, PendingActivity, PendingUpdate, RetryPolicy, RunInfo, RunStatus, TaskFailure,
+    Description, Paused, PendingActivity, PendingUpdate, RetryPolicy, RunInfo, RunStatus,
+    TaskFailure,
 };
 
 /// The path segment that stands for "whatever type the run has" in place of `{type}`: the
@@ -236,6 +237,13 @@ pub struct RepairReply {
     pub run_id: String,
 }
 
+/// `GET /_count`: how many runs match.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CountBody {
+    /// The number of runs the filter selects.
+    pub count: u64,
+}
+
 /// A value: the answer of queries, updates and results.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ValueBody<V> {
@@ -299,6 +307,9 @@ pub struct RunBody<V> {
     /// The build whose engines run it (worker versioning), if it is on one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub build_id: Option<String>,
+    /// Whether an operator paused it.
+    #[serde(default)]
+    pub paused: bool,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -344,6 +355,27 @@ pub struct DescriptionBody<V> {
     /// Its attempt under the start's retry policy, from 1.
     #[serde(default = "first_attempt")]
     pub attempt: u32,
+    /// A completed run's result.
+    #[serde(default = "Option::default")]
+    pub result: Option<V>,
+    /// A failed, timed-out or terminated run's error message.
+    #[serde(default)]
+    pub failure: Option<String>,
+    /// The operator's pause of a running run, if it is paused.
+    #[serde(default)]
+    pub paused: Option<PausedBody>,
+}
+
+/// [`DescriptionBody::paused`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PausedBody {
+    /// Who paused it: the caller's token role (`admin` on a server that checks no token),
+    /// `client` for an in-process client.
+    pub by: String,
+    /// Why.
+    pub reason: String,
+    /// When, ms since the Unix epoch.
+    pub since_ms: u64,
 }
 
 fn first_attempt() -> u32 {
@@ -417,6 +449,7 @@ impl<V> RunBody<V> {
             search_attributes: r.search_attributes.clone(),
             memo: memo_of(&r.memo, value)?,
             build_id: r.build_id.clone(),
+            paused: r.paused,
         })
     }
 }
@@ -435,6 +468,7 @@ impl RunBody<wf_core::Payload> {
             search_attributes: self.search_attributes,
             memo: self.memo,
             build_id: self.build_id,
+            paused: self.paused,
         }
     }
 }
@@ -481,8 +515,15 @@ impl<V> DescriptionBody<V> {
             task_failure: d.task_failure.clone(),
             repaired_from: d.repaired_from.clone(),
             search_attributes: d.search_attributes.clone(),
-            memo: memo_of(&d.memo, value)?,
+            memo: memo_of(&d.memo, &mut value)?,
             attempt: d.attempt,
+            result: d.result.as_ref().map(&mut value).transpose()?,
+            failure: d.failure.clone(),
+            paused: d.paused.as_ref().map(|p| PausedBody {
+                by: p.by.clone(),
+                reason: p.reason.clone(),
+                since_ms: to_ms(p.since),
+            }),
         })
     }
 }
@@ -528,6 +569,13 @@ impl DescriptionBody<wf_core::Payload> {
             memo: self.memo,
             attempt: self.attempt,
             repaired_from: self.repaired_from,
+            result: self.result,
+            failure: self.failure,
+            paused: self.paused.map(|p| Paused {
+                by: p.by,
+                reason: p.reason,
+                since: from_ms(p.since_ms),
+            }),
         }
     }
 }

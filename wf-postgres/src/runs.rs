@@ -25,6 +25,24 @@ use wf_core::store::{
 const LOCK_WORKFLOW: &str =
     "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || '/' || $1, 0))";
 
+/// The `WHERE`, order and limit of a list of runs (`r` is `runs`), over [`ListParams`]: one
+/// text for the list and its count.
+macro_rules! list_where {
+    () => {
+        "WHERE ($1::text IS NULL OR workflow_type = $1) AND ($2::text IS NULL OR status = $2) \
+         AND (NOT $3 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
+         AND ($5::text[] IS NULL OR run_id IN (SELECT s.run_id \
+              FROM unnest($5::text[], $6::text[], $7::text[]) AS f(key, kind, value) \
+              JOIN search_attributes s ON s.key = f.key AND s.kind = f.kind AND s.value = f.value \
+              GROUP BY s.run_id HAVING COUNT(*) = cardinality($5::text[]))) \
+         AND ($8::int8 IS NULL OR created_ms >= $8) AND ($9::int8 IS NULL OR created_ms < $9) \
+         AND ($10::int8 IS NULL OR closed_ms >= $10) AND ($11::int8 IS NULL OR closed_ms < $11) \
+         AND ($12::text IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = $12)) \
+         AND ($13::text IS NULL OR build_id = $13) \
+         ORDER BY seq DESC LIMIT $4"
+    };
+}
+
 impl PostgresTx {
     /// Locks the workflow id (a writer only). Its statement is queued and runs before the next
     /// one, which then sees every commit made under the lock.
@@ -445,54 +463,77 @@ impl RunTable for PostgresTx {
     }
 
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
+        let sql = concat!("SELECT ", run_columns!(), " FROM runs r ", list_where!());
+        let p = ListParams::of(filter);
+        let rows = self.query(sql, &p.params(), "list runs").await?;
+        rows.iter().map(|r| Ok(run_row(r)?.record)).collect()
+    }
+
+    async fn count_runs(&mut self, filter: &ListFilter) -> Result<u64> {
         let sql = concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs r \
-             WHERE ($1::text IS NULL OR workflow_type = $1) AND ($2::text IS NULL OR status = $2) \
-             AND (NOT $3 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
-             AND ($5::text[] IS NULL OR run_id IN (SELECT s.run_id \
-                  FROM unnest($5::text[], $6::text[], $7::text[]) AS f(key, kind, value) \
-                  JOIN search_attributes s ON s.key = f.key AND s.kind = f.kind AND s.value = f.value \
-                  GROUP BY s.run_id HAVING COUNT(*) = cardinality($5::text[]))) \
-             AND ($8::int8 IS NULL OR created_ms >= $8) AND ($9::int8 IS NULL OR created_ms < $9) \
-             AND ($10::int8 IS NULL OR closed_ms >= $10) AND ($11::int8 IS NULL OR closed_ms < $11) \
-             AND ($12::text IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = $12)) \
-             AND ($13::text IS NULL OR build_id = $13) \
-             ORDER BY seq DESC LIMIT $4"
+            "SELECT COUNT(*) FROM (SELECT 1 FROM runs r ",
+            list_where!(),
+            ") AS listed"
         );
-        let search = crate::search::search_filter(&filter.search);
-        let (keys, kinds, values) = match search {
+        let p = ListParams::of(filter);
+        let rows = self.query(sql, &p.params(), "count runs").await?;
+        let n: i64 = match rows.first() {
+            Some(row) => get(row, 0)?,
+            None => 0,
+        };
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+}
+
+/// The parameters of [`list_where`], from a filter.
+struct ListParams<'a> {
+    filter: &'a ListFilter,
+    status: Option<&'static str>,
+    limit: Option<i64>,
+    keys: Option<Vec<String>>,
+    kinds: Option<Vec<String>>,
+    values: Option<Vec<String>>,
+    times: [Option<i64>; 4],
+}
+
+impl<'a> ListParams<'a> {
+    fn of(filter: &'a ListFilter) -> Self {
+        let (keys, kinds, values) = match crate::search::search_filter(&filter.search) {
             Some((k, t, v)) => (Some(k), Some(t), Some(v)),
             None => (None, None, None),
         };
-        let [sa, sb, ca, cb] = filter.time_bounds_ms();
-        let limit: Option<i64> = match filter.limit {
+        let limit = match filter.limit {
             0 => None,
             n => Some(n.min(i64::MAX as usize) as i64),
         };
-        let status = filter.status.map(RunStatus::as_str);
-        let rows = self
-            .query(
-                sql,
-                &[
-                    &filter.workflow_type,
-                    &status,
-                    &filter.latest_only,
-                    &limit,
-                    &keys,
-                    &kinds,
-                    &values,
-                    &sa,
-                    &sb,
-                    &ca,
-                    &cb,
-                    &filter.after_run_id,
-                    &filter.build_id,
-                ],
-                "list runs",
-            )
-            .await?;
-        rows.iter().map(|r| Ok(run_row(r)?.record)).collect()
+        ListParams {
+            filter,
+            status: filter.status.map(RunStatus::as_str),
+            limit,
+            keys,
+            kinds,
+            values,
+            times: filter.time_bounds_ms(),
+        }
+    }
+
+    fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 13] {
+        let f = self.filter;
+        let [sa, sb, ca, cb] = &self.times;
+        [
+            &f.workflow_type,
+            &self.status,
+            &f.latest_only,
+            &self.limit,
+            &self.keys,
+            &self.kinds,
+            &self.values,
+            sa,
+            sb,
+            ca,
+            cb,
+            &f.after_run_id,
+            &f.build_id,
+        ]
     }
 }

@@ -122,10 +122,10 @@ pub mod engine {
 pub mod client {
     pub use wf_core::{
         ActivityResponse, BuildIdStatus, Client, Description, IdConflictPolicy, IdReusePolicy,
-        ListFilter, Memo, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall,
-        RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall, SignalRequest,
-        SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome,
-        UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+        ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest,
+        QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall,
+        SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle,
+        UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
     };
     // Repairing runs: reset, fork, resume, delete.
     pub use wf_core::{

@@ -1,4 +1,5 @@
-//! Writing to runs: `wf signal`, `wf update`, `wf query`, `wf cancel`, `wf terminate`.
+//! Writing to runs: `wf start`, `wf signal`, `wf update`, `wf query`, `wf result`, `wf cancel`,
+//! `wf terminate`, `wf pause`, `wf unpause`.
 //!
 //! Arguments are a JSON array, one element per handler parameter, sent as the MessagePack
 //! tuple the handler decodes (objects become maps, which decode into structs by field name).
@@ -11,7 +12,7 @@ use crate::exit::{Failure, DECLINED, USAGE};
 use serde_json::{json, Value};
 use std::time::Duration;
 use wf_core::wire::from_payload;
-use wf_core::{Payload, UpdateStage};
+use wf_core::{Payload, StartOptions, UpdateStage};
 
 /// The handler's argument tuple from `ARGS_JSON`.
 fn args_payload(args_json: &str) -> Result<Payload, Failure> {
@@ -156,6 +157,71 @@ pub async fn terminate(ctx: &Ctx<'_>, id: &str, reason: &str) -> Result<(), Fail
         ctx,
         json!({"workflow_id": id, "terminated": true}),
         format!("{id} terminated"),
+    );
+    Ok(())
+}
+
+/// `wf start TYPE ID [INPUT_JSON]`.
+pub async fn start(
+    ctx: &Ctx<'_>,
+    workflow_type: &str,
+    id: &str,
+    input_json: &str,
+) -> Result<(), Failure> {
+    let value: Value = serde_json::from_str(input_json).map_err(|e| {
+        Failure::usage(format!(
+            "INPUT_JSON is not JSON ({e}); give the workflow's input, e.g. '{{\"name\": \"x\"}}' or 'null'"
+        ))
+    })?;
+    let input = wf_http::json::to_payload(&value).map_err(|e| Failure::usage(e.to_string()))?;
+    let run_id = ctx
+        .session
+        .client
+        .start_raw(id, workflow_type, input, StartOptions::default())
+        .await?;
+    done(
+        ctx,
+        json!({"workflow_id": id, "workflow_type": workflow_type, "run_id": run_id}),
+        format!("started {id} ({workflow_type}), run {run_id}"),
+    );
+    Ok(())
+}
+
+/// `wf result ID [--wait D]`.
+pub async fn result(ctx: &Ctx<'_>, id: &str, wait: Duration) -> Result<(), Failure> {
+    let client = &ctx.session.client;
+    let Ok(outcome) = tokio::time::timeout(wait, client.result_raw(id)).await else {
+        return Err(Failure::from(wf_core::WfError::Timeout(format!(
+            "{id} did not close within {wait:?}; wait longer with --wait"
+        ))));
+    };
+    let value = value_json(&outcome?);
+    if ctx.json {
+        print_json(&json!({"workflow_id": id, "result": value}));
+    } else {
+        println!("{value}");
+    }
+    Ok(())
+}
+
+/// `wf pause ID [--reason R]`.
+pub async fn pause(ctx: &Ctx<'_>, id: &str, reason: &str) -> Result<(), Failure> {
+    ctx.session.client.pause(id, reason).await?;
+    done(
+        ctx,
+        json!({"workflow_id": id, "paused": true}),
+        format!("{id} paused"),
+    );
+    Ok(())
+}
+
+/// `wf unpause ID`.
+pub async fn unpause(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
+    ctx.session.client.unpause(id).await?;
+    done(
+        ctx,
+        json!({"workflow_id": id, "paused": false}),
+        format!("{id} unpaused"),
     );
     Ok(())
 }

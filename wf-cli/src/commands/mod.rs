@@ -72,6 +72,15 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
             args_json,
         } => messages::query(ctx, &id, &name, &args_json).await,
         Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
+        Command::Start {
+            workflow_type,
+            id,
+            input_json,
+        } => messages::start(ctx, &workflow_type, &id, &input_json).await,
+        Command::Result { id, wait } => messages::result(ctx, &id, wait).await,
+        Command::Pause { id, reason } => messages::pause(ctx, &id, &reason).await,
+        Command::Unpause { id } => messages::unpause(ctx, &id).await,
+        Command::Count(args) => runs::count(ctx, args).await,
         Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
         Command::Reset(args) => repair::reset(ctx, args).await,
         Command::Fork {

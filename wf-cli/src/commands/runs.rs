@@ -102,11 +102,12 @@ pub async fn list(ctx: &Ctx<'_>, args: ListArgs) -> Result<(), Failure> {
             "search_attributes": search_json(&run.search_attributes),
             "memo": memo_json(&run.memo),
             "build_id": run.build_id,
+            "paused": run.paused,
         }));
         rows.push(vec![
             run.workflow_id,
             run.workflow_type,
-            ctx.style.status(run.status.as_str()),
+            status_cell(&ctx.style, run.status.as_str(), run.paused),
             when(&ctx.style, run.started_at),
             run.closed_at.map_or("-".into(), |t| when(&ctx.style, t)),
             run.history_length.to_string(),
@@ -130,6 +131,20 @@ pub async fn list(ctx: &Ctx<'_>, args: ListArgs) -> Result<(), Failure> {
             "RUN ID",
         ];
         println!("{}", table(&ctx.style, &header, &rows));
+    }
+    Ok(())
+}
+
+/// `wf count [filters]`.
+pub async fn count(ctx: &Ctx<'_>, args: ListArgs) -> Result<(), Failure> {
+    let mut filter = list_filter(args)?;
+    filter.limit = 0;
+    filter.after_run_id = None;
+    let count = ctx.session.client.count(filter).await?;
+    if ctx.json {
+        print_json(&json!({ "count": count }));
+    } else {
+        println!("{count}");
     }
     Ok(())
 }
@@ -167,6 +182,11 @@ fn description_json(d: &Description) -> Value {
             "at_event": o.at_event, "reason": o.reason, "identity": o.identity,
             "at": iso8601_ms(o.at_ms),
         })),
+        "result": d.result.as_ref().and_then(|p| from_payload(p).ok()),
+        "failure": d.failure,
+        "paused": d.paused.as_ref().map(|p| json!({
+            "by": p.by, "reason": p.reason, "since": time_json(Some(p.since)),
+        })),
     })
 }
 
@@ -183,7 +203,10 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
         vec!["run id".into(), d.run_id.clone()],
         vec!["type".into(), d.workflow_type.clone()],
         vec!["task queue".into(), d.task_queue.clone()],
-        vec!["status".into(), s.status(d.status.as_str())],
+        vec![
+            "status".into(),
+            status_cell(s, d.status.as_str(), d.paused.is_some()),
+        ],
         vec!["attempt".into(), d.attempt.to_string()],
         vec!["started".into(), when(s, d.started_at)],
         vec![
@@ -195,6 +218,26 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
             format!("{} events, {} bytes", d.history_length, d.history_bytes),
         ],
     ];
+    if let Some(p) = &d.paused {
+        let reason = if p.reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", p.reason)
+        };
+        rows.push(vec![
+            "paused".into(),
+            format!("by {} {}{reason}", p.by, when(s, p.since)),
+        ]);
+    }
+    if let Some(failure) = &d.failure {
+        rows.push(vec![s.error("failure"), failure.clone()]);
+    }
+    if let Some(result) = &d.result {
+        let value = from_payload(result)
+            .map(|v| v.to_string())
+            .unwrap_or_else(|_| format!("{} bytes", result.as_bytes().len()));
+        rows.push(vec!["result".into(), value]);
+    }
     for (key, value) in &d.search_attributes {
         rows.push(vec![format!("search {key}"), value.to_string()]);
     }
@@ -430,4 +473,14 @@ fn file_safe(id: &str) -> String {
             }
         })
         .collect()
+}
+
+/// A run's status for a table, with `(paused)` after a paused run's.
+fn status_cell(style: &crate::render::Style, status: &str, paused: bool) -> String {
+    let cell = style.status(status);
+    if paused {
+        format!("{cell} (paused)")
+    } else {
+        cell
+    }
 }

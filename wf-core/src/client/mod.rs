@@ -31,8 +31,8 @@ pub use transport::{
     UpdateRequest,
 };
 pub use types::{
-    Description, PendingActivity, PendingUpdate, RunInfo, SignalStatus, StartOptions, UpdateStage,
-    DEFAULT_UPDATE_TIMEOUT,
+    Description, Paused, PendingActivity, PendingUpdate, RunInfo, SignalStatus, StartOptions,
+    UpdateStage, DEFAULT_UPDATE_TIMEOUT,
 };
 
 use crate::data::export::History;
@@ -354,6 +354,29 @@ impl Client {
     /// Runs in the store, newest first.
     pub async fn list(&self, filter: ListFilter) -> Result<Vec<RunInfo>, WfError> {
         self.transport.list(filter).await
+    }
+
+    /// How many runs match `filter`, counted by the store without listing them (`limit`
+    /// and `after_run_id` apply as in [`list`](Self::list)).
+    pub async fn count(&self, filter: ListFilter) -> Result<u64, WfError> {
+        self.transport.count(filter).await
+    }
+
+    /// Pauses the latest run, as an operator (not the workflow's own pause signal): it gets
+    /// no workflow task and starts no activity until [`unpause`](Self::unpause); signals and
+    /// updates sent meanwhile wait in order, timers fire into the same queue, queries still
+    /// answer, and describe and list show it paused (its status stays running). The pause is
+    /// in the store, so it outlives a restart of the engine; `reason` is kept with it and
+    /// shown by describe. Pausing a paused run keeps the first pause. `NotFound` for an
+    /// unknown workflow id, `RunFinished` for a closed run.
+    pub async fn pause(&self, workflow_id: &str, reason: &str) -> Result<(), WfError> {
+        self.transport.pause(workflow_id, reason, "client").await
+    }
+
+    /// Unpauses the latest run: what arrived while it was paused applies in arrival order,
+    /// and its activities start. A run that is not paused is left as it is.
+    pub async fn unpause(&self, workflow_id: &str) -> Result<(), WfError> {
+        self.transport.unpause(workflow_id).await
     }
 
     /// Requests cancellation of the latest run: its pending activities and timers are

@@ -152,6 +152,19 @@ pub trait Transport: Send + Sync + 'static {
     fn describe<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Description>;
     /// Runs matching `filter`, newest first.
     fn list(&self, filter: ListFilter) -> CallFuture<'_, Vec<RunInfo>>;
+    /// How many runs match `filter` (see [`Client::count`](crate::Client::count)).
+    fn count(&self, filter: ListFilter) -> CallFuture<'_, u64>;
+    /// Pauses the latest run (see [`Client::pause`](crate::Client::pause)); `by` names the
+    /// caller for the record (a server puts the caller's token role; a remote transport's
+    /// server decides it, not the client).
+    fn pause<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        reason: &'a str,
+        by: &'a str,
+    ) -> CallFuture<'a, ()>;
+    /// Unpauses the latest run (see [`Client::unpause`](crate::Client::unpause)).
+    fn unpause<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, ()>;
     /// Requests cancellation of the latest run.
     fn cancel<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()>;
     /// Terminates the latest run.

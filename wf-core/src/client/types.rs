@@ -246,6 +246,26 @@ pub struct Description {
     /// The reset, fork or resume that made this run (who, why, from which run and event), if
     /// one did. A run closed by a reset says so in its status (`Reset`) and its failure text.
     pub repaired_from: Option<crate::data::repair::RepairOrigin>,
+    /// How a completed run ended: its encoded result.
+    pub result: Option<Payload>,
+    /// How a failed, timed-out or terminated run ended: its error message (the reason of a
+    /// termination).
+    pub failure: Option<String>,
+    /// The operator's pause of a running run, if it is paused (see
+    /// [`Client::pause`](crate::Client::pause)); its status stays running.
+    pub paused: Option<Paused>,
+}
+
+/// An operator's pause of a run, in [`Description::paused`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paused {
+    /// Who paused it: the caller's token role over HTTP (`admin`, also on a server that
+    /// checks no token), `client` for an in-process client.
+    pub by: String,
+    /// Why (may be empty).
+    pub reason: String,
+    /// When.
+    pub since: SystemTime,
 }
 
 /// An activity in [`Description::pending_activities`].
@@ -304,4 +324,6 @@ pub struct RunInfo {
     /// The build whose engines run its workflow tasks (worker versioning: the build it is
     /// pinned to, or its task queue's current build), if it is on one.
     pub build_id: Option<String>,
+    /// Whether an operator paused it (see [`Client::pause`](crate::Client::pause)).
+    pub paused: bool,
 }

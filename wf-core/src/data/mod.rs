@@ -16,6 +16,7 @@ pub mod ids;
 pub mod json;
 pub mod limits;
 pub mod message;
+pub mod pause;
 pub mod payload;
 pub mod payload_codec;
 mod render;

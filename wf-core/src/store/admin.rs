@@ -10,6 +10,7 @@
 use super::operation::Operation;
 use super::records::{EngineRecord, RunRecord, RunSearch, ScheduleRow, ScheduleUpdate};
 use super::{send, Store, StoreFuture};
+use crate::data::pause::PauseMark;
 use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
 
@@ -33,6 +34,38 @@ impl<'a> StoreAdmin<'a> {
     /// Runs matching the filter, newest first.
     pub fn list_runs(&self, filter: ListFilter) -> StoreFuture<'a, Vec<RunRecord>> {
         self.send(Operation::ListRuns(filter))
+    }
+
+    /// How many runs match the filter (its `limit` and `after_run_id` apply as in
+    /// [`list_runs`](Self::list_runs)), counted by the store without reading the runs.
+    pub fn count_runs(&self, filter: ListFilter) -> StoreFuture<'a, u64> {
+        self.send(Operation::CountRuns(filter))
+    }
+
+    /// Pauses the running latest run of `workflow_id` (an operator's pause, recorded with
+    /// `mark`), in one transaction: its workflow task lease and each activity waiting for an
+    /// attempt are held until [`unpause_run`](Self::unpause_run), so it gets no workflow task
+    /// and starts no activity, while messages and fired timers wait in its inbox in order. A
+    /// paused run keeps its first mark. `NotFound` for an unknown workflow id, `RunFinished`
+    /// for a closed run.
+    pub fn pause_run(&self, workflow_id: &str, mark: PauseMark) -> StoreFuture<'a, RunRecord> {
+        let workflow_id = workflow_id.to_owned();
+        self.send(Operation::PauseRun { workflow_id, mark })
+    }
+
+    /// Unpauses the running latest run of `workflow_id`, in one transaction: releases what
+    /// [`pause_run`](Self::pause_run) held and makes the run ready at once. A run that is not
+    /// paused is left as it is. `NotFound` for an unknown workflow id, `RunFinished` for a
+    /// closed run.
+    pub fn unpause_run(&self, workflow_id: &str) -> StoreFuture<'a, RunRecord> {
+        let workflow_id = workflow_id.to_owned();
+        self.send(Operation::UnpauseRun { workflow_id })
+    }
+
+    /// The pause of each of these runs, in their order (`None`: not paused, closed, or no
+    /// such run).
+    pub fn run_pauses(&self, run_ids: Vec<String>) -> StoreFuture<'a, Vec<Option<PauseMark>>> {
+        self.send(Operation::RunPauses(run_ids))
     }
 
     /// The search attributes and memo of each of these runs, in their order (empty for a

@@ -55,6 +55,7 @@ pub use crate::data::activity::{
 pub use crate::data::codec::{decode_event, decode_events, encode_event, encode_event_into};
 pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
+pub use crate::data::pause::{PauseMark, PAUSE_LEASE_UNTIL};
 pub use crate::data::payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use crate::data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,

@@ -17,13 +17,14 @@ use super::records::{
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, leases, purge, reads, repair,
+    activities, builds, commit, complete, deliver, engines, leases, pause, purge, reads, repair,
     run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
+use crate::data::pause::PauseMark;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::payload_codec::HasPayloads;
 use crate::data::run::{ListFilter, TaskFailure};
@@ -128,6 +129,15 @@ pub enum Operation {
     // The admin operations (see `StoreAdmin`).
     ListRuns(ListFilter),
     RunSearch(Vec<String>),
+    CountRuns(ListFilter),
+    PauseRun {
+        workflow_id: String,
+        mark: PauseMark,
+    },
+    UnpauseRun {
+        workflow_id: String,
+    },
+    RunPauses(Vec<String>),
     CountClosedRuns {
         closed_before_ms: i64,
     },
@@ -216,6 +226,8 @@ pub enum Op {
     Purge,
     /// `reset_run`, `delete_run`.
     Repair,
+    /// `pause_run`, `unpause_run`.
+    Pause,
     /// `create_schedule`, `update_schedule`, `delete_schedule`.
     Schedule,
     /// `register_engine`, `renew_engine`, `remove_engine` (never counted as commits).
@@ -273,6 +285,10 @@ impl Operation {
             Close => ("close", Some(Op::Close)),
             ListRuns(_) => ("list_runs", Some(Op::Read)),
             RunSearch(_) => ("run_search", Some(Op::Read)),
+            CountRuns(_) => ("count_runs", Some(Op::Read)),
+            PauseRun { .. } => ("pause_run", Some(Op::Pause)),
+            UnpauseRun { .. } => ("unpause_run", Some(Op::Pause)),
+            RunPauses(_) => ("run_pauses", Some(Op::Read)),
             CountClosedRuns { .. } => ("count_closed_runs", Some(Op::Read)),
             PurgeClosedRuns { .. } => ("purge_closed_runs", Some(Op::Purge)),
             ResetRun(_) => ("reset_run", Some(Op::Repair)),
@@ -329,6 +345,8 @@ impl Operation {
             | Terminate { workflow_id, .. }
             | ResetRun(super::records::ResetRequest { workflow_id, .. })
             | DeleteRun { workflow_id, .. }
+            | PauseRun { workflow_id, .. }
+            | UnpauseRun { workflow_id }
             | MoveToBuild { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
             CreateSchedule(ScheduleRow { schedule_id, .. })
             | UpdateSchedule(ScheduleUpdate { schedule_id, .. })
@@ -527,6 +545,16 @@ impl Operation {
                 b.read(move |tx| answer(async move { tx.list_runs(&filter).await }))
             }
             RunSearch(run_ids) => b.read(move |tx| answer(search::run_search(tx, run_ids))),
+            CountRuns(filter) => {
+                b.read(move |tx| answer(async move { tx.count_runs(&filter).await }))
+            }
+            PauseRun { workflow_id, mark } => b.write(Durable, move |tx| {
+                answer(pause::pause(tx, workflow_id, mark))
+            }),
+            UnpauseRun { workflow_id } => {
+                b.write(Durable, move |tx| answer(pause::unpause(tx, workflow_id)))
+            }
+            RunPauses(run_ids) => b.read(move |tx| answer(pause::run_pauses(tx, run_ids))),
             CountClosedRuns { closed_before_ms } => {
                 b.read(move |tx| answer(tx.count_closed_runs(closed_before_ms)))
             }
@@ -657,6 +685,10 @@ impl HasPayloads for Operation {
             | Close
             | ListRuns(_)
             | RunSearch(_)
+            | CountRuns(_)
+            | PauseRun { .. }
+            | UnpauseRun { .. }
+            | RunPauses(_)
             | CountClosedRuns { .. }
             | PurgeClosedRuns { .. }
             | ResetRun(_)
@@ -738,7 +770,7 @@ outcomes! {
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
     Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>),
-    Origin(Option<crate::data::repair::RepairOrigin>),
+    Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
 }
 
 impl HasPayloads for Outcome {
@@ -769,7 +801,7 @@ impl HasPayloads for Outcome {
             Schedules(rows) => rows.for_each_payload(f),
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
-            | RunIds(_) | Count(_) | Builds(_) | Origin(_) => Ok(()),
+            | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) => Ok(()),
         }
     }
 }

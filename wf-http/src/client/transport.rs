@@ -6,10 +6,10 @@ use super::conns::{Conns, ExchangeError};
 use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    millis, ActivityErrorBody, ActivityReportBody, CurrentBuildBody, DescriptionBody, HistoryPage,
-    MoveToBuildBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody,
-    ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody,
-    ValueBody, ANY_TYPE, MSGPACK,
+    millis, ActivityErrorBody, ActivityReportBody, CountBody, CurrentBuildBody, DescriptionBody,
+    HistoryPage, MoveToBuildBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
+    QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody,
+    UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -364,6 +364,55 @@ impl Transport for HttpTransport {
                     _ => return Ok(runs),
                 }
             }
+        })
+    }
+
+    fn count(&self, filter: ListFilter) -> CallFuture<'_, u64> {
+        Box::pin(async move {
+            let mut query = crate::list_query::encode(&filter);
+            if let Some(ty) = &filter.workflow_type {
+                query.push_str(&format!("&type={}", crate::list_query::escape(ty)));
+            }
+            if filter.limit > 0 {
+                query.push_str(&format!("&limit={}", filter.limit));
+            }
+            if let Some(cursor) = &filter.after_run_id {
+                query.push_str(&format!("&cursor={}", crate::list_query::escape(cursor)));
+            }
+            let body: CountBody = self
+                .call(Method::GET, &format!("/_count?{query}"), NO_BODY)
+                .await?;
+            Ok(body.count)
+        })
+    }
+
+    fn pause<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        reason: &'a str,
+        _by: &'a str,
+    ) -> CallFuture<'a, ()> {
+        // The server records the caller's token role, not what a client says of itself.
+        Box::pin(async move {
+            let body = ReasonBody {
+                reason: Some(reason.to_string()),
+            };
+            self.send(Method::POST, &run_path(workflow_id, "/pause"), Some(&body))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn unpause<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(async move {
+            let body = ReasonBody::default();
+            self.send(
+                Method::POST,
+                &run_path(workflow_id, "/unpause"),
+                Some(&body),
+            )
+            .await?;
+            Ok(())
         })
     }
 

@@ -25,7 +25,7 @@ use wf_core::WfError;
 /// |---|---|
 /// | `read` | list, describe, history, queries, results and update outcomes (long polls), `GET /{type}`, `/metrics`, schedules and builds listed, the web view's pages and data |
 /// | `write` | `read`, and start (with signal-with-start and update-with-start), signal, update, cancel, asynchronous activity completion (`/_activities/*`) |
-/// | `admin` | `write`, and terminate, purge, reset, fork, resume, delete, builds (`set-current`, `move`), schedules (create, delete, pause, unpause, trigger) |
+/// | `admin` | `write`, and terminate, pause and unpause runs, purge, reset, fork, resume, delete, builds (`set-current`, `move`), schedules (create, delete, pause, unpause, trigger) |
 ///
 /// `GET /healthz`, `GET /readyz` and the web view's static files need no token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -152,6 +152,8 @@ impl From<&Engine> for Api {
 /// | `GET /{type}/runs/{id}/updates/{update_id}` | long poll for an update: `?wait=&wait_ms=` |
 /// | `POST /{type}/runs/{id}/query` | `{"name", "args"}` |
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
+/// | `POST /{type}/runs/{id}/pause`, `.../unpause` | `{"reason"}` (optional): an operator's pause |
+/// | `GET /_count` | runs counted by list's filter (`?type=&status=&search=...`) -> `{"count"}` |
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |
 /// | `GET /_builds` | running runs by build id: `?task_queue=` -> `[{"build_id", "current_for", "pinned", "auto_upgrade", "not_started"}]` |

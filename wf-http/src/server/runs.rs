@@ -1,18 +1,20 @@
 //! The routes that read or end runs, and the type route: describe, history, list, result and
 //! update long polls, cancel, terminate, `GET /{type}`; the answers to an unknown route.
 
+use super::auth::{Caller, Role as TokenRole};
 use super::body::{Codec, Failure};
 use super::messages::{path, stage};
 use super::Api;
 use crate::json;
 use crate::wire::{
-    DescriptionBody, HistoryPage, PendingBody, ReasonBody, RunBody, RunsPage, ValueBody,
+    CountBody, DescriptionBody, HistoryPage, PendingBody, ReasonBody, RunBody, RunsPage, ValueBody,
 };
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
+use axum::Extension;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -328,6 +330,68 @@ pub(crate) async fn wait_update(
             },
         )),
     }
+}
+
+/// `GET /_count?type=&status=&latest=&search=KEY=VALUE&started_after_ms=...&limit=&cursor=`
+/// (the list's filter, with the type as a parameter) -> 200 `{"count": N}`.
+pub(crate) async fn count(
+    State(api): State<Api>,
+    q: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let pairs = query(q)?;
+    let bad = |m: String| Failure::invalid_args(m, None);
+    let mut filter = crate::list_query::decode(&pairs).map_err(bad)?;
+    for (name, value) in &pairs {
+        match name.as_str() {
+            "type" if !value.is_empty() => {
+                filter.workflow_type = api.named_type(value)?.map(|wt| wt.name.to_string());
+            }
+            "limit" => {
+                filter.limit = value
+                    .parse::<usize>()
+                    .map_err(|_| bad(format!("limit must be a count, not {value:?}")))?
+            }
+            "cursor" if !value.is_empty() => filter.after_run_id = Some(value.clone()),
+            _ => {}
+        }
+    }
+    let count = api.client().count(filter).await?;
+    Ok(Codec::of(&headers).reply(200, &CountBody { count }))
+}
+
+/// `POST /{type}/runs/{id}/pause` (body `{"reason"}`, optional) -> 200 `{"status": "paused"}`.
+/// The pause records the caller's token role (`admin` when the server checks no token).
+pub(crate) async fn pause(
+    State(api): State<Api>,
+    p: RunPath,
+    caller: Option<Extension<Caller>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    api.named_type(&ty)?;
+    let codec = Codec::of(&headers);
+    let b: ReasonBody = codec.decode(body, Some(ReasonBody::default()))?;
+    let role = caller.map_or(TokenRole::Admin, |Extension(Caller(role))| role);
+    let reason = b.reason.as_deref().unwrap_or("");
+    api.client()
+        .transport()
+        .pause(&id, reason, role.as_str())
+        .await?;
+    Ok(codec.reply(200, &json!({ "status": "paused" })))
+}
+
+/// `POST /{type}/runs/{id}/unpause` -> 200 `{"status": "unpaused"}`.
+pub(crate) async fn unpause(
+    State(api): State<Api>,
+    p: RunPath,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    api.named_type(&ty)?;
+    api.client().unpause(&id).await?;
+    Ok(Codec::of(&headers).reply(200, &json!({ "status": "unpaused" })))
 }
 
 /// How a run is ended from outside.

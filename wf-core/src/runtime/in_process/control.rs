@@ -4,6 +4,7 @@ use super::route::{pick, send, Outgoing, Sent};
 use super::Core;
 use crate::data::limits::check_reason;
 use crate::data::message::Message;
+use crate::data::pause::PauseMark;
 use crate::error::WfError;
 
 /// Requests cancellation. A run this engine runs gets the request in memory: one commit
@@ -51,5 +52,34 @@ pub(super) async fn terminate_run(
     core.wake.waiters.publish(workflow_id);
     core.wake.workflow.notify_one();
     crate::runtime::activity_worker::after_terminate(core, workflow_id);
+    Ok(())
+}
+
+/// Pauses the workflow id's latest run (an operator's pause; `by` names the caller, `reason`
+/// says why): from the store's commit on, it gets no workflow task and starts no activity,
+/// and what arrives waits in its inbox. This engine stops handing messages over to it.
+pub(super) async fn pause_run(
+    core: &Core,
+    workflow_id: &str,
+    reason: &str,
+    by: &str,
+) -> Result<(), WfError> {
+    check_reason("pause reason", reason)?;
+    let mark = PauseMark {
+        by: by.to_string(),
+        reason: reason.to_string(),
+        at_ms: core.now_ms(),
+    };
+    core.store.admin().pause_run(workflow_id, mark).await?;
+    core.worker.forget(workflow_id);
+    Ok(())
+}
+
+/// Unpauses the workflow id's latest run: its next workflow task applies what waited, in
+/// arrival order, and its activities start again.
+pub(super) async fn unpause_run(core: &Core, workflow_id: &str) -> Result<(), WfError> {
+    core.store.admin().unpause_run(workflow_id).await?;
+    core.wake.workflow.notify_one();
+    core.wake.activity.notify_one();
     Ok(())
 }

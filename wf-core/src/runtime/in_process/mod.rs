@@ -149,6 +149,23 @@ impl Transport for InProcessTransport {
         Box::pin(reads::list_runs(&self.core, filter))
     }
 
+    fn count(&self, filter: ListFilter) -> CallFuture<'_, u64> {
+        Box::pin(reads::count_runs(&self.core, filter))
+    }
+
+    fn pause<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        reason: &'a str,
+        by: &'a str,
+    ) -> CallFuture<'a, ()> {
+        Box::pin(control::pause_run(&self.core, workflow_id, reason, by))
+    }
+
+    fn unpause<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, ()> {
+        Box::pin(control::unpause_run(&self.core, workflow_id))
+    }
+
     fn cancel<'a>(&'a self, workflow_id: &'a str, reason: &'a str) -> CallFuture<'a, ()> {
         Box::pin(control::request_cancel(&self.core, workflow_id, reason))
     }

@@ -1,7 +1,7 @@
 //! Waiting for a run's result, and reading histories, descriptions and lists from the store.
 
 use super::{latest, Core};
-use crate::client::{Description, PendingActivity, PendingUpdate, RunInfo};
+use crate::client::{Description, Paused, PendingActivity, PendingUpdate, RunInfo};
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
 use crate::data::payload::Payload;
@@ -86,6 +86,20 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
     let activities = store.pending_activities(&run.run_id).await?;
     let updates = store.pending_updates(&run.run_id).await?;
     let summary = RunSummary::of(&run.summary);
+    let paused = match run.status {
+        RunStatus::Running => store
+            .admin()
+            .run_pauses(vec![run.run_id.clone()])
+            .await?
+            .pop()
+            .flatten()
+            .map(|mark| Paused {
+                by: mark.by,
+                reason: mark.reason,
+                since: ms_to_time(mark.at_ms),
+            }),
+        _ => None,
+    };
     let limits = store.run_limits(&run.run_id).await?;
     let repaired_from = store.admin().repair_origin(&run.run_id).await?;
     let search = store
@@ -130,7 +144,18 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         memo: search.memo,
         attempt: RunLimits::attempt_of(limits.as_ref()),
         repaired_from,
+        result: run.result,
+        failure: run.failure,
+        paused,
     })
+}
+
+/// How many runs `filter` admits.
+pub(super) async fn count_runs(core: &Core, filter: ListFilter) -> Result<u64, WfError> {
+    if let Some(run_id) = &filter.after_run_id {
+        Ident::RunId.check(run_id)?;
+    }
+    Ok(core.store.admin().count_runs(filter).await?)
 }
 
 /// The runs `filter` admits, with their search attributes and memos.
@@ -140,14 +165,29 @@ pub(super) async fn list_runs(core: &Core, filter: ListFilter) -> Result<Vec<Run
     }
     let store = &core.store;
     let runs = store.admin().list_runs(filter).await?;
-    let searches = store
-        .admin()
-        .run_search(runs.iter().map(|r| r.run_id.clone()).collect())
-        .await?;
+    let run_ids: Vec<String> = runs.iter().map(|r| r.run_id.clone()).collect();
+    let searches = store.admin().run_search(run_ids.clone()).await?;
+    // Only a running run can be paused: closed runs need no read.
+    let running: Vec<String> = runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Running)
+        .map(|r| r.run_id.clone())
+        .collect();
+    let paused: std::collections::HashSet<String> = if running.is_empty() {
+        Default::default()
+    } else {
+        let marks = store.admin().run_pauses(running.clone()).await?;
+        running
+            .into_iter()
+            .zip(marks)
+            .filter_map(|(id, mark)| mark.map(|_| id))
+            .collect()
+    };
     Ok(runs
         .into_iter()
         .zip(searches)
         .map(|(r, search)| RunInfo {
+            paused: paused.contains(&r.run_id),
             workflow_id: r.workflow_id,
             run_id: r.run_id,
             workflow_type: r.workflow_type,

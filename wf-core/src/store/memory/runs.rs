@@ -202,12 +202,27 @@ impl RunTable for MemoryTx {
     }
 
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
+        Ok(self
+            .listed(filter)
+            .into_iter()
+            .map(|e| e.row.record.clone())
+            .collect())
+    }
+
+    async fn count_runs(&mut self, filter: &ListFilter) -> Result<u64> {
+        Ok(self.listed(filter).len() as u64)
+    }
+}
+
+impl MemoryTx {
+    /// The runs `filter` lists, newest first (the one filter of the list and its count).
+    fn listed(&self, filter: &ListFilter) -> Vec<&RunEntry> {
         let latest = |r: &RunRecord| self.latest_run_id(&r.workflow_id) == Some(&r.run_id);
         let after = match &filter.after_run_id {
             None => None,
             Some(run_id) => match self.runs.get(run_id) {
                 Some(e) => Some(e.seq),
-                None => return Ok(Vec::new()),
+                None => return Vec::new(),
             },
         };
         let mut runs: Vec<&RunEntry> = self
@@ -243,10 +258,6 @@ impl RunTable for MemoryTx {
         } else {
             filter.limit
         };
-        Ok(runs
-            .into_iter()
-            .take(limit)
-            .map(|e| e.row.record.clone())
-            .collect())
+        runs.into_iter().take(limit).collect()
     }
 }

@@ -285,6 +285,13 @@ pub trait RunTable {
         &mut self,
         filter: &ListFilter,
     ) -> impl Future<Output = Result<Vec<RunRecord>, StoreError>> + Send;
+
+    /// How many runs [`list_runs`](Self::list_runs) would list with the filter (one count,
+    /// reading no run).
+    fn count_runs(
+        &mut self,
+        filter: &ListFilter,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }
 
 /// The `events` table: a row holds one or more consecutive encoded events (one commit's), keyed

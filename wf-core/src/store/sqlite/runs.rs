@@ -7,6 +7,25 @@ use crate::store::records::RunRecord;
 use crate::store::rules::tx::{RunChange, RunLease, RunRow, RunTable, TaskQuery};
 use rusqlite::{params, OptionalExtension};
 
+/// The `WHERE`, order and limit of a list of runs (`r` is `runs`), over [`ListParams`]: one
+/// text for the list and its count.
+macro_rules! list_where {
+    () => {
+        "WHERE (?1 IS NULL OR workflow_type = ?1) AND (?2 IS NULL OR status = ?2) \
+         AND (?3 = 0 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
+         AND (?5 IS NULL OR run_id IN (SELECT s.run_id FROM json_each(?5) f \
+              JOIN search_attributes s ON s.key = json_extract(f.value, '$[0]') \
+              AND s.kind = json_extract(f.value, '$[1]') \
+              AND s.value = json_extract(f.value, '$[2]') \
+              GROUP BY s.run_id HAVING COUNT(*) = json_array_length(?5))) \
+         AND (?6 IS NULL OR created_ms >= ?6) AND (?7 IS NULL OR created_ms < ?7) \
+         AND (?8 IS NULL OR closed_ms >= ?8) AND (?9 IS NULL OR closed_ms < ?9) \
+         AND (?10 IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = ?10)) \
+         AND (?11 IS NULL OR build_id = ?11) \
+         ORDER BY seq DESC LIMIT ?4"
+    };
+}
+
 impl RunTable for SqliteTx {
     async fn load_run(&mut self, run_id: &str) -> Result<Option<RunRow>> {
         let sql = concat!("SELECT ", run_columns!(), " FROM runs WHERE run_id = ?1");
@@ -193,53 +212,77 @@ impl RunTable for SqliteTx {
     }
 
     async fn list_runs(&mut self, filter: &ListFilter) -> Result<Vec<RunRecord>> {
-        let sql = concat!(
-            "SELECT ",
-            run_columns!(),
-            " FROM runs r \
-             WHERE (?1 IS NULL OR workflow_type = ?1) AND (?2 IS NULL OR status = ?2) \
-             AND (?3 = 0 OR seq = (SELECT MAX(seq) FROM runs l WHERE l.workflow_id = r.workflow_id)) \
-             AND (?5 IS NULL OR run_id IN (SELECT s.run_id FROM json_each(?5) f \
-                  JOIN search_attributes s ON s.key = json_extract(f.value, '$[0]') \
-                  AND s.kind = json_extract(f.value, '$[1]') \
-                  AND s.value = json_extract(f.value, '$[2]') \
-                  GROUP BY s.run_id HAVING COUNT(*) = json_array_length(?5))) \
-             AND (?6 IS NULL OR created_ms >= ?6) AND (?7 IS NULL OR created_ms < ?7) \
-             AND (?8 IS NULL OR closed_ms >= ?8) AND (?9 IS NULL OR closed_ms < ?9) \
-             AND (?10 IS NULL OR seq < (SELECT c.seq FROM runs c WHERE c.run_id = ?10)) \
-             AND (?11 IS NULL OR build_id = ?11) \
-             ORDER BY seq DESC LIMIT ?4"
-        );
-        let search = super::search::search_filter(&filter.search);
-        let [sa, sb, ca, cb] = filter.time_bounds_ms();
-        let limit = if filter.limit == 0 {
-            -1
-        } else {
-            filter.limit.min(i64::MAX as usize) as i64
-        };
-        let status = filter.status.map(RunStatus::as_str);
+        let sql = concat!("SELECT ", run_columns!(), " FROM runs r ", list_where!());
         let raws: Vec<RawRun> = self
             .conn
             .prepare_cached(sql)
             .and_then(|mut s| {
-                let args = params![
-                    filter.workflow_type,
-                    status,
-                    filter.latest_only,
-                    limit,
-                    search,
-                    sa,
-                    sb,
-                    ca,
-                    cb,
-                    filter.after_run_id,
-                    filter.build_id
-                ];
-                s.query_map(args, RawRun::from_row)?.collect()
+                let p = ListParams::of(filter);
+                s.query_map(p.params(), RawRun::from_row)?.collect()
             })
             .map_err(db("list runs"))?;
         raws.into_iter()
             .map(|raw| Ok(raw.decode()?.record))
             .collect()
+    }
+
+    async fn count_runs(&mut self, filter: &ListFilter) -> Result<u64> {
+        let sql = concat!(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM runs r ",
+            list_where!(),
+            ")"
+        );
+        let n: i64 = self
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut s| {
+                let p = ListParams::of(filter);
+                s.query_row(p.params(), |r| r.get(0))
+            })
+            .map_err(db("count runs"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+}
+
+/// The parameters of [`list_where`], from a filter.
+struct ListParams<'a> {
+    filter: &'a ListFilter,
+    status: Option<&'static str>,
+    limit: i64,
+    search: Option<String>,
+    times: [Option<i64>; 4],
+}
+
+impl<'a> ListParams<'a> {
+    fn of(filter: &'a ListFilter) -> Self {
+        let limit = if filter.limit == 0 {
+            -1
+        } else {
+            filter.limit.min(i64::MAX as usize) as i64
+        };
+        ListParams {
+            filter,
+            status: filter.status.map(RunStatus::as_str),
+            limit,
+            search: super::search::search_filter(&filter.search),
+            times: filter.time_bounds_ms(),
+        }
+    }
+
+    fn params(&self) -> [&dyn rusqlite::ToSql; 11] {
+        let f = self.filter;
+        [
+            &f.workflow_type,
+            &self.status,
+            &f.latest_only,
+            &self.limit,
+            &self.search,
+            &self.times[0],
+            &self.times[1],
+            &self.times[2],
+            &self.times[3],
+            &f.after_run_id,
+            &f.build_id,
+        ]
     }
 }
