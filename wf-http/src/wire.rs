@@ -305,6 +305,10 @@ pub struct DescriptionBody<V> {
     /// Its attempt under the start's retry policy, from 1.
     #[serde(default = "first_attempt")]
     pub attempt: u32,
+    /// What each part of a running run is blocked on (`run` and each live handler), with
+    /// the source location of each wait.
+    #[serde(default)]
+    pub blocked_on: Vec<wf_core::BlockedPart>,
 }
 
 fn first_attempt() -> u32 {
@@ -443,6 +447,7 @@ impl<V> DescriptionBody<V> {
             search_attributes: d.search_attributes.clone(),
             memo: memo_of(&d.memo, value)?,
             attempt: d.attempt,
+            blocked_on: d.blocked_on.clone(),
         })
     }
 }
@@ -487,6 +492,7 @@ impl DescriptionBody<wf_core::Payload> {
             search_attributes: self.search_attributes,
             memo: self.memo,
             attempt: self.attempt,
+            blocked_on: self.blocked_on,
         }
     }
 }

@@ -90,6 +90,10 @@ pub use wf_core::{
     ActivityFailure,
     ActivityInfo,
     ActivityResponse,
+    // What a run is blocked on (describe).
+    BlockKind,
+    BlockedOn,
+    BlockedPart,
     // Worker versioning.
     BuildIdStatus,
     // Schedules.
@@ -166,6 +170,7 @@ pub use wf_core::{
     SignalStatus,
     SignalWaitError,
     Sleep,
+    SourceLocation,
     SqliteOptions,
     SqliteStore,
     StartChild,

@@ -243,6 +243,12 @@ pub struct Description {
     /// Its attempt under the start's retry policy, from 1 (1 without a policy; a
     /// continue-as-new counts from 1 again).
     pub attempt: u32,
+    /// What each part of a running run is blocked on: `run` (its main method) and every live
+    /// async handler, each with its pending waits and where the code made them (its "stack
+    /// trace"). Read from the engine's cached copy of the run, else from a copy rebuilt by
+    /// replay; empty for a closed run, or when no engine here can rebuild it (its type is not
+    /// registered, or its code no longer replays its history).
+    pub blocked_on: Vec<crate::data::blocked::BlockedPart>,
 }
 
 /// An activity in [`Description::pending_activities`].
