@@ -4,61 +4,12 @@
 
 mod common;
 use common::*;
-use std::time::Duration;
 use wf_sdk::prelude::*;
 use wf_sdk::{BlockKind, EventKind};
+use wf_testkit::gate::{Gate, GateClient};
 
-#[derive(Default)]
-pub struct Gate {
-    open: bool,
-    count: u32,
-    /// The source line of `run`'s `wait_condition` call, for the test to compare.
-    wait_line: u32,
-}
-
-#[workflow]
-impl Gate {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
-        ctx.state_mut(|s| s.wait_line = line!() + 1);
-        ctx.wait_condition(|s| s.open).await;
-        Ok(ctx.state(|s| s.count))
-    }
-
-    #[signal]
-    fn bump(&mut self) {
-        self.count += 1;
-    }
-
-    #[signal]
-    fn open(&mut self) {
-        self.open = true;
-    }
-
-    /// Waits for the signal `release` (an hour at most), then a timer.
-    #[update]
-    async fn hold(ctx: &mut WorkflowContext<Self>) -> Result<u32, UpdateError> {
-        let _ = ctx
-            .wait_for_signal::<()>("release")
-            .timeout(Duration::from_secs(3600))
-            .await;
-        ctx.sleep(Duration::from_secs(60)).await?;
-        Ok(ctx.state(|s| s.count))
-    }
-
-    #[query]
-    fn count(&self) -> u32 {
-        self.count
-    }
-
-    #[query]
-    fn wait_line(&self) -> u32 {
-        self.wait_line
-    }
-}
-
-/// Checks that `d` shows `run` blocked on the `wait_condition` of `Gate::run`, at `line`.
-fn assert_blocked_at_condition(d: &wf_sdk::Description, line: u32) {
+/// Checks that `d` shows `run` blocked on the `wait_condition` of `Gate::run`, at `file:line`.
+fn assert_blocked_at_condition(d: &wf_sdk::Description, (file, line): &(String, u32)) {
     let run = d
         .blocked_on
         .iter()
@@ -71,7 +22,8 @@ fn assert_blocked_at_condition(d: &wf_sdk::Description, line: u32) {
         .location
         .as_ref()
         .expect("the call's location is known");
-    assert_eq!((at.file.as_str(), at.line), (file!(), line), "{at}");
+    assert_eq!((&at.file, at.line), (file, *line), "{at}");
+    assert!(at.file.ends_with("gate.rs"), "{at}");
 }
 
 async fn describe_names_the_wait_condition_line(backend: Backend) {
@@ -85,10 +37,10 @@ async fn describe_names_the_wait_condition_line(backend: Backend) {
     let client = engine.client();
     let h = client.start::<Gate>("gate", ()).await.unwrap();
     h.bump().await.unwrap();
-    let line = h.wait_line().await.unwrap();
-    assert!(line > 0);
+    let line = h.wait_at().await.unwrap();
+    assert!(line.1 > 0);
     // Cached: the worker's copy answers.
-    assert_blocked_at_condition(&h.describe().await.unwrap(), line);
+    assert_blocked_at_condition(&h.describe().await.unwrap(), &line);
 
     // Evicted: another run takes the one cache slot; describe rebuilds `gate` by replay.
     let other = client.start::<Gate>("other", ()).await.unwrap();
@@ -97,7 +49,7 @@ async fn describe_names_the_wait_condition_line(backend: Backend) {
         (other.count().await.unwrap() == 1).then_some(())
     })
     .await;
-    assert_blocked_at_condition(&h.describe().await.unwrap(), line);
+    assert_blocked_at_condition(&h.describe().await.unwrap(), &line);
     // A client-only engine on the same store holds no run in memory: it replays.
     let reader = shared()
         .client_only()
@@ -111,7 +63,7 @@ async fn describe_names_the_wait_condition_line(backend: Backend) {
         .describe()
         .await
         .unwrap();
-    assert_blocked_at_condition(&d, line);
+    assert_blocked_at_condition(&d, &line);
 
     // An update handler waiting on a signal is a part of its own; then on a timer.
     let update = h.hold().start().await.unwrap();
@@ -126,7 +78,7 @@ async fn describe_names_the_wait_condition_line(backend: Backend) {
     assert_eq!(hold.waits[0].kind, BlockKind::Signal);
     assert_eq!(hold.waits[0].name, "release");
     assert!(hold.waits[0].deadline_ms.is_some());
-    assert_blocked_at_condition(&d, line);
+    assert_blocked_at_condition(&d, &line);
 
     // `release` has no handler: the signal goes to the handler's `wait_for_signal`.
     let release = wf_sdk::Payload::encode(&((),)).unwrap();
@@ -142,7 +94,7 @@ async fn describe_names_the_wait_condition_line(backend: Backend) {
     .await;
     let timer = &d.blocked_on[1].waits[0];
     assert!(timer.deadline_ms.is_some());
-    assert_eq!(timer.location.as_ref().unwrap().file, file!());
+    assert_eq!(timer.location.as_ref().unwrap().file, line.0);
     drop(update);
 
     // A closed run waits on nothing.
