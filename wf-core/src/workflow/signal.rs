@@ -273,7 +273,7 @@ impl<T> WaitForSignalUntil<T> {
         match Pin::new(timer).poll(cx) {
             Poll::Ready(Ok(())) => {
                 self.timer = None;
-                timed_out(&self)
+                timed_out(self)
             }
             Poll::Ready(Err(c)) => {
                 self.timer = None;
