@@ -147,6 +147,9 @@ pub enum Command {
         /// The arguments, as a JSON array.
         #[arg(default_value = "[]")]
         args_json: String,
+        /// Answer as of this history event (an event id from `wf history`), by replay.
+        #[arg(long, value_name = "N")]
+        at_event: Option<u64>,
     },
     /// Request cancellation of a workflow's latest run (its code may clean up).
     Cancel {

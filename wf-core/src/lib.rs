@@ -50,6 +50,7 @@ pub use client::{
 pub use data::activity::{
     ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,
 };
+pub use data::blocked::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
 pub use data::export::{History, HistoryFormatError};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};

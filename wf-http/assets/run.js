@@ -201,6 +201,8 @@
     const rows = (list) => list.map((e) => el('div', { class: 'event', 'data-event-type': e.type, 'data-event-id': e.event_id },
       el('span', { class: 'eid', text: String(e.event_id) }),
       el('span', { class: 'when', title: iso(e.time_ms), text: '+' + duration(e.time_ms - t0) }),
+      window.wfui.stateHere ? el('button', { type: 'button', class: 'small state-here', 'data-state-here': e.event_id, title: 'Run the queries on the state as of this event (by replay)', text: 'state here',
+        onclick: () => window.wfui.stateHere && window.wfui.stateHere(e.event_id) }) : el('span'),
       el('div', { class: 'what' }, describeEvent(e, ix, type),
         e.attributes && Object.keys(e.attributes).length
           ? el('details', {}, el('summary', { text: 'details' }), valueBlock(e.attributes)) : null)));
@@ -248,6 +250,19 @@
     return el('table', { id: 'activities' },
       el('thead', {}, el('tr', {}, ['', 'Activity / timer', 'State', 'Took / length', ''].map((h) => el('th', { text: h })))),
       el('tbody', {}, rows, timers));
+  }
+
+  /** What each part of a running run waits on: `run` and every live handler, with each wait's source line. */
+  function blockedPanel(d) {
+    const parts = d.blocked_on || [];
+    if (!parts.length) return null;
+    const wait = (w) => el('li', { 'data-wait-kind': w.kind }, kind('', w.kind), w.name ? chip(w.name) : null,
+      w.attempt ? 'attempt ' + w.attempt + ' ' : null,
+      w.location ? el('code', { class: 'location', text: w.location.file + ':' + w.location.line + ':' + w.location.column }) : null,
+      w.deadline_ms ? [' ' + (w.kind === 'timer' ? 'fires ' : 'until '), when(w.deadline_ms)] : null);
+    const items = parts.map((p) => el('li', { 'data-part': p.part }, chip(p.part),
+      p.waits.length ? el('ul', { class: 'plain' }, p.waits.map(wait)) : el('span', { class: 'muted', text: ' on a future of its own' })));
+    return el('div', { class: 'panel', id: 'blocked' }, el('h2', { text: 'Blocked on' }), el('ul', { class: 'plain' }, items));
   }
 
   function pendingPanel(d) {
@@ -314,6 +329,8 @@
 
   function queriesPanel(meta, base) {
     if (!meta.queries.length) return null;
+    // Blank: the current state; an event id: the state as of that event, by replay.
+    const atEvent = el('input', { id: 'at-event', type: 'number', min: '1', placeholder: 'now', class: 'mono', autocomplete: 'off' });
     const forms = meta.queries.map((q) => {
       const { nodes, read } = paramInputs(q);
       const box = el('div', { class: 'outcome', 'data-query-result': q.name });
@@ -322,7 +339,8 @@
         onsubmit: async (ev) => {
           ev.preventDefault();
           try {
-            const { data } = await api('POST', base + '/query', { name: q.name, args: read() });
+            const at = atEvent.value.trim();
+            const { data } = await api('POST', base + '/query' + (at ? '?at_event=' + encodeURIComponent(at) : ''), { name: q.name, args: read() });
             outcome(box, true, data.value);
           } catch (e) {
             if (e instanceof NeedToken) window.wfui.route();
@@ -334,8 +352,15 @@
       nodes.length ? el('div', { class: 'params' }, nodes) : null, box);
       return form;
     });
+    // "state here" on an event of the timeline: answer the queries without parameters as of it.
+    window.wfui.stateHere = (eventId) => {
+      atEvent.value = String(eventId);
+      for (const f of forms) if (!f.querySelector('.params')) f.requestSubmit();
+      document.getElementById('queries')?.scrollIntoView({ block: 'nearest' });
+    };
     return el('div', { class: 'panel', id: 'queries' }, el('h2', { text: 'Queries' }),
-      el('p', { class: 'muted', text: 'Run the workflow’s query handlers on its current state (finished runs too).' }), forms);
+      el('p', { class: 'muted', text: 'Run the workflow’s query handlers on its current state (finished runs too), or as of an event of its history.' }),
+      el('label', { class: 'row' }, el('span', { text: 'As of event ' }), atEvent), forms);
   }
 
   /** A form for the signals or updates of `meta`: pick one, fill its parameters, send. */
@@ -454,6 +479,7 @@
     const pending = el('div');
     const tlNode = el('div', { id: 'timeline' });
     const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), tlNode);
+    window.wfui.stateHere = null;
     const side = [queriesPanel(meta, base)];
     const messages = [];
     if (!older && can(myRole, 'write')) {
@@ -504,7 +530,7 @@
         const { events, truncated } = await history(type, id, older ? wantRun : desc.run_id, cached);
         cached = events;
         if (stopped) return;
-        const key = desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates);
+        const key = desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates) + JSON.stringify(desc.blocked_on);
         if (key !== lastKey) {
           lastKey = key;
           draw(desc, events, truncated);
@@ -571,7 +597,7 @@
       const table = activitiesTable(ix, older ? [] : desc.pending_activities);
       acts.hidden = !table;
       fill(acts, el('h2', { text: 'Activities and timers' }), table);
-      fill(pending, older ? null : pendingPanel(desc));
+      fill(pending, older ? null : [blockedPanel(desc), pendingPanel(desc)]);
 
       const s = ix.start ? ix.start.attributes : {};
       const rel = [];

@@ -364,6 +364,10 @@ pub struct DescriptionBody<V> {
     /// The operator's pause of a running run, if it is paused.
     #[serde(default)]
     pub paused: Option<PausedBody>,
+    /// What each part of a running run is blocked on (`run` and each live handler), with
+    /// the source location of each wait.
+    #[serde(default)]
+    pub blocked_on: Vec<wf_core::BlockedPart>,
 }
 
 /// [`DescriptionBody::paused`].
@@ -524,6 +528,7 @@ impl<V> DescriptionBody<V> {
                 reason: p.reason.clone(),
                 since_ms: to_ms(p.since),
             }),
+            blocked_on: d.blocked_on.clone(),
         })
     }
 }
@@ -576,6 +581,7 @@ impl DescriptionBody<wf_core::Payload> {
                 reason: p.reason,
                 since: from_ms(p.since_ms),
             }),
+            blocked_on: self.blocked_on,
         }
     }
 }

@@ -8,7 +8,7 @@
 
 mod browser;
 
-use browser::{find_chromium, Browser, Page};
+use browser::{chromium_or_skip, Browser, Page};
 use serde_json::Value;
 use std::time::Duration;
 use wf_sdk::prelude::*;
@@ -132,22 +132,6 @@ fn strings(v: &Value) -> Vec<&str> {
 /// The JavaScript text of `s` (a JSON string literal).
 fn js(s: &str) -> String {
     Value::from(s).to_string()
-}
-
-/// The Chromium binary, or `None` after saying loudly that `test` is skipped (a panic with
-/// `WF_REQUIRE_CHROMIUM=1`).
-fn chromium_or_skip(test: &str) -> Option<std::path::PathBuf> {
-    let found = find_chromium();
-    if found.is_none() {
-        let msg = "no Chromium found (looked for WF_CHROMIUM, chromium, chromium-browser, \
-                   google-chrome on PATH); install it with `apt-get install -y chromium` \
-                   to run the web view's browser test";
-        if std::env::var("WF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
-            panic!("WF_REQUIRE_CHROMIUM=1: {msg}");
-        }
-        eprintln!("\n*** SKIPPED {test}: {msg} ***\n");
-    }
-    found
 }
 
 /// Waits for the token form, takes a screenshot of it if named, gives it `token` and submits.

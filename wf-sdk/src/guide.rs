@@ -45,6 +45,7 @@ guide! {
     tokens_and_roles => "tokens-and-roles.md", "Tokens and roles";
     operating => "operating.md", "Operating wf";
     incidents => "incidents.md", "Operating in incidents";
+    idle_runs => "idle-runs.md", "Why a run is idle: blocked-on and time travel";
     coming_from => "coming-from.md", "Coming from Temporal, Restate or DBOS";
 }
 

@@ -127,6 +127,8 @@ pub mod client {
         SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle,
         UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
     };
+    // What a run is blocked on, in `Description::blocked_on`.
+    pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
     // Repairing runs: reset, fork, resume, delete.
     pub use wf_core::{
         RepairAction, RepairKind, RepairOrigin, RepairReport, RepairRequest, ResetPoint,

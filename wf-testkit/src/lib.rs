@@ -16,6 +16,7 @@
 //! ```
 
 pub mod agent;
+pub mod gate;
 mod history;
 mod process;
 mod scratch;

@@ -119,8 +119,15 @@ pub async fn update(
     Ok(())
 }
 
-/// `wf query ID NAME [ARGS_JSON]` (with `--url` only).
-pub async fn query(ctx: &Ctx<'_>, id: &str, name: &str, args_json: &str) -> Result<(), Failure> {
+/// `wf query ID NAME [ARGS_JSON] [--at-event N]` (with `--url` only; with `--at-event`, as of
+/// that history event, by replay).
+pub async fn query(
+    ctx: &Ctx<'_>,
+    id: &str,
+    name: &str,
+    args_json: &str,
+    at_event: Option<u64>,
+) -> Result<(), Failure> {
     if !ctx.session.is_remote() {
         return Err(Failure::new(
             USAGE,
@@ -129,10 +136,18 @@ pub async fn query(ctx: &Ctx<'_>, id: &str, name: &str, args_json: &str) -> Resu
         ));
     }
     let args = args_payload(args_json)?;
-    let value = ctx.session.client.query_raw(id, name, args).await?;
+    let client = &ctx.session.client;
+    let value = match at_event {
+        Some(n) => client.query_at(id, name, args, n).await?,
+        None => client.query_raw(id, name, args).await?,
+    };
     let value = value_json(&value);
     if ctx.json {
-        print_json(&json!({"workflow_id": id, "query": name, "result": value}));
+        let mut out = json!({"workflow_id": id, "query": name, "result": value});
+        if let Some(n) = at_event {
+            out["at_event"] = json!(n);
+        }
+        print_json(&out);
     } else {
         println!("{value}");
     }

@@ -70,7 +70,8 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
             id,
             name,
             args_json,
-        } => messages::query(ctx, &id, &name, &args_json).await,
+            at_event,
+        } => messages::query(ctx, &id, &name, &args_json, at_event).await,
         Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
         Command::Start {
             workflow_type,

@@ -187,7 +187,41 @@ fn description_json(d: &Description) -> Value {
         "paused": d.paused.as_ref().map(|p| json!({
             "by": p.by, "reason": p.reason, "since": time_json(Some(p.since)),
         })),
+        "blocked_on": serde_json::to_value(&d.blocked_on).unwrap_or_default(),
     })
+}
+
+/// One row per wait of each part of the run (`blocked run`, `blocked update hold (id ..)`);
+/// a part waiting on nothing the engine can name gets one row saying so.
+fn blocked_rows(s: &crate::render::Style, parts: &[wf_core::BlockedPart]) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for part in parts {
+        let key = format!("blocked {}", part.part);
+        if part.waits.is_empty() {
+            rows.push(vec![key.clone(), s.dim("on a future of its own")]);
+        }
+        for w in &part.waits {
+            let mut line = w.kind.as_str().to_string();
+            if !w.name.is_empty() {
+                line.push_str(&format!(" {:?}", w.name));
+            }
+            if let Some(attempt) = w.attempt {
+                line.push_str(&format!(" (attempt {attempt})"));
+            }
+            if let Some(at) = &w.location {
+                line.push_str(&format!(" at {at}"));
+            }
+            if let Some(ms) = w.deadline_ms {
+                let word = match w.kind {
+                    wf_core::BlockKind::Timer => "fires",
+                    _ => "until",
+                };
+                line.push_str(&format!(", {word} {}", iso8601_ms(ms)));
+            }
+            rows.push(vec![key.clone(), line]);
+        }
+    }
+    rows
 }
 
 /// `wf describe ID`.
@@ -316,6 +350,7 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
             ),
         ]);
     }
+    rows.extend(blocked_rows(s, &d.blocked_on));
     let width = rows.iter().map(|r| r[0].len()).max().unwrap_or(0);
     for row in rows {
         let pad = " ".repeat(width.saturating_sub(row[0].len()) + 2);

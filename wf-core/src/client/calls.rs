@@ -78,7 +78,22 @@ pub struct QueryCall<'a, R> {
     pub(super) workflow_id: &'a str,
     pub(super) name: &'static str,
     pub(super) args: Result<Payload, PayloadError>,
+    /// Set by [`at_event`](Self::at_event).
+    pub(super) at_event: Option<u64>,
     pub(super) _r: PhantomData<fn() -> R>,
+}
+
+impl<R> QueryCall<'_, R> {
+    /// Answers as of history event `at_event` of the latest run instead of its current state,
+    /// by replay (see [`Client::query_at`](crate::Client::query_at)).
+    ///
+    /// ```ignore
+    /// let then: u32 = handle.count().at_event(12).await?;
+    /// ```
+    pub fn at_event(mut self, at_event: u64) -> Self {
+        self.at_event = Some(at_event);
+        self
+    }
 }
 
 impl<'a, R: DeserializeOwned + 'a> IntoFuture for QueryCall<'a, R> {
@@ -87,10 +102,11 @@ impl<'a, R: DeserializeOwned + 'a> IntoFuture for QueryCall<'a, R> {
     fn into_future(self) -> Self::IntoFuture {
         match self.args {
             Ok(args) => {
-                let call = self
-                    .client
-                    .transport()
-                    .query(self.workflow_id, self.name, args);
+                let transport = self.client.transport();
+                let call = match self.at_event {
+                    Some(n) => transport.query_at(self.workflow_id, self.name, args, n),
+                    None => transport.query(self.workflow_id, self.name, args),
+                };
                 CallOutcome::new(call, |value| Ok(value.decode()?))
             }
             Err(e) => CallOutcome::failed(e.into()),

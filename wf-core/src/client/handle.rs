@@ -257,6 +257,7 @@ pub fn query_call<'h, W, R: DeserializeOwned>(
         workflow_id: &handle.workflow_id,
         name,
         args,
+        at_event: None,
         _r: PhantomData,
     }
 }

@@ -225,6 +225,26 @@ impl Client {
         self.transport.query(workflow_id, name, args).await
     }
 
+    /// Runs a query by wire name as of history event `at_event` of the latest run of
+    /// `workflow_id`, running or closed: the run is rebuilt by replay from its history up to
+    /// that event and the query runs on the copy (time travel through a run's steps). Every
+    /// workflow task that ends at or before `at_event` is replayed; when `at_event` falls
+    /// inside a task, that task runs with its inputs (signals, updates, activity results) up to
+    /// `at_event`. Never writes. An `at_event` of 0 or past the last event fails with
+    /// [`WfError::InvalidArgument`] naming the history's range. The typed form is
+    /// [`QueryCall::at_event`].
+    pub async fn query_at(
+        &self,
+        workflow_id: &str,
+        name: &str,
+        args: Payload,
+        at_event: u64,
+    ) -> Result<Payload, WfError> {
+        self.transport
+            .query_at(workflow_id, name, args, at_event)
+            .await
+    }
+
     /// Sends an update by wire name with encoded arguments (a tuple) and waits for `stage`.
     /// Returns the update id and the handler's encoded value (for `Completed`) or an empty
     /// payload (for `Accepted`). With an `update_id`, a retry returns the first call's outcome.

@@ -120,6 +120,25 @@ pub trait Transport: Send + Sync + 'static {
         name: &'a str,
         args: Payload,
     ) -> CallFuture<'a, Payload>;
+    /// Runs a query as of history event `at_event` of the latest run, answered by replay of
+    /// its history up to that event (see [`Client::query_at`](crate::Client::query_at)).
+    ///
+    /// The default fails with [`WfError::InvalidArgument`]: a transport that cannot carry
+    /// it says so rather than answer from the current state.
+    fn query_at<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        name: &'a str,
+        args: Payload,
+        at_event: u64,
+    ) -> CallFuture<'a, Payload> {
+        let _ = (name, args);
+        Box::pin(async move {
+            Err(WfError::InvalidArgument(format!(
+                "this client's transport cannot run a query on {workflow_id} as of event {at_event}; use an engine's client or wf-http's"
+            )))
+        })
+    }
     /// Sends an update and waits for its stage; returns its id and value (see
     /// [`Client::update_raw`](crate::Client::update_raw)).
     ///

@@ -254,6 +254,12 @@ pub struct Description {
     /// The operator's pause of a running run, if it is paused (see
     /// [`Client::pause`](crate::Client::pause)); its status stays running.
     pub paused: Option<Paused>,
+    /// What each part of a running run is blocked on: `run` (its main method) and every live
+    /// async handler, each with its pending waits and where the code made them (its "stack
+    /// trace"). Read from the engine's cached copy of the run, else from a copy rebuilt by
+    /// replay; empty for a closed run, or when no engine here can rebuild it (its type is not
+    /// registered, or its code no longer replays its history).
+    pub blocked_on: Vec<crate::data::blocked::BlockedPart>,
 }
 
 /// An operator's pause of a run, in [`Description::paused`].

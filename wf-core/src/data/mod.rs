@@ -7,6 +7,7 @@
 //! May import: nothing else of this crate (serde, serde_json, rmp, base64 and uuid only).
 
 pub mod activity;
+pub mod blocked;
 pub mod codec;
 pub mod export;
 #[cfg(test)]

@@ -13,6 +13,7 @@ use crate::data::payload::Payload;
 use crate::data::run::{ParentClosePolicy, ParentInfo, RunSummary};
 use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
 use crate::error::{UpdateError, WfError, WorkflowError};
+use crate::workflow::blocked::{self, InPart, BLOCKED_QUERY};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
 use crate::workflow::{
@@ -316,6 +317,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             fut.await;
             core.borrow_mut().handler_finished(id);
         };
+        let fut = InPart::new(id, self.core.clone(), fut);
         self.executor
             .spawn_handler(Box::pin(fut.instrument(span.clone())));
     }
@@ -445,6 +447,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             core.complete_update(update_id, name, outcome);
             core.handler_finished(id);
         };
+        let fut = InPart::new(id, self.core.clone(), fut);
         self.executor
             .spawn_handler(Box::pin(fut.instrument(span.clone())));
     }
@@ -573,6 +576,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
         let replaying = recorded.is_some();
         self.begin_task(&meta, recorded)?;
         let result = catch_unwind(AssertUnwindSafe(|| {
+            let _polling = blocked::polling(&self.core);
             let events = apply_inputs(self);
             self.start_main();
             let core = self.core.clone();
@@ -671,6 +675,13 @@ impl<W: WorkflowDefinition> Instance for RunMachine<W> {
             handler = %name,
         )
         .entered();
+        if name == BLOCKED_QUERY {
+            let core = self.core.borrow();
+            let main = self.executor.main_running() && core.close.is_none();
+            return Ok(Payload::encode(
+                &core.blocked.parts(main, &core.live_handlers),
+            )?);
+        }
         let named = match self.def.handler(name, Role::Query).map(|h| &h.kind) {
             Some(HandlerKind::Query(f)) => Some(*f),
             Some(_) => unreachable!("Table::handler returned a handler of another role"),

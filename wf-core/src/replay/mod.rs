@@ -13,5 +13,5 @@ mod replayer;
 
 pub(crate) use erased::{Definition, ErasedDefinition};
 pub(crate) use machine::{panic_message, Instance, TaskError, TaskMeta, TaskOutput};
-pub(crate) use rebuild::replay;
+pub(crate) use rebuild::{replay, replay_to};
 pub use replayer::{Divergence, ReplayError, ReplayOutcome, Replayer};

@@ -98,3 +98,63 @@ pub(crate) fn rebuild(
     }
     Ok(instance)
 }
+
+/// Rebuilds a run as it was at history event `at_event` (for `Client::query_at`): every
+/// workflow task that ends at or before it is replayed; if `at_event` falls inside a task (its
+/// inputs, commands, or its `WorkflowTaskCompleted`), that task runs too, with its inputs up to
+/// `at_event`, and its commands are not compared (the state is what is asked for). `history` is
+/// the run's whole history; `at_event` is between 1 and its last event id (the caller checks).
+pub(crate) fn replay_to(
+    def: &dyn ErasedDefinition,
+    workflow_id: &str,
+    run_id: &str,
+    history: &[HistoryEvent],
+    at_event: u64,
+    live: TaskMeta,
+) -> Result<Box<dyn Instance>, TaskError> {
+    let cut = history
+        .iter()
+        .rposition(|e| e.event_id <= at_event)
+        .unwrap_or(0);
+    let is_end = |e: &HistoryEvent| matches!(e.kind, EventKind::WorkflowTaskCompleted { .. });
+    // The last task that ends at or before `at_event`.
+    let done = history[..=cut].iter().rposition(is_end).unwrap_or(0);
+    let mut instance = replay(def, workflow_id, run_id, &history[..=done])?;
+    if done == cut && done > 0 {
+        return Ok(instance);
+    }
+    let rest = &history[done + 1..];
+    let (group, meta) = match rest.iter().position(is_end) {
+        Some(end) => match &rest[end].kind {
+            EventKind::WorkflowTaskCompleted {
+                task_time_ms,
+                suggest_continue_as_new,
+                build_id,
+            } => (
+                &rest[..end],
+                TaskMeta {
+                    time_ms: *task_time_ms,
+                    suggest_continue_as_new: *suggest_continue_as_new,
+                    build_id: build_id.clone(),
+                },
+            ),
+            _ => unreachable!("is_end matched a WorkflowTaskCompleted"),
+        },
+        None => (rest, live),
+    };
+    let split = group
+        .iter()
+        .position(|e| !e.kind.is_input())
+        .unwrap_or(group.len());
+    let (inputs, recorded) = group.split_at(split);
+    let inputs: Vec<HistoryEvent> = inputs
+        .iter()
+        .filter(|e| e.event_id <= at_event)
+        .cloned()
+        .collect();
+    if let Some(first) = group.first() {
+        instance.set_next_event_id(first.event_id);
+    }
+    instance.replay_task(&inputs, meta, recorded)?;
+    Ok(instance)
+}

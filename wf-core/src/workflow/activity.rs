@@ -11,11 +11,13 @@
 //! `ActivityCancelled`; an attempt that was running may still report a result, which is
 //! recorded and ignored. Dropping the future does not cancel the activity (see `scope.rs`).
 
+use super::blocked::{BlockSlot, Wait};
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::local_activity::LocalCall;
 use crate::activity::{ActivityFn, ActivityGroup};
 use crate::data::activity::{ActivityOptions, ActivityResolution, RetryPolicy};
+use crate::data::blocked::BlockKind;
 use crate::data::history::EventKind;
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::ActivityCallError;
@@ -148,6 +150,7 @@ impl<W: 'static> WorkflowContext<W> {
     /// Schedules an activity. `f` is an `#[activity]` method (`Tools::next_step`), so the
     /// argument and result types are checked at compile time. Options are builder calls on the
     /// returned future.
+    #[track_caller]
     pub fn activity<M, F: ActivityFn<M>>(&self, f: F, args: F::Args) -> ActivityCall<F::Output> {
         let _ = f;
         let name = <F::Group as ActivityGroup>::activity_name(std::any::TypeId::of::<F>());
@@ -162,6 +165,7 @@ impl<W: 'static> WorkflowContext<W> {
     }
 
     /// Schedules an activity by wire name, for activities implemented elsewhere.
+    #[track_caller]
     pub fn activity_by_name<R: DeserializeOwned>(
         &self,
         name: &str,
@@ -181,12 +185,21 @@ pub struct ActivityCall<R> {
     pub(super) seq: Option<u32>,
     /// Set by [`local`](Self::local): run in the worker's process (see `local_activity.rs`).
     pub(super) local: Option<LocalCall>,
+    /// Its entry in what the run is blocked on (see `blocked.rs`).
+    block: BlockSlot,
     _r: PhantomData<fn() -> R>,
 }
 
 impl<R> Unpin for ActivityCall<R> {}
 
+impl<R> Drop for ActivityCall<R> {
+    fn drop(&mut self) {
+        self.block.release(&self.core);
+    }
+}
+
 impl<R> ActivityCall<R> {
+    #[track_caller]
     fn new(
         core: Rc<RefCell<Commands>>,
         name: String,
@@ -199,6 +212,7 @@ impl<R> ActivityCall<R> {
             options: ActivityOptions::default(),
             seq: None,
             local: None,
+            block: BlockSlot::at(std::panic::Location::caller()),
             _r: PhantomData,
         }
     }
@@ -232,9 +246,23 @@ impl<R> ActivityCall<R> {
 impl<R: DeserializeOwned> Future for ActivityCall<R> {
     type Output = Result<R, ActivityCallError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if self.local.is_some() {
-            return self.poll_local(cx);
-        }
+        let this = &mut *self;
+        let poll = match this.local.is_some() {
+            true => this.poll_local(cx),
+            false => this.poll_remote(cx),
+        };
+        let (name, seq) = (&this.name, this.seq);
+        let mut core = this.core.borrow_mut();
+        this.block.track(&mut core, poll, || Wait {
+            name: name.clone(),
+            seq,
+            ..Wait::of(BlockKind::Activity)
+        })
+    }
+}
+
+impl<R: DeserializeOwned> ActivityCall<R> {
+    fn poll_remote(&mut self, cx: &mut Context<'_>) -> Poll<Result<R, ActivityCallError>> {
         let seq = match self.seq {
             Some(seq) => seq,
             None => {

@@ -6,9 +6,11 @@
 //! Started --(ChildClosed input)--> Closed --(result future polled)--> Taken
 //! ```
 
+use super::blocked::{BlockSlot, Wait};
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::definition::WorkflowDefinition;
+use crate::data::blocked::BlockKind;
 use crate::data::history::EventKind;
 use crate::data::ids::child_run_id;
 use crate::data::limits::Ident;
@@ -169,6 +171,7 @@ impl<W: 'static> WorkflowContext<W> {
     /// queue out of the limits (`wf_core::data::limits`) starts nothing: the call fails with
     /// [`ChildError::InvalidArgument`]. To signal or cancel the child while it runs, start it
     /// with [`start_child`](Self::start_child) (or [`ChildCall::start`]) instead.
+    #[track_caller]
     pub fn child<C: WorkflowDefinition>(
         &self,
         workflow_id: impl Into<String>,
@@ -181,6 +184,7 @@ impl<W: 'static> WorkflowContext<W> {
             policy: ParentClosePolicy::default(),
             task_queue: None,
             seq: None,
+            block: BlockSlot::at(std::panic::Location::caller()),
             _c: PhantomData,
         }
     }
@@ -194,10 +198,18 @@ pub struct ChildCall<C: WorkflowDefinition> {
     policy: ParentClosePolicy,
     task_queue: Option<String>,
     seq: Option<u32>,
+    /// Its entry in what the run is blocked on (see `blocked.rs`).
+    block: BlockSlot,
     _c: PhantomData<fn() -> C>,
 }
 
 impl<C: WorkflowDefinition> Unpin for ChildCall<C> {}
+
+impl<C: WorkflowDefinition> Drop for ChildCall<C> {
+    fn drop(&mut self) {
+        self.block.release(&self.core);
+    }
+}
 
 impl<C: WorkflowDefinition> ChildCall<C> {
     /// Runs the child on another task queue (default: this run's), i.e. on the engines that
@@ -269,8 +281,21 @@ impl<C: WorkflowDefinition> Future for ChildCall<C> {
                 Err(e) => return Poll::Ready(Err(e)),
             },
         };
-        let mut core = self.core.borrow_mut();
-        core.poll_child_end(seq, cx)
-            .map(|outcome| child_result::<C>(&mut core, outcome))
+        let this = &mut *self;
+        let mut core = this.core.borrow_mut();
+        let poll = core
+            .poll_child_end(seq, cx)
+            .map(|outcome| child_result::<C>(&mut core, outcome));
+        let name = &this.workflow_id;
+        this.block.track(&mut core, poll, || child_wait(name, seq))
+    }
+}
+
+/// What a pending child call is blocked on.
+pub(super) fn child_wait(workflow_id: &str, seq: u32) -> Wait {
+    Wait {
+        name: workflow_id.to_string(),
+        seq: Some(seq),
+        ..Wait::of(BlockKind::Child)
     }
 }

@@ -10,6 +10,7 @@
 //! ChildHandle --(result)--> ChildResult --(ChildClosed input)--> the child's result
 //! ```
 
+use super::blocked::BlockSlot;
 use super::child::{child_result, ChildCall};
 use super::commands::Commands;
 use super::context::WorkflowContext;
@@ -137,10 +138,13 @@ impl<C: WorkflowDefinition> ChildHandle<C> {
     }
 
     /// The child's result, once it ends (as [`WorkflowContext::child`] resolves).
+    #[track_caller]
     pub fn result(self) -> ChildResult<C> {
         ChildResult {
             core: self.core,
             seq: self.seq,
+            workflow_id: self.workflow_id,
+            block: BlockSlot::at(std::panic::Location::caller()),
             _c: PhantomData,
         }
     }
@@ -170,16 +174,30 @@ pub fn child_signal<C: WorkflowDefinition>(
 pub struct ChildResult<C: WorkflowDefinition> {
     core: Rc<RefCell<Commands>>,
     seq: u32,
+    workflow_id: String,
+    /// Its entry in what the run is blocked on (see `blocked.rs`).
+    block: BlockSlot,
     _c: PhantomData<fn() -> C>,
 }
 
 impl<C: WorkflowDefinition> Unpin for ChildResult<C> {}
 
+impl<C: WorkflowDefinition> Drop for ChildResult<C> {
+    fn drop(&mut self) {
+        self.block.release(&self.core);
+    }
+}
+
 impl<C: WorkflowDefinition> Future for ChildResult<C> {
     type Output = Result<C::Output, ChildError>;
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut core = self.core.borrow_mut();
-        core.poll_child_end(self.seq, cx)
-            .map(|outcome| child_result::<C>(&mut core, outcome))
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let mut core = this.core.borrow_mut();
+        let poll = core
+            .poll_child_end(this.seq, cx)
+            .map(|outcome| child_result::<C>(&mut core, outcome));
+        let (name, seq) = (&this.workflow_id, this.seq);
+        this.block
+            .track(&mut core, poll, || super::child::child_wait(name, seq))
     }
 }

@@ -8,6 +8,7 @@
 //! (see `replay`).
 
 use super::activity::ActivityState;
+use super::blocked::Blocked;
 use super::child::ChildState;
 use super::definition::Unfinished;
 use super::local_activity::{LocalRequest, LocalState};
@@ -99,6 +100,8 @@ pub(crate) struct Commands {
     pub patches: HashMap<String, bool>,
     /// The cancellation scopes whose futures are being polled (see `scope.rs`).
     pub scopes: ActiveScopes,
+    /// The waits each part of the run is blocked in (see `blocked.rs`).
+    pub blocked: Blocked,
 }
 
 impl Commands {
@@ -136,6 +139,7 @@ impl Commands {
             replay_patches: None,
             patches: HashMap::new(),
             scopes: ActiveScopes::default(),
+            blocked: Blocked::default(),
         }
     }
 

@@ -1,9 +1,11 @@
 //! `ctx.wait_condition(pred)`: waits until a predicate over the state holds, re-checked after
 //! every state change, optionally bounded by a durable timer; and the waits built on it.
 
+use super::blocked::{BlockSlot, Wait};
 use super::cancel::Interruption;
 use super::context::WorkflowContext;
 use super::timer::Sleep;
+use crate::data::blocked::BlockKind;
 use crate::error::{WaitKind, WaitTimeout};
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +20,7 @@ impl<W: 'static> WorkflowContext<W> {
     /// run ends as cancelled (as an uncaught cancellation error would end it), unless the
     /// predicate then holds, e.g. because it looks at `ctx.cancel_requested()`, in which case
     /// the wait resolves and the code can clean up. A timed wait resolves to `false` instead.
+    #[track_caller]
     pub fn wait_condition<F: Fn(&W) -> bool>(&self, pred: F) -> WaitCondition<W, F> {
         let index = {
             let mut core = self.core.borrow_mut();
@@ -29,6 +32,7 @@ impl<W: 'static> WorkflowContext<W> {
             pred,
             index,
             interruption: Interruption::default(),
+            block: BlockSlot::at(std::panic::Location::caller()),
         }
     }
 
@@ -39,6 +43,7 @@ impl<W: 'static> WorkflowContext<W> {
 
     /// Waits until every async handler has finished: call before returning or continuing as
     /// new, so no update caller is left without an answer.
+    #[track_caller]
     pub fn handlers_drained(&self) -> WaitCondition<W, impl Fn(&W) -> bool> {
         let core = self.core.clone();
         self.wait_condition(move |_| core.borrow().live_handlers.is_empty())
@@ -53,10 +58,13 @@ pub struct WaitCondition<W, F> {
     index: u32,
     /// Whether the run's cancellation interrupted it (see `cancel.rs`).
     interruption: Interruption,
+    /// Its entry in what the run is blocked on (see `blocked.rs`).
+    block: BlockSlot,
 }
 
 impl<W, F> Drop for WaitCondition<W, F> {
     fn drop(&mut self) {
+        self.block.release(&self.ctx.core);
         if self.interruption.happened() {
             if let Ok(mut core) = self.ctx.core.try_borrow_mut() {
                 self.interruption.release(&mut core);
@@ -95,15 +103,24 @@ impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
 impl<W: 'static, F: Fn(&W) -> bool> Future for WaitCondition<W, F> {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let poll = this.poll_wait(cx);
+        let mut core = this.ctx.core.borrow_mut();
+        this.block
+            .track(&mut core, poll, || Wait::of(BlockKind::Condition))
+    }
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> WaitCondition<W, F> {
+    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if (self.pred)(&self.ctx.state.borrow()) {
             return Poll::Ready(());
         }
-        let this = &mut *self;
-        let mut core = this.ctx.core.borrow_mut();
+        let mut core = self.ctx.core.borrow_mut();
         // In the main method, a cancellation request interrupts the wait: the run ends as
         // cancelled once the main method is blocked on it (see `cancel.rs`).
-        if core.polling_main && (this.interruption.happened() || core.interrupts_wait(this.index)) {
-            this.interruption.record(&mut core);
+        if core.polling_main && (self.interruption.happened() || core.interrupts_wait(self.index)) {
+            self.interruption.record(&mut core);
             return Poll::Pending;
         }
         core.wait_for_change(cx.waker());
@@ -148,15 +165,28 @@ impl<W: 'static, F: Fn(&W) -> bool> Unpin for TimedCondition<W, F> {}
 impl<W: 'static, F: Fn(&W) -> bool> Future for TimedCondition<W, F> {
     type Output = bool;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
+        let this = &mut *self;
+        let poll = this.poll_wait(cx);
+        let deadline_ms = this.deadline_ms;
+        let mut core = this.cond.ctx.core.borrow_mut();
+        this.cond.block.track(&mut core, poll, || Wait {
+            deadline_ms: Some(deadline_ms),
+            ..Wait::of(BlockKind::Condition)
+        })
+    }
+}
+
+impl<W: 'static, F: Fn(&W) -> bool> TimedCondition<W, F> {
+    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         if self.cond.check(cx) {
             // Dropping the timer cancels it (a `TimerCancelled` command).
             self.timer = None;
             return Poll::Ready(true);
         }
-        let this = &mut *self;
-        let timer = this
+        let (core, duration) = (&self.cond.ctx.core, self.duration);
+        let timer = self
             .timer
-            .get_or_insert_with(|| this.cond.ctx.sleep(this.duration));
+            .get_or_insert_with(|| Sleep::new(core.clone(), duration));
         match Pin::new(timer).poll(cx) {
             Poll::Ready(_) => Poll::Ready(false),
             Poll::Pending => Poll::Pending,

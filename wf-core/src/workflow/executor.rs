@@ -110,6 +110,11 @@ impl Executor {
         Err(BusyLoop)
     }
 
+    /// Whether the main method is still running.
+    pub fn main_running(&self) -> bool {
+        self.main.is_some()
+    }
+
     /// Drops the main method's future (the run ends without it returning); true if it was
     /// running.
     pub fn drop_main(&mut self) -> bool {

@@ -10,6 +10,7 @@
 //! store nor the runtime.
 
 mod activity;
+pub(crate) mod blocked;
 mod cancel;
 mod child;
 mod child_handle;

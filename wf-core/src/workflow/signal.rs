@@ -1,10 +1,12 @@
 //! Signals without a handler method: they are buffered in arrival order, and
 //! `ctx.wait_for_signal(name)` takes the oldest one, with an optional durable deadline.
 
+use super::blocked::{BlockSlot, Wait};
 use super::cancel::Interruption;
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use super::timer::Sleep;
+use crate::data::blocked::BlockKind;
 use crate::data::payload::{Payload, PayloadError};
 use crate::error::{SignalWaitError, WaitKind, WaitTimeout};
 use serde::de::DeserializeOwned;
@@ -78,6 +80,7 @@ impl<W: 'static> WorkflowContext<W> {
     /// a wait without a deadline that is pending when the run's cancellation is requested
     /// ends the run as cancelled (see `wait_condition`); one with a deadline fails with
     /// [`SignalWaitError::Cancelled`].
+    #[track_caller]
     pub fn wait_for_signal<T: DeserializeOwned>(&self, name: &str) -> WaitForSignal<T> {
         self.wait_signal(name, |s| s.arg::<T>())
     }
@@ -86,10 +89,12 @@ impl<W: 'static> WorkflowContext<W> {
     /// [`wait_for_signal`](Self::wait_for_signal) does, and returns it whole: its name, its
     /// encoded arguments and when it was sent ([`Signal`]). The timeouts are the same; the
     /// result is `Result<Signal, PayloadError>` (never an `Err`: nothing is decoded).
+    #[track_caller]
     pub fn wait_for_signal_raw(&self, name: &str) -> WaitForSignal<Signal> {
         self.wait_signal(name, Ok)
     }
 
+    #[track_caller]
     fn wait_signal<T>(
         &self,
         name: &str,
@@ -106,6 +111,8 @@ impl<W: 'static> WorkflowContext<W> {
             decode,
             index,
             interruption: Interruption::default(),
+            block: BlockSlot::at(std::panic::Location::caller()),
+            deadline_ms: None,
         }
     }
 }
@@ -120,12 +127,17 @@ pub struct WaitForSignal<T> {
     index: u32,
     /// Whether the run's cancellation interrupted it (see `cancel.rs`).
     interruption: Interruption,
+    /// Its entry in what the run is blocked on (see `blocked.rs`).
+    block: BlockSlot,
+    /// Its deadline (engine time, ms), when it has one.
+    deadline_ms: Option<i64>,
 }
 
 impl<T> Unpin for WaitForSignal<T> {}
 
 impl<T> Drop for WaitForSignal<T> {
     fn drop(&mut self) {
+        self.block.release(&self.core);
         if self.interruption.happened() {
             if let Ok(mut core) = self.core.try_borrow_mut() {
                 self.interruption.release(&mut core);
@@ -157,12 +169,24 @@ impl<T> WaitForSignal<T> {
         self.until(ms)
     }
 
-    fn until(self, deadline_ms: i64) -> WaitForSignalUntil<T> {
+    fn until(mut self, deadline_ms: i64) -> WaitForSignalUntil<T> {
+        self.deadline_ms = Some(deadline_ms);
         WaitForSignalUntil {
             wait: self,
             deadline_ms,
             timer: None,
         }
+    }
+
+    /// Notes or clears the wait in what the run is blocked on, after a poll.
+    fn track<R>(&mut self, poll: Poll<R>) -> Poll<R> {
+        let (name, deadline_ms) = (&self.name, self.deadline_ms);
+        let mut core = self.core.borrow_mut();
+        self.block.track(&mut core, poll, || Wait {
+            name: name.clone(),
+            deadline_ms,
+            ..Wait::of(BlockKind::Signal)
+        })
     }
 
     fn take(&self, cx: &mut Context<'_>) -> Option<Result<T, PayloadError>> {
@@ -180,15 +204,21 @@ impl<T> WaitForSignal<T> {
 impl<T> Future for WaitForSignal<T> {
     type Output = Result<T, PayloadError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let poll = self.poll_wait(cx);
+        self.track(poll)
+    }
+}
+
+impl<T> WaitForSignal<T> {
+    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, PayloadError>> {
         if let Some(r) = self.take(cx) {
             return Poll::Ready(r);
         }
         // In the main method, a cancellation request interrupts the wait: the run ends as
         // cancelled (see `cancel.rs`).
-        let this = &mut *self;
-        let mut core = this.core.borrow_mut();
-        if core.polling_main && (this.interruption.happened() || core.interrupts_wait(this.index)) {
-            this.interruption.record(&mut core);
+        let mut core = self.core.borrow_mut();
+        if core.polling_main && (self.interruption.happened() || core.interrupts_wait(self.index)) {
+            self.interruption.record(&mut core);
         }
         Poll::Pending
     }
@@ -206,6 +236,13 @@ impl<T> Unpin for WaitForSignalUntil<T> {}
 impl<T> Future for WaitForSignalUntil<T> {
     type Output = Result<T, SignalWaitError>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let poll = self.poll_wait(cx);
+        self.wait.track(poll)
+    }
+}
+
+impl<T> WaitForSignalUntil<T> {
+    fn poll_wait(&mut self, cx: &mut Context<'_>) -> Poll<Result<T, SignalWaitError>> {
         // A signal already recorded wins, even past the deadline.
         if let Some(r) = self.wait.take(cx) {
             self.timer = None;
@@ -236,7 +273,7 @@ impl<T> Future for WaitForSignalUntil<T> {
         match Pin::new(timer).poll(cx) {
             Poll::Ready(Ok(())) => {
                 self.timer = None;
-                timed_out(&self)
+                timed_out(self)
             }
             Poll::Ready(Err(c)) => {
                 self.timer = None;

@@ -1,6 +1,9 @@
 //! Deterministic synchronization for workflow code: an async [`Mutex`] and a [`Queue`], both
 //! granted in request order (never by wake-up order), so replay does what the run did.
 
+use super::blocked::{polled_run, BlockSlot, Wait};
+use super::commands::Commands;
+use crate::data::blocked::BlockKind;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -52,10 +55,13 @@ impl Mutex {
     }
 
     /// Waits for the lock; callers are served in the order they called `lock`.
+    #[track_caller]
     pub fn lock(&self) -> Lock {
         Lock {
             mutex: self.clone(),
             ticket: None,
+            block: BlockSlot::at(std::panic::Location::caller()),
+            run: None,
         }
     }
 
@@ -69,11 +75,32 @@ impl Mutex {
 pub struct Lock {
     mutex: Mutex,
     ticket: Option<u64>,
+    /// Its entry in what the run is blocked on, and that run (see `blocked.rs`).
+    block: BlockSlot,
+    run: Option<std::rc::Weak<RefCell<Commands>>>,
 }
 
 impl Future for Lock {
     type Output = MutexGuard;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<MutexGuard> {
+        let poll = self.poll_lock(cx);
+        let this = &mut *self;
+        if this.run.is_none() {
+            this.run = polled_run();
+        }
+        if let Some(run) = this.run.as_ref().and_then(|r| r.upgrade()) {
+            if let Ok(mut core) = run.try_borrow_mut() {
+                return this
+                    .block
+                    .track(&mut core, poll, || Wait::of(BlockKind::Mutex));
+            }
+        }
+        poll
+    }
+}
+
+impl Lock {
+    fn poll_lock(&mut self, cx: &mut Context<'_>) -> Poll<MutexGuard> {
         let mutex = self.mutex.clone();
         let mut s = mutex.inner.borrow_mut();
         let ticket = match self.ticket {
@@ -103,6 +130,9 @@ impl Future for Lock {
 
 impl Drop for Lock {
     fn drop(&mut self) {
+        if let Some(run) = self.run.as_ref().and_then(|r| r.upgrade()) {
+            self.block.release(&run);
+        }
         if let Some(ticket) = self.ticket {
             if let Ok(mut s) = self.mutex.inner.try_borrow_mut() {
                 s.queue.retain(|(t, _)| *t != ticket);

@@ -8,9 +8,11 @@
 //! Started --(its scope cancelled)--> CancelledByScope --(future polled)--> Done
 //! ```
 
+use super::blocked::{BlockSlot, Wait};
 use super::commands::Commands;
 use super::context::WorkflowContext;
 use crate::data::activity::duration_ms;
+use crate::data::blocked::BlockKind;
 use crate::data::history::EventKind;
 use crate::error::Cancelled;
 use std::cell::RefCell;
@@ -111,8 +113,11 @@ impl Commands {
 impl<W: 'static> WorkflowContext<W> {
     /// A durable timer: survives restarts, fires after `duration` of engine time. A duration
     /// too large to represent means "never".
+    #[track_caller]
     pub fn sleep(&self, duration: Duration) -> Sleep {
-        Sleep::new(self.core.clone(), duration)
+        let mut sleep = Sleep::new(self.core.clone(), duration);
+        sleep.block = BlockSlot::at(std::panic::Location::caller());
+        sleep
     }
 }
 
@@ -123,6 +128,10 @@ pub struct Sleep {
     core: Rc<RefCell<Commands>>,
     duration: Duration,
     seq: Option<u32>,
+    /// When it fires (engine time, ms), once started.
+    fire_at_ms: i64,
+    /// Its entry in what the run is blocked on (hidden for the timer of a timed wait).
+    block: BlockSlot,
 }
 
 impl Sleep {
@@ -131,6 +140,8 @@ impl Sleep {
             core,
             duration,
             seq: None,
+            fire_at_ms: 0,
+            block: BlockSlot::hidden(),
         }
     }
 }
@@ -138,6 +149,19 @@ impl Sleep {
 impl Future for Sleep {
     type Output = Result<(), Cancelled>;
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let poll = this.poll_timer(cx);
+        let fire_at_ms = this.fire_at_ms;
+        let mut core = this.core.borrow_mut();
+        this.block.track(&mut core, poll, || Wait {
+            deadline_ms: Some(fire_at_ms),
+            ..Wait::of(BlockKind::Timer)
+        })
+    }
+}
+
+impl Sleep {
+    fn poll_timer(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Cancelled>> {
         let mut core = self.core.borrow_mut();
         let seq = match self.seq {
             Some(seq) => seq,
@@ -155,6 +179,7 @@ impl Future for Sleep {
                 let seq = core.start_timer(fire_at);
                 drop(core);
                 self.seq = Some(seq);
+                self.fire_at_ms = fire_at;
                 core = self.core.borrow_mut();
                 seq
             }
@@ -184,6 +209,7 @@ impl Future for Sleep {
 
 impl Drop for Sleep {
     fn drop(&mut self) {
+        self.block.release(&self.core);
         if let Some(seq) = self.seq {
             if let Ok(mut core) = self.core.try_borrow_mut() {
                 core.cancel_timer(seq);

@@ -265,6 +265,24 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn query_at<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        name: &'a str,
+        args: Payload,
+        at_event: u64,
+    ) -> CallFuture<'a, Payload> {
+        Box::pin(async move {
+            let body = QueryBody {
+                name: name.to_string(),
+                args: Some(args),
+            };
+            let path = run_path(workflow_id, &format!("/query?at_event={at_event}"));
+            let answer: ValueBody<Payload> = self.call(Method::POST, &path, Some(&body)).await?;
+            Ok(answer.value.unwrap_or_default())
+        })
+    }
+
     fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)> {
         Box::pin(async move {
             let body = UpdateBody {

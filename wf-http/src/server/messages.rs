@@ -9,8 +9,8 @@ use crate::wire::{
     QueryBody, RetryBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody,
 };
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::extract::{Path, State};
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::Value;
@@ -351,21 +351,41 @@ pub(crate) fn stage(wait: Option<&str>) -> Result<UpdateStage, Failure> {
     }
 }
 
-/// `POST /{type}/runs/{id}/query` -> 200 `{"value"}`.
+/// `?at_event=N` on the query route: answer as of history event N (by replay).
+#[derive(serde::Deserialize)]
+pub(crate) struct QueryAt {
+    at_event: Option<u64>,
+}
+
+/// `POST /{type}/runs/{id}/query[?at_event=N]` -> 200 `{"value"}`; with `at_event`, the
+/// answer is the state as of that history event, rebuilt by replay (400 `invalid_argument`
+/// when N is outside the history).
 pub(crate) async fn query(
     State(api): State<Api>,
     p: Result<Path<(String, String)>, PathRejection>,
+    q: Result<Query<QueryAt>, QueryRejection>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, Failure> {
     let (ty, id) = path(p)?;
+    let at = q
+        .map(|Query(q)| q.at_event)
+        .map_err(|e| Failure::invalid_args(format!("bad query string: {e}"), None))?;
+    let client = api.client();
+    let run = id.as_str();
+    let ask = |name: String, payload: Payload| async move {
+        match at {
+            Some(n) => client.query_at(run, &name, payload, n).await,
+            None => client.query_raw(run, &name, payload).await,
+        }
+    };
     let codec = Codec::of(&headers);
     match codec {
         Codec::Json => {
             let b: QueryBody<Value> = codec.decode(body, None)?;
             let wt = api.run_type(&ty, &id).await?;
             let payload = handler_args(wt, &b.name, Role::Query, b.args.as_ref())?;
-            let value = api.client().query_raw(&id, &b.name, payload).await?;
+            let value = ask(b.name, payload).await?;
             let value = Some(value_json(&value)?);
             Ok(codec.reply(
                 200,
@@ -377,10 +397,7 @@ pub(crate) async fn query(
         }
         Codec::Msgpack => {
             let b: QueryBody<Payload> = codec.decode(body, None)?;
-            let value = api
-                .client()
-                .query_raw(&id, &b.name, raw_args(b.args)?)
-                .await?;
+            let value = ask(b.name, raw_args(b.args)?).await?;
             Ok(codec.reply(
                 200,
                 &ValueBody {

@@ -441,3 +441,19 @@ fn base64_decodes_what_devtools_sends() {
     assert_eq!(base64_decode("aGVsbG8h"), b"hello!");
     assert_eq!(base64_decode("aGk="), b"hi");
 }
+
+/// The Chromium binary, or `None` after saying loudly that `test` is skipped (a panic with
+/// `WF_REQUIRE_CHROMIUM=1`).
+pub fn chromium_or_skip(test: &str) -> Option<std::path::PathBuf> {
+    let found = find_chromium();
+    if found.is_none() {
+        let msg = "no Chromium found (looked for WF_CHROMIUM, chromium, chromium-browser, \
+                   google-chrome on PATH); install it with `apt-get install -y chromium` \
+                   to run the web view's browser test";
+        if std::env::var("WF_REQUIRE_CHROMIUM").as_deref() == Ok("1") {
+            panic!("WF_REQUIRE_CHROMIUM=1: {msg}");
+        }
+        eprintln!("\n*** SKIPPED {test}: {msg} ***\n");
+    }
+    found
+}

@@ -107,6 +107,16 @@ impl Transport for InProcessTransport {
         Box::pin(query::ask(&self.core, workflow_id, name, args))
     }
 
+    fn query_at<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        name: &'a str,
+        args: Payload,
+        at_event: u64,
+    ) -> CallFuture<'a, Payload> {
+        Box::pin(query::ask_at(&self.core, workflow_id, name, args, at_event))
+    }
+
     fn update<'a>(&'a self, request: UpdateRequest<'a>) -> CallFuture<'a, (String, Payload)> {
         Box::pin(update::send_update(&self.core, request))
     }

@@ -7,13 +7,15 @@
 
 use super::route::hot_run;
 use super::{check_size, latest, Core};
+use crate::data::blocked::BlockedPart;
 use crate::data::limits::Ident;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::WfError;
-use crate::replay::{replay, ErasedDefinition, TaskMeta};
+use crate::replay::{replay, replay_to, ErasedDefinition, TaskMeta};
 use crate::runtime::spin::answer_soon;
 use crate::runtime::worker::QueryRequest;
+use crate::workflow::blocked::BLOCKED_QUERY;
 use crate::workflow::Role;
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,16 +44,14 @@ pub(super) async fn ask(
 ) -> Result<Payload, WfError> {
     Ident::QueryName.check(name)?;
     if let Some((run_id, def)) = hot_run(core, workflow_id) {
-        check_size("query", &args)?;
-        def.check_message(Role::Query, name, &args)?;
+        check_query(&def, name, &args)?;
         if let Some(answer) = answer_cached(core, &def, workflow_id, &run_id, name, &args).await {
             return answer;
         }
     }
     let run = latest(core, workflow_id).await?;
     let def = core.catalog.definition(&run.workflow_type)?.clone();
-    check_size("query", &args)?;
-    def.check_message(Role::Query, name, &args)?;
+    check_query(&def, name, &args)?;
     if core.config.run_workers {
         if let Some(answer) = answer_cached(core, &def, workflow_id, &run.run_id, name, &args).await
         {
@@ -59,6 +59,26 @@ pub(super) async fn ask(
         }
     }
     rebuild(core, def, run.workflow_id, run.run_id, name, args).await
+}
+
+/// Checks a query's arguments against the type's handler table (describe's own question,
+/// [`BLOCKED_QUERY`], has no handler).
+fn check_query(def: &Arc<dyn ErasedDefinition>, name: &str, args: &Payload) -> Result<(), WfError> {
+    check_size("query", args)?;
+    if name == BLOCKED_QUERY {
+        return Ok(());
+    }
+    def.check_message(Role::Query, name, args)
+}
+
+/// What each part of the latest run of `workflow_id` is blocked on, read from its cached
+/// copy, else from a copy rebuilt by replay (as a query is answered).
+pub(super) async fn blocked_on(
+    core: &Core,
+    workflow_id: &str,
+) -> Result<Vec<BlockedPart>, WfError> {
+    let answer = ask(core, workflow_id, BLOCKED_QUERY, Payload::encode(&())?).await?;
+    Ok(answer.decode()?)
 }
 
 /// The answer for a run this engine may hold in its cache (waiting for its worker, or
@@ -244,4 +264,46 @@ async fn rebuild(
 /// applies it; updates are answered only once a task applied them).
 fn is_signal(message: &Message) -> bool {
     matches!(message, Message::Signal { .. })
+}
+
+/// Answers a query as of history event `at_event` of the latest run of `workflow_id` (running
+/// or closed): the run is rebuilt by replay from its history up to that event (see
+/// `replay::replay_to`) on a blocking thread, and the query runs on that copy. Never written,
+/// never cached.
+pub(super) async fn ask_at(
+    core: &Core,
+    workflow_id: &str,
+    name: &str,
+    args: Payload,
+    at_event: u64,
+) -> Result<Payload, WfError> {
+    Ident::QueryName.check(name)?;
+    let run = latest(core, workflow_id).await?;
+    let def = core.catalog.definition(&run.workflow_type)?.clone();
+    check_query(&def, name, &args)?;
+    let history = core.store.read_history(&run.run_id, 1).await?;
+    let last = history.last().map(|e| e.event_id).unwrap_or(0);
+    if at_event == 0 || at_event > last {
+        return Err(WfError::InvalidArgument(format!(
+            "run {} of workflow {workflow_id} has events 1 to {last}: at_event {at_event} is out of range; pick an event id from its history (`wf history {workflow_id}`)",
+            run.run_id
+        )));
+    }
+    core.metrics.of_type(def.name()).replayed(history.len());
+    let meta = TaskMeta::live(core.now_ms(), last + 1, 0, core.config.build_id.clone());
+    let (workflow_id, run_id, name) = (run.workflow_id, run.run_id, name.to_string());
+    tokio::task::spawn_blocking(move || {
+        let instance = replay_to(
+            def.as_ref(),
+            &workflow_id,
+            &run_id,
+            &history,
+            at_event,
+            meta,
+        )
+        .map_err(|e| e.into_query_error())?;
+        instance.query(&name, &args)
+    })
+    .await
+    .map_err(|e| WfError::QueryError(format!("query replay panicked: {e}")))?
 }

@@ -2,6 +2,7 @@
 
 use super::{latest, Core};
 use crate::client::{Description, Paused, PendingActivity, PendingUpdate, RunInfo};
+use crate::data::blocked::{BlockKind, BlockedPart};
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
 use crate::data::payload::Payload;
@@ -108,6 +109,10 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         .await?
         .pop()
         .unwrap_or_default();
+    let blocked_on = match run.status {
+        RunStatus::Running => blocked_parts(core, workflow_id, &activities).await,
+        _ => Vec::new(),
+    };
     Ok(Description {
         workflow_id: run.workflow_id,
         run_id: run.run_id,
@@ -147,6 +152,7 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         result: run.result,
         failure: run.failure,
         paused,
+        blocked_on,
     })
 }
 
@@ -156,6 +162,34 @@ pub(super) async fn count_runs(core: &Core, filter: ListFilter) -> Result<u64, W
         Ident::RunId.check(run_id)?;
     }
     Ok(core.store.admin().count_runs(filter).await?)
+}
+
+/// What each part of a running run is blocked on, with each pending activity's attempt and
+/// attempt deadline from the store. Empty when the run cannot be rebuilt here (its type is
+/// not registered on this engine, or its code no longer replays its history: describe
+/// reports the task failure then).
+async fn blocked_parts(
+    core: &Core,
+    workflow_id: &str,
+    activities: &[crate::store::ActivityTask],
+) -> Vec<BlockedPart> {
+    let mut parts = match super::query::blocked_on(core, workflow_id).await {
+        Ok(parts) => parts,
+        Err(e) => {
+            tracing::debug!(%workflow_id, error = %e, "describe could not rebuild the run to say what it is blocked on");
+            return Vec::new();
+        }
+    };
+    for wait in parts.iter_mut().flat_map(|p| p.waits.iter_mut()) {
+        if wait.kind != BlockKind::Activity {
+            continue;
+        }
+        if let Some(a) = activities.iter().find(|a| Some(a.seq) == wait.seq) {
+            wait.attempt = Some(a.attempt);
+            wait.deadline_ms = a.attempt_deadline_ms;
+        }
+    }
+    parts
 }
 
 /// The runs `filter` admits, with their search attributes and memos.
