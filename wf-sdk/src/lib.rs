@@ -59,6 +59,7 @@
 //! | [`engine`] | [`Engine`](engine::Engine), [`EngineBuilder`](engine::EngineBuilder), the clocks |
 //! | [`client`] | [`Client`](client::Client), [`WorkflowHandle`](client::WorkflowHandle) (typed methods from the generated `<Type>Client` trait), [`StartOptions`](client::StartOptions), [`ListFilter`](client::ListFilter), [`Description`](client::Description) |
 //! | [`schedule`] | [`Schedules`](schedule::Schedules), [`ScheduleSpec`](schedule::ScheduleSpec), [`ScheduleAction`](schedule::ScheduleAction) |
+//! | [`batch`] | [`BatchRequest`](batch::BatchRequest), [`BatchAction`](batch::BatchAction), [`BatchDescription`](batch::BatchDescription): an action on every run a filter selects ([`Client::batches`](client::Client::batches)) |
 //! | [`history`] | [`HistoryEvent`](history::HistoryEvent), [`EventKind`](history::EventKind), [`History`](history::History) (the export document), [`Replayer`](history::Replayer) |
 //! | [`payload`] | [`Payload`](payload::Payload), [`PayloadCodec`](payload::PayloadCodec) (encryption or compression at rest) |
 //! | [`error`] | [`WfError`](error::WfError) (what clients see), [`WorkflowError`](error::WorkflowError), [`UpdateError`](error::UpdateError), [`Rejection`](error::Rejection), [`ActivityCallError`](error::ActivityCallError), [`ChildError`](error::ChildError) |
@@ -121,11 +122,11 @@ pub mod engine {
 /// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
 pub mod client {
     pub use wf_core::{
-        ActivityResponse, BuildIdStatus, Client, Description, IdConflictPolicy, IdReusePolicy,
-        ListFilter, Memo, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall,
-        RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall, SignalRequest,
-        SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome,
-        UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+        ActivityResponse, Batches, BuildIdStatus, Client, Description, IdConflictPolicy,
+        IdReusePolicy, ListFilter, Memo, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest,
+        QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall,
+        SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle,
+        UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
     };
 }
 
@@ -136,6 +137,14 @@ pub mod schedule {
         ScheduleHandle, SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
         ACTION_ID_SUFFIX_BYTES,
     };
+}
+
+/// Batches: one action (signal, cancel, terminate) on every run a
+/// [`ListFilter`](client::ListFilter) selects, as a durable job that any engine on the store
+/// carries out and takes over (see [`Client::batches`](client::Client::batches) and the
+/// [operating](guide::operating) chapter).
+pub mod batch {
+    pub use wf_core::batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 }
 
 /// Histories: their events, the export document, and the [`Replayer`](history::Replayer)
