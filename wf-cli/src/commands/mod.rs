@@ -5,6 +5,7 @@
 //! May import: `args`, `exit`, `render`, `target`.
 
 mod activities;
+mod batches;
 mod builds;
 mod messages;
 mod purge;
@@ -72,6 +73,7 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         Command::Cancel { id, reason } => messages::cancel(ctx, &id, &reason).await,
         Command::Terminate { id, reason } => messages::terminate(ctx, &id, &reason).await,
         Command::Schedule(command) => schedules::run(ctx, command).await,
+        Command::Batch(command) => batches::run(ctx, command).await,
         Command::Activity(command) => activities::run(ctx, command).await,
         Command::Builds(args) => builds::run(ctx, args).await,
         Command::Purge {
