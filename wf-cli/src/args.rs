@@ -257,6 +257,10 @@ pub enum Command {
     /// Schedules: list, describe, pause, unpause, trigger, delete.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
+    /// Batches: signal, cancel or terminate every run a filter selects (list's filters), as
+    /// a durable job the engines on the store carry out; list, describe, cancel them.
+    #[command(subcommand)]
+    Batch(BatchCommand),
     /// Complete, fail or heartbeat an activity that completes asynchronously, by the task
     /// token its code handed out.
     #[command(subcommand)]
@@ -465,4 +469,62 @@ pub struct ResetArgs {
     /// Why, for the history.
     #[arg(long, default_value = "reset with wf")]
     pub reason: String,
+}
+
+/// `wf batch ...`.
+#[derive(Debug, Subcommand)]
+pub enum BatchCommand {
+    /// Send a signal to every selected run (once each: the batch's dedupe id).
+    Signal {
+        /// The signal's name.
+        name: String,
+        /// Its arguments, a JSON array (`'[]'` for none).
+        args_json: String,
+        /// Which runs, how fast, and confirmation.
+        #[command(flatten)]
+        start: BatchStartArgs,
+    },
+    /// `wf batch cancel ID`: cancel a running batch (what it did stays done).
+    /// `wf batch cancel [filters]`: request cancellation of every selected run.
+    Cancel {
+        /// The batch to cancel; without it, a batch cancels the runs the filters select.
+        #[arg(value_name = "ID")]
+        batch: Option<String>,
+        /// Which runs, how fast, and confirmation (without ID).
+        #[command(flatten)]
+        start: BatchStartArgs,
+    },
+    /// Terminate every selected run.
+    Terminate(BatchStartArgs),
+    /// Every batch, newest first.
+    List,
+    /// One batch's action, filter, progress and status.
+    Describe {
+        /// The batch id.
+        id: String,
+    },
+}
+
+/// What `wf batch signal|cancel|terminate` take besides the action.
+#[derive(Debug, Args)]
+pub struct BatchStartArgs {
+    /// The runs: `wf list`'s filters (`--limit` and `--after` do not apply: a batch acts on
+    /// every run the filter selects).
+    #[command(flatten)]
+    pub filter: ListArgs,
+    /// At most this many runs per second.
+    #[arg(long, value_name = "N")]
+    pub rate: Option<u32>,
+    /// Start without asking (needed when stdin is not a terminal).
+    #[arg(long)]
+    pub yes: bool,
+    /// Why, for the batch and each cancel or terminate.
+    #[arg(long, default_value = "batch started with wf")]
+    pub reason: String,
+    /// The batch's id (default: a fresh one).
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Start it and return, without waiting for it to finish.
+    #[arg(long)]
+    pub no_wait: bool,
 }

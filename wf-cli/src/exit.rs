@@ -60,7 +60,7 @@ impl From<WfError> for Failure {
     fn from(e: WfError) -> Self {
         let code = match &e {
             WfError::NotFound { .. } => NOT_FOUND,
-            WfError::Unknown { kind, .. } if *kind == "schedule" => NOT_FOUND,
+            WfError::Unknown { kind, .. } if *kind == "schedule" || *kind == "batch" => NOT_FOUND,
             WfError::InvalidArgument(m) if m.contains("refused the token") => REFUSED,
             WfError::RunFinished { .. }
             | WfError::Rejected(_)

@@ -16,6 +16,7 @@
 //! | `replay` | runs in memory, rebuilt from history; nondeterminism checks; the [`Replayer`] |
 //! | [`store`] | the `Store` trait, its rules, the memory and SQLite stores |
 //! | [`schedule`] | schedule specs and their stored state |
+//! | [`batch`] | batches: an action on every run a filter selects, their requests, descriptions and stored state |
 //! | [`client`] | the client and its typed handles, over a `Transport` |
 //! | `runtime` | the engine, its workers, and the client calls it serves |
 //! | `otel` | (feature `otel`) export spans with OpenTelemetry |
@@ -24,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod activity;
+pub mod batch;
 pub mod client;
 mod data;
 pub mod error;
@@ -41,11 +43,12 @@ pub use activity::{
     type_id_of_val, ActivityContext, ActivityFn, ActivityGroup, ActivityInfo, ActivityInvoker,
     ActivityRegistry, BoxFuture,
 };
+pub use batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 pub use client::{
-    ActivityResponse, Client, Description, Paused, PendingActivity, PendingUpdate, PurgeReport,
-    PurgeRequest, QueryCall, RepairAction, RepairReport, RepairRequest, RunInfo, ScheduleHandle,
-    Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions, Transport, UpdateCall,
-    UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    ActivityResponse, Batches, Client, Description, Paused, PendingActivity, PendingUpdate,
+    PurgeReport, PurgeRequest, QueryCall, RepairAction, RepairReport, RepairRequest, RunInfo,
+    ScheduleHandle, Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions, Transport,
+    UpdateCall, UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{
     ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,

@@ -351,13 +351,14 @@ pub fn transport_failure(status: u16, message: &str) -> WfError {
 }
 
 fn unknown_kind(kind: Option<&str>) -> &'static str {
-    const KINDS: [&str; 6] = [
+    const KINDS: [&str; 7] = [
         "workflow type",
         "signal",
         "query",
         "update",
         "activity",
         "schedule",
+        "batch",
     ];
     KINDS
         .into_iter()

@@ -62,6 +62,7 @@
 //! | [`history`] | [`HistoryEvent`](history::HistoryEvent), [`EventKind`](history::EventKind), [`History`](history::History) (the export document), [`Replayer`](history::Replayer) |
 //! | [`payload`] | [`Payload`](payload::Payload), [`PayloadCodec`](payload::PayloadCodec) (encryption or compression at rest) |
 //! | [`error`] | [`WfError`](error::WfError) (what clients see), [`WorkflowError`](error::WorkflowError), [`UpdateError`](error::UpdateError), [`Rejection`](error::Rejection), [`ActivityCallError`](error::ActivityCallError), [`ChildError`](error::ChildError) |
+//! | [`batch`] | [`BatchRequest`](batch::BatchRequest), [`BatchAction`](batch::BatchAction), [`BatchDescription`](batch::BatchDescription): an action on every run a filter selects ([`Client::batches`](client::Client::batches)) |
 //! | [`limits`] | the limits on ids, names, reasons and payloads |
 //! | [`store`] | [`Store`](store::Store), [`MemoryStore`](store::MemoryStore), [`SqliteStore`](store::SqliteStore); with `store`, what a store of your own needs |
 //! | [`testing`] | [`TestClock`](testing::TestClock); with `fault-injection`, a store that injects faults |
@@ -121,7 +122,7 @@ pub mod engine {
 /// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
 pub mod client {
     pub use wf_core::{
-        ActivityResponse, BuildIdStatus, Client, Description, IdConflictPolicy, IdReusePolicy,
+        ActivityResponse, Batches, BuildIdStatus, Client, Description, IdConflictPolicy, IdReusePolicy,
         ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest,
         QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall,
         SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle,
@@ -142,6 +143,14 @@ pub mod schedule {
         ScheduleHandle, SchedulePolicies, ScheduleSpec, ScheduledAction, Schedules,
         ACTION_ID_SUFFIX_BYTES,
     };
+}
+
+/// Batches: one action (signal, cancel, terminate) on every run a
+/// [`ListFilter`](client::ListFilter) selects, as a durable job that any engine on the store
+/// carries out and takes over (see [`Client::batches`](client::Client::batches) and the
+/// [operating](guide::operating) chapter).
+pub mod batch {
+    pub use wf_core::batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 }
 
 /// Histories: their events, the export document, and the [`Replayer`](history::Replayer)

@@ -15,7 +15,7 @@ use wf_core::wire::from_payload;
 use wf_core::{Payload, StartOptions, UpdateStage};
 
 /// The handler's argument tuple from `ARGS_JSON`.
-fn args_payload(args_json: &str) -> Result<Payload, Failure> {
+pub(super) fn args_payload(args_json: &str) -> Result<Payload, Failure> {
     let value: Value = serde_json::from_str(args_json).map_err(|e| {
         Failure::usage(format!(
             "ARGS_JSON is not JSON ({e}); give an array such as '[\"x\", 2]'"

@@ -5,6 +5,7 @@
 //! May import: `args`, `exit`, `render`, `target`.
 
 mod activities;
+mod batches;
 mod builds;
 mod messages;
 mod purge;
@@ -103,6 +104,7 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
             repair::run(ctx, &id, RepairAction::Delete, &reason).await
         }
         Command::Schedule(command) => schedules::run(ctx, command).await,
+        Command::Batch(command) => batches::run(ctx, command).await,
         Command::Activity(command) => activities::run(ctx, command).await,
         Command::Builds(args) => builds::run(ctx, args).await,
         Command::Purge {

@@ -33,7 +33,7 @@ fn time_json(t: Option<SystemTime>) -> Value {
 }
 
 /// The filter `wf list` asks for: ages count back from now.
-fn list_filter(args: ListArgs) -> Result<ListFilter, Failure> {
+pub(super) fn list_filter(args: ListArgs) -> Result<ListFilter, Failure> {
     let now = SystemTime::now();
     let ago = |age: Option<Duration>| age.map(|a| now.checked_sub(a).unwrap_or(UNIX_EPOCH));
     let mut search = Vec::with_capacity(args.search.len());

@@ -4,10 +4,11 @@
 //! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
 //!
 //! May import: `data`, `error`, `workflow` (workflow types, for typed handles), `schedule`
-//! (schedule specs). Knows neither the store nor the runtime: the runtime implements
+//! (schedule specs), `batch` (batch requests). Knows neither the store nor the runtime: the runtime implements
 //! [`Transport`].
 
 mod activities;
+mod batches;
 mod builds;
 mod calls;
 mod handle;
@@ -18,6 +19,7 @@ mod transport;
 mod types;
 
 pub use activities::ActivityResponse;
+pub use batches::Batches;
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
 pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;
@@ -172,6 +174,12 @@ impl Client {
     /// trigger, delete and describe them.
     pub fn schedules(&self) -> Schedules {
         Schedules::new(self.clone())
+    }
+
+    /// Batches in this client's store: start one (an action on every run a filter selects),
+    /// list, describe and cancel them.
+    pub fn batches(&self) -> Batches {
+        Batches::new(self.clone())
     }
 
     /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.

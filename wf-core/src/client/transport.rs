@@ -5,6 +5,7 @@
 use super::activities::ActivityResponse;
 use super::purge::{PurgeReport, PurgeRequest};
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
+use crate::batch::{BatchDescription, BatchRequest};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -207,6 +208,14 @@ pub trait Transport: Send + Sync + 'static {
     ) -> CallFuture<'a, ()>;
     /// Deletes a schedule (its running actions go on).
     fn delete_schedule<'a>(&'a self, schedule_id: &'a str) -> CallFuture<'a, ()>;
+    /// Starts a batch (see [`Batches::start`](crate::client::Batches::start)).
+    fn start_batch(&self, request: BatchRequest) -> CallFuture<'_, BatchDescription>;
+    /// Every batch, newest first.
+    fn list_batches(&self) -> CallFuture<'_, Vec<BatchDescription>>;
+    /// Describes a batch.
+    fn describe_batch<'a>(&'a self, batch_id: &'a str) -> CallFuture<'a, BatchDescription>;
+    /// Cancels a running batch.
+    fn cancel_batch<'a>(&'a self, batch_id: &'a str) -> CallFuture<'a, BatchDescription>;
     /// Purges one batch of closed runs, or counts them (see
     /// [`Client::purge`](crate::Client::purge)).
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport>;

@@ -64,6 +64,8 @@ pub enum Ident {
     RequestId,
     /// A search attribute's key.
     SearchAttributeKey,
+    /// A batch id.
+    BatchId,
 }
 
 impl Ident {
@@ -84,6 +86,7 @@ impl Ident {
             Ident::BuildId => "build id",
             Ident::RequestId => "start request id",
             Ident::SearchAttributeKey => "search attribute key",
+            Ident::BatchId => "batch id",
         }
     }
 
@@ -95,6 +98,7 @@ impl Ident {
             | Ident::SignalId
             | Ident::UpdateId
             | Ident::ScheduleId
+            | Ident::BatchId
             | Ident::RequestId => MAX_ID_BYTES,
             Ident::WorkflowType
             | Ident::SignalName

@@ -1,11 +1,12 @@
 //! The runtime: the engine and everything that runs in it — the workflow worker (its loop,
 //! one task, its commit, the in-memory hand-offs), the activity worker, the time keeper, the
-//! scheduler, retention's purge, the client calls this process serves, and every quiet-engine spin in one place.
+//! scheduler, the batcher, retention's purge, the client calls this process serves, and every quiet-engine spin in one place.
 //!
 //! May import everything below it: `data`, `error`, `activity`, `workflow`, `replay`,
 //! `store`, `schedule`, `client` (it implements the client's `Transport`).
 
 mod activity_worker;
+mod batcher;
 mod cache;
 mod catalog;
 mod clock;

@@ -31,6 +31,12 @@ pub(crate) async fn process_due(core: &Arc<Core>, now: i64) {
     };
     let scheduler = Scheduler::new(core);
     for row in due {
+        if super::batcher::is_batch_row(&row.schedule_id) {
+            if let Err(e) = super::batcher::claim(core, row, now).await {
+                tracing::warn!(error = %e, "claiming a batch failed");
+            }
+            continue;
+        }
         if let Err(e) = scheduler.process_one(row, now).await {
             tracing::warn!(error = %e, "processing a schedule failed");
         }
@@ -91,7 +97,11 @@ impl<'a> Scheduler<'a> {
     pub async fn list(&self) -> Result<Vec<ScheduleDescription>, WfError> {
         let rows = self.core.store.admin().list_schedules().await?;
         let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
+        // (Batches keep their rows in the same table, under ids no schedule can have.)
+        for row in rows
+            .into_iter()
+            .filter(|r| !super::batcher::is_batch_row(&r.schedule_id))
+        {
             out.push(self.describe_row(row).await?);
         }
         Ok(out)
@@ -99,6 +109,9 @@ impl<'a> Scheduler<'a> {
 
     /// Deletes a schedule (its running actions go on).
     pub async fn delete(&self, schedule_id: &str) -> Result<(), WfError> {
+        if super::batcher::is_batch_row(schedule_id) {
+            return Err(not_found(schedule_id));
+        }
         if self.core.store.admin().delete_schedule(schedule_id).await? {
             Ok(())
         } else {
@@ -138,6 +151,9 @@ impl<'a> Scheduler<'a> {
     }
 
     async fn row(&self, schedule_id: &str) -> Result<ScheduleRow, WfError> {
+        if super::batcher::is_batch_row(schedule_id) {
+            return Err(not_found(schedule_id));
+        }
         self.core
             .store
             .admin()

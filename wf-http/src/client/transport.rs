@@ -6,10 +6,10 @@ use super::conns::{Conns, ExchangeError};
 use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    millis, ActivityErrorBody, ActivityReportBody, CountBody, CurrentBuildBody, DescriptionBody,
-    HistoryPage, MoveToBuildBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
-    QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody,
-    UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
+    millis, ActivityErrorBody, ActivityReportBody, BatchBody, BatchFilterBody, CountBody,
+    CurrentBuildBody, DescriptionBody, HistoryPage, MoveToBuildBody, NewBatchBody, NewScheduleBody,
+    NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody, ReasonBody, RetryBody, RunsPage,
+    ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -21,7 +21,7 @@ use wf_core::client::{
     ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
     StartRequest, Started, Transport, UpdateRequest,
 };
-use wf_core::BuildIdStatus;
+use wf_core::{BatchAction, BatchDescription, BatchRequest, BuildIdStatus};
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
     RunInfo, ScheduleDescription, UpdateStage, WfError,
@@ -521,6 +521,50 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn start_batch(&self, request: BatchRequest) -> CallFuture<'_, BatchDescription> {
+        Box::pin(async move {
+            let kind = request.action.kind().to_string();
+            let (signal, args) = match request.action {
+                BatchAction::Signal { name, args } => (Some(name), Some(args)),
+                _ => (None, None),
+            };
+            let body = NewBatchBody::<Payload> {
+                batch_id: request.batch_id,
+                filter: BatchFilterBody::of(&request.filter),
+                action: kind,
+                signal,
+                args,
+                reason: Some(request.reason),
+                rate: request.rate_per_s,
+            };
+            let reply: BatchBody<Payload> =
+                self.call(Method::POST, "/_batches", Some(&body)).await?;
+            batch_of(reply)
+        })
+    }
+
+    fn list_batches(&self) -> CallFuture<'_, Vec<BatchDescription>> {
+        Box::pin(async move {
+            let bodies: Vec<BatchBody<Payload>> =
+                self.call(Method::GET, "/_batches", NO_BODY).await?;
+            bodies.into_iter().map(batch_of).collect()
+        })
+    }
+
+    fn describe_batch<'a>(&'a self, batch_id: &'a str) -> CallFuture<'a, BatchDescription> {
+        Box::pin(async move {
+            let path = format!("/_batches/{}", segment(batch_id));
+            batch_of(self.call(Method::GET, &path, NO_BODY).await?)
+        })
+    }
+
+    fn cancel_batch<'a>(&'a self, batch_id: &'a str) -> CallFuture<'a, BatchDescription> {
+        Box::pin(async move {
+            let path = format!("/_batches/{}/cancel", segment(batch_id));
+            batch_of(self.call(Method::POST, &path, NO_BODY).await?)
+        })
+    }
+
     fn respond_activity<'a>(
         &'a self,
         token: &'a str,
@@ -684,4 +728,14 @@ mod tests {
 #[derive(serde::Deserialize)]
 struct SignalStatusBody {
     status: String,
+}
+
+/// The description a server's batch body carries.
+fn batch_of(body: BatchBody<Payload>) -> Result<BatchDescription, WfError> {
+    let what = format!("{:?} / {:?}", body.action, body.status);
+    body.into_description().ok_or_else(|| {
+        WfError::InvalidArgument(format!(
+            "the server described a batch with an action or status this client does not know ({what}); upgrade the client"
+        ))
+    })
 }

@@ -245,7 +245,7 @@ pub(crate) async fn signal(
 
 /// Arguments as a JSON array, encoded as the tuple a Rust sender would send; `what` names
 /// the receiver in the error.
-fn positional(args: Option<Value>, what: &str) -> Result<Payload, Failure> {
+pub(crate) fn positional(args: Option<Value>, what: &str) -> Result<Payload, Failure> {
     let tuple = match args {
         None | Some(Value::Null) => return Ok(Payload::encode(&())?),
         Some(Value::Array(a)) if a.is_empty() => return Ok(Payload::encode(&())?),

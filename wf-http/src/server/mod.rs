@@ -8,6 +8,7 @@
 
 mod activities;
 mod auth;
+mod batches;
 mod body;
 mod builds;
 mod health;

@@ -6,7 +6,8 @@
 
 use super::auth::{self, Access, Role};
 use super::{
-    activities, builds, health, messages, metrics, purge, repair, runs, schedules, ui, Api,
+    activities, batches, builds, health, messages, metrics, purge, repair, runs, schedules, ui,
+    Api,
 };
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
@@ -112,6 +113,10 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Delete, "/_schedules/{id}", ADMIN, |m, _| on(m, schedules::delete)),
     route(Post, "/_schedules/{id}/{action}", ADMIN, |m, _| on(m, schedules::change)),
     route(Post, "/_purge", ADMIN, |m, _| on(m, purge::purge)),
+    route(Post, "/_batches", ADMIN, |m, _| on(m, batches::start)),
+    route(Get, "/_batches", READ, |m, _| on(m, batches::list)),
+    route(Get, "/_batches/{id}", READ, |m, _| on(m, batches::describe)),
+    route(Post, "/_batches/{id}/cancel", ADMIN, |m, _| on(m, batches::cancel)),
     route(Get, "/_builds", READ, |m, _| on(m, builds::list)),
     route(Post, "/_builds/current", ADMIN, |m, _| on(m, builds::set_current)),
     route(Post, "/_activities/{action}", WRITE, |m, _| on(m, activities::respond)),

@@ -20,7 +20,9 @@ mod signal;
 mod start;
 mod update;
 
+use super::batcher;
 use super::core::Core;
+use crate::batch::{BatchDescription, BatchRequest};
 use crate::client::{
     ActivityResponse, CallFuture, Description, NewSchedule, PurgeReport, PurgeRequest, RunInfo,
     ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest,
@@ -220,6 +222,22 @@ impl Transport for InProcessTransport {
         request: crate::client::RepairRequest,
     ) -> CallFuture<'_, crate::client::RepairReport> {
         Box::pin(repair::repair(&self.core, request))
+    }
+
+    fn start_batch(&self, request: BatchRequest) -> CallFuture<'_, BatchDescription> {
+        Box::pin(batcher::start(&self.core, request))
+    }
+
+    fn list_batches(&self) -> CallFuture<'_, Vec<BatchDescription>> {
+        Box::pin(batcher::list(&self.core))
+    }
+
+    fn describe_batch<'a>(&'a self, batch_id: &'a str) -> CallFuture<'a, BatchDescription> {
+        Box::pin(batcher::describe(&self.core, batch_id))
+    }
+
+    fn cancel_batch<'a>(&'a self, batch_id: &'a str) -> CallFuture<'a, BatchDescription> {
+        Box::pin(batcher::cancel(&self.core, batch_id))
     }
 
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
