@@ -257,8 +257,9 @@ pub enum Command {
     /// Schedules: list, describe, pause, unpause, trigger, delete.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
-    /// Batches: signal, cancel or terminate every run a filter selects (list's filters), as
-    /// a durable job the engines on the store carry out; list, describe, cancel them.
+    /// Batches: signal, cancel, terminate, pause, unpause or delete every run a filter selects
+    /// (list's filters), as a durable job the engines on the store carry out; list, describe,
+    /// cancel them.
     #[command(subcommand)]
     Batch(BatchCommand),
     /// Complete, fail or heartbeat an activity that completes asynchronously, by the task
@@ -496,6 +497,13 @@ pub enum BatchCommand {
     },
     /// Terminate every selected run.
     Terminate(BatchStartArgs),
+    /// Pause every selected run (as `wf pause` does).
+    Pause(BatchStartArgs),
+    /// Unpause every selected run.
+    Unpause(BatchStartArgs),
+    /// Delete every selected run: its history, inbox and dedupe ids (running ones are
+    /// terminated first).
+    Delete(BatchStartArgs),
     /// Every batch, newest first.
     List,
     /// One batch's action, filter, progress and status.

@@ -129,6 +129,36 @@ async fn batches_run_through(target: Vec<String>, engine: &Engine) {
             2
         );
     }
+    // Pause and unpause by batch: describe names the batch as who paused.
+    let out = ok(wf(args(
+        &target,
+        &[
+            "--json", "batch", "pause", "--type", "job", "--status", "running", "--yes", "--id",
+            "bp",
+        ],
+    ))
+    .await);
+    let b: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (b["action"].as_str(), b["done"].as_u64()),
+        (Some("pause"), Some(6)),
+        "{b}"
+    );
+    let paused = client
+        .describe("job-0")
+        .await
+        .unwrap()
+        .paused
+        .expect("paused by the batch");
+    assert_eq!(paused.by, "batch bp");
+    ok(wf(args(
+        &target,
+        &[
+            "batch", "unpause", "--type", "job", "--status", "running", "--yes", "--id", "bu",
+        ],
+    ))
+    .await);
+    assert!(client.describe("job-0").await.unwrap().paused.is_none());
     let listed = ok(wf(args(&target, &["batch", "list"])).await);
     assert!(
         listed.contains("b1") && listed.contains("signal") && listed.contains("6/6"),

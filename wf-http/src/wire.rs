@@ -974,8 +974,6 @@ pub fn batch_action(
                 None => wf_core::Payload::encode(&()).ok()?,
             },
         }),
-        "cancel" => Some(wf_core::BatchAction::Cancel),
-        "terminate" => Some(wf_core::BatchAction::Terminate),
-        _ => None,
+        other => wf_core::BatchAction::plain(other),
     }
 }

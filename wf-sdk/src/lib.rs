@@ -122,11 +122,12 @@ pub mod engine {
 /// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
 pub mod client {
     pub use wf_core::{
-        ActivityResponse, Batches, BuildIdStatus, Client, Description, IdConflictPolicy, IdReusePolicy,
-        ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest,
-        QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue, SignalCall,
-        SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall, UpdateHandle,
-        UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+        ActivityResponse, Batches, BuildIdStatus, Client, Description, IdConflictPolicy,
+        IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport,
+        PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue,
+        SignalCall, SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall,
+        UpdateHandle, UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle,
+        DEFAULT_UPDATE_TIMEOUT,
     };
     // What a run is blocked on, in `Description::blocked_on`.
     pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
@@ -145,7 +146,7 @@ pub mod schedule {
     };
 }
 
-/// Batches: one action (signal, cancel, terminate) on every run a
+/// Batches: one action (signal, cancel, terminate, pause, unpause, delete) on every run a
 /// [`ListFilter`](client::ListFilter) selects, as a durable job that any engine on the store
 /// carries out and takes over (see [`Client::batches`](client::Client::batches) and the
 /// [operating](guide::operating) chapter).

@@ -1,4 +1,4 @@
-//! Batches: one action (signal, cancel, terminate) on every run a list filter selects, as a
+//! Batches: one action (signal, cancel, terminate, pause, unpause, delete) on every run a list filter selects, as a
 //! durable job in the store, on the three stores: progress and status through describe and
 //! list, cancellation, and a batch over 10,000 runs whose engine dies halfway, taken over by
 //! a fresh engine on the same store, that acts on each run exactly once.
@@ -6,7 +6,7 @@
 mod common;
 use common::*;
 use std::time::Duration;
-use wf_sdk::batch::{BatchAction, BatchRequest, BatchStatus};
+use wf_sdk::batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 use wf_sdk::client::{ListFilter, RunStatus, SearchValue};
 use wf_sdk::prelude::*;
 use wf_sdk::testing::faults::{Crash, FaultStore};
@@ -348,10 +348,84 @@ async fn batch_survives_its_engine_dying_halfway(backend: Backend) {
     second.shutdown().await;
 }
 
+/// Starts `request` and waits for it to complete, having acted on `n` runs without a failure.
+async fn completed(client: &Client, request: BatchRequest, n: u64) -> BatchDescription {
+    let b = client.batches().start(request).await.unwrap();
+    let b = client.batches().wait(&b.batch_id, POLL).await.unwrap();
+    assert_eq!(
+        (b.status, b.done, b.failed),
+        (BatchStatus::Completed, n, 0),
+        "{b:?}"
+    );
+    b
+}
+
+/// Pause, then unpause, then delete by batch: the paused runs take no signal until the unpause
+/// batch (describe names the batch as who paused), the other tag's runs are left alone, and
+/// the delete batch removes the selected runs.
+async fn pause_unpause_and_delete_batches(backend: Backend) {
+    let engine = builder(backend, "batch_pause")
+        .workflow::<Live>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    start_live(&client, "p", 5, "p").await;
+    start_live(&client, "q", 3, "q").await;
+    let tagged = |tag: &str| ListFilter {
+        search: vec![("tag".into(), SearchValue::from(tag))],
+        ..Default::default()
+    };
+    let run = |action: BatchAction| {
+        let mut request = BatchRequest::new(tagged("p"), action);
+        request.reason = "provider down".into();
+        request
+    };
+    let b = completed(&client, run(BatchAction::Pause), 5).await;
+    for i in 0..5 {
+        let d = client.describe(&format!("p-{i}")).await.unwrap();
+        let paused = d.paused.expect("the batch paused it");
+        assert_eq!(paused.reason, "provider down");
+        assert_eq!(paused.by, format!("batch {}", b.batch_id));
+        client
+            .handle::<Live>(&format!("p-{i}"))
+            .poke(1)
+            .await
+            .unwrap();
+    }
+    for i in 0..3 {
+        let d = client.describe(&format!("q-{i}")).await.unwrap();
+        assert!(d.paused.is_none(), "q-{i} is not selected");
+    }
+    let listed = client.list(tagged("p")).await.unwrap();
+    assert!(listed.iter().all(|r| r.paused), "{listed:?}");
+
+    completed(&client, run(BatchAction::Unpause), 5).await;
+    for i in 0..5 {
+        let id = format!("p-{i}");
+        assert!(client.describe(&id).await.unwrap().paused.is_none());
+        let client = client.clone();
+        eventually("the held signal applies after the unpause", || {
+            let (client, id) = (client.clone(), id.clone());
+            async move { (pokes(&client, &id).await == 1).then_some(()) }
+        })
+        .await;
+    }
+
+    completed(&client, run(BatchAction::Delete), 5).await;
+    for i in 0..5 {
+        let err = client.describe(&format!("p-{i}")).await.unwrap_err();
+        assert!(matches!(err, WfError::NotFound { .. }), "p-{i}: {err}");
+    }
+    assert_eq!(client.count(ListFilter::default()).await.unwrap(), 3);
+    engine.shutdown().await;
+}
+
 both!(
     signal_batch_acts_on_each_selected_run,
     terminate_batch_by_status_and_search,
     cancelled_batch_stops,
     bad_batches_are_refused,
+    pause_unpause_and_delete_batches,
     batch_survives_its_engine_dying_halfway,
 );

@@ -1,4 +1,4 @@
-//! `wf batch`: signal, cancel or terminate every run a filter selects, as a durable batch the
+//! `wf batch`: signal, cancel, terminate, pause, unpause or delete every run a filter selects, as a durable batch the
 //! engines on the store carry out (a client-only `--db`/`--postgres` session stores it; the
 //! engines serving that store, or the server behind `--url`, act on the runs). Without
 //! `--yes` it says how many runs the filter selects and asks (refusing when stdin is not a
@@ -47,6 +47,9 @@ pub async fn run(ctx: &Ctx<'_>, command: BatchCommand) -> Result<(), Failure> {
             start: args,
         } => start(ctx, BatchAction::Cancel, args).await,
         BatchCommand::Terminate(args) => start(ctx, BatchAction::Terminate, args).await,
+        BatchCommand::Pause(args) => start(ctx, BatchAction::Pause, args).await,
+        BatchCommand::Unpause(args) => start(ctx, BatchAction::Unpause, args).await,
+        BatchCommand::Delete(args) => start(ctx, BatchAction::Delete, args).await,
         BatchCommand::List => list(ctx).await,
         BatchCommand::Describe { id } => {
             let b = ctx.session.client.batches().describe(&id).await?;

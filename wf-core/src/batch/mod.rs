@@ -1,4 +1,4 @@
-//! Batches: one action (signal, cancel, terminate) carried out on every run a
+//! Batches: one action (signal, cancel, terminate, pause, unpause, delete) carried out on every run a
 //! [`ListFilter`] selects, as a durable job in the store.
 //!
 //! A batch is started through [`Client::batches`](crate::Client::batches). Its state (filter,
@@ -17,8 +17,8 @@ use crate::data::search::SearchValue;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// What a batch does to each run it selects. More actions (pause, reset, delete, ...) are
-/// variants here, each carried out by the client operation of the same name.
+/// What a batch does to each run it selects, each carried out by the client operation of the
+/// same name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum BatchAction {
     /// Sends a signal (wire name, encoded argument tuple) to each run, with the batch's
@@ -33,6 +33,15 @@ pub enum BatchAction {
     Cancel,
     /// Terminates each run.
     Terminate,
+    /// Pauses each run as an operator would ([`Client::pause`](crate::Client::pause)); a run
+    /// already paused keeps its first pause.
+    Pause,
+    /// Unpauses each run ([`Client::unpause`](crate::Client::unpause)); a run that is not
+    /// paused is left as it is.
+    Unpause,
+    /// Deletes each run's latest run, its history, inbox and dedupe ids
+    /// ([`Client::delete_run`](crate::Client::delete_run)); a running run is terminated first.
+    Delete,
 }
 
 impl BatchAction {
@@ -44,13 +53,29 @@ impl BatchAction {
         })
     }
 
-    /// `"signal"`, `"cancel"` or `"terminate"`.
+    /// `"signal"`, `"cancel"`, `"terminate"`, `"pause"`, `"unpause"` or `"delete"`.
     pub fn kind(&self) -> &'static str {
         match self {
             BatchAction::Signal { .. } => "signal",
             BatchAction::Cancel => "cancel",
             BatchAction::Terminate => "terminate",
+            BatchAction::Pause => "pause",
+            BatchAction::Unpause => "unpause",
+            BatchAction::Delete => "delete",
         }
+    }
+
+    /// The action named `kind` that takes no arguments (every one but a signal); `None` for
+    /// another name.
+    pub fn plain(kind: &str) -> Option<Self> {
+        Some(match kind {
+            "cancel" => BatchAction::Cancel,
+            "terminate" => BatchAction::Terminate,
+            "pause" => BatchAction::Pause,
+            "unpause" => BatchAction::Unpause,
+            "delete" => BatchAction::Delete,
+            _ => return None,
+        })
     }
 }
 

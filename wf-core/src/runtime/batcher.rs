@@ -360,11 +360,28 @@ impl Drive {
                 .map(drop),
             BatchAction::Cancel => self.client.cancel(&run.workflow_id, reason).await,
             BatchAction::Terminate => self.client.terminate(&run.workflow_id, reason).await,
+            BatchAction::Pause => {
+                let by = format!("batch {}", self.batch_id());
+                let transport = self.client.transport();
+                transport.pause(&run.workflow_id, reason, &by).await
+            }
+            BatchAction::Unpause => self.client.unpause(&run.workflow_id).await,
+            BatchAction::Delete => self
+                .client
+                .delete_run(&run.workflow_id, reason)
+                .await
+                .map(drop),
         };
         match outcome {
             // Taken over mid-chunk: the engine before may have closed this run already.
             Err(WfError::RunFinished { status, .. })
                 if self.st.chunk_taken_over && closed_by(&self.st.action, status) =>
+            {
+                Ok(())
+            }
+            // Taken over mid-chunk: the engine before may have deleted this run already.
+            Err(WfError::NotFound { .. })
+                if self.st.chunk_taken_over && self.st.action == BatchAction::Delete =>
             {
                 Ok(())
             }
@@ -381,7 +398,10 @@ pub(crate) fn signal_id(batch_id: &str) -> String {
 /// Whether a run closed with `status` is what `action` leaves behind.
 fn closed_by(action: &BatchAction, status: RunStatus) -> bool {
     match action {
-        BatchAction::Signal { .. } => false,
+        BatchAction::Signal { .. }
+        | BatchAction::Pause
+        | BatchAction::Unpause
+        | BatchAction::Delete => false,
         BatchAction::Cancel => status == RunStatus::Cancelled,
         BatchAction::Terminate => status == RunStatus::Terminated,
     }

@@ -6,8 +6,7 @@
 
 use super::auth::{self, Access, Role};
 use super::{
-    activities, batches, builds, health, messages, metrics, purge, repair, runs, schedules, ui,
-    Api,
+    activities, batches, builds, health, messages, metrics, purge, repair, runs, schedules, ui, Api,
 };
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
