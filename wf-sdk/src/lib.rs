@@ -172,6 +172,7 @@ pub mod payload {
 /// The errors: what clients see ([`WfError`](error::WfError)), what workflow code returns and
 /// meets, and a store's ([`StoreError`](error::StoreError)).
 pub mod error {
+    pub use wf_core::error::{BackendError, BackendErrorKind, StoreError};
     pub use wf_core::{
         ActivityCallError, Cancelled, ChildError, Rejection, SignalExternalError, SignalWaitError,
         UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
