@@ -208,13 +208,18 @@ async fn reset_after_a_code_fix_completes_a_run_stuck_on_nondeterminism(backend:
     v2.shutdown().await;
 }
 
-async fn a_reset_reapplies_later_signals_exactly_once(backend: Backend) {
-    let engine = builder(backend, "reset_reapplies")
+/// An engine on `backend` that runs `Tally` and its tools.
+async fn tally_engine(backend: Backend, name: &str) -> Engine {
+    builder(backend, name)
         .workflow::<Tally>()
         .activities(tools())
         .build()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn a_reset_reapplies_later_signals_exactly_once(backend: Backend) {
+    let engine = tally_engine(backend, "reset_reapplies").await;
     let client = engine.client();
     let h = client.start::<Tally>("t", ()).await.unwrap();
     let history = until_events(&client, "t", "ActivityCompleted", 1).await;
@@ -291,12 +296,7 @@ async fn a_reset_reapplies_later_signals_exactly_once(backend: Backend) {
 }
 
 async fn a_reset_to_an_event_that_ends_no_task_is_refused(backend: Backend) {
-    let engine = builder(backend, "reset_refused")
-        .workflow::<Tally>()
-        .activities(tools())
-        .build()
-        .await
-        .unwrap();
+    let engine = tally_engine(backend, "reset_refused").await;
     let client = engine.client();
     client.start::<Tally>("t", ()).await.unwrap();
     let history = until_events(&client, "t", "ActivityCompleted", 1).await;
@@ -321,12 +321,7 @@ async fn a_reset_to_an_event_that_ends_no_task_is_refused(backend: Backend) {
 }
 
 async fn a_fork_leaves_the_original_history_byte_for_byte_unchanged(backend: Backend) {
-    let engine = builder(backend, "fork")
-        .workflow::<Tally>()
-        .activities(tools())
-        .build()
-        .await
-        .unwrap();
+    let engine = tally_engine(backend, "fork").await;
     let client = engine.client();
     let h = client.start::<Tally>("orig", ()).await.unwrap();
     until_events(&client, "orig", "ActivityCompleted", 1).await;
@@ -466,12 +461,7 @@ async fn resume_retries_a_failing_workflow_task_at_once(backend: Backend) {
 }
 
 async fn delete_removes_a_run_and_its_dedupe_ids(backend: Backend) {
-    let engine = builder(backend, "delete")
-        .workflow::<Tally>()
-        .activities(tools())
-        .build()
-        .await
-        .unwrap();
+    let engine = tally_engine(backend, "delete").await;
     let client = engine.client();
     let h = client.start::<Tally>("d", ()).await.unwrap();
     client
