@@ -131,17 +131,31 @@ async fn unpause_applies_signals_and_timers_in_arrival_order(backend: Backend) {
 }
 
 async fn a_paused_run_starts_no_activity(backend: Backend) {
-    let engine = builder(backend, "pause-activity")
-        .workflow::<Caller>()
-        .activities(tools())
-        .build()
-        .await
-        .unwrap();
-    let client = engine.client();
+    // The engine that runs the workflow serves no activity, so the activity it schedules
+    // waits in the store until a second engine that serves it comes up, after the pause:
+    // no race between the pause and the activity's start.
+    let engines = shared_store(backend, "pause-activity");
+    let runner = engines().workflow::<Caller>().build().await.unwrap();
+    let client = runner.client();
     let h = client.start::<Caller>("caller", ()).await.unwrap();
     h.go().await.unwrap();
-    // The signal schedules the activity; pausing at once may come before or after it.
+    let scheduled = async {
+        loop {
+            let events = h.history().await.unwrap();
+            if events
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::ActivityScheduled { .. }))
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), scheduled)
+        .await
+        .expect("the signal schedules the activity");
     client.pause("caller", "").await.unwrap();
+    let tools_engine = engines().activities(tools()).build().await.unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
     let d = client.describe("caller").await.unwrap();
     let events = h.history().await.unwrap();
@@ -152,12 +166,19 @@ async fn a_paused_run_starts_no_activity(backend: Backend) {
         "no activity completed while paused: {:?}",
         d.pending_activities
     );
+    assert_eq!(
+        d.pending_activities.len(),
+        1,
+        "the activity stays scheduled"
+    );
     assert!(d
         .pending_activities
         .iter()
         .all(|a| a.attempt_deadline.is_none()));
     client.unpause("caller").await.unwrap();
     assert_eq!(h.result().await.unwrap(), "called");
+    tools_engine.shutdown().await;
+    runner.shutdown().await;
 }
 
 async fn a_pause_outlives_a_restart(backend: Backend) {
