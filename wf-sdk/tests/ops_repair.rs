@@ -12,27 +12,6 @@ use wf_sdk::{
     payload::Payload,
 };
 
-/// Version 1: one activity, then waits for `go`.
-#[derive(Default)]
-pub struct FlowV1 {
-    go: bool,
-}
-
-#[workflow(name = "flow")]
-impl FlowV1 {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
-        let n = ctx.activity(Tools::add_one, 1).await?;
-        ctx.wait_condition(|s| s.go).await;
-        Ok(n)
-    }
-
-    #[signal]
-    fn go(&mut self) {
-        self.go = true;
-    }
-}
-
 /// Version 2 changed the first command (another activity): v1's histories do not replay.
 #[derive(Default)]
 pub struct FlowV2 {

@@ -96,3 +96,28 @@ pub fn tools() -> Tools {
 pub fn shared_tools() -> Arc<Tools> {
     Arc::new(Tools::default())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Workflows
+
+/// Version 1 of a workflow whose later versions change its first command (the repair and
+/// nondeterminism tests each write their own version 2): one activity, then waits for `go`.
+#[derive(Default)]
+pub struct FlowV1 {
+    go: bool,
+}
+
+#[workflow(name = "flow")]
+impl FlowV1 {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        let n = ctx.activity(Tools::add_one, 1).await?;
+        ctx.wait_condition(|s| s.go).await;
+        Ok(n)
+    }
+
+    #[signal]
+    fn go(&mut self) {
+        self.go = true;
+    }
+}
