@@ -2,9 +2,9 @@
 // why), input and result, the history as a timeline grouped by workflow task (with "state
 // here" on each event and "reset to here" on each task), activities and timers, pending
 // work, parent and children, query buttons, signal and update forms built from the type's
-// handlers, and cancel, terminate, pause and unpause buttons: each control only for a token
-// whose role may use it, each action confirmed in the page first. Refreshes itself every 2 s
-// while the run is running.
+// handlers, and cancel, terminate, pause, unpause and resume buttons: each control only for
+// a token whose role may use it, each action confirmed in the page first. Refreshes itself
+// every 2 s while the run is running.
 'use strict';
 
 (() => {
@@ -425,10 +425,13 @@
     return el('div', { class: 'panel', id: kindName + 's' }, el('h2', { text: kindName === 'signal' ? 'Send a signal' : 'Send an update' }), form);
   }
 
+  /** Closed runs that a resume continues from their last good workflow task. */
+  const RESUMABLE = new Set(['failed', 'timed_out', 'cancelled', 'terminated']);
+
   /** The run's operations, each for the roles that may use it and confirmed in the page
-   * first: cancel (write), pause, unpause and terminate (admin). Results go to `box`.
-   * `update(desc)` shows the ones that apply to the run as it now stands. */
-  function controlPanel(base, id, myRole, box, refresh) {
+   * first: cancel (write), pause, unpause, terminate and resume (admin). Results go to `box`.
+   * `update(desc, status)` shows the ones that apply to the run as it now stands. */
+  function controlPanel(type, base, id, myRole, box, refresh) {
     if (!can(myRole, 'write')) return null;
     const admin = can(myRole, 'admin');
     const call = (path, body, shown) => async (a) => {
@@ -439,8 +442,11 @@
       }
       return shown;
     };
-    const button = (bid, cls, text, title, ask, work) =>
-      el('button', { type: 'button', id: bid, class: cls, text, title, onclick: (ev) => perform(box, ev.currentTarget, ask, work) });
+    // `ask`: the dialog's contents, or a function that makes them when the button is clicked.
+    const button = (bid, cls, text, title, ask, work) => el('button', {
+      type: 'button', id: bid, class: cls, text, title,
+      onclick: (ev) => perform(box, ev.currentTarget, typeof ask === 'function' ? ask() : ask, work),
+    });
     const cancel = button('cancel-run', 'ghost', 'Cancel run', 'Ask the run to cancel: its code sees the request and may clean up',
       { title: 'Cancel ' + id + '?', text: 'The run’s code sees a cancellation request and may clean up before it ends.', action: 'Request cancellation' },
       call('cancel', (a) => ({ reason: a.reason || 'cancelled from the web view' }), 'Cancellation requested.'));
@@ -453,11 +459,35 @@
     const terminate = admin ? button('terminate-run', 'danger', 'Terminate run', 'End the run at once, without running its code',
       { title: 'Terminate ' + id + '?', text: 'The run ends at once, without running its code: no clean-up, no compensation.', action: 'Terminate run', danger: true },
       call('terminate', (a) => ({ reason: a.reason || 'terminated from the web view' }), 'Terminated.')) : null;
-    const panel = el('div', { class: 'panel', id: 'control' }, el('h2', { text: 'Operate' }),
-      el('div', { class: 'row' }, cancel, pause, unpause, terminate));
-    panel.update = (desc) => {
-      if (pause) pause.hidden = !!desc.paused;
-      if (unpause) unpause.hidden = !desc.paused;
+    let closed = false;
+    const resume = admin ? button('resume-run', '', 'Resume run', 'Go on from the last good workflow task (a closed run), or retry a failing workflow task now',
+      () => ({
+        title: 'Resume ' + id + '?',
+        text: closed
+          ? 'A new run goes on from this run’s last good workflow task (the last one before its first failure), replayed by the code deployed now. This run keeps its status and history.'
+          : 'The failing workflow task is retried now, on the code deployed now, instead of after its backoff.',
+        action: 'Resume run',
+      }),
+      async (a) => {
+        try {
+          const { data } = await api('POST', base + '/resume', { reason: a.reason || 'resumed from the web view' });
+          return ['Resumed: the run going on is ', el('span', { id: 'resumed-run' }, runLink(type, id, data.run_id, data.run_id)), '.'];
+        } finally {
+          setTimeout(refresh, 300);
+        }
+      }) : null;
+    const buttons = [cancel, pause, unpause, terminate, resume].filter(Boolean);
+    const panel = el('div', { class: 'panel', id: 'control' }, el('h2', { text: 'Operate' }), el('div', { class: 'row' }, buttons));
+    panel.update = (desc, status) => {
+      const running = status === 'running';
+      closed = !running;
+      const show = (b, yes) => { if (b) b.hidden = !yes; };
+      show(cancel, running);
+      show(terminate, running);
+      show(pause, running && !desc.paused);
+      show(unpause, running && !!desc.paused);
+      show(resume, RESUMABLE.has(status) || (running && !!desc.task_failure));
+      panel.hidden = buttons.every((b) => b.hidden);
     };
     return panel;
   }
@@ -466,8 +496,8 @@
   function roleNote(myRole) {
     if (can(myRole, 'admin')) return null;
     const text = can(myRole, 'write')
-      ? 'This token has the write role: terminating, pausing and resetting a run need an admin token.'
-      : 'This token has the read role: signals, updates and cancelling need a write token; terminating, pausing and resetting need an admin token.';
+      ? 'This token has the write role: terminating, pausing, resuming and resetting a run need an admin token.'
+      : 'This token has the read role: signals, updates and cancelling need a write token; terminating, pausing, resuming and resetting need an admin token.';
     return el('p', { class: 'muted panel', id: 'role-note', text });
   }
 
@@ -509,8 +539,8 @@
         }
       }));
     }
-    const control = older ? null : controlPanel(base, id, myRole, actionBox, () => refresh());
-    if (!older) messages.push(control, roleNote(myRole));
+    const control = older ? null : controlPanel(type, base, id, myRole, actionBox, () => refresh());
+    if (!older) messages.push(roleNote(myRole));
     // "reset to here" on a task of the timeline (admin; on the latest run, running or closed).
     window.wfui.resetHere = !older && can(myRole, 'admin') ? (eventId, task) => perform(actionBox, null, {
       title: 'Reset ' + id + ' to workflow task ' + task + '?',
@@ -534,7 +564,7 @@
       actionBox,
       el('div', { class: 'grid' },
         el('div', {}, io, acts, tl),
-        el('div', {}, pending, relations, side, messages)));
+        el('div', {}, pending, relations, side, messages, control)));
 
     let timer = null;
     let stopped = false;
@@ -631,9 +661,9 @@
       }
       fill(io, el('h3', { text: 'Input' }), valueBlock(input), el('h3', { text: end && end.type === 'WorkflowFailed' ? 'Failure' : 'Result' }), el('div', { id: 'result' }, result));
 
-      // A closed run takes no more signals, updates, cancellation or termination.
+      // A closed run takes no more signals, updates, cancellation or termination; it may be resumed.
       for (const panel of messages) if (panel) panel.hidden = status !== 'running';
-      if (control) control.update(desc);
+      if (control) control.update(desc, status);
 
       const table = activitiesTable(ix, older ? [] : desc.pending_activities);
       acts.hidden = !table;

@@ -16,7 +16,7 @@ use browser::{chromium_or_skip, Browser, Page};
 use serde_json::Value;
 use std::time::Duration;
 use wf_http::ConnectExt;
-use wf_sdk::batch::BatchStatus;
+use wf_sdk::batch::{BatchAction, BatchStatus};
 use wf_sdk::client::{ListFilter, RepairKind};
 use wf_sdk::prelude::*;
 use wf_sdk::schedule::{ScheduleAction, SchedulePolicies, ScheduleSpec};
@@ -507,7 +507,7 @@ const WRITE_TOKEN: &str = "ui-write-token";
 /// Which of the run page's controls are on the page, once it has rendered `order-7`.
 const CONTROLS: &str = "(() => { if (!document.querySelector('#timeline .event')) return null; \
     return ['#signal-form', '#update-form', '#cancel-run', '#pause-run', '#unpause-run', \
-            '#terminate-run', '[data-reset-here]', '#role-note'] \
+            '#terminate-run', '#resume-run', '[data-reset-here]', '#role-note'] \
       .filter(s => { const e = document.querySelector(s); return e && !e.closest('[hidden]'); }); })()";
 
 /// Forgets the page's token, gives it `token`, and returns the controls the run page shows.
@@ -669,10 +669,54 @@ async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
     let hidden = page.eval(CONTROLS).await;
     assert_eq!(
         strings(&hidden),
-        ["[data-reset-here]"],
-        "a closed run offers only a reset"
+        ["#resume-run", "[data-reset-here]"],
+        "a terminated run offers a resume and resets only"
     );
     page.screenshot("8-terminated").await;
+
+    // Resume: a new run goes on from the last good task, and the page follows it.
+    let terminated_run = engine
+        .client()
+        .describe("order-7")
+        .await
+        .expect("describe")
+        .run_id;
+    page.eval("document.querySelector('#resume-run').click(); true")
+        .await;
+    confirm(&mut page, Some("INC-3: that was a mistake")).await;
+    let resumed = page
+        .wait_for(
+            "the resumed run on the page",
+            "document.querySelector('#run-status')?.textContent === 'running' && \
+             document.querySelector('#action-outcome.ok #resumed-run')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    let d = engine.client().describe("order-7").await.expect("describe");
+    assert_eq!(Some(d.run_id.as_str()), resumed.as_str());
+    assert_eq!(d.status, RunStatus::Running);
+    let origin = d.repaired_from.expect("describe shows the resume");
+    assert_eq!(
+        (origin.kind, origin.run_id, origin.reason.as_str()),
+        (
+            RepairKind::Resume,
+            terminated_run,
+            "INC-3: that was a mistake"
+        )
+    );
+    let offered = page.eval(CONTROLS).await;
+    assert_eq!(
+        strings(&offered),
+        [
+            "#signal-form",
+            "#update-form",
+            "#cancel-run",
+            "#pause-run",
+            "#terminate-run",
+            "[data-reset-here]"
+        ],
+        "the resumed run runs, with nothing to resume"
+    );
 
     finish(page, chromium, server).await;
 }
@@ -922,18 +966,20 @@ async fn the_run_page_pauses_unpauses_and_resets_to_a_task() {
     finish(page, chromium, server).await;
 }
 
-/// Fills the batches page's form for `action` on the running orders and submits it; returns
-/// the count the confirmation shows.
-async fn start_batch_form(page: &mut Page, action: &str) -> Value {
+/// Fills the batches page's form for `action` on the running orders (with search
+/// attributes `search`) and submits it; returns the count the confirmation shows.
+async fn start_batch_form(page: &mut Page, action: &str, search: &str) -> Value {
     page.eval(&format!(
         "{{ const f = document.querySelector('#batch-form'); \
            f.querySelector('select[name=action]').value = {}; \
            f.querySelector('select[name=action]').dispatchEvent(new Event('change')); \
            f.querySelector('select[name=type]').value = 'order'; \
            f.querySelector('select[name=status]').value = 'running'; \
+           f.querySelector('input[name=search]').value = {}; \
            f.querySelector('input[name=rate]').value = '20'; \
            f.requestSubmit(); true }}",
-        js(action)
+        js(action),
+        js(search)
     ))
     .await;
     page.wait_for(
@@ -972,7 +1018,7 @@ async fn the_batches_page_starts_a_batch_and_follows_it_to_the_end() {
         .await;
 
     // Terminate the running orders (the notify children are completed, of another type).
-    let count = start_batch_form(&mut page, "terminate").await;
+    let count = start_batch_form(&mut page, "terminate", "").await;
     assert_eq!(count, "3", "the dialog counts what the filter selects");
     for i in 1..=3 {
         let status = over_http
@@ -1045,6 +1091,68 @@ async fn the_batches_page_starts_a_batch_and_follows_it_to_the_end() {
         .await;
     assert_eq!(cancel, 0, "a finished batch has nothing to cancel");
 
+    // A signal batch filtered on search attributes: the page sends the signal's name and
+    // arguments and the typed values as the server reads them (no run has them: 0 selected).
+    page.eval(
+        "{ const f = document.querySelector('#batch-form'); \
+           f.querySelector('select[name=action]').value = 'signal'; \
+           f.querySelector('select[name=action]').dispatchEvent(new Event('change')); \
+           f.querySelector('input[name=signal]').value = 'approve'; \
+           f.querySelector('input[name=args]').value = '[\"dave\"]'; \
+           f.querySelector('select[name=status]').value = ''; \
+           f.querySelector('input[name=search]').value = 'region=eu, tier=int:2, vip=true'; \
+           f.querySelector('input[name=rate]').value = ''; \
+           f.requestSubmit(); true }",
+    )
+    .await;
+    let count = page
+        .wait_for(
+            "the signal batch's confirmation",
+            "document.querySelector('#confirm[open] #confirm-count')?.dataset.count",
+            PATIENCE,
+        )
+        .await;
+    assert_eq!(count, "0");
+    confirm(&mut page, None).await;
+    let signal_batch = page
+        .wait_for(
+            "the signal batch",
+            &format!(
+                "(() => {{ const id = document.querySelector('#batch-outcome.ok #started-batch')?.textContent; \
+                   return id && id !== {} && id; }})()",
+                js(&batch_id)
+            ),
+            PATIENCE,
+        )
+        .await;
+    let d = over_http
+        .batches()
+        .describe(signal_batch.as_str().expect("text"))
+        .await
+        .expect("describe the signal batch");
+    assert!(
+        matches!(&d.action, BatchAction::Signal { name, args }
+            if name == "approve" && args.decode::<(String,)>().ok() == Some(("dave".into(),))),
+        "{:?}",
+        d.action
+    );
+    assert_eq!(
+        d.filter.search,
+        [
+            ("region".to_string(), SearchValue::from("eu")),
+            ("tier".to_string(), SearchValue::Int(2)),
+            ("vip".to_string(), SearchValue::Bool(true)),
+        ]
+    );
+    assert_eq!(
+        (
+            d.filter.workflow_type.as_deref(),
+            d.selected,
+            d.reason.as_str()
+        ),
+        (Some("order"), 0, "signal approve from the web view")
+    );
+
     finish(page, chromium, server).await;
 }
 
@@ -1115,7 +1223,33 @@ async fn the_batches_page_cancels_a_batch_and_the_schedules_page_pauses_a_schedu
         PATIENCE,
     )
     .await;
-    let count = start_batch_form(&mut page, "cancel").await;
+    // A filter on a search attribute no run has selects none; dismissing the dialog starts
+    // nothing.
+    let count = start_batch_form(&mut page, "cancel", "region=eu, tier=int:2").await;
+    assert_eq!(count, "0");
+    let filter = page
+        .eval("document.querySelector('#confirm .confirm-text').textContent")
+        .await;
+    assert!(
+        filter
+            .as_str()
+            .unwrap_or("")
+            .contains("status running · region = \"eu\" · tier = 2"),
+        "{filter}"
+    );
+    page.eval("document.querySelector('#confirm-cancel').click(); true")
+        .await;
+    page.wait_for(
+        "the dialog to close",
+        "!document.querySelector('#confirm')",
+        PATIENCE,
+    )
+    .await;
+    assert!(
+        over_http.batches().list().await.expect("list").is_empty(),
+        "a dismissed dialog starts no batch"
+    );
+    let count = start_batch_form(&mut page, "cancel", "").await;
     assert_eq!(count, "2");
     confirm(&mut page, None).await;
     let batch_id = page

@@ -1,8 +1,8 @@
 //! The web view at `/ui/`: a runs list, a run page (status, input, result, history as a
 //! timeline, pending work, queries, signal and update forms, cancel, terminate, pause,
-//! unpause and reset to a workflow task), a batches page and a schedules page, in plain HTML,
-//! CSS and JavaScript embedded in the binary, so that it works offline and needs no build
-//! step.
+//! unpause, resume and reset to a workflow task), a batches page and a schedules page, in
+//! plain HTML, CSS and JavaScript embedded in the binary, so that it works offline and needs
+//! no build step.
 //!
 //! The page reads the same JSON routes as any client (relative URLs, so the view also works
 //! when the router is nested under a prefix) and sends the bearer token it keeps in
