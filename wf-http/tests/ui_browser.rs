@@ -787,6 +787,22 @@ async fn the_run_page_pauses_unpauses_and_resets_to_a_task() {
         .await;
     assert_eq!(shown, serde_json::json!([true, false, "paused"]));
     page.screenshot("9-paused").await;
+    // The runs list says so too.
+    page.navigate(&format!("{base}/ui/#/")).await;
+    page.wait_for(
+        "the paused badge in the runs list",
+        "!!document.querySelector('#runs tr[data-workflow-id=\"order-ops\"] .s-paused')",
+        PATIENCE,
+    )
+    .await;
+    page.navigate(&format!("{base}/ui/#/run/order/order-ops"))
+        .await;
+    page.wait_for(
+        "the paused run's page again",
+        "document.querySelector('#timeline .event') && !!document.querySelector('#paused-banner')",
+        PATIENCE,
+    )
+    .await;
 
     // Unpause: asks first, then the pause is gone from describe and from the page.
     page.eval("document.querySelector('#unpause-run').click(); true")
