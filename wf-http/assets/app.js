@@ -1,6 +1,7 @@
 // wf web view, part 1: helpers (DOM building, the API with its token and the token's role,
-// times, values), the router and the runs list. The run page lives in run.js. Plain browser JavaScript, no
-// dependencies. Run data only ever reaches the page as text (textContent, attribute values
+// times, values, the confirmation dialog every action goes through), the router and the runs
+// list. The run page lives in run.js, the batches and schedules pages in ops.js. Plain
+// browser JavaScript, no dependencies. Run data only ever reaches the page as text (textContent, attribute values
 // set one by one): never as markup.
 'use strict';
 
@@ -11,7 +12,7 @@ const wfui = (window.wfui = {});
   // The page is served at <root>/ui/; the API routes live at <root>/.
   const ROOT = new URL('../', document.baseURI);
   const PAGE = 25;
-  const STATUSES = ['running', 'completed', 'failed', 'continued_as_new', 'terminated', 'cancelled', 'timed_out'];
+  const STATUSES = ['running', 'completed', 'failed', 'continued_as_new', 'terminated', 'cancelled', 'timed_out', 'reset'];
 
   /** An element with properties (`class`, `text`, `on<event>`, attributes) and children. */
   function el(tag, props, ...children) {
@@ -195,6 +196,83 @@ const wfui = (window.wfui = {});
     return el('div', { class: 'banner error', role: 'alert', text: e instanceof Error ? e.message : String(e) });
   }
 
+  // ---- Actions: confirm, then show what happened ----
+
+  let openDialog = null; // the confirmation on screen, and how to dismiss it
+  /** Asks in the page (a modal `<dialog id="confirm">`, which a test can drive, unlike
+   * `window.confirm`) whether to go on: `title`, what will happen (`text`: text or nodes), a
+   * reason field (unless `reason` is false) and extra checkboxes (`checks`: `[{name, label}]`).
+   * Resolves to `{reason, <check name>: bool}` when its action button is clicked, to null when dismissed. */
+  function confirmAction({ title, text, action, danger = false, reason = true, reasonHint, checks = [] }) {
+    if (openDialog) openDialog();
+    return new Promise((resolve) => {
+      const reasonInput = reason
+        ? el('input', { id: 'confirm-reason', name: 'reason', autocomplete: 'off', placeholder: reasonHint || 'why, for the record (optional)' })
+        : null;
+      const boxes = checks.map((c) => ({ c, input: el('input', { type: 'checkbox', name: c.name }) }));
+      let settled = false;
+      const done = (value) => {
+        if (settled) return;
+        settled = true;
+        openDialog = null;
+        if (dialog.open) dialog.close();
+        dialog.remove();
+        resolve(value);
+      };
+      const dialog = el('dialog', { id: 'confirm', class: 'confirm', 'aria-labelledby': 'confirm-title' },
+        el('form', {
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            const answer = { reason: reasonInput ? reasonInput.value.trim() : '' };
+            for (const { c, input } of boxes) answer[c.name] = input.checked;
+            done(answer);
+          },
+        },
+        el('h2', { id: 'confirm-title', text: title }),
+        el('div', { class: 'confirm-text' }, text),
+        reasonInput ? el('label', {}, 'Reason', reasonInput) : null,
+        boxes.map(({ c, input }) => el('label', { class: 'check' }, input, c.label)),
+        el('div', { class: 'row confirm-buttons' },
+          el('button', { type: 'submit', id: 'confirm-ok', class: danger ? 'danger' : '', text: action }),
+          el('button', { type: 'button', id: 'confirm-cancel', class: 'ghost', text: 'Cancel', onclick: () => done(null) }))));
+      // Escape dismisses the dialog.
+      dialog.addEventListener('cancel', (ev) => {
+        ev.preventDefault();
+        done(null);
+      });
+      openDialog = () => done(null);
+      document.body.append(dialog);
+      dialog.showModal();
+      (reasonInput || dialog.querySelector('#confirm-ok')).focus();
+    });
+  }
+
+  /** Shows an action's result in `box`: what happened (text or nodes), or its error. */
+  function report(box, ok, ...children) {
+    box.className = 'outcome report ' + (ok ? 'ok' : 'error');
+    box.setAttribute('role', ok ? 'status' : 'alert');
+    fill(box, el('div', {}, children));
+  }
+
+  /** Confirms with `ask` (see `confirmAction`), then runs `work(answer)` with `button`
+   * disabled and reports in `box` what it returns (text or nodes) or why it failed.
+   * Resolves to whether the action ran and succeeded. */
+  async function perform(box, button, ask, work) {
+    const answer = await confirmAction(ask);
+    if (!answer) return false;
+    if (button) button.disabled = true;
+    try {
+      report(box, true, await work(answer));
+      return true;
+    } catch (e) {
+      if (e instanceof NeedToken) route();
+      else report(box, false, e instanceof Error ? e.message : String(e));
+      return false;
+    } finally {
+      if (button) button.disabled = false;
+    }
+  }
+
   // ---- Token ----
 
   function showTokenForm(main, message) {
@@ -240,6 +318,7 @@ const wfui = (window.wfui = {});
   async function route() {
     if (leave) leave();
     leave = null;
+    if (openDialog) openDialog();
     const gen = ++generation;
     const hash = location.hash;
     document.getElementById('live').hidden = true;
@@ -250,9 +329,17 @@ const wfui = (window.wfui = {});
     const view = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
     fill(main, view);
     const { parts, params } = parseHash();
+    const page = parts[0] === 'batches' || parts[0] === 'schedules' ? parts[0] : 'runs';
+    for (const name of ['runs', 'batches', 'schedules']) {
+      document.getElementById('nav-' + name).classList.toggle('active', name === page);
+    }
     try {
       if (parts[0] === 'run' && parts.length >= 3) {
         await wfui.renderRun(view, parts[1], parts.slice(2).join('/'), params);
+      } else if (page === 'batches') {
+        await wfui.renderBatches(view, params);
+      } else if (page === 'schedules') {
+        await wfui.renderSchedules(view, params);
       } else {
         await renderList(view, params);
       }
@@ -316,7 +403,7 @@ const wfui = (window.wfui = {});
       const tr = el('tr', { class: 'run-row', 'data-workflow-id': r.workflow_id },
         el('td', { text: r.workflow_type }),
         el('td', { class: 'id' }, runLink(r.workflow_type, r.workflow_id, null, all ? r.run_id : null)),
-        el('td', {}, statusPill(r.status)),
+        el('td', {}, statusPill(r.status), r.paused ? [' ', el('span', { class: 'status s-paused', text: 'paused' })] : null),
         started, closed,
         el('td', { text: String(r.history_length) }));
       return { r, started, closed, tr };
@@ -362,7 +449,7 @@ const wfui = (window.wfui = {});
     await Promise.all([worker(), worker(), worker(), worker()]);
   }
 
-  Object.assign(wfui, { el, fill, api, seg, types, role, can, when, ago, iso, duration, pretty, short, statusPill, runLink, errorBanner, ApiError, NeedToken, onLeave, route });
+  Object.assign(wfui, { el, fill, api, seg, types, role, can, when, ago, iso, duration, pretty, short, statusPill, runLink, errorBanner, ApiError, NeedToken, onLeave, route, confirmAction, report, perform, STATUSES });
 
   window.addEventListener('hashchange', route);
   window.addEventListener('DOMContentLoaded', () => {

@@ -1,18 +1,21 @@
-// wf web view, part 2: the run page. Status and facts, input and result, the history as a
-// timeline grouped by workflow task, activities and timers, pending work, parent and
-// children, query buttons, signal and update forms built from the type's handlers, and
-// cancel and terminate buttons: each control only for a token whose role may use it.
-// Refreshes itself every 2 s while the run is running.
+// wf web view, part 2: the run page. Status and facts (a pause and a repair with who and
+// why), input and result, the history as a timeline grouped by workflow task (with "state
+// here" on each event and "reset to here" on each task), activities and timers, pending
+// work, parent and children, query buttons, signal and update forms built from the type's
+// handlers, and cancel, terminate, pause, unpause and resume buttons: each control only for
+// a token whose role may use it, each action confirmed in the page first. Refreshes itself
+// every 2 s while the run is running.
 'use strict';
 
 (() => {
-  const { el, fill, api, seg, types, role, can, when, iso, duration, pretty, short, statusPill, runLink, errorBanner, NeedToken } = window.wfui;
+  const { el, fill, api, seg, types, role, can, when, iso, duration, pretty, short, statusPill, runLink, errorBanner, NeedToken, perform } = window.wfui;
   const HISTORY_CAP = 20000;
   const REFRESH_MS = 2000;
 
   const TERMINAL = {
     WorkflowCompleted: 'completed', WorkflowFailed: 'failed', ContinuedAsNew: 'continued_as_new',
     WorkflowTerminated: 'terminated', WorkflowCancelled: 'cancelled', WorkflowTimedOut: 'timed_out',
+    WorkflowReset: 'reset',
   };
 
   /** The events of the run after those in `have` (its history, read page by page). */
@@ -85,6 +88,16 @@
   }
 
   const plural = (n, word) => n + ' ' + word + (n === 1 ? '' : 's');
+
+  /** Where a repaired run came from (`repaired_from`: kind, run, event, who, why), as text
+   * with a link to that run. */
+  function repairLine(o, type) {
+    const what = { reset: 'reset of', fork: 'fork of', resume: 'resume of' }[o.kind] || o.kind + ' of';
+    const run = 'run ' + String(o.run_id).slice(0, 8) + '…';
+    return [what + ' ', runLink(type, o.workflow_id, o.kind === 'fork' ? o.workflow_id + ' ' + run : run, o.run_id),
+      ' at event ' + o.at_event,
+      el('span', { class: 'muted', text: ' · by ' + o.identity + (o.reason ? ': ' + o.reason : '') })];
+  }
   const chip = (t) => el('span', { class: 'chip', text: t });
   const kind = (cls, t) => el('span', { class: 'kind ' + cls, text: t });
   const argsLine = (v) => (v === undefined || v === null || (Array.isArray(v) && v.length === 0) ? '()' : short(v));
@@ -97,7 +110,8 @@
       case 'WorkflowStarted':
         return [kind('k-done', 'Started'), chip(a.workflow_type), 'input ', short(a.input),
           a.continued_from ? [' · continues ', runLink(type, ix.workflowId, a.continued_from.slice(0, 8) + '…', a.continued_from)] : null,
-          a.parent ? [' · child of ', runLink('_', a.parent.workflow_id)] : null];
+          a.parent ? [' · child of ', runLink('_', a.parent.workflow_id)] : null,
+          a.repaired_from ? [' · ', repairLine(a.repaired_from, type)] : null];
       case 'SignalReceived':
         return [kind('k-signal', 'Signal'), chip(a.name), argsLine(a.args), a.signal_id ? [' ', chip('id ' + a.signal_id)] : null];
       case 'UpdateAccepted':
@@ -154,6 +168,9 @@
         return [kind('k-fail', 'Terminated'), a.reason];
       case 'WorkflowCancelled':
         return [kind('k-fail', 'Cancelled'), a.reason];
+      case 'WorkflowReset':
+        return [kind('k-fail', 'Reset'), 'to run ', runLink(type, ix.workflowId, String(a.new_run_id).slice(0, 8) + '…', a.new_run_id),
+          ' from event ' + a.at_event, el('span', { class: 'muted', text: ' · by ' + a.identity + (a.reason ? ': ' + a.reason : '') })];
       case 'WorkflowTimedOut':
         return [kind('k-fail', 'Timed out'), chip(String(a.timeout).toLowerCase() + ' timeout'),
           a.new_run_id ? ['retried as ', runLink(type, ix.workflowId, 'run ' + String(a.new_run_id).slice(0, 8) + '…', a.new_run_id)] : null];
@@ -209,8 +226,11 @@
     return groups.map((g, i) => {
       const a = g.done ? g.done.attributes || {} : {};
       const head = g.done
-        ? el('div', { class: 'task-head' }, 'Workflow task ' + (i + 1),
-          el('span', { class: 'muted', text: 'completed at +' + duration(g.done.time_ms - t0) + (a.build_id ? ' · build ' + a.build_id : '') + ' · event ' + g.done.event_id }))
+        ? el('div', { class: 'task-head', 'data-task-event': g.done.event_id }, 'Workflow task ' + (i + 1),
+          el('span', { class: 'muted', text: 'completed at +' + duration(g.done.time_ms - t0) + (a.build_id ? ' · build ' + a.build_id : '') + ' · event ' + g.done.event_id }),
+          window.wfui.resetHere ? el('button', { type: 'button', class: 'small ghost reset-here', 'data-reset-here': g.done.event_id,
+            title: 'Reset the run to this workflow task: a new run goes on from the history up to here, on today’s code', text: 'reset to here',
+            onclick: () => window.wfui.resetHere && window.wfui.resetHere(g.done.event_id, i + 1) }) : null)
         : el('div', { class: 'task-head' }, running ? 'Waiting for the next workflow task' : 'After the last task',
           el('span', { class: 'muted', text: g.events.length + ' event' + (g.events.length === 1 ? '' : 's') }));
       return el('section', { class: 'task' + (g.done ? '' : ' open') }, head, rows(g.events));
@@ -405,59 +425,79 @@
     return el('div', { class: 'panel', id: kindName + 's' }, el('h2', { text: kindName === 'signal' ? 'Send a signal' : 'Send an update' }), form);
   }
 
-  /** Cancel (write) and terminate (admin) buttons, for the roles that may use them.
-   * Terminating asks for a second click: it ends the run without running its code. */
-  function controlPanel(base, myRole, refresh) {
-    const mayCancel = can(myRole, 'write');
-    const mayTerminate = can(myRole, 'admin');
-    if (!mayCancel && !mayTerminate) return null;
-    const reason = el('input', { name: 'reason', placeholder: 'why, for the history (optional)', autocomplete: 'off' });
-    const box = el('div', { class: 'outcome', id: 'control-outcome' });
-    async function send(what, button, done) {
-      button.disabled = true;
+  /** Closed runs that a resume continues from their last good workflow task. */
+  const RESUMABLE = new Set(['failed', 'timed_out', 'cancelled', 'terminated']);
+
+  /** The run's operations, each for the roles that may use it and confirmed in the page
+   * first: cancel (write), pause, unpause, terminate and resume (admin). Results go to `box`.
+   * `update(desc, status)` shows the ones that apply to the run as it now stands. */
+  function controlPanel(type, base, id, myRole, box, refresh) {
+    if (!can(myRole, 'write')) return null;
+    const admin = can(myRole, 'admin');
+    const call = (path, body, shown) => async (a) => {
       try {
-        await api('POST', base + '/' + what, { reason: reason.value.trim() || what + ' from the web view' });
-        outcome(box, true, done);
-      } catch (e) {
-        if (e instanceof NeedToken) window.wfui.route();
-        else outcome(box, false, errorText(e));
+        await api('POST', base + '/' + path, body ? body(a) : undefined);
       } finally {
-        button.disabled = false;
         setTimeout(refresh, 300);
       }
-    }
-    const cancel = mayCancel ? el('button', {
-      type: 'button', id: 'cancel-run', class: 'ghost', text: 'Cancel run',
-      title: 'Ask the run to cancel: its code sees the request and may clean up',
-      onclick: (ev) => send('cancel', ev.currentTarget, 'cancellation requested'),
-    }) : null;
-    let armed = null;
-    const terminate = mayTerminate ? el('button', {
-      type: 'button', id: 'terminate-run', class: 'danger', text: 'Terminate run',
-      title: 'End the run at once, without running its code',
-      onclick: (ev) => {
-        const b = ev.currentTarget;
-        if (!armed) {
-          b.textContent = 'Click again to terminate';
-          armed = setTimeout(() => { armed = null; b.textContent = 'Terminate run'; }, 4000);
-          return;
+      return shown;
+    };
+    // `ask`: the dialog's contents, or a function that makes them when the button is clicked.
+    const button = (bid, cls, text, title, ask, work) => el('button', {
+      type: 'button', id: bid, class: cls, text, title,
+      onclick: (ev) => perform(box, ev.currentTarget, typeof ask === 'function' ? ask() : ask, work),
+    });
+    const cancel = button('cancel-run', 'ghost', 'Cancel run', 'Ask the run to cancel: its code sees the request and may clean up',
+      { title: 'Cancel ' + id + '?', text: 'The run’s code sees a cancellation request and may clean up before it ends.', action: 'Request cancellation' },
+      call('cancel', (a) => ({ reason: a.reason || 'cancelled from the web view' }), 'Cancellation requested.'));
+    const pause = admin ? button('pause-run', 'ghost', 'Pause run', 'Hold the run where it is (an operator’s pause)',
+      { title: 'Pause ' + id + '?', text: 'The run gets no workflow task and starts no activity until it is unpaused. Signals, updates and timers that arrive meanwhile wait, in order; queries still answer.', action: 'Pause run' },
+      call('pause', (a) => ({ reason: a.reason || 'paused from the web view' }), 'Paused.')) : null;
+    const unpause = admin ? button('unpause-run', '', 'Unpause run', 'Let the run go on, what waited applied in arrival order',
+      { title: 'Unpause ' + id + '?', text: 'The run’s next workflow task applies what waited while it was paused, in arrival order.', action: 'Unpause run', reason: false },
+      call('unpause', null, 'Unpaused.')) : null;
+    const terminate = admin ? button('terminate-run', 'danger', 'Terminate run', 'End the run at once, without running its code',
+      { title: 'Terminate ' + id + '?', text: 'The run ends at once, without running its code: no clean-up, no compensation.', action: 'Terminate run', danger: true },
+      call('terminate', (a) => ({ reason: a.reason || 'terminated from the web view' }), 'Terminated.')) : null;
+    let closed = false;
+    const resume = admin ? button('resume-run', '', 'Resume run', 'Go on from the last good workflow task (a closed run), or retry a failing workflow task now',
+      () => ({
+        title: 'Resume ' + id + '?',
+        text: closed
+          ? 'A new run goes on from this run’s last good workflow task (the last one before its first failure), replayed by the code deployed now. This run keeps its status and history.'
+          : 'The failing workflow task is retried now, on the code deployed now, instead of after its backoff.',
+        action: 'Resume run',
+      }),
+      async (a) => {
+        try {
+          const { data } = await api('POST', base + '/resume', { reason: a.reason || 'resumed from the web view' });
+          return ['Resumed: the run going on is ', el('span', { id: 'resumed-run' }, runLink(type, id, data.run_id, data.run_id)), '.'];
+        } finally {
+          setTimeout(refresh, 300);
         }
-        clearTimeout(armed);
-        armed = null;
-        b.textContent = 'Terminate run';
-        send('terminate', b, 'terminated');
-      },
-    }) : null;
-    return el('div', { class: 'panel', id: 'control' }, el('h2', { text: 'Stop the run' }),
-      el('label', {}, 'Reason', reason), el('div', { class: 'row' }, cancel, terminate), box);
+      }) : null;
+    const buttons = [cancel, pause, unpause, terminate, resume].filter(Boolean);
+    const panel = el('div', { class: 'panel', id: 'control' }, el('h2', { text: 'Operate' }), el('div', { class: 'row' }, buttons));
+    panel.update = (desc, status) => {
+      const running = status === 'running';
+      closed = !running;
+      const show = (b, yes) => { if (b) b.hidden = !yes; };
+      show(cancel, running);
+      show(terminate, running);
+      show(pause, running && !desc.paused);
+      show(unpause, running && !!desc.paused);
+      show(resume, RESUMABLE.has(status) || (running && !!desc.task_failure));
+      panel.hidden = buttons.every((b) => b.hidden);
+    };
+    return panel;
   }
 
   /** What the token's role cannot do here, and the role that can. */
   function roleNote(myRole) {
     if (can(myRole, 'admin')) return null;
     const text = can(myRole, 'write')
-      ? 'This token has the write role: terminating a run needs an admin token.'
-      : 'This token has the read role: signals, updates and cancelling need a write token; terminating needs an admin token.';
+      ? 'This token has the write role: terminating, pausing, resuming and resetting a run need an admin token.'
+      : 'This token has the read role: signals, updates and cancelling need a write token; terminating, pausing, resuming and resetting need an admin token.';
     return el('p', { class: 'muted panel', id: 'role-note', text });
   }
 
@@ -480,6 +520,8 @@
     const tlNode = el('div', { id: 'timeline' });
     const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), tlNode);
     window.wfui.stateHere = null;
+    // What the run's actions did (kept across redraws: a reset's result outlives the run it reset).
+    const actionBox = el('div', { class: 'outcome', id: 'action-outcome' });
     const side = [queriesPanel(meta, base)];
     const messages = [];
     if (!older && can(myRole, 'write')) {
@@ -497,13 +539,32 @@
         }
       }));
     }
-    if (!older) messages.push(controlPanel(base, myRole, () => refresh()), roleNote(myRole));
+    const control = older ? null : controlPanel(type, base, id, myRole, actionBox, () => refresh());
+    if (!older) messages.push(roleNote(myRole));
+    // "reset to here" on a task of the timeline (admin; on the latest run, running or closed).
+    window.wfui.resetHere = !older && can(myRole, 'admin') ? (eventId, task) => perform(actionBox, null, {
+      title: 'Reset ' + id + ' to workflow task ' + task + '?',
+      text: 'This run closes with status reset. A new run of ' + id + ' starts from its history up to event ' + eventId +
+        ', replayed by the code deployed now, and goes on from there. The signals and updates received after that point are applied again, unless dropped.',
+      action: 'Reset run', danger: true,
+      checks: [{ name: 'drop_messages', label: 'Drop the signals and updates received after this point' }],
+    }, async (a) => {
+      const from = cachedRun;
+      try {
+        const { data } = await api('POST', base + '/reset', { to_event: eventId, drop_messages: a.drop_messages, reason: a.reason || 'reset from the web view' });
+        return ['Reset: the new run is ', el('span', { id: 'reset-new-run' }, runLink(type, id, data.run_id, data.run_id)),
+          from ? ['; the reset run ', runLink(type, id, String(from).slice(0, 8) + '…', from), ' keeps its history.'] : null];
+      } finally {
+        setTimeout(refresh, 300);
+      }
+    }) : null;
     fill(main,
       el('p', {}, el('a', { href: '#/', text: '← all runs' })),
       head,
+      actionBox,
       el('div', { class: 'grid' },
         el('div', {}, io, acts, tl),
-        el('div', {}, pending, relations, side, messages)));
+        el('div', {}, pending, relations, side, messages, control)));
 
     let timer = null;
     let stopped = false;
@@ -530,7 +591,8 @@
         const { events, truncated } = await history(type, id, older ? wantRun : desc.run_id, cached);
         cached = events;
         if (stopped) return;
-        const key = desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates) + JSON.stringify(desc.blocked_on);
+        // A reset keeps the status and may keep the length: the run id tells the runs apart.
+        const key = desc.run_id + ':' + desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates) + JSON.stringify(desc.blocked_on) + JSON.stringify(desc.paused);
         if (key !== lastKey) {
           lastKey = key;
           draw(desc, events, truncated);
@@ -565,7 +627,12 @@
       const started = ix.start ? ix.start.time_ms : desc.started_at_ms;
       const closed = older ? (ix.end ? ix.end.time_ms : null) : desc.closed_at_ms;
       fill(head,
-        el('div', { class: 'run-head' }, el('h1', { text: id }), el('span', { id: 'run-status' }, statusPill(status)), chip(type)),
+        el('div', { class: 'run-head' }, el('h1', { text: id }), el('span', { id: 'run-status' }, statusPill(status)),
+          !older && desc.paused ? el('span', { class: 'status s-paused', id: 'run-paused', text: 'paused' }) : null, chip(type)),
+        !older && desc.paused ? el('div', { class: 'banner warn', id: 'paused-banner' },
+          el('strong', { text: 'Paused by ' + desc.paused.by }), desc.paused.reason ? ': ' + desc.paused.reason : '',
+          el('span', { class: 'muted' }, ' · since ', when(desc.paused.since_ms),
+            ' · it gets no workflow task and starts no activity; what arrives waits for the unpause.')) : null,
         older ? el('div', { class: 'banner warn', text: 'An earlier run of this workflow id. ' }, runLink(type, id, 'Latest run →')) : null,
         desc.task_failure && !older ? el('div', { class: 'banner error' },
           el('strong', { text: desc.task_failure.nondeterminism ? 'Nondeterminism: ' : 'Workflow task failing: ' }),
@@ -576,6 +643,7 @@
           el('dt', { text: 'Started' }), el('dd', {}, when(started), el('span', { class: 'muted', text: ' · ' + iso(started) })),
           el('dt', { text: 'Closed' }), el('dd', {}, closed ? [when(closed), el('span', { class: 'muted', text: ' · took ' + duration(closed - started) })] : el('span', { class: 'muted', text: 'running for ' + duration(Date.now() - started) })),
           el('dt', { text: 'History' }), el('dd', { text: events.length + ' events' + (older ? '' : ' · ' + desc.history_bytes + ' bytes') + (truncated ? ' (first ' + HISTORY_CAP + ' shown)' : '') }),
+          !older && desc.repaired_from ? [el('dt', { text: 'Repaired' }), el('dd', { id: 'repaired-from' }, repairLine(desc.repaired_from, type))] : null,
           !older && Object.keys(desc.search_attributes || {}).length ? [el('dt', { text: 'Search attributes' }), el('dd', { id: 'search-attributes' }, searchChips(desc.search_attributes))] : null,
           !older && Object.keys(desc.memo || {}).length ? [el('dt', { text: 'Memo' }), el('dd', { id: 'memo' }, Object.entries(desc.memo).map(([k, v]) => el('div', {}, el('span', { class: 'chip', text: k }), ' ', el('code', { text: short(v) }))))] : null));
 
@@ -587,12 +655,15 @@
         if (end.type === 'WorkflowCompleted') result = valueBlock(a.result);
         else if (end.type === 'WorkflowFailed') result = el('div', { class: 'banner error', id: 'failure', text: a.message });
         else if (end.type === 'ContinuedAsNew') result = el('p', {}, 'Continued as a new run ', runLink(type, id, String(a.new_run_id)), ' with input', valueBlock(a.input));
+        else if (end.type === 'WorkflowReset') result = el('div', { class: 'banner warn', id: 'reset-to' }, 'Reset by ' + a.identity + (a.reason ? ' (' + a.reason + ')' : '') + ': run ',
+          runLink(type, id, String(a.new_run_id), a.new_run_id), ' goes on from event ' + a.at_event + '.');
         else result = el('div', { class: 'banner warn', text: status + ': ' + a.reason });
       }
       fill(io, el('h3', { text: 'Input' }), valueBlock(input), el('h3', { text: end && end.type === 'WorkflowFailed' ? 'Failure' : 'Result' }), el('div', { id: 'result' }, result));
 
-      // A closed run takes no more signals, updates, cancellation or termination.
+      // A closed run takes no more signals, updates, cancellation or termination; it may be resumed.
       for (const panel of messages) if (panel) panel.hidden = status !== 'running';
+      if (control) control.update(desc, status);
 
       const table = activitiesTable(ix, older ? [] : desc.pending_activities);
       acts.hidden = !table;

@@ -62,6 +62,11 @@ async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp(net: c
             "'use strict'",
         ),
         ("/ui/run.js", "text/javascript; charset=utf-8", "renderRun"),
+        (
+            "/ui/ops.js",
+            "text/javascript; charset=utf-8",
+            "renderBatches",
+        ),
         ("/ui/app.css", "text/css; charset=utf-8", ".status"),
         ("/ui/favicon.svg", "image/svg+xml", "<svg"),
     ] {

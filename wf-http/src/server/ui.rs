@@ -1,6 +1,8 @@
-//! The web view at `/ui/`: a runs list and a run page (status, input, result, history as a
-//! timeline, pending work, queries, signal and update forms) in plain HTML, CSS and
-//! JavaScript embedded in the binary, so that it works offline and needs no build step.
+//! The web view at `/ui/`: a runs list, a run page (status, input, result, history as a
+//! timeline, pending work, queries, signal and update forms, cancel, terminate, pause,
+//! unpause, resume and reset to a workflow task), a batches page and a schedules page, in
+//! plain HTML, CSS and JavaScript embedded in the binary, so that it works offline and needs
+//! no build step.
 //!
 //! The page reads the same JSON routes as any client (relative URLs, so the view also works
 //! when the router is nested under a prefix) and sends the bearer token it keeps in
@@ -45,6 +47,11 @@ const ASSETS: &[Asset] = &[
         path: "/ui/run.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../assets/run.js"),
+    },
+    Asset {
+        path: "/ui/ops.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../assets/ops.js"),
     },
     Asset {
         path: "/ui/app.css",
@@ -135,7 +142,7 @@ mod tests {
     #[test]
     fn the_scripts_never_write_markup_from_strings() {
         let scripts: Vec<&Asset> = ASSETS.iter().filter(|a| a.path.ends_with(".js")).collect();
-        assert_eq!(scripts.len(), 2);
+        assert_eq!(scripts.len(), 3);
         for script in scripts {
             let js = std::str::from_utf8(script.body).expect("scripts are UTF-8");
             for sink in [
