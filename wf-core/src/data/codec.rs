@@ -56,6 +56,22 @@ pub(crate) fn decode_events_into(
     decode_record(first_event_id, bytes, events, decode_next_into)
 }
 
+/// How many events a record written by [`encode_event_into`] holds, counted without decoding
+/// them; `None` if the count is not found that way (an unknown format version, a damaged
+/// record), which decoding then reports.
+pub(crate) fn count_events(bytes: &[u8]) -> Option<usize> {
+    let mut rest = bytes;
+    let mut count = 0;
+    while let Some((&HISTORY_FORMAT_VERSION, body)) = rest.split_first() {
+        rest = body.get(value_len(body)?..)?;
+        count += 1;
+        if rest.is_empty() {
+            return Some(count);
+        }
+    }
+    None
+}
+
 /// [`decode_events`] reading every event as a stream ([`decode_next`]): what the in-place
 /// decoding must agree with.
 #[cfg(test)]
@@ -193,6 +209,19 @@ fn decode_next(event_id: u64, rest: &mut &[u8]) -> Result<HistoryEvent, PayloadE
 mod tests {
     use super::*;
     use crate::data::payload::Payload;
+
+    #[test]
+    fn events_are_counted_without_decoding() {
+        let mut record = Vec::new();
+        for seq in 0..3 {
+            encode_event_into(&mut record, 5, &EventKind::TimerFired { seq }).unwrap();
+        }
+        assert_eq!(count_events(&record), Some(3));
+        assert_eq!(count_events(&record[..record.len() - 1]), None);
+        assert_eq!(count_events(&[]), None);
+        record[0] = 9;
+        assert_eq!(count_events(&record), None);
+    }
 
     #[test]
     fn events_round_trip_with_version() {

@@ -2,7 +2,7 @@
 
 use super::deliver::find_run;
 use super::tx::Tx;
-use crate::data::codec::decode_events_into;
+use crate::data::codec::{count_events, decode_events_into};
 use crate::data::history::HistoryEvent;
 use crate::data::update::UpdateRecord;
 use crate::error::StoreError;
@@ -41,17 +41,20 @@ pub(crate) async fn read_history<X: Tx>(
     Ok(events)
 }
 
-/// The events `rows` should hold, to size the list once: the span of their first ids (each row
-/// holds one event at least), but no more than one per 16 stored bytes, so that damaged ids
-/// cannot ask for more memory than the events could take.
+/// The events `rows` should hold, to size the list once: the span of their first ids, plus the
+/// events of the last row beyond its first (a list one event short doubles, which for a long
+/// history is a fresh mapping of twice its size and a copy), but no more than one per 16 stored
+/// bytes, so that damaged ids cannot ask for more memory than the events could take.
 fn capacity_for(rows: &[(u64, Vec<u8>)]) -> usize {
     let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
         return 0;
     };
     let bytes: usize = rows.iter().map(|(_, data)| data.len()).sum();
-    let span = last.0.saturating_sub(first.0).saturating_add(1);
+    let in_last = count_events(&last.1).unwrap_or(1);
+    let span = last.0.saturating_sub(first.0);
     usize::try_from(span)
         .unwrap_or(usize::MAX)
+        .saturating_add(in_last)
         .min(bytes / 16)
         .max(rows.len())
 }
@@ -86,5 +89,40 @@ pub(crate) async fn get_update<X: Tx>(
     match tx.latest_run(&workflow_id).await? {
         Some(run) => tx.get_update(&run.record.chain_id, &update_id).await,
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::codec::encode_event_into;
+    use crate::data::history::EventKind;
+
+    /// A record of `n` consecutive timer events, as a store keeps one commit.
+    fn record(n: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        for seq in 0..n {
+            encode_event_into(&mut out, 7, &EventKind::TimerFired { seq }).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn the_list_is_sized_for_every_event_of_the_last_row() {
+        // Rows of 2, 1 and 5 events: ids 1-2, 3, 4-8.
+        let rows = vec![(1, record(2)), (3, record(1)), (4, record(5))];
+        assert_eq!(capacity_for(&rows), 8);
+        assert_eq!(capacity_for(&rows[..1]), 2);
+        assert_eq!(capacity_for(&[]), 0);
+    }
+
+    #[test]
+    fn damaged_rows_cannot_ask_for_more_than_their_bytes() {
+        let data = record(1);
+        let most = data.len() * 2 / 16;
+        assert_eq!(capacity_for(&[(1, data.clone()), (u64::MAX, data)]), most);
+        // A last row whose events cannot be counted counts as one.
+        let rows = vec![(1, record(3)), (4, vec![9; 40])];
+        assert_eq!(capacity_for(&rows), 4);
     }
 }
