@@ -20,6 +20,8 @@ mod signal;
 mod start;
 mod update;
 
+pub(super) use repair::repair_run;
+
 use super::batcher;
 use super::core::Core;
 use crate::batch::{BatchDescription, BatchRequest};
