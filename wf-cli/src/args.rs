@@ -254,10 +254,10 @@ pub enum Command {
         #[arg(long, value_name = "PROGRAM", num_args = 1.., allow_hyphen_values = true)]
         exec: Vec<String>,
     },
-    /// Schedules: list, describe, pause, unpause, trigger, delete.
+    /// Schedules: create, list, describe, pause, unpause, trigger, delete.
     #[command(subcommand)]
     Schedule(ScheduleCommand),
-    /// Batches: signal, cancel, terminate, pause, unpause or delete every run a filter selects
+    /// Batches: signal, cancel, terminate, reset, pause, unpause or delete every run a filter selects
     /// (list's filters), as a durable job the engines on the store carry out; list, describe,
     /// cancel them.
     #[command(subcommand)]
@@ -416,6 +416,9 @@ pub enum ActivityCommand {
 /// `wf schedule ...`.
 #[derive(Debug, Subcommand)]
 pub enum ScheduleCommand {
+    /// Create a schedule that starts a run of --type with --input at each fire time (`--every`
+    /// intervals and `--calendar` matches, in UTC), under the workflow id `<prefix>-<fire time>`.
+    Create(ScheduleCreateArgs),
     /// Every schedule.
     List,
     /// One schedule: spec, state, next fire times, recent actions.
@@ -449,6 +452,44 @@ pub enum ScheduleCommand {
         /// The schedule id.
         id: String,
     },
+}
+
+/// `wf schedule create ID --type TYPE [--input JSON] (--every D | --calendar SPEC)...`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("when").required(true).multiple(true).args(["every", "calendar"])))]
+pub struct ScheduleCreateArgs {
+    /// The schedule id.
+    pub id: String,
+    /// The workflow type each action starts.
+    #[arg(long = "type", value_name = "TYPE")]
+    pub workflow_type: String,
+    /// The input of each run, as JSON (`null` for none).
+    #[arg(long, value_name = "JSON", default_value = "null")]
+    pub input: String,
+    /// Fire every DURATION (`30s`, `5m`, `1h`, `1d`), at multiples of it since the Unix epoch
+    /// plus --offset (repeatable).
+    #[arg(long, value_name = "DURATION", value_parser = crate::render::parse_duration)]
+    pub every: Vec<std::time::Duration>,
+    /// Shift of each --every fire within its period (`15m` with `--every 1h`: at :15).
+    #[arg(long, value_name = "DURATION", value_parser = crate::render::parse_duration)]
+    pub offset: Option<std::time::Duration>,
+    /// Fire on a calendar match in UTC, cron's five fields `MINUTE HOUR DAY-OF-MONTH MONTH
+    /// DAY-OF-WEEK` (`*`, a number, `a-b`, lists `1,15`; Sunday = 0): `'30 9 * * 1-5'` is
+    /// 09:30 on weekdays (repeatable).
+    #[arg(long, value_name = "SPEC")]
+    pub calendar: Vec<String>,
+    /// The prefix of each action's workflow id (default: the schedule id).
+    #[arg(long, value_name = "PREFIX")]
+    pub id_prefix: Option<String>,
+    /// The task queue each action starts on (default: the scheduling engine's).
+    #[arg(long, value_name = "Q")]
+    pub task_queue: Option<String>,
+    /// What an action due while the previous one runs does.
+    #[arg(long, default_value = "skip", value_parser = ["skip", "buffer-one", "buffer-all", "allow-all", "cancel-other"])]
+    pub overlap: String,
+    /// Fire times missed for longer than this (an outage) are dropped, not caught up.
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = crate::render::parse_duration)]
+    pub catchup_window: std::time::Duration,
 }
 
 /// `wf reset ID (--to first-task | --to last-good-task | --to-event N) [--drop-messages]
@@ -497,6 +538,21 @@ pub enum BatchCommand {
     },
     /// Terminate every selected run.
     Terminate(BatchStartArgs),
+    /// Reset every selected run (as `wf reset` does) to --to: each closes as reset and goes
+    /// on in a new run on today's code, its later signals and updates applied again (unless
+    /// --drop-messages).
+    Reset {
+        /// The point of each run's history: first-task, or last-good-task (the last workflow
+        /// task before its first failure).
+        #[arg(long, value_parser = ["first-task", "last-good-task"])]
+        to: String,
+        /// Leave out the signals and updates each run received after the point.
+        #[arg(long)]
+        drop_messages: bool,
+        /// Which runs, how fast, and confirmation.
+        #[command(flatten)]
+        start: BatchStartArgs,
+    },
     /// Pause every selected run (as `wf pause` does).
     Pause(BatchStartArgs),
     /// Unpause every selected run.
@@ -513,7 +569,7 @@ pub enum BatchCommand {
     },
 }
 
-/// What `wf batch signal|cancel|terminate` take besides the action.
+/// What `wf batch signal|cancel|terminate|reset|pause|unpause|delete` take besides the action.
 #[derive(Debug, Args)]
 pub struct BatchStartArgs {
     /// The runs: `wf list`'s filters (`--limit` and `--after` do not apply: a batch acts on
@@ -526,7 +582,7 @@ pub struct BatchStartArgs {
     /// Start without asking (needed when stdin is not a terminal).
     #[arg(long)]
     pub yes: bool,
-    /// Why, for the batch and each cancel or terminate.
+    /// Why, for the batch and each cancel, terminate, reset or pause.
     #[arg(long, default_value = "batch started with wf")]
     pub reason: String,
     /// The batch's id (default: a fresh one).

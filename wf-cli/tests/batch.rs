@@ -1,6 +1,7 @@
 //! `wf batch` against an engine on a SQLite file (`--db`: the CLI stores the batch, the
 //! engine running the workflows carries it out) and the same engine served over HTTP
-//! (`--url`: the routes `/_batches...`, which need the admin role to start and cancel).
+//! (`--url`: the routes `/_batches...`, which need the admin role to start and cancel); a
+//! reset batch over runs failed on a bug, once the code is fixed, both ways.
 
 use serde_json::Value;
 use std::path::Path;
@@ -250,4 +251,162 @@ async fn batch_over_http_needs_the_admin_role_to_start() {
     batches_run_through(admin, &engine).await;
     server.shutdown().await.unwrap();
     engine.shutdown().await;
+}
+
+/// A bug: fails once told to go.
+#[derive(Default)]
+pub struct BuggyChore {
+    go: bool,
+}
+
+#[workflow(name = "chore")]
+impl BuggyChore {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        ctx.wait_condition(|s| s.go).await;
+        Err(WorkflowError::new(format!("bug on {n}")))
+    }
+
+    #[signal]
+    fn go(&mut self) {
+        self.go = true;
+    }
+}
+
+/// The fix, under the same name.
+#[derive(Default)]
+pub struct FixedChore {
+    go: bool,
+}
+
+#[workflow(name = "chore")]
+impl FixedChore {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        ctx.wait_condition(|s| s.go).await;
+        Ok(n * 2)
+    }
+
+    #[signal]
+    fn go(&mut self) {
+        self.go = true;
+    }
+}
+
+/// `wf batch reset --to last-good-task` over the runs that failed on a bug, once the code is
+/// fixed: each goes on from its last good task, takes its `go` signal again, and completes.
+async fn a_reset_batch_fixes_failed_runs(db: &Path, over_http: bool) {
+    let builder = || {
+        Engine::builder()
+            .sqlite(db)
+            .poll_interval(Duration::from_millis(20))
+    };
+    let buggy = builder().workflow::<BuggyChore>().build().await.unwrap();
+    let client = buggy.client();
+    for i in 0..3u32 {
+        let h = client
+            .start::<BuggyChore>(&format!("chore-{i}"), i)
+            .await
+            .unwrap();
+        h.go().await.unwrap();
+        assert!(h.result().await.is_err(), "chore-{i} fails on the bug");
+    }
+    buggy.shutdown().await;
+
+    let fixed = builder().workflow::<FixedChore>().build().await.unwrap();
+    let server = match over_http {
+        true => Some(
+            serve(&fixed, "127.0.0.1:0", ServeOptions::default())
+                .await
+                .unwrap(),
+        ),
+        false => None,
+    };
+    let target = match &server {
+        Some(s) => vec!["--url".to_string(), format!("http://{}", s.local_addr())],
+        None => vec!["--db".to_string(), db.to_str().unwrap().to_string()],
+    };
+    // `--to` is required, and names a point.
+    let no_point = wf(args(
+        &target,
+        &["batch", "reset", "--type", "chore", "--yes"],
+    ))
+    .await;
+    assert_eq!(code(&no_point), Some(2), "{no_point:?}");
+    let event = wf(args(
+        &target,
+        &["batch", "reset", "--to", "7", "--type", "chore", "--yes"],
+    ))
+    .await;
+    assert_eq!(code(&event), Some(2), "{event:?}");
+    let out = ok(wf(args(
+        &target,
+        &[
+            "--json",
+            "batch",
+            "reset",
+            "--to",
+            "last-good-task",
+            "--type",
+            "chore",
+            "--status",
+            "failed",
+            "--yes",
+            "--id",
+            "fix",
+            "--reason",
+            "fixed the bug",
+        ],
+    ))
+    .await);
+    let b: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (
+            b["action"].as_str(),
+            b["reset"]["to"].as_str(),
+            b["reset"]["drop_messages"].as_bool(),
+            b["status"].as_str(),
+            b["selected"].as_u64(),
+            b["done"].as_u64(),
+            b["failed"].as_u64()
+        ),
+        (
+            Some("reset"),
+            Some("last-good-task"),
+            Some(false),
+            Some("completed"),
+            Some(3),
+            Some(3),
+            Some(0)
+        ),
+        "{b}"
+    );
+    let client = fixed.client();
+    for i in 0..3u32 {
+        let h = client.handle::<FixedChore>(&format!("chore-{i}"));
+        assert_eq!(h.result().await.unwrap(), i * 2, "chore-{i}");
+        let origin = h.describe().await.unwrap().repaired_from.unwrap();
+        assert_eq!(
+            (origin.identity.as_str(), origin.reason.as_str()),
+            ("batch fix", "fixed the bug")
+        );
+    }
+    let shown = ok(wf(args(&target, &["batch", "describe", "fix"])).await);
+    assert!(shown.contains("reset to last-good-task"), "{shown}");
+    if let Some(server) = server {
+        server.shutdown().await.unwrap();
+    }
+    fixed.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_reset_over_a_database_file() {
+    let db = wf_testkit::temp_path("cli-batch-reset-db", "db");
+    a_reset_batch_fixes_failed_runs(&db, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_reset_over_http() {
+    let db = wf_testkit::temp_path("cli-batch-reset-http", "db");
+    a_reset_batch_fixes_failed_runs(&db, true).await;
 }

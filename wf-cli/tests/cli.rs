@@ -796,6 +796,136 @@ async fn schedules_are_listed_described_paused_and_deleted(via: Via) {
     remove_db(&db);
 }
 
+three_ways!(schedule_create_makes_a_schedule_that_fires);
+/// `wf schedule create`: an interval schedule fires on its own (list and describe show it and
+/// its action), also when created over a database file, whose client-only engine does not
+/// know the type; a calendar schedule is stored as given and fires on `trigger`; bad flags
+/// are usage errors, a taken id is refused.
+async fn schedule_create_makes_a_schedule_that_fires(via: Via) {
+    let db = scratch("sched-create", "db");
+    let engine = engine_on(&db).await;
+    let t = Target::open(via, &db, &engine).await;
+    let out = ok(wf(&t.args(&[
+        "--json",
+        "schedule",
+        "create",
+        "tick",
+        "--type",
+        "order",
+        "--input",
+        "\"t\"",
+        "--every",
+        "1s",
+        "--overlap",
+        "allow-all",
+        "--id-prefix",
+        "ticked",
+    ]))
+    .await);
+    let created: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (created["schedule_id"].as_str(), created["done"].as_str()),
+        (Some("tick"), Some("created")),
+        "{created}"
+    );
+    let list = ok(wf(&t.args(&["schedule", "list"])).await);
+    assert!(list.contains("tick") && list.contains("order"), "{list}");
+    let client = engine.client();
+    let fired =
+        wf_testkit::eventually_for(Duration::from_secs(20), "the schedule fires", || async {
+            let runs = client
+                .list(wf_sdk::client::ListFilter::default())
+                .await
+                .ok()?;
+            runs.into_iter()
+                .find(|r| r.workflow_id.starts_with("ticked-"))
+        })
+        .await;
+    assert_eq!(fired.workflow_type, "order");
+    let h = client.handle::<Order>(&fired.workflow_id);
+    h.ship("shipped".into()).await.unwrap();
+    assert_eq!(h.result().await.unwrap(), "t: shipped (0)");
+    let described: Value = serde_json::from_str(&ok(wf(
+        &t.args(&["--json", "schedule", "describe", "tick"])
+    )
+    .await))
+    .unwrap();
+    assert_eq!(described["workflow_type"], "order");
+    assert_eq!(described["workflow_id_prefix"], "ticked");
+    assert_eq!(described["input"], "t");
+    assert!(
+        described["recent_actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["workflow_id"] == fired.workflow_id.as_str()),
+        "{described}"
+    );
+    ok(wf(&t.args(&["schedule", "delete", "tick"])).await);
+
+    // A calendar (09:30 UTC on weekdays): stored as given, fires when triggered.
+    ok(wf(&t.args(&[
+        "schedule",
+        "create",
+        "weekdays",
+        "--type",
+        "order",
+        "--input",
+        "\"w\"",
+        "--calendar",
+        "30 9 * * 1-5",
+    ]))
+    .await);
+    let d = client
+        .schedules()
+        .handle("weekdays")
+        .describe()
+        .await
+        .unwrap();
+    assert_eq!(d.spec.calendars.len(), 1);
+    let c = &d.spec.calendars[0];
+    assert_eq!((c.minute.clone(), c.hour.clone()), (vec![30], vec![9]));
+    assert_eq!(c.day_of_week, vec![1, 2, 3, 4, 5]);
+    assert!(d.spec.intervals.is_empty());
+    assert_eq!(d.action.workflow_id_prefix, "weekdays");
+    if let Via::Server(_) = via {
+        // A trigger starts the action in the process it reaches (as `wf start` does, which
+        // over a database file does not know the type).
+        ok(wf(&t.args(&["schedule", "trigger", "weekdays"])).await);
+        wf_testkit::eventually_for(
+            Duration::from_secs(20),
+            "the trigger starts a run",
+            || async {
+                let runs = client
+                    .list(wf_sdk::client::ListFilter::default())
+                    .await
+                    .ok()?;
+                runs.into_iter()
+                    .find(|r| r.workflow_id.starts_with("weekdays-"))
+            },
+        )
+        .await;
+    }
+
+    // Usage errors: no fire time, a bad calendar, bad input; a taken id is refused.
+    let order = ["schedule", "create", "x", "--type", "order"];
+    let no_time = wf(&t.args(&order)).await;
+    assert_eq!(no_time.status.code(), Some(2), "{}", stderr(&no_time));
+    assert!(stderr(&no_time).contains("--every"), "{}", stderr(&no_time));
+    let bad = [&order[..], &["--calendar", "61 * * * *"]].concat();
+    let err = fails(wf(&t.args(&bad)).await, 2);
+    assert!(err.contains("minute"), "{err}");
+    let bad = [&order[..], &["--every", "1h", "--input", "{nope"]].concat();
+    fails(wf(&t.args(&bad)).await, 2);
+    let taken = [
+        "schedule", "create", "weekdays", "--type", "order", "--every", "1h",
+    ];
+    fails(wf(&t.args(&taken)).await, 2);
+    t.close().await;
+    engine.shutdown().await;
+    remove_db(&db);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn purge_deletes_runs_closed_before_the_age_given() {
     let db = scratch("purge", "db");

@@ -1,15 +1,16 @@
 //! Repairing one run over HTTP: `POST .../reset|fork|resume` and `DELETE /{type}/runs/{id}`
 //! need the admin role, record the caller's role as who did it (shown by describe), answer 409
 //! for a repair the run's state refuses and 404 for an unknown workflow id; the remote client's
-//! repair methods go through the same routes.
+//! repair methods go through the same routes. A reset batch (`POST /_batches`) too.
 
 #[macro_use]
 mod common;
 
 use common::{served, until, AgentInput, AgentRun, AgentRunClient};
-use serde_json::json;
+use serde_json::{json, Value};
 use wf_http::{Role, ServeOptions, Tokens};
-use wf_sdk::client::{RepairKind, ResetPoint};
+use wf_sdk::batch::{BatchAction, BatchRequest};
+use wf_sdk::client::{ListFilter, RepairKind, ResetPoint};
 use wf_sdk::prelude::*;
 
 const WRITE: &str = "write-token-6d1a";
@@ -165,4 +166,110 @@ async fn the_remote_client_resets_forks_and_deletes(net: common::Net) {
     assert!(matches!(err, WfError::NotFound { .. }), "{err:?}");
     let err = client.resume("c-1", "nothing to resume").await.unwrap_err();
     assert!(matches!(err, WfError::Conflict(_)), "{err:?}");
+}
+
+both_ways!(
+    #[tokio::test]
+    a_reset_batch_over_http
+);
+/// `POST /_batches` with `"action": "reset"`: admin only, `"to"` required and named, each
+/// selected run reset with the batch as who did it; the remote client's reset batch goes
+/// through the same route and reads back as it was sent.
+async fn a_reset_batch_over_http(net: common::Net) {
+    let (_engine, server) = served(net, roles()).await;
+    let write = net.http(&server, Some(WRITE));
+    let admin = net.http(&server, Some(ADMIN));
+    let mut first_runs = Vec::new();
+    for i in 0..3 {
+        let id = format!("b-{i}");
+        let r = write
+            .post(
+                "/agent_run/runs",
+                json!({"id": id, "input": {"goal": "g", "step": 0}}),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+        let d = until(&write, &format!("/agent_run/runs/{id}"), |d| {
+            d["status"] == "running"
+        })
+        .await;
+        first_runs.push(d["run_id"].as_str().unwrap().to_string());
+    }
+    let body = |to: Value| {
+        json!({
+            "batch_id": "rb",
+            "action": "reset",
+            "to": to,
+            "filter": {"workflow_type": "agent_run", "status": "Running"},
+            "reason": "bad deploy",
+        })
+    };
+    let r = write.post("/_batches", body(json!("first-task"))).await;
+    assert_eq!(r.status, 403, "{:?}", r.body);
+    for bad in [Value::Null, json!("event-3"), json!(3)] {
+        let r = admin.post("/_batches", body(bad.clone())).await;
+        assert_eq!(r.status, 400, "to {bad}: {:?}", r.body);
+    }
+    let r = admin.post("/_batches", body(json!("first-task"))).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(
+        (
+            r.body["action"].as_str(),
+            r.body["to"].as_str(),
+            r.body["drop_messages"].as_bool(),
+            r.body["selected"].as_u64()
+        ),
+        (Some("reset"), Some("first-task"), Some(false), Some(3)),
+        "{:?}",
+        r.body
+    );
+    let b = until(&write, "/_batches/rb", |b| b["status"] != "running").await;
+    assert_eq!(
+        (
+            b["status"].as_str(),
+            b["done"].as_u64(),
+            b["failed"].as_u64()
+        ),
+        (Some("completed"), Some(3), Some(0)),
+        "{b:?}"
+    );
+    for (i, first) in first_runs.iter().enumerate() {
+        let d = write.get(&format!("/agent_run/runs/b-{i}")).await.body;
+        let origin = &d["repaired_from"];
+        assert_eq!(origin["kind"], "reset", "{d:?}");
+        assert_eq!(origin["run_id"], first.as_str());
+        assert_eq!(origin["identity"], "batch rb");
+        assert_eq!(origin["reason"], "bad deploy");
+    }
+
+    let client = net.connect(&server).token(ADMIN).await.expect("connect");
+    let action = BatchAction::Reset {
+        to: ResetPoint::LastGoodTask,
+        drop_messages: true,
+    };
+    let filter = ListFilter {
+        workflow_type: Some("agent_run".into()),
+        latest_only: true,
+        ..Default::default()
+    };
+    let started = client
+        .batches()
+        .start(BatchRequest::new(filter, action.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (started.action.clone(), started.selected),
+        (action.clone(), 3)
+    );
+    let b = client
+        .batches()
+        .wait(&started.batch_id, std::time::Duration::from_millis(20))
+        .await
+        .unwrap();
+    assert_eq!(
+        (b.action, b.done, b.failed),
+        (action, 3, 0),
+        "{:?}",
+        b.last_error
+    );
 }

@@ -1,13 +1,14 @@
-//! Batches: one action (signal, cancel, terminate, pause, unpause, delete) on every run a list filter selects, as a
-//! durable job in the store, on the three stores: progress and status through describe and
-//! list, cancellation, and a batch over 10,000 runs whose engine dies halfway, taken over by
-//! a fresh engine on the same store, that acts on each run exactly once.
+//! Batches: one action (signal, cancel, terminate, reset, pause, unpause, delete) on every
+//! run a list filter selects, as a durable job in the store, on the three stores: progress and
+//! status through describe and list, cancellation, a reset batch that completes runs failed on
+//! a bug once the code is fixed, and a batch over 10,000 runs whose engine dies halfway, taken
+//! over by a fresh engine on the same store, that acts on each run exactly once.
 
 mod common;
 use common::*;
 use std::time::Duration;
 use wf_sdk::batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
-use wf_sdk::client::{ListFilter, RunStatus, SearchValue};
+use wf_sdk::client::{ListFilter, RepairKind, ResetPoint, RunStatus, SearchValue};
 use wf_sdk::prelude::*;
 use wf_sdk::testing::faults::{Crash, FaultStore};
 
@@ -65,6 +66,32 @@ impl Other {
     #[query]
     fn pokes(&self) -> u32 {
         self.pokes
+    }
+}
+
+/// A bug: fails after its activity.
+#[derive(Default)]
+pub struct Buggy;
+
+#[workflow(name = "buggy")]
+impl Buggy {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        let n = ctx.activity(Tools::add_one, n).await?;
+        Err(WorkflowError::new(format!("bug after {n}")))
+    }
+}
+
+/// The fix, under the same name.
+#[derive(Default)]
+pub struct Fixed;
+
+#[workflow(name = "buggy")]
+impl Fixed {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        let n = ctx.activity(Tools::add_one, n).await?;
+        Ok(n * 10)
     }
 }
 
@@ -421,7 +448,159 @@ async fn pause_unpause_and_delete_batches(backend: Backend) {
     engine.shutdown().await;
 }
 
+/// The case that matters: runs failed on a bug; the code is fixed; one reset batch to their
+/// last good task completes them all, each reset recording the batch as who did it and why.
+/// The batch resets the runs it selected, never a later run of their chains: run again over
+/// the same (failed) runs it resets none of them twice.
+async fn a_reset_batch_completes_runs_failed_on_a_bug_once_fixed(backend: Backend) {
+    let engines = shared_store(backend, "batch_reset_fix");
+    let buggy = engines()
+        .workflow::<Buggy>()
+        .activities(tools())
+        .build()
+        .await
+        .unwrap();
+    let client = buggy.client();
+    let mut failed_runs = Vec::new();
+    for i in 0..4u32 {
+        let h = client.start::<Buggy>(&format!("bug-{i}"), i).await.unwrap();
+        let err = h.result().await.unwrap_err();
+        assert!(matches!(err, WfError::WorkflowFailed(_)), "{err:?}");
+        failed_runs.push(h.describe().await.unwrap().run_id);
+    }
+    buggy.shutdown().await;
+
+    let fixed = engines()
+        .workflow::<Fixed>()
+        .activities(tools())
+        .build()
+        .await
+        .unwrap();
+    let client = fixed.client();
+    let failed = ListFilter {
+        workflow_type: Some("buggy".into()),
+        status: Some(RunStatus::Failed),
+        ..Default::default()
+    };
+    let action = BatchAction::Reset {
+        to: ResetPoint::LastGoodTask,
+        drop_messages: false,
+    };
+    let mut request = BatchRequest::new(failed.clone(), action.clone());
+    request.batch_id = Some("fix".into());
+    request.reason = "fixed the bug".into();
+    let b = completed(&client, request, 4).await;
+    assert_eq!(b.action, action);
+    for i in 0..4u32 {
+        let h = client.handle::<Fixed>(&format!("bug-{i}"));
+        assert_eq!(h.result().await.unwrap(), (i + 1) * 10, "bug-{i}");
+        let origin = h.describe().await.unwrap().repaired_from.unwrap();
+        assert_eq!(origin.kind, RepairKind::Reset);
+        assert_eq!(origin.run_id, failed_runs[i as usize]);
+        assert_eq!(origin.reason, "fixed the bug");
+        assert_eq!(origin.identity, "batch fix");
+    }
+    // The failed runs are still failed, and selected again: each is no longer its workflow
+    // id's latest run, so the batch refuses to reset it (counted as failed) and the completed
+    // runs stay as they are.
+    let again = client
+        .batches()
+        .start(BatchRequest::new(failed.clone(), action.clone()))
+        .await
+        .unwrap();
+    let again = client.batches().wait(&again.batch_id, POLL).await.unwrap();
+    assert_eq!((again.done, again.failed), (0, 4), "{again:?}");
+    assert!(
+        again
+            .last_error
+            .as_deref()
+            .unwrap()
+            .contains("not the latest run"),
+        "{again:?}"
+    );
+    for i in 0..4 {
+        let d = client.describe(&format!("bug-{i}")).await.unwrap();
+        assert_eq!(
+            d.status,
+            RunStatus::Completed,
+            "bug-{i} was not reset twice"
+        );
+    }
+    // Only the latest runs: none is failed any more.
+    let latest = ListFilter {
+        latest_only: true,
+        ..failed
+    };
+    let none = client
+        .batches()
+        .start(BatchRequest::new(latest, action))
+        .await
+        .unwrap();
+    assert_eq!(none.selected, 0);
+    // An event id is one run's point: a batch refuses it.
+    let event = BatchAction::Reset {
+        to: ResetPoint::Event(3),
+        drop_messages: false,
+    };
+    let err = client
+        .batches()
+        .start(BatchRequest::new(of_type("buggy"), event))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, WfError::InvalidArgument(_)), "{err}");
+    fixed.shutdown().await;
+}
+
+/// A reset batch of running runs to their first task: each old run closes as reset, and the
+/// new one took the old run's signals again, once each; with `drop_messages`, none.
+async fn a_reset_batch_reapplies_or_drops_later_signals(backend: Backend) {
+    let engine = builder(backend, "batch_reset_live")
+        .workflow::<Live>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    start_live(&client, "keep", 3, "keep").await;
+    start_live(&client, "drop", 3, "drop").await;
+    let mut old_runs = Vec::new();
+    for id in ["keep-0", "keep-1", "keep-2", "drop-0", "drop-1", "drop-2"] {
+        let h = client.handle::<Live>(id);
+        h.poke(2).await.unwrap();
+        h.poke(3).await.unwrap();
+        assert_eq!(pokes(&client, id).await, 5);
+        old_runs.push(h.describe().await.unwrap().run_id);
+    }
+    let tagged = |tag: &str| ListFilter {
+        status: Some(RunStatus::Running),
+        search: vec![("tag".into(), SearchValue::from(tag))],
+        ..Default::default()
+    };
+    for (tag, drop_messages) in [("keep", false), ("drop", true)] {
+        let action = BatchAction::Reset {
+            to: ResetPoint::FirstTask,
+            drop_messages,
+        };
+        completed(&client, BatchRequest::new(tagged(tag), action), 3).await;
+    }
+    let runs = client.list(ListFilter::default()).await.unwrap();
+    for (i, id) in ["keep-0", "keep-1", "keep-2", "drop-0", "drop-1", "drop-2"]
+        .iter()
+        .enumerate()
+    {
+        let old = runs.iter().find(|r| r.run_id == old_runs[i]).unwrap();
+        assert_eq!(old.status, RunStatus::Reset, "{id}'s old run");
+        let d = client.describe(id).await.unwrap();
+        assert_ne!(d.run_id, old_runs[i]);
+        assert_eq!(d.status, RunStatus::Running);
+        let want = if id.starts_with("keep") { 5 } else { 0 };
+        assert_eq!(pokes(&client, id).await, want, "{id}");
+    }
+    engine.shutdown().await;
+}
+
 both!(
+    a_reset_batch_completes_runs_failed_on_a_bug_once_fixed,
+    a_reset_batch_reapplies_or_drops_later_signals,
     signal_batch_acts_on_each_selected_run,
     terminate_batch_by_status_and_search,
     cancelled_batch_stops,

@@ -1,7 +1,8 @@
 //! An operator's pause and unpause of a run, on the three stores: while paused a run gets no
 //! workflow task and starts no activity, signals and fired timers wait in arrival order,
 //! queries answer, describe and list show the pause (who and why); unpause applies what
-//! waited in order. The pause outlives a restart of the engine. Also `Client::count`.
+//! waited in order; a signal to a paused run goes straight to its inbox, with no replay and no
+//! workflow task tried. The pause outlives a restart of the engine. Also `Client::count`.
 
 mod common;
 use common::*;
@@ -128,6 +129,80 @@ async fn unpause_applies_signals_and_timers_in_arrival_order(backend: Backend) {
         })
         .collect();
     assert_eq!(arrived, ["a", "timer", "b"]);
+}
+
+/// The sum of the samples of metric `name` that carry each of `labels`.
+fn metric(engine: &Engine, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let snapshot = engine.metrics();
+    let Some(family) = snapshot.family(name) else {
+        return 0.0;
+    };
+    family
+        .samples
+        .iter()
+        .filter(|s| {
+            labels
+                .iter()
+                .all(|(k, v)| s.labels.iter().any(|(k2, v2)| k2 == k && v2 == v))
+        })
+        .map(|s| match &s.value {
+            wf_sdk::metrics::SampleValue::Number(v) => *v,
+            wf_sdk::metrics::SampleValue::Histogram { count, .. } => *count as f64,
+        })
+        .sum()
+}
+
+/// Signals sent to a paused run by the engine that runs its type go to the inbox at once: the
+/// engine neither rebuilds the run nor tries a workflow task that the pause would refuse.
+async fn signals_to_a_paused_run_go_straight_to_its_inbox(backend: Backend) {
+    let clock = TestClock::new();
+    let engine = builder(backend, "pause-inbox")
+        .clock(clock.clone())
+        .workflow::<Logbook>()
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let h = client.start::<Logbook>("quiet", ()).await.unwrap();
+    eventually("the run starts its timer", || async {
+        let history = h.history().await.ok()?;
+        history
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::TimerStarted { .. }))
+            .then_some(())
+    })
+    .await;
+    client.pause("quiet", "hold on").await.unwrap();
+    let of_type = [("workflow_type", "Logbook")];
+    let replays = metric(&engine, "wf_replays_total", &of_type);
+    let tasks = metric(&engine, "wf_workflow_tasks_total", &of_type);
+    for item in ["x", "y", "z"] {
+        h.note(item.into()).await.unwrap();
+    }
+    assert_eq!(
+        metric(&engine, "wf_replays_total", &of_type),
+        replays,
+        "no replay of the paused run"
+    );
+    assert_eq!(
+        metric(&engine, "wf_workflow_tasks_total", &of_type),
+        tasks,
+        "no workflow task tried on the paused run"
+    );
+    client.unpause("quiet").await.unwrap();
+    eventually("the signals apply after the unpause", || async {
+        let history = h.history().await.ok()?;
+        let n = history
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::SignalReceived { .. }))
+            .count();
+        (n == 3).then_some(())
+    })
+    .await;
+    clock.advance(Duration::from_secs(61));
+    h.finish().await.unwrap();
+    assert_eq!(h.result().await.unwrap(), ["x", "y", "z", "timer"]);
+    engine.shutdown().await;
 }
 
 async fn a_paused_run_starts_no_activity(backend: Backend) {
@@ -282,6 +357,7 @@ async fn count_counts_what_list_selects(backend: Backend) {
 
 both!(
     unpause_applies_signals_and_timers_in_arrival_order,
+    signals_to_a_paused_run_go_straight_to_its_inbox,
     a_paused_run_starts_no_activity,
     a_pause_outlives_a_restart,
     pause_names_what_it_cannot_pause,

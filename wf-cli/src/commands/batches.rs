@@ -1,5 +1,5 @@
-//! `wf batch`: signal, cancel, terminate, pause, unpause or delete every run a filter selects, as a durable batch the
-//! engines on the store carry out (a client-only `--db`/`--postgres` session stores it; the
+//! `wf batch`: signal, cancel, terminate, reset, pause, unpause or delete every run a filter
+//! selects, as a durable batch the engines on the store carry out (a client-only `--db`/`--postgres` session stores it; the
 //! engines serving that store, or the server behind `--url`, act on the runs). Without
 //! `--yes` it says how many runs the filter selects and asks (refusing when stdin is not a
 //! terminal); then it prints a progress line until the batch ends, unless `--json` or
@@ -14,10 +14,8 @@ use crate::render::{iso8601_ms, table};
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
-use wf_core::{BatchAction, BatchDescription, BatchRequest, BatchStatus, Client, ListFilter};
+use wf_core::{BatchAction, BatchDescription, BatchRequest, BatchStatus, ListFilter};
 
-/// Runs listed per page when counting the selection.
-const COUNT_PAGE: usize = 1_000;
 /// How often the progress line refreshes.
 const POLL: Duration = Duration::from_millis(200);
 
@@ -47,6 +45,19 @@ pub async fn run(ctx: &Ctx<'_>, command: BatchCommand) -> Result<(), Failure> {
             start: args,
         } => start(ctx, BatchAction::Cancel, args).await,
         BatchCommand::Terminate(args) => start(ctx, BatchAction::Terminate, args).await,
+        BatchCommand::Reset {
+            to,
+            drop_messages,
+            start: args,
+        } => {
+            let to = wf_http::wire::reset_point(&to).ok_or_else(|| {
+                Failure::new(
+                    USAGE,
+                    format!("--to is first-task or last-good-task, not {to:?}"),
+                )
+            })?;
+            start(ctx, BatchAction::Reset { to, drop_messages }, args).await
+        }
         BatchCommand::Pause(args) => start(ctx, BatchAction::Pause, args).await,
         BatchCommand::Unpause(args) => start(ctx, BatchAction::Unpause, args).await,
         BatchCommand::Delete(args) => start(ctx, BatchAction::Delete, args).await,
@@ -55,25 +66,6 @@ pub async fn run(ctx: &Ctx<'_>, command: BatchCommand) -> Result<(), Failure> {
             let b = ctx.session.client.batches().describe(&id).await?;
             show(ctx, &b, &describe_text(&b));
             Ok(())
-        }
-    }
-}
-
-/// Counts the runs `filter` selects, a page at a time.
-async fn count(client: &Client, filter: &ListFilter) -> Result<u64, Failure> {
-    let (mut n, mut after) = (0u64, None);
-    loop {
-        let page = client
-            .list(ListFilter {
-                limit: COUNT_PAGE,
-                after_run_id: after,
-                ..filter.clone()
-            })
-            .await?;
-        n += page.len() as u64;
-        match page.last() {
-            Some(last) if page.len() == COUNT_PAGE => after = Some(last.run_id.clone()),
-            _ => return Ok(n),
         }
     }
 }
@@ -87,7 +79,8 @@ async fn start(ctx: &Ctx<'_>, action: BatchAction, args: BatchStartArgs) -> Resu
     };
     let kind = action.kind();
     if !args.yes {
-        let n = count(client, &filter).await?;
+        // The store counts them (`GET /_count` over HTTP), without listing them.
+        let n = client.count(filter.clone()).await?;
         if !std::io::stdin().is_terminal() {
             return Err(Failure::new(
                 USAGE,
@@ -212,6 +205,10 @@ fn describe_text(b: &BatchDescription) -> String {
 fn action_text(a: &BatchAction) -> String {
     match a {
         BatchAction::Signal { name, .. } => format!("signal {name}"),
+        BatchAction::Reset { to, drop_messages } => match drop_messages {
+            true => format!("reset to {to}, dropping later messages"),
+            false => format!("reset to {to}"),
+        },
         other => other.kind().to_string(),
     }
 }
@@ -224,10 +221,17 @@ fn batch_json(b: &BatchDescription) -> Value {
         }),
         _ => Value::Null,
     };
+    let reset = match &b.action {
+        BatchAction::Reset { to, drop_messages } => {
+            json!({"to": to.to_string(), "drop_messages": drop_messages})
+        }
+        _ => Value::Null,
+    };
     json!({
         "batch_id": b.batch_id,
         "action": b.action.kind(),
         "signal": signal,
+        "reset": reset,
         "workflow_type": b.filter.workflow_type,
         "status_filter": b.filter.status.map(|s| s.as_str()),
         "reason": b.reason,

@@ -1,12 +1,110 @@
-//! `wf schedule list|describe|pause|unpause|trigger|delete`.
+//! `wf schedule create|list|describe|pause|unpause|trigger|delete`.
 
 use super::{print_json, Ctx};
-use crate::args::ScheduleCommand;
+use crate::args::{ScheduleCommand, ScheduleCreateArgs};
 use crate::exit::Failure;
 use crate::render::{iso8601_ms, ms_of, table, when};
 use serde_json::{json, Value};
+use std::time::Duration;
 use wf_core::wire::from_payload;
-use wf_core::ScheduleDescription;
+use wf_core::{
+    CalendarSpec, IntervalSpec, OverlapPolicy, ScheduleAction, ScheduleDescription,
+    SchedulePolicies, ScheduleSpec,
+};
+
+/// The spec, action and policies `wf schedule create`'s flags stand for.
+fn new_schedule(
+    a: &ScheduleCreateArgs,
+) -> Result<(ScheduleSpec, ScheduleAction, SchedulePolicies), Failure> {
+    let offset = a.offset.unwrap_or(Duration::ZERO);
+    let mut spec = ScheduleSpec::default();
+    for every in &a.every {
+        spec.intervals.push(IntervalSpec {
+            every: *every,
+            offset,
+        });
+    }
+    if a.offset.is_some() && a.every.is_empty() {
+        return Err(Failure::usage(
+            "--offset shifts an --every interval: give --every too",
+        ));
+    }
+    for text in &a.calendar {
+        spec.calendars.push(calendar(text).map_err(Failure::usage)?);
+    }
+    let value: Value = serde_json::from_str(&a.input).map_err(|e| {
+        Failure::usage(format!(
+            "--input is not JSON ({e}); give the workflow's input, e.g. '{{\"name\": \"x\"}}' or 'null'"
+        ))
+    })?;
+    let action = ScheduleAction {
+        workflow_type: a.workflow_type.clone(),
+        workflow_id_prefix: a.id_prefix.clone().unwrap_or_else(|| a.id.clone()),
+        input: wf_http::json::to_payload(&value).map_err(|e| Failure::usage(e.to_string()))?,
+        task_queue: a.task_queue.clone(),
+    };
+    let overlap = match a.overlap.as_str() {
+        "buffer-one" => OverlapPolicy::BufferOne,
+        "buffer-all" => OverlapPolicy::BufferAll,
+        "allow-all" => OverlapPolicy::AllowAll,
+        "cancel-other" => OverlapPolicy::CancelOther,
+        // clap allows only these names.
+        _ => OverlapPolicy::Skip,
+    };
+    let policies = SchedulePolicies {
+        overlap,
+        catchup_window: a.catchup_window,
+    };
+    Ok((spec, action, policies))
+}
+
+/// A calendar from cron's five fields, `MINUTE HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK`.
+fn calendar(text: &str) -> Result<CalendarSpec, String> {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let [minute, hour, dom, month, dow] = fields[..] else {
+        return Err(format!(
+            "--calendar {text:?} needs five fields, MINUTE HOUR DAY-OF-MONTH MONTH DAY-OF-WEEK \
+             (e.g. '30 9 * * 1-5')"
+        ));
+    };
+    Ok(CalendarSpec {
+        minute: field("minute", minute, 0, 59)?,
+        hour: field("hour", hour, 0, 23)?,
+        day_of_month: field("day of month", dom, 1, 31)?,
+        month: field("month", month, 1, 12)?,
+        day_of_week: field("day of week", dow, 0, 6)?,
+    })
+}
+
+/// One calendar field: `*` (any: an empty list), or a comma list of numbers and ranges
+/// `a-b`, each within `lo..=hi`.
+fn field(name: &str, text: &str, lo: u8, hi: u8) -> Result<Vec<u8>, String> {
+    if text == "*" {
+        return Ok(Vec::new());
+    }
+    let number = |t: &str| match t.parse::<u8>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "calendar {name} {t:?} is not a number from {lo} to {hi} (or `*`, `a-b`, `a,b`)"
+        )),
+    };
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b) = (number(a)?, number(b)?);
+                if a > b {
+                    return Err(format!("calendar {name} range {part:?} runs backwards"));
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(number(part)?),
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
 
 fn schedule_json(d: &ScheduleDescription) -> Value {
     json!({
@@ -34,6 +132,13 @@ pub async fn run(ctx: &Ctx<'_>, command: ScheduleCommand) -> Result<(), Failure>
     let schedules = ctx.session.client.schedules();
     let s = &ctx.style;
     let (id, done) = match command {
+        ScheduleCommand::Create(args) => {
+            let (spec, action, policies) = new_schedule(&args)?;
+            schedules
+                .create(args.id.as_str(), spec, action, policies)
+                .await?;
+            (args.id, "created")
+        }
         ScheduleCommand::List => {
             let all = schedules.list().await?;
             if ctx.json {
@@ -128,4 +233,36 @@ pub async fn run(ctx: &Ctx<'_>, command: ScheduleCommand) -> Result<(), Failure>
         println!("schedule {id} {done}");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calendars_read_cron_fields() {
+        let c = calendar("30 9 * * 1-5").unwrap();
+        assert_eq!(c.minute, vec![30]);
+        assert_eq!(c.hour, vec![9]);
+        assert!(c.day_of_month.is_empty() && c.month.is_empty());
+        assert_eq!(c.day_of_week, vec![1, 2, 3, 4, 5]);
+        let c = calendar("0,15,30-31 * 1 12 *").unwrap();
+        assert_eq!(c.minute, vec![0, 15, 30, 31]);
+        assert_eq!((c.day_of_month, c.month), (vec![1], vec![12]));
+    }
+
+    #[test]
+    fn bad_calendars_say_what_is_wrong() {
+        for (text, says) in [
+            ("30 9 * *", "five fields"),
+            ("60 * * * *", "minute \"60\""),
+            ("* 5-3 * * *", "backwards"),
+            ("* * 0 * *", "day of month"),
+            ("* * * * 7", "day of week"),
+            ("x * * * *", "minute \"x\""),
+        ] {
+            let err = calendar(text).unwrap_err();
+            assert!(err.contains(says), "{text}: {err}");
+        }
+    }
 }

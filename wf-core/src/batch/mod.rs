@@ -1,5 +1,5 @@
-//! Batches: one action (signal, cancel, terminate, pause, unpause, delete) carried out on every run a
-//! [`ListFilter`] selects, as a durable job in the store.
+//! Batches: one action (signal, cancel, terminate, reset, pause, unpause, delete) carried out
+//! on every run a [`ListFilter`] selects, as a durable job in the store.
 //!
 //! A batch is started through [`Client::batches`](crate::Client::batches). Its state (filter,
 //! action, progress, the cursor over the selected runs) is a row of the store, saved
@@ -7,11 +7,13 @@
 //! and any engine on the store takes over an unfinished batch whose lease ran out. Each run is
 //! acted on once: the runs of a chunk are recorded before they are acted on, and the actions
 //! are idempotent (a signal carries the batch's dedupe id; a run that a cancel or terminate of
-//! the batch already closed counts as done when a chunk is taken over).
+//! the batch already closed counts as done when a chunk is taken over, and a reset names the
+//! run it resets, so that a run the batch already reset is not reset twice).
 
 pub(crate) mod state;
 
 use crate::data::payload::{Payload, PayloadError};
+use crate::data::repair::ResetPoint;
 use crate::data::run::{ListFilter, RunStatus};
 use crate::data::search::SearchValue;
 use serde::{Deserialize, Serialize};
@@ -33,6 +35,19 @@ pub enum BatchAction {
     Cancel,
     /// Terminates each run.
     Terminate,
+    /// Resets each selected run ([`Client::reset`](crate::Client::reset)) to the same named
+    /// point of its own history: the run closes as reset (a closed one keeps its status) and a
+    /// new run of its chain goes on from there on today's code. A run that is no longer its
+    /// workflow id's latest when the batch reaches it counts as failed: the batch resets the
+    /// runs it selected, never a later run of their chains.
+    Reset {
+        /// [`ResetPoint::FirstTask`] or [`ResetPoint::LastGoodTask`]; an event id means
+        /// nothing across runs, so a batch with [`ResetPoint::Event`] is refused.
+        to: ResetPoint,
+        /// Leave out the signals and updates each run received after the point (by default
+        /// they are applied again, each once).
+        drop_messages: bool,
+    },
     /// Pauses each run as an operator would ([`Client::pause`](crate::Client::pause)); a run
     /// already paused keeps its first pause.
     Pause,
@@ -53,20 +68,21 @@ impl BatchAction {
         })
     }
 
-    /// `"signal"`, `"cancel"`, `"terminate"`, `"pause"`, `"unpause"` or `"delete"`.
+    /// `"signal"`, `"cancel"`, `"terminate"`, `"reset"`, `"pause"`, `"unpause"` or `"delete"`.
     pub fn kind(&self) -> &'static str {
         match self {
             BatchAction::Signal { .. } => "signal",
             BatchAction::Cancel => "cancel",
             BatchAction::Terminate => "terminate",
+            BatchAction::Reset { .. } => "reset",
             BatchAction::Pause => "pause",
             BatchAction::Unpause => "unpause",
             BatchAction::Delete => "delete",
         }
     }
 
-    /// The action named `kind` that takes no arguments (every one but a signal); `None` for
-    /// another name.
+    /// The action named `kind` that takes no arguments (every one but a signal and a reset);
+    /// `None` for another name.
     pub fn plain(kind: &str) -> Option<Self> {
         Some(match kind {
             "cancel" => BatchAction::Cancel,
@@ -89,7 +105,7 @@ pub struct BatchRequest {
     pub filter: ListFilter,
     /// What it does to each run.
     pub action: BatchAction,
-    /// Why: recorded with the batch, and the reason of each cancel or terminate.
+    /// Why: recorded with the batch, and the reason of each cancel, terminate, reset and pause.
     pub reason: String,
     /// At most this many runs per second; `None`: as fast as the store allows.
     pub rate_per_s: Option<u32>,

@@ -25,7 +25,10 @@ impl Schedules {
         Schedules { client }
     }
 
-    /// Creates a schedule; `InvalidArgument` for a bad spec or an id that exists.
+    /// Creates a schedule; `InvalidArgument` for a bad spec or an id that exists. The input is
+    /// checked against the workflow type's when this engine registers the type; an engine
+    /// that runs no workflows (`client_only`) stores a type it does not know, for the engines
+    /// that run it.
     pub async fn create(
         &self,
         schedule_id: impl Into<String>,

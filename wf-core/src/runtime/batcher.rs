@@ -7,15 +7,18 @@
 //! that loses (the batch was cancelled, or another engine took it over after this one stalled)
 //! ends the loop. An engine that stops mid-chunk leaves the chunk recorded: the engine that
 //! takes over acts on it again, which a signal's dedupe id (the batch's) makes a no-op for the
-//! runs already signalled, and which counts a run already closed the batch's way as done.
+//! runs already signalled, and which counts a run already closed the batch's way as done, or
+//! already reset by the batch (a reset names the run it resets: a run whose chain went on
+//! without it is not reset again).
 
 use super::core::Core;
-use super::in_process::InProcessTransport;
+use super::in_process::{repair_run, InProcessTransport};
 use crate::batch::state::{batch_id_of, row_id, BatchState, ChunkRun, ROW_PREFIX};
 use crate::batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus, StoredFilter};
-use crate::client::{Client, SignalRequest};
+use crate::client::{Client, RepairAction, RepairRequest, SignalRequest};
 use crate::data::ids::new_id;
 use crate::data::limits::{check_reason, Ident};
+use crate::data::repair::{RepairKind, ResetPoint};
 use crate::data::run::RunStatus;
 use crate::error::{StoreError, WfError};
 use crate::store::{ScheduleRow, ScheduleUpdate};
@@ -26,8 +29,6 @@ use std::time::{Duration, Instant};
 const LEASE_MS: i64 = 10_000;
 /// The most runs acted on between two saves.
 const MAX_CHUNK: usize = 100;
-/// Runs listed per page when counting a filter's runs.
-const COUNT_PAGE: usize = 1_000;
 /// How many times cancel retries a save that lost a race with the batch's progress.
 const SAVE_ATTEMPTS: usize = 20;
 
@@ -48,17 +49,9 @@ fn not_found(batch_id: &str) -> WfError {
     }
 }
 
-/// Counts the runs `filter` selects, a page at a time.
-pub(crate) async fn count(client: &Client, filter: &StoredFilter) -> Result<u64, WfError> {
-    let (mut n, mut after) = (0u64, None);
-    loop {
-        let page = client.list(filter.to_filter(after, COUNT_PAGE)).await?;
-        n += page.len() as u64;
-        match page.last() {
-            Some(last) if page.len() == COUNT_PAGE => after = Some(last.run_id.clone()),
-            _ => return Ok(n),
-        }
-    }
+/// Counts the runs `filter` selects (the store counts them, without listing).
+async fn count(client: &Client, filter: &StoredFilter) -> Result<u64, WfError> {
+    client.count(filter.to_filter(None, 0)).await
 }
 
 /// Starts a batch: counts the runs its filter selects, stores it, and wakes the time keeper,
@@ -70,8 +63,18 @@ pub(crate) async fn start(
     let batch_id = request.batch_id.unwrap_or_else(new_id);
     Ident::BatchId.check(&batch_id)?;
     check_reason("batch reason", &request.reason)?;
-    if let BatchAction::Signal { name, .. } = &request.action {
-        Ident::SignalName.check(name)?;
+    match &request.action {
+        BatchAction::Signal { name, .. } => Ident::SignalName.check(name)?,
+        BatchAction::Reset {
+            to: ResetPoint::Event(n),
+            ..
+        } => {
+            return Err(WfError::InvalidArgument(format!(
+                "a batch resets each run to first-task or last-good-task, not to event {n}: an \
+                 event id names a point of one run's history (reset that run alone)"
+            )))
+        }
+        _ => {}
     }
     if request.rate_per_s == Some(0) {
         return Err(WfError::InvalidArgument(
@@ -360,6 +363,9 @@ impl Drive {
                 .map(drop),
             BatchAction::Cancel => self.client.cancel(&run.workflow_id, reason).await,
             BatchAction::Terminate => self.client.terminate(&run.workflow_id, reason).await,
+            BatchAction::Reset { to, drop_messages } => {
+                return self.reset(run, *to, *drop_messages).await;
+            }
             BatchAction::Pause => {
                 let by = format!("batch {}", self.batch_id());
                 let transport = self.client.transport();
@@ -388,6 +394,36 @@ impl Drive {
             other => other,
         }
     }
+
+    /// Resets `run` itself (not a later run of its chain) to `to`.
+    async fn reset(
+        &self,
+        run: &ChunkRun,
+        to: ResetPoint,
+        drop_messages: bool,
+    ) -> Result<(), WfError> {
+        let action = RepairAction::Reset { to, drop_messages };
+        let request = RepairRequest::new(run.workflow_id.clone(), action)
+            .reason(self.st.reason.clone())
+            .identity(format!("batch {}", self.batch_id()));
+        match repair_run(&self.core, request, Some(run.run_id.clone())).await {
+            Ok(_) => Ok(()),
+            // Taken over mid-chunk: the engine before may have reset this run already.
+            Err(e @ WfError::Conflict(_)) if self.st.chunk_taken_over => {
+                match self.client.describe(&run.workflow_id).await {
+                    Ok(latest)
+                        if latest.repaired_from.as_ref().is_some_and(|o| {
+                            o.kind == RepairKind::Reset && o.run_id == run.run_id
+                        }) =>
+                    {
+                        Ok(())
+                    }
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// The dedupe id of the signals batch `batch_id` sends.
@@ -399,6 +435,7 @@ pub(crate) fn signal_id(batch_id: &str) -> String {
 fn closed_by(action: &BatchAction, status: RunStatus) -> bool {
     match action {
         BatchAction::Signal { .. }
+        | BatchAction::Reset { .. }
         | BatchAction::Pause
         | BatchAction::Unpause
         | BatchAction::Delete => false,

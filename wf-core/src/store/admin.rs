@@ -68,6 +68,17 @@ impl<'a> StoreAdmin<'a> {
         self.send(Operation::RunPauses(run_ids))
     }
 
+    /// The latest run of `workflow_id` and whether an operator paused it (`None`: no run),
+    /// in one read: where a message goes (a paused run's goes straight to its inbox).
+    pub fn latest_run_paused(
+        &self,
+        workflow_id: &str,
+    ) -> StoreFuture<'a, Option<(RunRecord, bool)>> {
+        self.send(Operation::LatestRunPaused {
+            workflow_id: workflow_id.to_owned(),
+        })
+    }
+
     /// The search attributes and memo of each of these runs, in their order (empty for a
     /// run that has none, or that does not exist).
     pub fn run_search(&self, run_ids: Vec<String>) -> StoreFuture<'a, Vec<RunSearch>> {

@@ -138,6 +138,9 @@ pub enum Operation {
         workflow_id: String,
     },
     RunPauses(Vec<String>),
+    LatestRunPaused {
+        workflow_id: String,
+    },
     CountClosedRuns {
         closed_before_ms: i64,
     },
@@ -289,6 +292,7 @@ impl Operation {
             PauseRun { .. } => ("pause_run", Some(Op::Pause)),
             UnpauseRun { .. } => ("unpause_run", Some(Op::Pause)),
             RunPauses(_) => ("run_pauses", Some(Op::Read)),
+            LatestRunPaused { .. } => ("latest_run_paused", Some(Op::Read)),
             CountClosedRuns { .. } => ("count_closed_runs", Some(Op::Read)),
             PurgeClosedRuns { .. } => ("purge_closed_runs", Some(Op::Purge)),
             ResetRun(_) => ("reset_run", Some(Op::Repair)),
@@ -347,6 +351,7 @@ impl Operation {
             | DeleteRun { workflow_id, .. }
             | PauseRun { workflow_id, .. }
             | UnpauseRun { workflow_id }
+            | LatestRunPaused { workflow_id }
             | MoveToBuild { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
             CreateSchedule(ScheduleRow { schedule_id, .. })
             | UpdateSchedule(ScheduleUpdate { schedule_id, .. })
@@ -555,6 +560,9 @@ impl Operation {
                 b.write(Durable, move |tx| answer(pause::unpause(tx, workflow_id)))
             }
             RunPauses(run_ids) => b.read(move |tx| answer(pause::run_pauses(tx, run_ids))),
+            LatestRunPaused { workflow_id } => {
+                b.read(move |tx| answer(pause::latest_run_paused(tx, workflow_id)))
+            }
             CountClosedRuns { closed_before_ms } => {
                 b.read(move |tx| answer(tx.count_closed_runs(closed_before_ms)))
             }
@@ -689,6 +697,7 @@ impl HasPayloads for Operation {
             | PauseRun { .. }
             | UnpauseRun { .. }
             | RunPauses(_)
+            | LatestRunPaused { .. }
             | CountClosedRuns { .. }
             | PurgeClosedRuns { .. }
             | ResetRun(_)
@@ -771,6 +780,7 @@ outcomes! {
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
     Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>),
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
+    RunPaused(Option<(RunRecord, bool)>),
 }
 
 impl HasPayloads for Outcome {
@@ -790,6 +800,10 @@ impl HasPayloads for Outcome {
             WorkflowTask(task) => task.for_each_payload(f),
             Run(run) => run.for_each_payload(f),
             MaybeRun(run) => run.for_each_payload(f),
+            RunPaused(run) => match run {
+                Some((run, _)) => run.for_each_payload(f),
+                None => Ok(()),
+            },
             Runs(runs) => runs.for_each_payload(f),
             ActivityTasks(tasks) => tasks.for_each_payload(f),
             History(events) => events.for_each_payload(f),

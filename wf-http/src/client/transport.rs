@@ -6,7 +6,7 @@ use super::conns::{Conns, ExchangeError};
 use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    millis, ActivityErrorBody, ActivityReportBody, BatchBody, BatchFilterBody, CountBody,
+    millis, reset_of, ActivityErrorBody, ActivityReportBody, BatchBody, BatchFilterBody, CountBody,
     CurrentBuildBody, DescriptionBody, HistoryPage, MoveToBuildBody, NewBatchBody, NewScheduleBody,
     NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody, ReasonBody, RetryBody, RunsPage,
     ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
@@ -524,6 +524,7 @@ impl Transport for HttpTransport {
     fn start_batch(&self, request: BatchRequest) -> CallFuture<'_, BatchDescription> {
         Box::pin(async move {
             let kind = request.action.kind().to_string();
+            let (to, drop_messages) = reset_of(&request.action);
             let (signal, args) = match request.action {
                 BatchAction::Signal { name, args } => (Some(name), Some(args)),
                 _ => (None, None),
@@ -534,6 +535,8 @@ impl Transport for HttpTransport {
                 action: kind,
                 signal,
                 args,
+                to,
+                drop_messages,
                 reason: Some(request.reason),
                 rate: request.rate_per_s,
             };

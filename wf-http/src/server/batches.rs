@@ -1,6 +1,7 @@
 //! `/_batches`: start, list, describe and cancel batches (an action on every run a filter
 //! selects). JSON bodies carry a signal's arguments as a positional array; MessagePack
-//! bodies as the encoded tuple.
+//! bodies as the encoded tuple; a reset names its point in `"to"` (`first-task` or
+//! `last-good-task`), with `"drop_messages"`.
 
 use super::body::{Codec, Failure};
 use super::messages::{path, positional};
@@ -28,15 +29,8 @@ fn reply(codec: Codec, status: u16, d: &BatchDescription) -> Result<Response, Fa
 
 /// The request a body stands for.
 fn request<V>(b: NewBatchBody<V>, args: Option<Payload>) -> Result<BatchRequest, Failure> {
-    let action = batch_action(&b.action, b.signal, args).ok_or_else(|| {
-        Failure::invalid_args(
-            format!(
-                "a batch's action is \"signal\" (with \"signal\": its name), \"cancel\" or \"terminate\", not {:?}",
-                b.action
-            ),
-            Some("action".into()),
-        )
-    })?;
+    let action = batch_action(&b.action, b.signal, args, b.to.as_deref(), b.drop_messages)
+        .map_err(|m| Failure::invalid_args(m, Some("action".into())))?;
     Ok(BatchRequest {
         batch_id: b.batch_id,
         filter: b.filter.into_filter(),

@@ -5,7 +5,7 @@ use super::auth::{Caller, Role};
 use super::body::{Codec, Failure};
 use super::messages::path;
 use super::Api;
-use crate::wire::{RepairBody, RepairReply};
+use crate::wire::{reset_point, RepairBody, RepairReply};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, State};
@@ -29,15 +29,13 @@ pub(crate) async fn reset(
 ) -> Result<Response, Failure> {
     let action = |b: &RepairBody| {
         let to = match (b.to.as_deref(), b.to_event) {
-            (Some("first-task"), None) => ResetPoint::FirstTask,
-            (Some("last-good-task"), None) => ResetPoint::LastGoodTask,
-            (None, Some(n)) => ResetPoint::Event(n),
-            (Some(other), None) => {
-                return Err(Failure::invalid_args(
-                    format!("to must be \"first-task\" or \"last-good-task\", not {other:?}"),
+            (Some(name), None) => reset_point(name).ok_or_else(|| {
+                Failure::invalid_args(
+                    format!("to must be \"first-task\" or \"last-good-task\", not {name:?}"),
                     None,
-                ))
-            }
+                )
+            })?,
+            (None, Some(n)) => ResetPoint::Event(n),
             _ => {
                 return Err(Failure::invalid_args(
                     "a reset needs one of \"to\" (first-task, last-good-task) or \"to_event\""

@@ -20,6 +20,8 @@ mod signal;
 mod start;
 mod update;
 
+pub(super) use repair::repair_run;
+
 use super::batcher;
 use super::core::Core;
 use crate::batch::{BatchDescription, BatchRequest};
@@ -55,10 +57,15 @@ async fn latest(core: &Core, workflow_id: &str) -> Result<RunRecord, WfError> {
     core.store
         .get_run(workflow_id, None)
         .await?
-        .ok_or_else(|| WfError::NotFound {
-            workflow_id: workflow_id.to_string(),
-            update_id: None,
-        })
+        .ok_or_else(|| no_run(workflow_id))
+}
+
+/// The error for a workflow id without a run.
+fn no_run(workflow_id: &str) -> WfError {
+    WfError::NotFound {
+        workflow_id: workflow_id.to_string(),
+        update_id: None,
+    }
 }
 
 /// Checks a signal's name and signal id against their limits (`data::limits`).

@@ -14,6 +14,17 @@ const IN_PROCESS: &str = "in-process";
 
 /// Sends `request`'s repair to the store and wakes what it concerns.
 pub(super) async fn repair(core: &Core, request: RepairRequest) -> Result<RepairReport, WfError> {
+    repair_run(core, request, None).await
+}
+
+/// [`repair`] of run `run_id` of the request's workflow id (`None`: its latest run). A reset
+/// or a resume of a run that is not the latest is refused (`WfError::Conflict`), which lets a
+/// batch act on the runs it selected and never on a run it made.
+pub(crate) async fn repair_run(
+    core: &Core,
+    request: RepairRequest,
+    run_id: Option<String>,
+) -> Result<RepairReport, WfError> {
     let RepairRequest {
         workflow_id,
         action,
@@ -33,7 +44,7 @@ pub(super) async fn repair(core: &Core, request: RepairRequest) -> Result<Repair
     let (kind, point, new_workflow_id, drop_messages) = match action {
         RepairAction::Delete => {
             let deleted = admin
-                .delete_run(&workflow_id, None, &reason, now_ms)
+                .delete_run(&workflow_id, run_id.as_deref(), &reason, now_ms)
                 .await
                 .map_err(|e| refused(&workflow_id, e))?;
             tracing::info!(workflow_id, identity, reason, run_id = ?deleted, "run deleted");
@@ -62,7 +73,7 @@ pub(super) async fn repair(core: &Core, request: RepairRequest) -> Result<Repair
     };
     let request = ResetRequest {
         workflow_id: workflow_id.clone(),
-        run_id: None,
+        run_id,
         point,
         kind,
         new_workflow_id,

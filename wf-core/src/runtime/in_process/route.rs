@@ -10,7 +10,9 @@
 //!   engine's worker runs, on its task queue. Handed over too: the worker rebuilds the run
 //!   from its history first.
 //! - [`Route::Store`]: written to the store's inbox (of one run, or of the workflow id's latest
-//!   run), like a client of another process would; a worker's task consumes it later.
+//!   run), like a client of another process would; a worker's task consumes it later. A run an
+//!   operator paused always takes this route: the read that finds the run says it is paused,
+//!   and a worker could neither lease it nor commit to it (its lease is the pause's).
 //!
 //! **Dedupe ids.** Only the store keeps a chain's signal ids and update ids and answers a
 //! repeated one with the first outcome; a hand-over records the message without looking. So a
@@ -28,7 +30,7 @@
 //! inbox, whose refusal is the answer. A run still running that refuses (`Cancelled`: its
 //! cancellation was requested, and it takes no more signals) is the answer at once.
 
-use super::{check_size, latest, Core};
+use super::{check_size, latest, no_run, Core};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::RunStatus;
@@ -176,7 +178,12 @@ pub(super) async fn pick(
             }
         });
     }
-    let run = latest(core, workflow_id).await?;
+    let (run, paused) = core
+        .store
+        .admin()
+        .latest_run_paused(workflow_id)
+        .await?
+        .ok_or_else(|| no_run(workflow_id))?;
     let def = core.catalog.get(&run.workflow_type).cloned();
     // A closed run refuses every message (or answers a known dedupe id with its first
     // outcome): the store says which.
@@ -184,7 +191,7 @@ pub(super) async fn pick(
         check(def, message)?;
     }
     match def {
-        Some(def) if message.hand_over && runs_here(core, &run) => Ok(Route::Here {
+        Some(def) if message.hand_over && !paused && runs_here(core, &run) => Ok(Route::Here {
             run: Box::new(run),
             def,
         }),

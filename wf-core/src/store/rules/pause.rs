@@ -85,6 +85,19 @@ pub(crate) async fn run_pauses<X: Tx>(
     Ok(marks)
 }
 
+/// [`StoreAdmin::latest_run_paused`](crate::store::StoreAdmin::latest_run_paused): the
+/// latest run of `workflow_id`, and whether an operator paused it, in one read of its row.
+pub(crate) async fn latest_run_paused<X: Tx>(
+    tx: &mut X,
+    workflow_id: String,
+) -> Result<Option<(RunRecord, bool)>, StoreError> {
+    let row = tx.latest_run(&workflow_id).await?;
+    Ok(row.map(|row| {
+        let paused = pause_of(&row).is_some();
+        (row.record, paused)
+    }))
+}
+
 /// The pause of a running run, if it is paused.
 fn pause_of(row: &RunRow) -> Option<PauseMark> {
     if row.record.status != RunStatus::Running {
