@@ -2,7 +2,7 @@
 //! a concurrency limit on a flow key is never exceeded over all engines (and is reached); a
 //! rate limit on a task queue starts attempts at its rate; a crashed engine's slots come back
 //! once its liveness lease runs out; an operator's change applies to new attempts, without a
-//! restart.
+//! restart, even on an engine that has not read the limit yet.
 
 mod common;
 use common::*;
@@ -354,6 +354,44 @@ async fn a_limit_changed_at_run_time_applies_to_new_attempts(backend: Backend) {
     }
 }
 
+async fn a_limit_new_to_a_running_engine_binds_what_it_would_start_at_once(backend: Backend) {
+    let gauge = Arc::new(Gauge::default());
+    let shared = shared_store(backend, "flow-unseen");
+    // It runs the activities its own commits schedule, leased in the commit.
+    let engine = shared()
+        .workflow::<Worker>()
+        .shared_activities(gauge.clone())
+        .build()
+        .await
+        .unwrap();
+    let operator = shared().client_only().build().await.unwrap();
+    // Set through another engine: the running one has not read it yet.
+    let limit = FlowLimit::concurrency(FlowScope::activity("work"), 2);
+    operator.client().flow_limits().set(limit).await.unwrap();
+    let client = engine.client();
+    let mut handles = Vec::new();
+    for i in 0..10 {
+        let input = Steps {
+            steps: 3,
+            ms: 10,
+            key: "any".into(),
+        };
+        handles.push(
+            client
+                .start::<Worker>(&format!("u{i}"), input)
+                .await
+                .unwrap(),
+        );
+    }
+    for h in handles {
+        assert_eq!(h.result().await.unwrap(), 3);
+    }
+    let max = gauge.max();
+    assert_eq!(max, 2, "{max} attempts ran at once under a limit of 2");
+    engine.shutdown().await;
+    operator.shutdown().await;
+}
+
 async fn a_bad_limit_is_refused(backend: Backend) {
     let rate = FlowLimit::rate(FlowScope::key("k"), 5, Duration::ZERO);
     let refused = builder(backend, "flow-bad")
@@ -382,5 +420,6 @@ both!(
     a_rate_limit_starts_attempts_at_its_rate,
     a_crashed_engines_slots_come_back_within_its_liveness_lease,
     a_limit_changed_at_run_time_applies_to_new_attempts,
+    a_limit_new_to_a_running_engine_binds_what_it_would_start_at_once,
     a_bad_limit_is_refused,
 );

@@ -416,6 +416,7 @@ pub(super) async fn commit_task(
                 StoreError::Conflict { reason, .. } if reason == EAGER_LEASE_REFUSED => {
                     // A limit this engine had not read yet: read it, and run the task again
                     // (from the store) leasing nothing at once meanwhile.
+                    tracing::debug!(run_id = %run.run_id, "a flow limit refused the activities leased at once; the task runs again");
                     core.flow.mark_stale();
                     let refresh = core.clone();
                     core.activities
