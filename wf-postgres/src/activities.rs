@@ -81,8 +81,8 @@ impl ActivityTable for PostgresTx {
         self.later(
             "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
              attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-             attempt_deadline, lease_until, lease_owner) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12)",
+             attempt_deadline, lease_until, lease_owner, task_queue, flow_key) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14)",
             owned![
                 new.run_id.to_string(),
                 i64::from(task.seq),
@@ -96,6 +96,8 @@ impl ActivityTable for PostgresTx {
                 attempt_deadline,
                 lease_until,
                 owner.map(str::to_string),
+                new.task_queue.to_string(),
+                task.options.flow_key.clone(),
             ],
             "schedule an activity",
         )
@@ -237,8 +239,20 @@ impl ActivityTable for PostgresTx {
 
     async fn visible_activities(&mut self, query: &TaskQuery<'_>) -> Result<Vec<ActivityTask>> {
         let max = query.max.min(i64::MAX as usize) as i64;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
-            [&query.now_ms, &max, &query.names];
+        let blocked = query.blocked.filter(|b| !b.is_empty());
+        let some = |v: &[String]| (!v.is_empty()).then(|| v.to_vec());
+        let (not_names, not_queues, not_keys) = match blocked {
+            Some(b) => (some(&b.names), some(&b.queues), some(&b.keys)),
+            None => (None, None, None),
+        };
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+            &query.now_ms,
+            &max,
+            &query.names,
+            &not_names,
+            &not_queues,
+            &not_keys,
+        ];
         macro_rules! visible {
             ($tail:literal) => {
                 concat!(
@@ -247,6 +261,9 @@ impl ActivityTable for PostgresTx {
                     " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
                      AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
                      AND ($3::text[] IS NULL OR name = ANY($3)) \
+                     AND ($4::text[] IS NULL OR NOT (name = ANY($4))) \
+                     AND ($5::text[] IS NULL OR NOT (task_queue = ANY($5))) \
+                     AND ($6::text[] IS NULL OR flow_key IS NULL OR NOT (flow_key = ANY($6))) \
                      ORDER BY visible_at, run_id, seq LIMIT $2",
                     $tail
                 )

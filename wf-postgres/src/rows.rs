@@ -172,7 +172,7 @@ pub(crate) fn run_row(r: &Row) -> Result<RunRow, StoreError> {
 macro_rules! activity_columns {
     () => {
         "run_id, seq, workflow_id, name, input, options, attempt, scheduled_ms, started_ms, \
-         attempt_deadline, lease_until, heartbeat, last_failure"
+         attempt_deadline, lease_until, heartbeat, last_failure, task_queue"
     };
 }
 pub(crate) use activity_columns;
@@ -197,6 +197,7 @@ pub(crate) fn activity_row(r: &Row) -> Result<ActivityTask, StoreError> {
         lease_until_ms: get(r, 10)?,
         heartbeat: get::<Option<Vec<u8>>>(r, 11)?.map(Payload::unchecked),
         last_failure,
+        task_queue: get(r, 13)?,
     })
 }
 

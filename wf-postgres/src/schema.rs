@@ -17,6 +17,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::activities::SCHEMA_V6,
     crate::commits::SCHEMA_V7,
     crate::marks::SCHEMA_V8,
+    crate::flow::SCHEMA_V9,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

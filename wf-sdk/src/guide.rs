@@ -39,6 +39,7 @@ guide! {
     testing => "testing.md", "Testing";
     serving_over_http => "serving-over-http.md", "Serving over HTTP";
     postgres => "postgres-and-several-machines.md", "PostgreSQL and several machines";
+    flow_control => "flow-control.md", "Flow control";
     deploying => "deploying.md", "Deploying wf";
     postgres_tls => "postgres-tls.md", "TLS to PostgreSQL";
     https => "https.md", "HTTPS";

@@ -63,6 +63,7 @@
 //! | [`payload`] | [`Payload`](payload::Payload), [`PayloadCodec`](payload::PayloadCodec) (encryption or compression at rest) |
 //! | [`error`] | [`WfError`](error::WfError) (what clients see), [`WorkflowError`](error::WorkflowError), [`UpdateError`](error::UpdateError), [`Rejection`](error::Rejection), [`ActivityCallError`](error::ActivityCallError), [`ChildError`](error::ChildError) |
 //! | [`batch`] | [`BatchRequest`](batch::BatchRequest), [`BatchAction`](batch::BatchAction), [`BatchDescription`](batch::BatchDescription): an action on every run a filter selects ([`Client::batches`](client::Client::batches)) |
+//! | [`flow`] | [`FlowLimit`](flow::FlowLimit), [`FlowScope`](flow::FlowScope): concurrency and rate limits on activity attempts, held by the store for every engine ([`Client::flow_limits`](client::Client::flow_limits)) |
 //! | [`limits`] | the limits on ids, names, reasons and payloads |
 //! | [`store`] | [`Store`](store::Store), [`MemoryStore`](store::MemoryStore), [`SqliteStore`](store::SqliteStore); with `store`, what a store of your own needs |
 //! | [`testing`] | [`TestClock`](testing::TestClock); with `fault-injection`, a store that injects faults |
@@ -177,6 +178,17 @@ pub mod error {
         ActivityCallError, Cancelled, ChildError, Rejection, SignalExternalError, SignalWaitError,
         UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
     };
+}
+
+/// Flow control: limits the store holds on activity attempts (at most N running at once, at
+/// most M started per period) for an activity name, a task queue or a flow key, binding every
+/// engine that shares the store. Set them with
+/// [`EngineBuilder::flow_limit`](crate::engine::EngineBuilder::flow_limit) or, at run time,
+/// [`Client::flow_limits`](crate::client::Client::flow_limits); see the
+/// [flow control chapter](crate::guide::flow_control).
+pub mod flow {
+    pub use wf_core::client::FlowLimits;
+    pub use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope};
 }
 
 /// The limits on ids, names, reasons and payloads, and the error for exceeding one.

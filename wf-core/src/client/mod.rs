@@ -1,5 +1,5 @@
 //! The client: start runs, send signals, queries and updates, wait for results, read
-//! histories, manage schedules, purge closed runs, manage builds (worker versioning), complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
+//! histories, manage schedules, purge closed runs, set flow limits, manage builds (worker versioning), complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
 //! (an extension trait on [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded
 //! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
 //!
@@ -11,6 +11,7 @@ mod activities;
 mod batches;
 mod builds;
 mod calls;
+mod flow;
 mod handle;
 mod purge;
 mod repair;
@@ -21,6 +22,7 @@ mod types;
 pub use activities::ActivityResponse;
 pub use batches::Batches;
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
+pub use flow::FlowLimits;
 pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;
 #[doc(hidden)]
@@ -180,6 +182,13 @@ impl Client {
     /// list, describe and cancel them.
     pub fn batches(&self) -> Batches {
         Batches::new(self.clone())
+    }
+
+    /// The flow limits of this client's store: caps on activity attempts (at most N running
+    /// at once, at most M started per period) that bind every engine sharing the store; set,
+    /// list and remove them while the engines run.
+    pub fn flow_limits(&self) -> FlowLimits {
+        FlowLimits::new(self.clone())
     }
 
     /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.

@@ -6,6 +6,7 @@ use super::activities::ActivityResponse;
 use super::purge::{PurgeReport, PurgeRequest};
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::batch::{BatchDescription, BatchRequest};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -248,9 +249,39 @@ pub trait Transport: Send + Sync + 'static {
     /// [`Client::ready`](crate::Client::ready)). No deadline of its own: the caller puts one
     /// around it.
     fn ready(&self) -> CallFuture<'_, ()>;
+    /// Sets a flow limit (see [`FlowLimits::set`](crate::client::FlowLimits::set)).
+    ///
+    /// The default fails with [`WfError::InvalidArgument`]: a transport that cannot carry it
+    /// says so.
+    fn set_flow_limit(&self, limit: FlowLimit) -> CallFuture<'_, ()> {
+        Box::pin(async move {
+            Err(flow_unsupported(&format!(
+                "set the flow limit of {}",
+                limit.scope
+            )))
+        })
+    }
+    /// Every flow limit (see [`FlowLimits::list`](crate::client::FlowLimits::list)); the
+    /// default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn flow_limits(&self) -> CallFuture<'_, Vec<FlowLimit>> {
+        Box::pin(async move { Err(flow_unsupported("list the flow limits")) })
+    }
+    /// Removes a flow limit (see [`FlowLimits::remove`](crate::client::FlowLimits::remove));
+    /// the default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> CallFuture<'_, bool> {
+        let what = format!("remove the {} limit of {scope}", kind.as_str());
+        Box::pin(async move { Err(flow_unsupported(&what)) })
+    }
     /// The metrics of the engine behind this transport, if it is in this process (see
     /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.
     fn metrics(&self) -> Option<MetricsSnapshot> {
         None
     }
+}
+
+/// The error of a flow-limit call a transport cannot carry.
+fn flow_unsupported(what: &str) -> WfError {
+    WfError::InvalidArgument(format!(
+        "this client's transport cannot {what}; use an engine's client (on the same store)"
+    ))
 }

@@ -87,6 +87,11 @@ pub struct ActivityOptions {
     pub schedule_to_close: Option<std::time::Duration>,
     /// Longest time between two heartbeats of a running attempt.
     pub heartbeat_timeout: Option<std::time::Duration>,
+    /// The flow key its attempts count under (see [`FlowScope::Key`](super::flow::FlowScope::Key)):
+    /// the store's flow limits of that key bind them. Left out of the encoding when unset, so
+    /// options without one encode as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow_key: Option<String>,
 }
 
 /// How an activity ended for good.

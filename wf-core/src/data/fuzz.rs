@@ -84,6 +84,7 @@ fn options() -> impl Strategy<Value = ActivityOptions> {
             start_to_close: stc,
             schedule_to_close: s2c,
             heartbeat_timeout: hb,
+            flow_key: None,
         })
 }
 

@@ -66,6 +66,8 @@ pub enum Ident {
     SearchAttributeKey,
     /// A batch id.
     BatchId,
+    /// A flow key (`ctx.activity(..).flow_key(k)`).
+    FlowKey,
 }
 
 impl Ident {
@@ -87,6 +89,7 @@ impl Ident {
             Ident::RequestId => "start request id",
             Ident::SearchAttributeKey => "search attribute key",
             Ident::BatchId => "batch id",
+            Ident::FlowKey => "flow key",
         }
     }
 
@@ -107,6 +110,7 @@ impl Ident {
             | Ident::ActivityName
             | Ident::TaskQueue
             | Ident::BuildId
+            | Ident::FlowKey
             | Ident::SearchAttributeKey => MAX_NAME_BYTES,
         }
     }

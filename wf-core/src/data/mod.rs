@@ -1,6 +1,6 @@
 //! Plain data: payloads and their codecs (compression, encryption at rest), history events and
 //! their storage codec, messages, runs, run limits, updates, activity options with their lease
-//! arithmetic, activity task tokens, fresh ids, worker versioning, the limits on ids and names, and
+//! arithmetic, activity task tokens, flow limits, fresh ids, worker versioning, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -10,6 +10,7 @@ pub mod activity;
 pub mod blocked;
 pub mod codec;
 pub mod export;
+pub mod flow;
 #[cfg(test)]
 mod fuzz;
 pub mod history;

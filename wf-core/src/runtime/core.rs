@@ -31,6 +31,8 @@ pub(crate) struct Core {
     pub wake_address: Option<String>,
     /// What this engine counts and times (see `crate::metrics`).
     pub metrics: EngineMetrics,
+    /// The store's flow limits as this engine last read them.
+    pub flow: super::flow::FlowView,
 }
 
 impl Core {

@@ -6,6 +6,7 @@ use super::catalog::Catalog;
 use super::clock::{Clock, SystemClock, TestClock};
 use super::config::Config;
 use super::core::Core;
+use super::flow;
 use super::in_process::InProcessTransport;
 use super::liveness::{self, Liveness};
 use super::peers;
@@ -15,6 +16,7 @@ use super::wakeups::Wakeups;
 use super::worker::{self, WorkerHandle};
 use crate::activity::ActivityGroup;
 use crate::client::Client;
+use crate::data::flow::FlowLimit;
 use crate::data::limits::Ident;
 use crate::data::payload_codec::{PayloadCodec, PayloadCodecs};
 use crate::data::versioning::VersioningBehavior;
@@ -58,6 +60,8 @@ pub struct EngineBuilder {
     poll_set: bool,
     /// Payload codecs applied at the store boundary (none: the store is used as it is).
     codecs: PayloadCodecs,
+    /// Flow limits to set in the store when the engine starts.
+    flow_limits: Vec<FlowLimit>,
     errors: Vec<String>,
 }
 
@@ -318,6 +322,33 @@ impl EngineBuilder {
         self
     }
 
+    /// Sets a flow limit in the store when the engine starts (see [`FlowLimit`]): a cap on
+    /// the activity attempts of an activity name, a task queue or a flow key, held by the
+    /// store and so binding every engine that shares it. It replaces the stored limit of the
+    /// same scope and kind (an operator's change made with
+    /// [`Client::flow_limits`](crate::Client::flow_limits) lasts until an engine that sets
+    /// that limit starts again); limits set by others stay. Per-engine caps such as
+    /// [`max_concurrent_activities`](Self::max_concurrent_activities) apply as well.
+    /// [`build`](Self::build) fails with `InvalidConfig` for a limit that
+    /// [`FlowLimit::check`] refuses.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), wf_core::WfError> {
+    /// use std::time::Duration;
+    /// use wf_core::{FlowLimit, FlowScope};
+    /// let engine = wf_core::Engine::builder()
+    ///     .sqlite("app.db")
+    ///     .flow_limit(FlowLimit::concurrency(FlowScope::key("openai"), 4))
+    ///     .flow_limit(FlowLimit::rate(FlowScope::key("openai"), 60, Duration::from_secs(60)))
+    ///     .build()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn flow_limit(mut self, limit: FlowLimit) -> Self {
+        self.flow_limits.push(limit);
+        self
+    }
+
     /// Runs no workers: the engine is only a client of the store (other engines, in this
     /// process or others, do the work). It still registers in the store, holding no lease,
     /// so that the engines that run its workflows poke it when an outcome it waits for (an
@@ -386,6 +417,7 @@ impl EngineBuilder {
             liveness: Liveness::default(),
             wake_address: listener.as_ref().map(|l| l.address.clone()),
             metrics,
+            flow: Default::default(),
         });
         let mut engine = Engine {
             core: core.clone(),
@@ -393,6 +425,11 @@ impl EngineBuilder {
             tasks: Vec::new(),
             peers: None,
         };
+        for limit in self.flow_limits {
+            let now = core.now_ms();
+            core.store.admin().set_flow_limit(limit, now).await?;
+        }
+        flow::refresh(&core).await;
         if core.config.run_workers {
             liveness::register(&core).await?;
         } else if let Err(e) = liveness::register(&core).await {
@@ -448,6 +485,9 @@ impl EngineBuilder {
             .map_err(|e| e.to_string())?;
         if let Some(id) = &self.config.build_id {
             Ident::BuildId.check(id).map_err(|e| e.to_string())?;
+        }
+        for limit in &self.flow_limits {
+            limit.check()?;
         }
         if self.config.retention == Some(Duration::ZERO) {
             return Err(
@@ -508,6 +548,7 @@ impl Engine {
             config: Config::default(),
             poll_set: false,
             codecs: PayloadCodecs::default(),
+            flow_limits: Vec::new(),
             errors: Vec::new(),
         }
     }

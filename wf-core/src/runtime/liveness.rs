@@ -129,6 +129,7 @@ pub(crate) async fn renew_if_due(core: &Arc<Core>, now_ms: i64) {
         }
     }
     count_others(core, now_ms).await;
+    super::flow::refresh(core).await;
 }
 
 /// Renews the liveness lease of an engine without a time keeper (a client-only one) until

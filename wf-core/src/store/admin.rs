@@ -10,6 +10,7 @@
 use super::operation::Operation;
 use super::records::{EngineRecord, RunRecord, RunSearch, ScheduleRow, ScheduleUpdate};
 use super::{send, Store, StoreFuture};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
 use crate::data::pause::PauseMark;
 use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
@@ -232,6 +233,24 @@ impl<'a> StoreAdmin<'a> {
     pub fn build_ids(&self, task_queue: Option<&str>) -> StoreFuture<'a, Vec<BuildIdStatus>> {
         let task_queue = task_queue.map(str::to_owned);
         self.send(Operation::BuildIds { task_queue })
+    }
+
+    /// Sets a flow limit at `now_ms` (see [`FlowLimit`]), replacing its scope's limit of the
+    /// same kind: polls from then on lease under it. A rate limit set again keeps its bucket's
+    /// tokens (capped at the new burst). `Invalid` for a limit that
+    /// [`check`](FlowLimit::check) refuses. One transaction.
+    pub fn set_flow_limit(&self, limit: FlowLimit, now_ms: i64) -> StoreFuture<'a, ()> {
+        self.send(Operation::SetFlowLimit { limit, now_ms })
+    }
+
+    /// Every flow limit, by scope kind, scope name and rule kind.
+    pub fn flow_limits(&self) -> StoreFuture<'a, Vec<FlowLimit>> {
+        self.send(Operation::FlowLimits)
+    }
+
+    /// Removes the limit of kind `kind` of `scope`; whether there was one.
+    pub fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> StoreFuture<'a, bool> {
+        self.send(Operation::RemoveFlowLimit { scope, kind })
     }
 
     /// Moves the running latest run of `workflow_id` to `build_id`: from then on only engines

@@ -53,6 +53,7 @@ pub use crate::data::activity::{
     RetryPolicy, TimeoutKind, DEFAULT_START_TO_CLOSE_MS,
 };
 pub use crate::data::codec::{decode_event, decode_events, encode_event, encode_event_into};
+pub use crate::data::flow::{FlowColumns, FlowRow};
 pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
 pub use crate::data::pause::{PauseMark, PAUSE_LEASE_UNTIL};
@@ -76,11 +77,12 @@ pub use memory::{MemoryStore, MemoryTx};
 pub use operation::{FromOutcome, Op, Operation, Outcome};
 pub use records::*;
 pub use rules::complete::ASYNC_COMPLETION_OWNER;
+pub use rules::flow::EAGER_LEASE_REFUSED;
 pub use rules::tx::{
     attempt_gone, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable,
-    Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, Retry, RunChange, RunClosing,
-    RunLease, RunRow, RunTable, RunVersioning, ScheduleTable, SearchTable, StartRequestTable,
-    TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
+    FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, Retry,
+    RunChange, RunClosing, RunLease, RunRow, RunTable, RunVersioning, ScheduleTable, SearchTable,
+    StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 

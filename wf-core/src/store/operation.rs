@@ -15,13 +15,14 @@ use super::records::{
     ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
-use super::rules::tx::{Tx, UpdateTable};
+use super::rules::tx::{FlowTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, leases, pause, purge, reads, repair,
-    run_limits, schedules, search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, reads,
+    repair, run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::pause::PauseMark;
@@ -193,6 +194,15 @@ pub enum Operation {
         workflow_id: String,
         build_id: String,
     },
+    SetFlowLimit {
+        limit: FlowLimit,
+        now_ms: i64,
+    },
+    FlowLimits,
+    RemoveFlowLimit {
+        scope: FlowScope,
+        kind: FlowKind,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -311,6 +321,9 @@ impl Operation {
             SetCurrentBuild { .. } => ("set_current_build", None),
             BuildIds { .. } => ("build_ids", Some(Op::Read)),
             MoveToBuild { .. } => ("move_to_build", None),
+            SetFlowLimit { .. } => ("set_flow_limit", None),
+            FlowLimits => ("flow_limits", Some(Op::Read)),
+            RemoveFlowLimit { .. } => ("remove_flow_limit", None),
         }
     }
 
@@ -633,6 +646,13 @@ impl Operation {
             } => b.write(Durable, move |tx| {
                 answer(builds::move_to_build(tx, workflow_id, build_id))
             }),
+            SetFlowLimit { limit, now_ms } => b.write(Durable, move |tx| {
+                answer(flow::set_flow_limit(tx, limit, now_ms))
+            }),
+            FlowLimits => b.read(move |tx| answer(flow::flow_limits(tx))),
+            RemoveFlowLimit { scope, kind } => b.write(Durable, move |tx| {
+                answer(async move { tx.delete_flow_limit(&scope, kind).await })
+            }),
         }
     }
 }
@@ -713,7 +733,10 @@ impl HasPayloads for Operation {
             | LiveEngines { .. }
             | SetCurrentBuild { .. }
             | BuildIds { .. }
-            | MoveToBuild { .. } => Ok(()),
+            | MoveToBuild { .. }
+            | SetFlowLimit { .. }
+            | FlowLimits
+            | RemoveFlowLimit { .. } => Ok(()),
         }
     }
 }
@@ -778,7 +801,7 @@ outcomes! {
     History(Vec<HistoryEvent>), Pending(PendingMessages), Searches(Vec<RunSearch>),
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
-    Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>),
+    Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>), FlowLimits(Vec<FlowLimit>),
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
 }
@@ -815,7 +838,7 @@ impl HasPayloads for Outcome {
             Schedules(rows) => rows.for_each_payload(f),
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
-            | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) => Ok(()),
+            | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_) => Ok(()),
         }
     }
 }

@@ -431,6 +431,9 @@ pub struct ActivityTask {
     pub heartbeat: Option<Payload>,
     /// The previous attempt's failure.
     pub last_failure: Option<ActivityFailure>,
+    /// The task queue of the run that scheduled it (what a
+    /// [`FlowScope::TaskQueue`](crate::FlowScope::TaskQueue) limit counts it under).
+    pub task_queue: String,
 }
 
 /// A schedule as stored: its engine-owned state (opaque here), a version for optimistic

@@ -241,6 +241,20 @@ impl<R> ActivityCall<R> {
         self.options.heartbeat_timeout = Some(d);
         self
     }
+
+    /// The flow key the activity's attempts count under: the store's flow limits of
+    /// [`FlowScope::key(key)`](crate::FlowScope::key) bind them (at most N running at once, at
+    /// most M started per period, over every engine), besides the limits of the activity's name
+    /// and task queue. Recorded with the activity in history. A local activity
+    /// ([`local`](Self::local)) runs inside its workflow task and no flow limit binds it.
+    ///
+    /// ```ignore
+    /// let answer = ctx.activity(Tools::ask_model, prompt).flow_key("openai").await?;
+    /// ```
+    pub fn flow_key(mut self, key: impl Into<String>) -> Self {
+        self.options.flow_key = Some(key.into());
+        self
+    }
 }
 
 impl<R: DeserializeOwned> Future for ActivityCall<R> {

@@ -110,8 +110,9 @@ pub(crate) async fn run(core: Arc<Core>) {
                             run_attempt(&core, task).await;
                             let was_full = semaphore.available_permits() == 0;
                             drop(permit);
-                            // Only a full pool may have left visible tasks behind.
-                            if was_full {
+                            // Only a full pool may have left visible tasks behind, or a flow
+                            // limit whose slot this attempt just freed.
+                            if was_full || core.flow.any() {
                                 core.wake.activity.notify_local();
                             }
                         });
@@ -126,7 +127,7 @@ pub(crate) async fn run(core: Arc<Core>) {
         tokio::select! {
             _ = core.wake.activity.notified() => {}
             _ = shutdown.changed() => {}
-            _ = tokio::time::sleep(core.config.poll_interval) => {}
+            _ = tokio::time::sleep(core.flow.recheck(core.config.poll_interval)) => {}
         }
     }
 }

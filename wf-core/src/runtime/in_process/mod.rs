@@ -11,6 +11,7 @@
 mod activities;
 mod builds;
 mod control;
+mod flow;
 mod query;
 mod reads;
 mod repair;
@@ -30,6 +31,7 @@ use crate::client::{
     ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest,
     UpdateStage,
 };
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
@@ -273,6 +275,18 @@ impl Transport for InProcessTransport {
 
     fn move_to_build<'a>(&'a self, workflow_id: &'a str, build_id: &'a str) -> CallFuture<'a, ()> {
         Box::pin(builds::move_run(&self.core, workflow_id, build_id))
+    }
+
+    fn set_flow_limit(&self, limit: FlowLimit) -> CallFuture<'_, ()> {
+        Box::pin(flow::set(&self.core, limit))
+    }
+
+    fn flow_limits(&self) -> CallFuture<'_, Vec<FlowLimit>> {
+        Box::pin(flow::list(&self.core))
+    }
+
+    fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> CallFuture<'_, bool> {
+        Box::pin(flow::remove(&self.core, scope, kind))
     }
 
     fn ready(&self) -> CallFuture<'_, ()> {

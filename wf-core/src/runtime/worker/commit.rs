@@ -13,11 +13,12 @@ use crate::data::update::UpdateChange;
 use crate::replay::{Instance, TaskOutput};
 use crate::runtime::activity_worker;
 use crate::runtime::core::Core;
+use crate::runtime::flow;
 use crate::runtime::spin::await_solo;
 use crate::store::{
     ActivityTask, NewActivityTask, NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage,
     ResolvedAttempt, RunClose, RunNotice, RunRecord, RunStart, StartWithTask, StoreError,
-    StoreFuture, TaskCommit, Termination,
+    StoreFuture, TaskCommit, Termination, EAGER_LEASE_REFUSED,
 };
 use crate::workflow::commands::Close;
 use std::cell::Cell;
@@ -266,6 +267,7 @@ fn lease_locally(
 ) -> Vec<(ActivityTask, OwnedSemaphorePermit)> {
     let local = core.config.run_workers
         && !commit.new_activities.is_empty()
+        && !core.flow.may_cover(&run.task_queue, &commit.new_activities)
         && commit
             .new_activities
             .iter()
@@ -300,6 +302,7 @@ fn lease_locally(
                 lease_until_ms: Some(lease),
                 heartbeat: None,
                 last_failure: None,
+                task_queue: run.task_queue.clone(),
             }
         })
         .zip(slots)
@@ -410,6 +413,16 @@ pub(super) async fn commit_task(
                 // The run would have closed over messages it never saw: run the task
                 // again from history with them.
                 StoreError::NewMessages { .. } => core.wake.workflow.notify_one(),
+                StoreError::Conflict { reason, .. } if reason == EAGER_LEASE_REFUSED => {
+                    // A limit this engine had not read yet: read it, and run the task again
+                    // (from the store) leasing nothing at once meanwhile.
+                    tracing::debug!(run_id = %run.run_id, "a flow limit refused the activities leased at once; the task runs again");
+                    core.flow.mark_stale();
+                    let refresh = core.clone();
+                    core.activities
+                        .runtime
+                        .spawn(async move { flow::refresh(&refresh).await });
+                }
                 StoreError::Conflict { reason, .. } => {
                     tracing::info!(run_id = %run.run_id, %reason, "workflow task result discarded: the run moved on")
                 }

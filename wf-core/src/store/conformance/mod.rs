@@ -26,6 +26,7 @@ pub mod atomicity;
 pub mod complete;
 pub mod continue_as_new;
 pub mod deliver_dedupe;
+pub mod flow;
 pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
@@ -59,6 +60,7 @@ mod tests {
             ("complete", include_str!("complete.rs")),
             ("continue_as_new", include_str!("continue_as_new.rs")),
             ("deliver_dedupe", include_str!("deliver_dedupe.rs")),
+            ("flow", include_str!("flow.rs")),
             ("large_payloads", include_str!("large_payloads.rs")),
             ("liveness", include_str!("liveness.rs")),
             ("persistence", include_str!("persistence.rs")),

@@ -45,6 +45,7 @@ impl ActivityTable for MemoryTx {
             lease_until_ms: None,
             heartbeat: None,
             last_failure: None,
+            task_queue: new.task_queue.to_string(),
         };
         let mut lease_owner = None;
         if let Some((owner, attempt_deadline, lease_until)) = new.lease {
@@ -154,6 +155,13 @@ impl ActivityTable for MemoryTx {
             .values()
             .filter(|row| row.lease_owner.is_none() && row.visible_at <= now)
             .filter(|row| query.names.is_none_or(|n| n.contains(&row.task.name)))
+            .filter(|row| {
+                let t = &row.task;
+                let key = t.options.flow_key.as_deref();
+                query
+                    .blocked
+                    .is_none_or(|b| !b.blocks(&t.name, &t.task_queue, key))
+            })
             .filter(|row| row.task.schedule_deadline_ms().is_none_or(|d| d > now))
             .collect();
         // Stable: rows of one visible time stay in (run id, seq) order.

@@ -2,6 +2,7 @@
 //! savepoints), and the wake-up query that spans them.
 
 use super::undo::{Journal, UndoMap};
+use crate::data::flow::FlowRow;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::RunStatus;
@@ -45,6 +46,8 @@ pub struct MemoryTx {
     pub(super) memos: UndoMap<String, Payload>,
     /// The current build of each task queue.
     pub(super) current_builds: UndoMap<String, String>,
+    /// Flow limits by (scope kind, scope name, rule kind).
+    pub(super) flow_limits: UndoMap<(String, String, String), FlowRow>,
     /// The last number given to a run, an inbox message, an update. Not undone: a failed call
     /// may leave a gap, which orders nothing differently.
     pub(super) last_seq: u64,
@@ -110,7 +113,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 15] {
+    fn journals(&mut self) -> [&mut dyn Journal; 16] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -127,6 +130,7 @@ impl MemoryTx {
             &mut self.search,
             &mut self.memos,
             &mut self.current_builds,
+            &mut self.flow_limits,
         ]
     }
 

@@ -1,9 +1,10 @@
-//! Activity attempts: leasing visible ones (with their deadlines per
-//! [`activity_lease`]), heartbeats (per [`heartbeat_lease`]), retries, resolutions into the
+//! Activity attempts: leasing visible ones (under the store's flow limits, `flow.rs`; with
+//! their deadlines per
+//! [`activity_lease`](crate::data::activity::activity_lease)), heartbeats (per [`heartbeat_lease`]), retries, resolutions into the
 //! run's inbox, releases; a stale attempt changes nothing.
 
 use super::tx::{Heartbeat, Retry, TaskQuery, Tx};
-use crate::data::activity::{activity_lease, heartbeat_lease, ActivityFailure, ActivityResolution};
+use crate::data::activity::{heartbeat_lease, ActivityFailure, ActivityResolution};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::StoreError;
@@ -24,18 +25,9 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
         queues: None,
         poller: &worker_id,
         build_id: None,
+        blocked: None,
     };
-    let due = tx.visible_activities(&query).await?;
-    let mut leased = Vec::with_capacity(due.len());
-    for mut task in due {
-        let (deadline, lease) = activity_lease(&task.options, task.scheduled_ms, now_ms);
-        task.started_ms = Some(now_ms);
-        task.attempt_deadline_ms = Some(deadline);
-        task.lease_until_ms = Some(lease);
-        tx.lease_activity(&task, &worker_id).await?;
-        leased.push(task);
-    }
-    Ok(leased)
+    super::flow::lease_under_limits(tx, query).await
 }
 
 /// [`Store::heartbeat_activity`](crate::store::Store::heartbeat_activity): only a leased

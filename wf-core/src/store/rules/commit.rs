@@ -86,6 +86,9 @@ pub(crate) async fn commit<X: Tx>(
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
     }
+    if c.lease_activities_to.is_some() && !c.new_activities.is_empty() {
+        super::flow::check_eager_lease(tx, run_id, &run.task_queue, &c.new_activities).await?;
+    }
     for task in &c.new_activities {
         let lease = c.lease_activities_to.as_deref().map(|owner| {
             let (attempt_deadline, lease_until) = activity_lease(&task.options, now, now);
@@ -94,6 +97,7 @@ pub(crate) async fn commit<X: Tx>(
         let activity = NewActivity {
             run_id,
             workflow_id: &run.workflow_id,
+            task_queue: &run.task_queue,
             task,
             scheduled_ms: now,
             lease,

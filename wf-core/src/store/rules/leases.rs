@@ -22,6 +22,7 @@ pub(crate) async fn poll_workflow_tasks<X: Tx>(
         queues: filters.task_queues.as_deref(),
         poller: &worker_id,
         build_id: filters.build_id.as_deref(),
+        blocked: None,
     };
     let ids = tx.ready_runs(&query).await?;
     let mut tasks = Vec::with_capacity(ids.len());

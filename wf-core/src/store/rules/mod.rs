@@ -1,7 +1,7 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
 //! and commit checks, what a commit or a termination does to other runs, activity attempts
 //! (and those held for asynchronous completion), timers, run limits (timeouts and retries),
-//! retention's purge, worker versioning's builds, an operator's repairs of one run. Each rule is an `async fn` generic over
+//! flow limits on activity attempts, retention's purge, worker versioning's builds, an operator's repairs of one run. Each rule is an `async fn` generic over
 //! [`Tx`], the table
 //! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
@@ -18,6 +18,7 @@ pub(crate) mod commit;
 pub(crate) mod complete;
 pub(crate) mod deliver;
 pub(crate) mod engines;
+pub(crate) mod flow;
 pub(crate) mod leases;
 pub(crate) mod pause;
 pub(crate) mod purge;

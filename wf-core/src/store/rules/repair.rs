@@ -113,6 +113,7 @@ pub(crate) async fn reset_run<X: Tx>(
         let activity = NewActivity {
             run_id: new.run_id,
             workflow_id: new.workflow_id,
+            task_queue: &new.source.task_queue,
             task,
             scheduled_ms: req.now_ms,
             lease: None,

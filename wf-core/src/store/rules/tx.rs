@@ -14,6 +14,7 @@
 //! gathers them.
 
 use crate::data::activity::{ActivityFailure, ActivityOptions};
+use crate::data::flow::{FlowKind, FlowRow, FlowScope};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, RunStatus, TaskFailure};
@@ -111,6 +112,34 @@ pub struct TaskQuery<'a> {
     /// The poller's build id (runs): only runs without a build, or of this build, are ready
     /// for it. Activities ignore it.
     pub build_id: Option<&'a str>,
+    /// Activities only: leave out those a flow limit without room covers.
+    pub blocked: Option<&'a FlowBlocked>,
+}
+
+/// The activities a poll leaves out because a flow limit that covers them has no room left:
+/// those of these names, of runs on these task queues, or with these flow keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlowBlocked {
+    /// Activity names.
+    pub names: Vec<String>,
+    /// Task queues.
+    pub queues: Vec<String>,
+    /// Flow keys.
+    pub keys: Vec<String>,
+}
+
+impl FlowBlocked {
+    /// Whether it leaves nothing out.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty() && self.queues.is_empty() && self.keys.is_empty()
+    }
+
+    /// Whether it leaves out an activity named `name` on `task_queue` with flow key `key`.
+    pub fn blocks(&self, name: &str, task_queue: &str, key: Option<&str>) -> bool {
+        self.names.iter().any(|n| n == name)
+            || self.queues.iter().any(|q| q == task_queue)
+            || key.is_some_and(|k| self.keys.iter().any(|b| b == k))
+    }
 }
 
 /// An update record to write.
@@ -135,6 +164,8 @@ pub struct NewActivity<'a> {
     pub run_id: &'a str,
     /// That run's workflow id.
     pub workflow_id: &'a str,
+    /// That run's task queue.
+    pub task_queue: &'a str,
     /// What to run.
     pub task: &'a NewActivityTask,
     /// Schedule time.
@@ -486,7 +517,8 @@ pub trait ActivityTable {
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Unleased activities visible at the query's time and not past their schedule-to-close
-    /// deadline, with the query's names; by visible time, then run id and seq.
+    /// deadline, with the query's names and none of its blocked names, task queues and flow
+    /// keys; by visible time, then run id and seq.
     fn visible_activities(
         &mut self,
         query: &TaskQuery<'_>,
@@ -505,6 +537,49 @@ pub trait ActivityTable {
         &mut self,
         run_id: &str,
     ) -> impl Future<Output = Result<Vec<ActivityTask>, StoreError>> + Send;
+}
+
+/// The `flow_limits` table: the flow limits on activity attempts, one row per (scope, rule
+/// kind), with a rate limit's token bucket; and the count of the attempts a limit binds.
+pub trait FlowTable {
+    /// Every flow limit, by scope kind, scope name and rule kind. With `lock`, a store whose
+    /// writers run at once (PostgreSQL) locks the rows read until the transaction ends, so
+    /// that two polls counting under one limit take turns.
+    fn flow_limits(
+        &mut self,
+        lock: bool,
+    ) -> impl Future<Output = Result<Vec<FlowRow>, StoreError>> + Send;
+
+    /// Inserts the limit, or replaces the row of its scope and rule kind.
+    fn put_flow_limit(
+        &mut self,
+        row: &FlowRow,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Deletes the limit of `scope` and rule kind `kind`; whether there was one.
+    fn delete_flow_limit(
+        &mut self,
+        scope: &FlowScope,
+        kind: FlowKind,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Sets the token bucket of the rate limit of `scope`.
+    fn set_flow_tokens(
+        &mut self,
+        scope: &FlowScope,
+        tokens: f64,
+        refilled_ms: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// How many leased attempts `scope` covers whose lease is live at `now_ms`: not expired,
+    /// and held by `poller` or by an engine whose liveness lease has not expired (a lease
+    /// without an expiry lives while its engine does).
+    fn running_attempts(
+        &mut self,
+        scope: &FlowScope,
+        now_ms: i64,
+        poller: &str,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }
 
 /// The `timers` table.
@@ -777,6 +852,7 @@ pub trait Tx:
     + PurgeTable
     + SearchTable
     + BuildTable
+    + FlowTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

@@ -36,8 +36,8 @@ impl ActivityTable for SqliteTx {
             .prepare_cached(
                 "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
                  attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-                 attempt_deadline, lease_until, lease_owner) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?9, ?10, ?11, ?12)",
+                 attempt_deadline, lease_until, lease_owner, task_queue, flow_key) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?9, ?10, ?11, ?12, ?13, ?14)",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -52,7 +52,9 @@ impl ActivityTable for SqliteTx {
                     started,
                     attempt_deadline,
                     lease_until,
-                    owner
+                    owner,
+                    new.task_queue,
+                    task.options.flow_key
                 ])
             });
         inserted.map_err(db("schedule an activity"))?;
@@ -191,10 +193,30 @@ impl ActivityTable for SqliteTx {
             " FROM activities WHERE lease_owner IS NULL AND visible_at <= ?1 \
              AND (schedule_deadline IS NULL OR schedule_deadline > ?1) \
              AND (?3 IS NULL OR name IN (SELECT value FROM json_each(?3))) \
+             AND (?4 IS NULL OR name NOT IN (SELECT value FROM json_each(?4))) \
+             AND (?5 IS NULL OR task_queue NOT IN (SELECT value FROM json_each(?5))) \
+             AND (?6 IS NULL OR flow_key IS NULL \
+                  OR flow_key NOT IN (SELECT value FROM json_each(?6))) \
              ORDER BY visible_at, run_id, seq LIMIT ?2"
         );
         let names = name_filter(query.names);
-        self.activities(sql, params![query.now_ms, query.max as i64, names])
+        let blocked = query.blocked.filter(|b| !b.is_empty());
+        let some = |v: &[String]| (!v.is_empty()).then(|| name_filter(Some(v))).flatten();
+        let (not_names, not_queues, not_keys) = match blocked {
+            Some(b) => (some(&b.names), some(&b.queues), some(&b.keys)),
+            None => (None, None, None),
+        };
+        self.activities(
+            sql,
+            params![
+                query.now_ms,
+                query.max as i64,
+                names,
+                not_names,
+                not_queues,
+                not_keys
+            ],
+        )
     }
 
     async fn expired_activities(&mut self, now_ms: i64, max: usize) -> Result<Vec<ActivityTask>> {

@@ -51,6 +51,7 @@ mod closing;
 mod damage;
 mod engines;
 mod events;
+mod flow;
 mod identity;
 mod inbox;
 mod opening;

@@ -164,7 +164,7 @@ impl RawRun {
 macro_rules! activity_columns {
     () => {
         "run_id, seq, workflow_id, name, input, options, attempt, scheduled_ms, started_ms, \
-         attempt_deadline, lease_until, heartbeat, last_failure"
+         attempt_deadline, lease_until, heartbeat, last_failure, task_queue"
     };
 }
 pub(super) use activity_columns;
@@ -184,6 +184,7 @@ pub(super) struct RawActivity {
     lease_until: Option<i64>,
     heartbeat: Option<Vec<u8>>,
     last_failure: Option<Vec<u8>>,
+    task_queue: String,
 }
 
 impl RawActivity {
@@ -202,6 +203,7 @@ impl RawActivity {
             lease_until: r.get(10)?,
             heartbeat: r.get(11)?,
             last_failure: r.get(12)?,
+            task_queue: r.get(13)?,
         })
     }
 
@@ -224,6 +226,7 @@ impl RawActivity {
             lease_until_ms: self.lease_until,
             heartbeat: self.heartbeat.map(Payload::unchecked),
             last_failure,
+            task_queue: self.task_queue,
         })
     }
 }

@@ -10,8 +10,34 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9,
+    SCHEMA_V9, SCHEMA_V10,
 ];
+
+/// v10: flow limits. The limits on activity attempts (one row per scope and rule kind, with a
+/// rate limit's token bucket); each activity's task queue (its run's; filled in for the
+/// activities already pending) and flow key, which limits count attempts by; the leased
+/// attempts by name, task queue and flow key, for those counts.
+const SCHEMA_V10: &str = "
+CREATE TABLE flow_limits (
+    scope_kind   TEXT NOT NULL,
+    scope_name   TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    number       INTEGER NOT NULL,
+    period_ms    INTEGER,
+    burst        INTEGER,
+    tokens       REAL NOT NULL,
+    refilled_ms  INTEGER NOT NULL,
+    PRIMARY KEY (scope_kind, scope_name, kind)
+) WITHOUT ROWID;
+ALTER TABLE activities ADD COLUMN task_queue TEXT NOT NULL DEFAULT '';
+ALTER TABLE activities ADD COLUMN flow_key TEXT;
+UPDATE activities SET task_queue = COALESCE(
+    (SELECT task_queue FROM runs WHERE runs.run_id = activities.run_id), '');
+CREATE INDEX activities_leased_by_name ON activities(name) WHERE lease_owner IS NOT NULL;
+CREATE INDEX activities_leased_by_queue ON activities(task_queue) WHERE lease_owner IS NOT NULL;
+CREATE INDEX activities_leased_by_key ON activities(flow_key)
+    WHERE lease_owner IS NOT NULL AND flow_key IS NOT NULL;
+";
 
 /// v9: worker versioning. A run's build (which engines take its workflow tasks; NULL: any) and
 /// its behaviour (`pinned`, `auto_upgrade`, `unversioned`; NULL before its first task); each

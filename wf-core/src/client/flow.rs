@@ -1,0 +1,51 @@
+//! Flow limits as an operator sees them: set, list and remove the limits the store holds on
+//! activity attempts, while the engines run. New attempts obey a changed limit from the next
+//! poll on; attempts running go on.
+
+use super::Client;
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::error::WfError;
+
+/// The flow limits of one store: `client.flow_limits()`.
+///
+/// ```no_run
+/// # use wf_core::{Client, FlowKind, FlowLimit, FlowScope, WfError};
+/// # async fn demo(client: Client) -> Result<(), WfError> {
+/// let limits = client.flow_limits();
+/// limits.set(FlowLimit::concurrency(FlowScope::key("openai"), 8)).await?;
+/// for limit in limits.list().await? {
+///     println!("{}: {:?}", limit.scope, limit.rule);
+/// }
+/// limits.remove(FlowScope::key("openai"), FlowKind::Concurrency).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct FlowLimits {
+    client: Client,
+}
+
+impl FlowLimits {
+    pub(super) fn new(client: Client) -> Self {
+        FlowLimits { client }
+    }
+
+    /// Sets a limit, replacing its scope's limit of the same kind; every engine on the store
+    /// leases new attempts under it from its next poll. A rate limit set again keeps the tokens
+    /// its bucket holds (capped at the new burst): changing it grants no fresh burst.
+    /// `InvalidArgument` for a limit [`FlowLimit::check`] refuses.
+    pub async fn set(&self, limit: FlowLimit) -> Result<(), WfError> {
+        limit.check().map_err(WfError::InvalidArgument)?;
+        self.client.transport().set_flow_limit(limit).await
+    }
+
+    /// Every limit, by scope kind, scope name and rule kind.
+    pub async fn list(&self) -> Result<Vec<FlowLimit>, WfError> {
+        self.client.transport().flow_limits().await
+    }
+
+    /// Removes the limit of kind `kind` of `scope`; whether there was one. Attempts it held
+    /// back may start at once.
+    pub async fn remove(&self, scope: FlowScope, kind: FlowKind) -> Result<bool, WfError> {
+        self.client.transport().remove_flow_limit(scope, kind).await
+    }
+}

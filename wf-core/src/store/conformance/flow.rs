@@ -1,0 +1,209 @@
+//! Flow limits: polls lease no more attempts than a concurrency limit has room for (counted
+//! from live leases, a dead engine's freed at its liveness expiry), no more than a rate
+//! limit's bucket holds (refilled at its rate, up to its burst), and attempts no full limit
+//! covers go past those held back; limits are set, listed and removed.
+
+use super::fixtures::*;
+use crate::data::activity::ActivityResolution;
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::store::{ActivityOptions, EngineRecord, Store};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Starts `runs` runs, each scheduling one `charge` activity, those whose index `keyed`
+/// selects with flow key `k`.
+async fn schedule(store: &dyn Store, runs: usize, keyed: impl Fn(usize) -> bool) {
+    for i in 0..runs {
+        start(store, &format!("wf-{i}"), &format!("run-{i}"), T0).await;
+        let options = ActivityOptions {
+            flow_key: keyed(i).then(|| "k".to_string()),
+            start_to_close: Some(Duration::from_secs(600)),
+            ..Default::default()
+        };
+        run_task(store, T0, |_, c| {
+            c.new_activities = vec![activity(1, options)]
+        })
+        .await;
+    }
+}
+
+fn completed() -> ActivityResolution {
+    ActivityResolution::Completed {
+        result: payload(()),
+        attempts: 1,
+    }
+}
+
+/// A concurrency limit of 2 on key `k` leases two of the three keyed attempts; the unkeyed
+/// one goes past; a resolved attempt frees its slot.
+pub async fn a_concurrency_limit_leases_no_more_than_its_room(store: Arc<dyn Store>) {
+    let limit = FlowLimit::concurrency(FlowScope::key("k"), 2);
+    store.admin().set_flow_limit(limit, T0).await.unwrap();
+    schedule(&*store, 4, |i| i < 3).await;
+    let leased = store.poll_activity_tasks_any("e-1", T0, 10).await.unwrap();
+    let keyed = leased
+        .iter()
+        .filter(|t| t.options.flow_key.is_some())
+        .count();
+    assert_eq!((leased.len(), keyed), (3, 2), "{leased:?}");
+    assert!(store
+        .poll_activity_tasks_any("e-2", T0, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let done = leased
+        .iter()
+        .find(|t| t.options.flow_key.is_some())
+        .unwrap();
+    store
+        .resolve_activity(done.current_attempt(), completed(), T0 + 10)
+        .await
+        .unwrap();
+    let next = store
+        .poll_activity_tasks_any("e-2", T0 + 10, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        next.len(),
+        1,
+        "the freed slot takes the third keyed attempt"
+    );
+}
+
+/// The attempts of an engine whose liveness lease expired stop counting at its expiry.
+pub async fn a_dead_engines_attempts_free_their_slots_at_its_liveness_expiry(
+    store: Arc<dyn Store>,
+) {
+    let dead = EngineRecord {
+        engine_id: "dead".into(),
+        wake_address: None,
+        task_queue: "default".into(),
+        started_ms: T0,
+        lease_until_ms: T0 + 1_000,
+    };
+    store.admin().register_engine(dead).await.unwrap();
+    let limit = FlowLimit::concurrency(FlowScope::activity("charge"), 1);
+    store.admin().set_flow_limit(limit, T0).await.unwrap();
+    schedule(&*store, 2, |_| false).await;
+    assert_eq!(
+        store
+            .poll_activity_tasks_any("dead", T0, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    let during = store
+        .poll_activity_tasks_any("live", T0 + 500, 10)
+        .await
+        .unwrap();
+    assert!(
+        during.is_empty(),
+        "the dead engine's lease still counts: {during:?}"
+    );
+    let after = store
+        .poll_activity_tasks_any("live", T0 + 1_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(after.len(), 1, "its slot is free at its liveness expiry");
+}
+
+/// A rate limit of 10/s with a burst of 2 leases 2 at once, then one per 100 ms, and never
+/// more than the burst after a quiet spell; set again, it keeps its bucket.
+pub async fn a_rate_limit_refills_at_its_rate_up_to_its_burst(store: Arc<dyn Store>) {
+    let limit =
+        FlowLimit::rate(FlowScope::task_queue("default"), 10, Duration::from_secs(1)).burst(2);
+    store
+        .admin()
+        .set_flow_limit(limit.clone(), T0)
+        .await
+        .unwrap();
+    schedule(&*store, 8, |_| false).await;
+    let poll = |at: i64| {
+        let store = store.clone();
+        async move {
+            store
+                .poll_activity_tasks_any("e", at, 10)
+                .await
+                .unwrap()
+                .len()
+        }
+    };
+    assert_eq!(poll(T0).await, 2, "the burst");
+    assert_eq!(poll(T0).await, 0);
+    assert_eq!(poll(T0 + 150).await, 1, "1.5 tokens refilled");
+    assert_eq!(
+        poll(T0 + 200).await,
+        1,
+        "the half token left, and half of one more"
+    );
+    // Set again: no fresh burst.
+    store.admin().set_flow_limit(limit, T0 + 200).await.unwrap();
+    assert_eq!(poll(T0 + 200).await, 0);
+    assert_eq!(poll(T0 + 10_000).await, 2, "never more than the burst");
+}
+
+/// Limits are listed by scope and kind, replaced per scope and kind, and removed.
+pub async fn flow_limits_are_set_listed_and_removed(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    assert!(admin.flow_limits().await.unwrap().is_empty());
+    let rate = FlowLimit::rate(FlowScope::key("k"), 5, Duration::from_millis(1_500)).burst(3);
+    admin
+        .set_flow_limit(FlowLimit::concurrency(FlowScope::key("k"), 1), T0)
+        .await
+        .unwrap();
+    admin.set_flow_limit(rate.clone(), T0).await.unwrap();
+    let four = FlowLimit::concurrency(FlowScope::key("k"), 4);
+    admin.set_flow_limit(four.clone(), T0).await.unwrap();
+    let queue = FlowLimit::concurrency(FlowScope::task_queue("q"), 2);
+    admin.set_flow_limit(queue.clone(), T0).await.unwrap();
+    assert_eq!(
+        admin.flow_limits().await.unwrap(),
+        [four, rate, queue.clone()]
+    );
+    assert!(admin
+        .remove_flow_limit(FlowScope::key("k"), FlowKind::Concurrency)
+        .await
+        .unwrap());
+    assert!(admin
+        .remove_flow_limit(FlowScope::key("k"), FlowKind::Rate)
+        .await
+        .unwrap());
+    assert!(!admin
+        .remove_flow_limit(FlowScope::key("k"), FlowKind::Rate)
+        .await
+        .unwrap());
+    assert_eq!(admin.flow_limits().await.unwrap(), [queue]);
+    let bad = FlowLimit::rate(FlowScope::key("k"), 5, Duration::ZERO);
+    assert!(admin.set_flow_limit(bad, T0).await.is_err());
+}
+
+/// A commit that would lease, at once, an activity a flow limit covers is refused and changes
+/// nothing; without the lease it goes through, and polls lease the activity under the limit.
+pub async fn a_commit_leasing_a_limited_activity_at_once_is_refused(store: Arc<dyn Store>) {
+    let limit = FlowLimit::concurrency(FlowScope::activity("charge"), 1);
+    store.admin().set_flow_limit(limit, T0).await.unwrap();
+    start(&*store, "wf-1", "run-1", T0).await;
+    let task = lease_one(&*store, "w", T0).await;
+    let mut c = commit_for(&task, "w", T0);
+    c.new_activities
+        .push(activity(1, ActivityOptions::default()));
+    c.lease_activities_to = Some("w".into());
+    let refused = store.commit_workflow_task(c.clone()).await.unwrap_err();
+    assert!(
+        matches!(&refused, crate::store::StoreError::Conflict { reason, .. }
+            if reason == crate::store::EAGER_LEASE_REFUSED),
+        "{refused:?}"
+    );
+    assert!(store.pending_activities("run-1").await.unwrap().is_empty());
+    c.lease_activities_to = None;
+    store.commit_workflow_task(c).await.unwrap();
+    assert_eq!(
+        store
+            .poll_activity_tasks_any("w", T0, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}

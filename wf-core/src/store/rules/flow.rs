@@ -1,0 +1,238 @@
+//! Flow limits: which activity attempts a poll may lease under the limits the store holds
+//! (at most N running at once, at most M started per period), counted over every engine in
+//! the transaction that leases them; and an operator's changes to the limits.
+//!
+//! A concurrency limit's room is its `max` less the live leased attempts it covers, counted
+//! from the `activities` rows themselves: an attempt frees its slot as its row stops being
+//! leased (it ended, was retried or released) or its lease stops being live (it expired, or
+//! its engine's liveness lease did), so a crashed engine's slots come back with no bookkeeping
+//! to repair. A rate limit's room is the whole tokens of its bucket, refilled at its rate up
+//! to its burst; the tokens spent are written back in the same transaction. On a store whose
+//! writers run at once, the limits' rows are locked first ([`FlowTable::flow_limits`] with
+//! `lock`), so that two polls take turns to count and lease.
+
+use super::tx::{FlowBlocked, TaskQuery, Tx};
+use crate::data::activity::activity_lease;
+use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope};
+use crate::error::{BackendErrorKind, StoreError};
+use crate::store::records::{ActivityTask, NewActivityTask};
+
+/// One limit during a poll: its row and the attempts it still lets start.
+struct Gate {
+    row: FlowRow,
+    /// Attempts it still admits in this poll.
+    room: u64,
+    /// A rate limit's tokens at the poll's time, before this poll spent any.
+    tokens: f64,
+    /// Attempts admitted in this poll.
+    spent: u64,
+}
+
+/// The limits a poll leases under.
+struct Admission {
+    gates: Vec<Gate>,
+}
+
+impl Admission {
+    /// The limits the store holds (locked), with their room at `now_ms`; `None` when it holds
+    /// none.
+    async fn open<X: Tx>(
+        tx: &mut X,
+        now_ms: i64,
+        poller: &str,
+    ) -> Result<Option<Admission>, StoreError> {
+        let rows = tx.flow_limits(true).await?;
+        if rows.is_empty() {
+            return Ok(None);
+        }
+        let mut gates = Vec::with_capacity(rows.len());
+        for row in rows {
+            let (room, tokens) = match &row.limit.rule {
+                FlowRule::Concurrency { max } => {
+                    let running = tx
+                        .running_attempts(&row.limit.scope, now_ms, poller)
+                        .await?;
+                    (u64::from(*max).saturating_sub(running), 0.0)
+                }
+                FlowRule::Rate { .. } => {
+                    let tokens = row.tokens_at(now_ms);
+                    (tokens.max(0.0).floor() as u64, tokens)
+                }
+            };
+            gates.push(Gate {
+                row,
+                room,
+                tokens,
+                spent: 0,
+            });
+        }
+        Ok(Some(Admission { gates }))
+    }
+
+    /// What the poll must leave out: the scopes of the limits without room.
+    fn blocked(&self) -> FlowBlocked {
+        let mut blocked = FlowBlocked::default();
+        for gate in self.gates.iter().filter(|g| g.room == 0) {
+            let into = match &gate.row.limit.scope {
+                FlowScope::Activity(_) => &mut blocked.names,
+                FlowScope::TaskQueue(_) => &mut blocked.queues,
+                FlowScope::Key(_) => &mut blocked.keys,
+            };
+            into.push(gate.row.limit.scope.name().to_string());
+        }
+        blocked
+    }
+
+    /// Whether `task` may start: every limit that covers it has room; if so it takes one
+    /// from each.
+    fn admit(&mut self, task: &ActivityTask) -> bool {
+        let key = task.options.flow_key.as_deref();
+        let covers = |g: &Gate| g.row.limit.scope.covers(&task.name, &task.task_queue, key);
+        if self.gates.iter().filter(|g| covers(g)).any(|g| g.room == 0) {
+            return false;
+        }
+        for gate in self.gates.iter_mut().filter(|g| covers(g)) {
+            gate.room -= 1;
+            gate.spent += 1;
+        }
+        true
+    }
+
+    /// Writes back the tokens the poll spent from rate limits.
+    async fn close<X: Tx>(self, tx: &mut X, now_ms: i64) -> Result<(), StoreError> {
+        for gate in self.gates {
+            if matches!(gate.row.limit.rule, FlowRule::Rate { .. }) && gate.spent > 0 {
+                let left = (gate.tokens - gate.spent as f64).max(0.0);
+                tx.set_flow_tokens(&gate.row.limit.scope, left, now_ms)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The activities a poll leases under the store's flow limits: at most `max` of the query's
+/// names, leased to `worker_id` at `now_ms`. Without limits, the visible ones in order; with
+/// them, in order too, skipping those a limit without room covers (a round per limit that
+/// runs out, each asking only for activities no full limit covers).
+pub(crate) async fn lease_under_limits<X: Tx>(
+    tx: &mut X,
+    query: TaskQuery<'_>,
+) -> Result<Vec<ActivityTask>, StoreError> {
+    let (now_ms, worker_id) = (query.now_ms, query.poller);
+    let Some(mut admission) = Admission::open(tx, now_ms, worker_id).await? else {
+        let due = tx.visible_activities(&query).await?;
+        let mut leased = Vec::with_capacity(due.len());
+        for task in due {
+            leased.push(lease(tx, task, worker_id, now_ms).await?);
+        }
+        return Ok(leased);
+    };
+    let mut leased = Vec::new();
+    // Each round that refuses a task ran a limit out, and the next asks around it: at most
+    // one round per limit, plus the first.
+    for _ in 0..=admission.gates.len() {
+        let want = query.max - leased.len();
+        if want == 0 {
+            break;
+        }
+        let blocked = admission.blocked();
+        let round = TaskQuery {
+            max: want,
+            blocked: Some(&blocked),
+            ..query.clone()
+        };
+        let due = tx.visible_activities(&round).await?;
+        let found = due.len();
+        let mut refused = false;
+        for task in due {
+            if admission.admit(&task) {
+                leased.push(lease(tx, task, worker_id, now_ms).await?);
+            } else {
+                refused = true;
+            }
+        }
+        if !refused || found < want {
+            break;
+        }
+    }
+    admission.close(tx, now_ms).await?;
+    Ok(leased)
+}
+
+/// Leases `task`'s current attempt to `worker_id` at `now_ms`.
+async fn lease<X: Tx>(
+    tx: &mut X,
+    mut task: ActivityTask,
+    worker_id: &str,
+    now_ms: i64,
+) -> Result<ActivityTask, StoreError> {
+    let (deadline, lease) = activity_lease(&task.options, task.scheduled_ms, now_ms);
+    task.started_ms = Some(now_ms);
+    task.attempt_deadline_ms = Some(deadline);
+    task.lease_until_ms = Some(lease);
+    tx.lease_activity(&task, worker_id).await?;
+    Ok(task)
+}
+
+/// The refusal of a workflow task commit that would lease, at once, activities that a flow
+/// limit covers: the committing worker learns of the limits (it refreshes its copy) and the
+/// task runs again, its activities then leased by polls. Its text is how the worker tells it
+/// from other conflicts.
+pub const EAGER_LEASE_REFUSED: &str =
+    "a flow limit covers an activity of this task: it must be leased by a poll, not at once";
+
+/// Refuses (a `Conflict` on the run) a commit that leases `activities` of a run on
+/// `task_queue` at once when a flow limit covers one of them.
+pub(crate) async fn check_eager_lease<X: Tx>(
+    tx: &mut X,
+    run_id: &str,
+    task_queue: &str,
+    activities: &[NewActivityTask],
+) -> Result<(), StoreError> {
+    let limits = tx.flow_limits(false).await?;
+    let covered = activities.iter().any(|a| {
+        let key = a.options.flow_key.as_deref();
+        limits
+            .iter()
+            .any(|row| row.limit.scope.covers(&a.name, task_queue, key))
+    });
+    if covered {
+        return Err(StoreError::conflict(run_id, EAGER_LEASE_REFUSED));
+    }
+    Ok(())
+}
+
+/// [`StoreAdmin::set_flow_limit`](crate::store::StoreAdmin::set_flow_limit): a rate limit set
+/// again keeps its bucket's tokens (capped at the new burst), so that changing a limit does not
+/// grant a fresh burst.
+pub(crate) async fn set_flow_limit<X: Tx>(
+    tx: &mut X,
+    limit: FlowLimit,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    limit
+        .check()
+        .map_err(|e| StoreError::backend(BackendErrorKind::Invalid, e))?;
+    let kind = limit.rule.kind();
+    let old = tx
+        .flow_limits(true)
+        .await?
+        .into_iter()
+        .find(|r| r.limit.scope == limit.scope && r.limit.rule.kind() == kind);
+    let mut row = FlowRow::new(limit, now_ms);
+    if let (Some(old), FlowRule::Rate { burst, .. }) = (old, &row.limit.rule) {
+        row.tokens = old.tokens_at(now_ms).min(f64::from(*burst));
+    }
+    tx.put_flow_limit(&row).await
+}
+
+/// [`StoreAdmin::flow_limits`](crate::store::StoreAdmin::flow_limits).
+pub(crate) async fn flow_limits<X: Tx>(tx: &mut X) -> Result<Vec<FlowLimit>, StoreError> {
+    Ok(tx
+        .flow_limits(false)
+        .await?
+        .into_iter()
+        .map(|r| r.limit)
+        .collect())
+}
