@@ -91,6 +91,48 @@ impl Fixed {
     }
 }
 
+/// An activity that waits until the test releases it; counts its starts.
+pub struct Held {
+    started: std::sync::atomic::AtomicU32,
+    release: tokio::sync::Semaphore,
+}
+
+impl Default for Held {
+    fn default() -> Self {
+        Held {
+            started: Default::default(),
+            release: tokio::sync::Semaphore::new(0),
+        }
+    }
+}
+
+#[activities]
+impl Held {
+    /// Waits for a permit, then returns 7.
+    #[activity]
+    pub async fn wait(&self, _ctx: ActivityContext) -> Result<u32, ActivityError> {
+        self.started
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let permit = self.release.acquire().await;
+        permit
+            .map_err(|e| ActivityError::retryable(e.to_string()))?
+            .forget();
+        Ok(7)
+    }
+}
+
+/// Returns what its one held activity returns.
+#[derive(Default)]
+pub struct HeldFlow;
+
+#[workflow(name = "held")]
+impl HeldFlow {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        Ok(ctx.activity(Held::wait, ()).await?)
+    }
+}
+
 fn kinds_named<'a>(
     history: &'a [HistoryEvent],
     name: &'a str,
@@ -340,6 +382,39 @@ async fn a_fork_leaves_the_original_history_byte_for_byte_unchanged(backend: Bac
     engine.shutdown().await;
 }
 
+async fn a_fork_leaves_the_originals_running_activity_alone(backend: Backend) {
+    let held = std::sync::Arc::new(Held::default());
+    let engine = builder(backend, "fork_running")
+        .workflow::<HeldFlow>()
+        .shared_activities(held.clone())
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let h = client.start::<HeldFlow>("orig", ()).await.unwrap();
+    let started = |n| {
+        let held = held.clone();
+        move || {
+            let held = held.clone();
+            async move { (held.started.load(std::sync::atomic::Ordering::SeqCst) >= n).then_some(()) }
+        }
+    };
+    eventually("the original's attempt runs", started(1)).await;
+    let at = first_task_end(&h.history().await.unwrap());
+    client.fork("orig", "copy", at, "try again").await.unwrap();
+    // The copy's own attempt of the activity runs beside the original's.
+    eventually("the copy's attempt runs", started(2)).await;
+    held.release.add_permits(2);
+    // Both attempts' results count: neither run waits out a start-to-close timeout (5 min).
+    let limit = Duration::from_secs(30);
+    let orig = tokio::time::timeout(limit, h.result()).await;
+    assert_eq!(orig.expect("the original completes").unwrap(), 7);
+    let copy = client.handle::<HeldFlow>("copy");
+    let copied = tokio::time::timeout(limit, copy.result()).await;
+    assert_eq!(copied.expect("the copy completes").unwrap(), 7);
+    engine.shutdown().await;
+}
+
 async fn resume_continues_a_failed_run_on_fixed_code(backend: Backend) {
     let engines = shared_store(backend, "resume_failed");
     let buggy = engines()
@@ -478,6 +553,7 @@ both!(
     a_reset_reapplies_later_signals_exactly_once,
     a_reset_to_an_event_that_ends_no_task_is_refused,
     a_fork_leaves_the_original_history_byte_for_byte_unchanged,
+    a_fork_leaves_the_originals_running_activity_alone,
     resume_continues_a_failed_run_on_fixed_code,
     resume_retries_a_failing_workflow_task_at_once,
     delete_removes_a_run_and_its_dedupe_ids,

@@ -108,10 +108,14 @@ fn refused(workflow_id: &str, e: StoreError) -> WfError {
 }
 
 /// Wakes the result waiters of `workflow_id`, the workflow worker (a new run is ready), the
-/// time keeper (timers armed again), and cancels the attempts of a closed run's activities.
+/// time keeper (timers armed again), and the activity worker's check of which attempts running
+/// here are still current: the store tells the closed run's attempts from the ones to keep
+/// (the new run's, which may already run here, and a forked original's). Telling every attempt
+/// of the workflow id would drop the new run's result and leave its attempt leased until its
+/// start-to-close timeout.
 fn after_change(core: &Core, workflow_id: &str) {
     core.wake.waiters.publish(workflow_id);
     core.wake.workflow.notify_one();
     core.wake.timer.notify_one();
-    crate::runtime::activity_worker::after_terminate(core, workflow_id);
+    core.wake.cancelled.notify_one();
 }
