@@ -11,12 +11,10 @@
   const { el, fill, api, seg, types, role, can, when, iso, duration, statusPill, runLink, perform, report, NeedToken, STATUSES } = window.wfui;
   const BATCH_POLL_MS = 1000;
   const SCHEDULE_POLL_MS = 5000;
-  const BATCH_ACTIONS = ['terminate', 'cancel', 'signal', 'pause', 'unpause', 'delete'];
+  const BATCH_ACTIONS = ['terminate', 'cancel', 'signal', 'reset', 'pause', 'unpause', 'delete'];
   const SEARCH_KINDS = { keyword: 'Keyword', int: 'Int', float: 'Float', bool: 'Bool', datetime: 'Datetime' };
 
-  /** `running` -> `Running`, `timed_out` -> `TimedOut`: a status as the batch's filter spells it. */
-  const pascal = (s) => s.split('_').map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
-  /** The reverse: `ContinuedAsNew` -> `continued_as_new`. */
+  /** `ContinuedAsNew` -> `continued_as_new` (older servers answered a filter's status so). */
   const snake = (s) => String(s).replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
 
   /** A search value as the list filters read it (`KIND:VALUE`, or loosely: `true`, `42`,
@@ -66,7 +64,8 @@
     return parts.length ? parts.join(' · ') : 'every run';
   }
 
-  const actionText = (b) => (b.action === 'signal' ? 'signal ' + b.signal : b.action);
+  const actionText = (b) => (b.action === 'signal' ? 'signal ' + b.signal
+    : b.action === 'reset' ? 'reset to ' + (b.to || 'last-good-task') : b.action);
 
   /** Runs `fn` (which draws the page and answers whether to go on) now and every `every` ms
    * while it answers true, until another page replaces this one. A failure of the first run
@@ -116,7 +115,13 @@
     const signal = el('input', { name: 'signal', placeholder: 'signal name', autocomplete: 'off' });
     const args = el('input', { name: 'args', class: 'mono', placeholder: '[ ]  arguments as a JSON array', autocomplete: 'off' });
     const signalFields = el('div', { class: 'row', hidden: true }, el('label', {}, 'Signal', signal), el('label', {}, 'Arguments', args));
-    action.addEventListener('change', () => { signalFields.hidden = action.value !== 'signal'; });
+    const to = el('select', { name: 'to' }, ['last-good-task', 'first-task'].map((p) => el('option', { value: p, text: p })));
+    const drop = el('input', { type: 'checkbox', name: 'drop_messages' });
+    const resetFields = el('div', { class: 'row', hidden: true }, el('label', {}, 'Reset to', to), el('label', {}, drop, ' drop later messages'));
+    action.addEventListener('change', () => {
+      signalFields.hidden = action.value !== 'signal';
+      resetFields.hidden = action.value !== 'reset';
+    });
     const type = el('select', { name: 'type' }, el('option', { value: '', text: 'all types' }), [...known.keys()].map((n) => el('option', { value: n, text: n })));
     const status = el('select', { name: 'status' }, el('option', { value: '', text: 'any status' }),
       STATUSES.map((s) => el('option', { value: s, text: s.replace(/_/g, ' ') })));
@@ -133,7 +138,7 @@
         const pairs = searchPairs(search.value);
         const filter = { latest_only: latest.checked, search: pairs.map(([k, v]) => [k, searchValue(v)]) };
         if (type.value) filter.workflow_type = type.value;
-        if (status.value) filter.status = pascal(status.value);
+        if (status.value) filter.status = status.value;
         body = { action: action.value, filter };
         if (action.value === 'signal') {
           if (!signal.value.trim()) throw new Error('a signal batch needs the signal’s name');
@@ -141,6 +146,10 @@
           const parsed = args.value.trim() ? JSON.parse(args.value) : [];
           if (!Array.isArray(parsed)) throw new Error('the signal’s arguments are a JSON array');
           body.args = parsed;
+        }
+        if (action.value === 'reset') {
+          body.to = to.value;
+          body.drop_messages = drop.checked;
         }
         if (rate.value.trim()) body.rate = Number(rate.value);
         const q = new URLSearchParams({ latest: String(latest.checked) });
@@ -158,7 +167,7 @@
         title: what.charAt(0).toUpperCase() + what.slice(1) + ' ' + count + ' run' + (count === 1 ? '' : 's') + '?',
         text: [el('p', { text: 'A batch will ' + what + ' every run this filter selects: ' + filterText(body.filter) + '.' }),
           el('p', { id: 'confirm-count', 'data-count': count, text: count + ' run' + (count === 1 ? ' is' : 's are') + ' selected now; runs started later are not.' })],
-        action: 'Start batch', danger: ['terminate', 'delete', 'cancel'].includes(body.action),
+        action: 'Start batch', danger: ['terminate', 'delete', 'cancel', 'reset'].includes(body.action),
       }, async (a) => {
         body.reason = a.reason || what + ' from the web view';
         const { data } = await api('POST', '_batches', body);
@@ -169,7 +178,7 @@
 
     return el('div', { class: 'panel', id: 'new-batch' }, el('h2', { text: 'Start a batch' }),
       el('form', { id: 'batch-form', class: 'handler', onsubmit: start },
-        el('div', { class: 'row' }, el('label', {}, 'Action', action), signalFields),
+        el('div', { class: 'row' }, el('label', {}, 'Action', action), signalFields, resetFields),
         el('div', { class: 'filters' }, el('label', {}, 'Type', type), el('label', {}, 'Status', status),
           el('label', {}, 'Search attributes', search),
           el('label', { class: 'check', title: 'Only the latest run of each workflow id' }, latest, 'latest runs only'),

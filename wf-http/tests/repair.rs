@@ -200,7 +200,7 @@ async fn a_reset_batch_over_http(net: common::Net) {
             "batch_id": "rb",
             "action": "reset",
             "to": to,
-            "filter": {"workflow_type": "agent_run", "status": "Running"},
+            "filter": {"workflow_type": "agent_run", "status": "running"},
             "reason": "bad deploy",
         })
     };

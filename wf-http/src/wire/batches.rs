@@ -11,8 +11,9 @@ pub struct BatchFilterBody {
     /// Only runs of this workflow type.
     #[serde(default)]
     pub workflow_type: Option<String>,
-    /// Only runs in this state.
-    #[serde(default)]
+    /// Only runs in this state, spelled as everywhere on the JSON surface (`"failed"`,
+    /// `"timed_out"`); the Rust variant's name (`"Failed"`) is read too.
+    #[serde(default, with = "status_name")]
     pub status: Option<RunStatus>,
     /// Only runs on this build.
     #[serde(default)]
@@ -35,6 +36,39 @@ pub struct BatchFilterBody {
     /// Only runs closed before this time.
     #[serde(default)]
     pub closed_before_ms: Option<u64>,
+}
+
+/// A filter's status as its text form ([`RunStatus::as_str`]).
+mod status_name {
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+    use wf_core::RunStatus;
+
+    pub fn serialize<S: Serializer>(status: &Option<RunStatus>, s: S) -> Result<S::Ok, S::Error> {
+        match status {
+            Some(st) => s.serialize_some(st.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RunStatus>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(d)? else {
+            return Ok(None);
+        };
+        RunStatus::parse(&text)
+            .or_else(|| {
+                RunStatus::ALL
+                    .into_iter()
+                    .find(|st| format!("{st:?}") == text)
+            })
+            .map(Some)
+            .ok_or_else(|| {
+                let names: Vec<&str> = RunStatus::ALL.iter().map(|st| st.as_str()).collect();
+                D::Error::custom(format!(
+                    "unknown run status {text:?}: expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
 }
 
 impl BatchFilterBody {
@@ -260,5 +294,44 @@ pub fn reset_of(action: &wf_core::BatchAction) -> (Option<String>, bool) {
             (name, *drop_messages)
         }
         _ => (None, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BatchFilterBody;
+    use wf_core::RunStatus;
+
+    fn status_of(json: &str) -> Result<Option<RunStatus>, String> {
+        serde_json::from_str::<BatchFilterBody>(json)
+            .map(|b| b.status)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_filters_status_reads_as_the_json_surface_spells_it_and_as_rust_does() {
+        assert_eq!(
+            status_of(r#"{"status":"failed"}"#),
+            Ok(Some(RunStatus::Failed))
+        );
+        assert_eq!(
+            status_of(r#"{"status":"timed_out"}"#),
+            Ok(Some(RunStatus::TimedOut))
+        );
+        assert_eq!(
+            status_of(r#"{"status":"Failed"}"#),
+            Ok(Some(RunStatus::Failed))
+        );
+        assert_eq!(status_of(r#"{"status":null}"#), Ok(None));
+        assert_eq!(status_of("{}"), Ok(None));
+        let err = status_of(r#"{"status":"broken"}"#).unwrap_err();
+        assert!(err.contains("unknown run status \"broken\""), "{err}");
+        assert!(err.contains("timed_out"), "{err}");
+        let body = BatchFilterBody {
+            status: Some(RunStatus::ContinuedAsNew),
+            ..BatchFilterBody::default()
+        };
+        let json = serde_json::to_value(&body).unwrap();
+        assert_eq!(json["status"], "continued_as_new");
     }
 }
