@@ -1169,6 +1169,75 @@ async fn the_batches_page_starts_a_batch_and_follows_it_to_the_end() {
         (Some("order"), 0, "signal approve from the web view")
     );
 
+    // A reset batch brings the terminated orders back from their first task, without the
+    // messages they got after it.
+    page.eval(
+        "{ const f = document.querySelector('#batch-form'); \
+           f.querySelector('select[name=action]').value = 'reset'; \
+           f.querySelector('select[name=action]').dispatchEvent(new Event('change')); \
+           f.querySelector('select[name=to]').value = 'first-task'; \
+           f.querySelector('input[name=drop_messages]').checked = true; \
+           f.querySelector('select[name=type]').value = 'order'; \
+           f.querySelector('select[name=status]').value = 'terminated'; \
+           f.querySelector('input[name=search]').value = ''; \
+           f.requestSubmit(); true }",
+    )
+    .await;
+    let count = page
+        .wait_for(
+            "the reset batch's confirmation",
+            "document.querySelector('#confirm[open] #confirm-count')?.dataset.count",
+            PATIENCE,
+        )
+        .await;
+    assert_eq!(count, "3", "the three terminated orders");
+    confirm(&mut page, Some("INC-9: cups are back")).await;
+    let reset_row = page
+        .wait_for(
+            "the reset batch to reach 3 done",
+            &format!(
+                "(() => {{ const r = [...document.querySelectorAll('#batches tr[data-batch-id]')] \
+                     .find((r) => r.dataset.batchId !== {} && r.dataset.batchId !== {}); \
+                   return r && r.dataset.status === 'completed' && r.dataset.done === '3' && r.dataset.batchId; }})()",
+                js(&batch_id),
+                js(signal_batch.as_str().expect("text"))
+            ),
+            PATIENCE,
+        )
+        .await;
+    let d = over_http
+        .batches()
+        .describe(reset_row.as_str().expect("text"))
+        .await
+        .expect("describe the reset batch");
+    assert!(
+        matches!(
+            d.action,
+            BatchAction::Reset {
+                to: wf_sdk::client::ResetPoint::FirstTask,
+                drop_messages: true
+            }
+        ),
+        "{:?}",
+        d.action
+    );
+    assert_eq!(
+        (d.filter.status, d.done, d.failed, d.reason.as_str()),
+        (Some(RunStatus::Terminated), 3, 0, "INC-9: cups are back")
+    );
+    for i in 1..=3 {
+        let run = over_http
+            .describe(&format!("bulk-{i}"))
+            .await
+            .expect("describe");
+        let origin = run.repaired_from.expect("the new run names the reset");
+        assert_eq!(
+            (run.status, origin.kind, origin.at_event),
+            (RunStatus::Running, RepairKind::Reset, 1),
+            "bulk-{i}"
+        );
+    }
+
     finish(page, chromium, server).await;
 }
 
