@@ -331,6 +331,23 @@ pub struct ListArgs {
     pub build_id: Option<String>,
 }
 
+/// The scope of `activity:NAME`, `task-queue:NAME` or `key:NAME`.
+pub fn parse_scope(text: &str) -> Result<wf_core::FlowScope, String> {
+    let forms = "give activity:NAME, task-queue:NAME or key:NAME";
+    let (kind, name) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is not a scope: {forms}"))?;
+    if name.is_empty() {
+        return Err(format!("{text:?} names nothing: {forms}"));
+    }
+    match kind {
+        "activity" => Ok(wf_core::FlowScope::activity(name)),
+        "task-queue" | "task_queue" => Ok(wf_core::FlowScope::task_queue(name)),
+        "key" => Ok(wf_core::FlowScope::key(name)),
+        other => Err(format!("{other:?} is not a scope kind: {forms}")),
+    }
+}
+
 /// `wf queues ...`: flow limits.
 #[derive(Debug, Subcommand)]
 pub enum QueuesCommand {
@@ -340,7 +357,7 @@ pub enum QueuesCommand {
     /// [--burst B]`) on SCOPE, replacing its limit of that kind.
     SetLimit {
         /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
-        #[arg(value_parser = crate::commands::queues::parse_scope)]
+        #[arg(value_parser = parse_scope)]
         scope: wf_core::FlowScope,
         /// At most N attempts running at once, over every engine.
         #[arg(long, value_name = "N", conflicts_with_all = ["rate", "per", "burst"], required_unless_present = "rate")]
@@ -358,7 +375,7 @@ pub enum QueuesCommand {
     /// Remove SCOPE's concurrency (`--concurrency`) or rate (`--rate`) limit.
     RemoveLimit {
         /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
-        #[arg(value_parser = crate::commands::queues::parse_scope)]
+        #[arg(value_parser = parse_scope)]
         scope: wf_core::FlowScope,
         /// Remove the concurrency limit.
         #[arg(long, conflicts_with = "rate", required_unless_present = "rate")]

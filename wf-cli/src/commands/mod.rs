@@ -9,7 +9,7 @@ mod batches;
 mod builds;
 mod messages;
 mod purge;
-pub mod queues;
+mod queues;
 mod repair;
 mod replay;
 mod runs;

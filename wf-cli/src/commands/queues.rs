@@ -10,24 +10,7 @@ use serde_json::json;
 use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope};
 use wf_http::wire::FlowLimitBody;
 
-/// The scope of `activity:NAME`, `task-queue:NAME` or `key:NAME`.
-pub fn parse_scope(text: &str) -> Result<FlowScope, String> {
-    let forms = "give activity:NAME, task-queue:NAME or key:NAME";
-    let (kind, name) = text
-        .split_once(':')
-        .ok_or_else(|| format!("{text:?} is not a scope: {forms}"))?;
-    if name.is_empty() {
-        return Err(format!("{text:?} names nothing: {forms}"));
-    }
-    match kind {
-        "activity" => Ok(FlowScope::activity(name)),
-        "task-queue" | "task_queue" => Ok(FlowScope::task_queue(name)),
-        "key" => Ok(FlowScope::key(name)),
-        other => Err(format!("{other:?} is not a scope kind: {forms}")),
-    }
-}
-
-/// `activity:NAME` and so on, as [`parse_scope`] reads it.
+/// `activity:NAME` and so on, as [`parse_scope`](crate::args::parse_scope) reads it.
 fn scope_text(scope: &FlowScope) -> String {
     let kind = match scope {
         FlowScope::Activity(_) => "activity",
