@@ -269,6 +269,10 @@ pub enum Command {
     /// Running runs by build id (pinned, auto-upgrade, not started) and the task queues each
     /// build is current for: watch an old build drain. `set-current` and `move` change them.
     Builds(BuildsArgs),
+    /// Flow limits the store holds on activity attempts (per activity name, task queue or flow
+    /// key): list them, set or remove one while the engines run.
+    #[command(subcommand)]
+    Queues(QueuesCommand),
     /// Delete the runs closed more than a given time ago (completed, failed, cancelled,
     /// terminated, continued as new) with their histories, updates and dedupe ids, in batches
     /// (each one transaction). Running runs are never deleted.
@@ -325,6 +329,61 @@ pub struct ListArgs {
     /// task queue's current build).
     #[arg(long, value_name = "BUILD")]
     pub build_id: Option<String>,
+}
+
+/// The scope of `activity:NAME`, `task-queue:NAME` or `key:NAME`.
+pub fn parse_scope(text: &str) -> Result<wf_core::FlowScope, String> {
+    let forms = "give activity:NAME, task-queue:NAME or key:NAME";
+    let (kind, name) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is not a scope: {forms}"))?;
+    if name.is_empty() {
+        return Err(format!("{text:?} names nothing: {forms}"));
+    }
+    match kind {
+        "activity" => Ok(wf_core::FlowScope::activity(name)),
+        "task-queue" | "task_queue" => Ok(wf_core::FlowScope::task_queue(name)),
+        "key" => Ok(wf_core::FlowScope::key(name)),
+        other => Err(format!("{other:?} is not a scope kind: {forms}")),
+    }
+}
+
+/// `wf queues ...`: flow limits.
+#[derive(Debug, Subcommand)]
+pub enum QueuesCommand {
+    /// Every flow limit, by scope and kind.
+    List,
+    /// Set a concurrency limit (`--concurrency N`) or a rate limit (`--rate M --per DURATION
+    /// [--burst B]`) on SCOPE, replacing its limit of that kind.
+    SetLimit {
+        /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
+        #[arg(value_parser = parse_scope)]
+        scope: wf_core::FlowScope,
+        /// At most N attempts running at once, over every engine.
+        #[arg(long, value_name = "N", conflicts_with_all = ["rate", "per", "burst"], required_unless_present = "rate")]
+        concurrency: Option<u32>,
+        /// At most M attempts started per `--per`.
+        #[arg(long, value_name = "M", requires = "per")]
+        rate: Option<u32>,
+        /// The rate's period (`1s`, `1m`, `500ms`).
+        #[arg(long, value_name = "DURATION", value_parser = crate::render::parse_duration, requires = "rate")]
+        per: Option<std::time::Duration>,
+        /// The most attempts started at once after a quiet spell (M by default).
+        #[arg(long, value_name = "B", requires = "rate")]
+        burst: Option<u32>,
+    },
+    /// Remove SCOPE's concurrency (`--concurrency`) or rate (`--rate`) limit.
+    RemoveLimit {
+        /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
+        #[arg(value_parser = parse_scope)]
+        scope: wf_core::FlowScope,
+        /// Remove the concurrency limit.
+        #[arg(long, conflicts_with = "rate", required_unless_present = "rate")]
+        concurrency: bool,
+        /// Remove the rate limit.
+        #[arg(long)]
+        rate: bool,
+    },
 }
 
 /// `wf builds`: worker versioning.

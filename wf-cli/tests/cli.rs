@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 use wf_http::testing::{TestPki, TestPkiFiles};
+use wf_sdk::flow::{FlowLimit, FlowScope};
 use wf_sdk::http::{serve, ServeOptions, Server};
 use wf_sdk::prelude::*;
 use wf_sdk::{
@@ -1461,6 +1462,106 @@ async fn start_pause_count_unpause_and_result(via: Via) {
     );
     fails(wf(&t.args(&["pause", "nobody"])).await, 3);
     fails(wf(&t.args(&["unpause", "o-p"])).await, 5);
+    t.close().await;
+    engine.shutdown().await;
+    remove_db(&db);
+}
+
+three_ways!(queues_set_list_and_remove_flow_limits);
+/// `wf queues`: set a concurrency and a rate limit, list them (table and `--json`), and remove
+/// them; the engine's client sees what the CLI set; bad scopes and flags are usage errors.
+async fn queues_set_list_and_remove_flow_limits(via: Via) {
+    let db = scratch("queues", "db");
+    let engine = engine_on(&db).await;
+    let t = Target::open(via, &db, &engine).await;
+    assert!(ok(wf(&t.args(&["queues", "list"])).await).contains("no flow limits"));
+    ok(wf(&t.args(&["queues", "set-limit", "key:openai", "--concurrency", "4"])).await);
+    let set = ok(wf(&t.args(&[
+        "--json",
+        "queues",
+        "set-limit",
+        "activity:a/b",
+        "--rate",
+        "60",
+        "--per",
+        "1m",
+        "--burst",
+        "5",
+    ]))
+    .await);
+    let set: Value = serde_json::from_str(&set).unwrap();
+    assert_eq!(set["rate"]["period_ms"], 60_000, "{set}");
+    let mut held = engine.client().flow_limits().list().await.unwrap();
+    held.sort_by(|a, b| a.scope.cmp(&b.scope));
+    assert_eq!(
+        held,
+        [
+            FlowLimit::rate(FlowScope::activity("a/b"), 60, Duration::from_secs(60)).burst(5),
+            FlowLimit::concurrency(FlowScope::key("openai"), 4),
+        ]
+    );
+    let table = ok(wf(&t.args(&["queues", "list"])).await);
+    assert!(
+        table.contains("key:openai") && table.contains("at most 4 at once"),
+        "{table}"
+    );
+    assert!(table.contains("activity:a/b"), "{table}");
+    let listed: Value =
+        serde_json::from_str(&ok(wf(&t.args(&["--json", "queues", "list"])).await)).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+
+    for bad in [
+        &["queues", "set-limit", "tenant:x", "--concurrency", "1"][..],
+        &["queues", "set-limit", "key:x"],
+        &["queues", "set-limit", "key:x", "--rate", "5"],
+        &[
+            "queues",
+            "set-limit",
+            "key:x",
+            "--concurrency",
+            "1",
+            "--rate",
+            "5",
+            "--per",
+            "1s",
+        ],
+        &["queues", "remove-limit", "key:x"],
+    ] {
+        let refused = wf(&t.args(bad)).await;
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{bad:?}: {}",
+            stderr(&refused)
+        );
+    }
+    let refused =
+        stderr(&wf(&t.args(&["queues", "set-limit", "tenant:x", "--concurrency", "1"])).await);
+    assert!(
+        refused.contains("activity:NAME, task-queue:NAME or key:NAME"),
+        "{refused}"
+    );
+
+    let removed = ok(wf(&t.args(&["queues", "remove-limit", "activity:a/b", "--rate"])).await);
+    assert!(removed.contains("removed"), "{removed}");
+    let again: Value = serde_json::from_str(&ok(wf(&t.args(&[
+        "--json",
+        "queues",
+        "remove-limit",
+        "activity:a/b",
+        "--rate",
+    ]))
+    .await))
+    .unwrap();
+    assert_eq!(again, json!({"removed": false}));
+    ok(wf(&t.args(&["queues", "remove-limit", "key:openai", "--concurrency"])).await);
+    assert!(engine
+        .client()
+        .flow_limits()
+        .list()
+        .await
+        .unwrap()
+        .is_empty());
     t.close().await;
     engine.shutdown().await;
     remove_db(&db);

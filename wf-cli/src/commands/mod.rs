@@ -9,6 +9,7 @@ mod batches;
 mod builds;
 mod messages;
 mod purge;
+mod queues;
 mod repair;
 mod replay;
 mod runs;
@@ -107,6 +108,7 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         Command::Batch(command) => batches::run(ctx, command).await,
         Command::Activity(command) => activities::run(ctx, command).await,
         Command::Builds(args) => builds::run(ctx, args).await,
+        Command::Queues(command) => queues::run(ctx, command).await,
         Command::Purge {
             closed_before,
             dry_run,

@@ -7,9 +7,10 @@ use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
     millis, reset_of, ActivityErrorBody, ActivityReportBody, BatchBody, BatchFilterBody, CountBody,
-    CurrentBuildBody, DescriptionBody, HistoryPage, MoveToBuildBody, NewBatchBody, NewScheduleBody,
-    NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody, ReasonBody, RetryBody, RunsPage,
-    ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
+    CurrentBuildBody, DescriptionBody, FlowLimitBody, FlowRemovedBody, HistoryPage,
+    MoveToBuildBody, NewBatchBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
+    QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody,
+    UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -26,6 +27,7 @@ use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
     RunInfo, ScheduleDescription, UpdateStage, WfError,
 };
+use wf_core::{FlowKind, FlowLimit, FlowScope};
 
 /// How long one long poll asks the server to wait (the client polls again after it).
 const LONG_POLL_MS: u64 = 20_000;
@@ -685,6 +687,44 @@ impl Transport for HttpTransport {
                 workflow_id: reply.workflow_id,
                 run_id: reply.run_id,
             })
+        })
+    }
+
+    fn set_flow_limit(&self, limit: FlowLimit) -> CallFuture<'_, ()> {
+        Box::pin(async move {
+            let body = FlowLimitBody::of(&limit);
+            let _: FlowLimitBody = self
+                .call(Method::POST, "/_flow_limits", Some(&body))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn flow_limits(&self) -> CallFuture<'_, Vec<FlowLimit>> {
+        Box::pin(async move {
+            let bodies: Vec<FlowLimitBody> =
+                self.call(Method::GET, "/_flow_limits", NO_BODY).await?;
+            bodies
+                .iter()
+                .map(|b| {
+                    b.to_limit().map_err(|e| {
+                        transport_failure(500, &format!("the server's flow limit: {e}"))
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> CallFuture<'_, bool> {
+        Box::pin(async move {
+            let path = format!(
+                "/_flow_limits/{}/{}/{}",
+                scope.kind(),
+                segment(scope.name()),
+                kind.as_str()
+            );
+            let reply: FlowRemovedBody = self.call(Method::DELETE, &path, NO_BODY).await?;
+            Ok(reply.removed)
         })
     }
 

@@ -43,32 +43,43 @@ impl Codec {
         body: Result<Bytes, BytesRejection>,
         empty: Option<T>,
     ) -> Result<T, Failure> {
+        self.decode_hinted(body, empty, "")
+    }
+
+    /// [`decode`](Self::decode), with `hint` (the forms the route takes) after the message of
+    /// a body that does not decode.
+    pub fn decode_hinted<T: DeserializeOwned>(
+        self,
+        body: Result<Bytes, BytesRejection>,
+        empty: Option<T>,
+        hint: &str,
+    ) -> Result<T, Failure> {
         let bytes = body.map_err(rejected)?;
         if bytes.is_empty() {
             if let Some(value) = empty {
                 return Ok(value);
             }
         }
-        match self {
-            Codec::Json => serde_json::from_slice(&bytes).map_err(|e| {
-                Failure::new(
-                    400,
-                    ErrorBody::new(
-                        "invalid_args",
-                        format!("the body is not valid JSON for this route: {e}"),
-                    ),
-                )
-            }),
-            Codec::Msgpack => wf_core::wire::decode_bytes(&bytes).map_err(|e| {
-                Failure::new(
-                    400,
-                    ErrorBody::new(
-                        "invalid_args",
-                        format!("the body is not valid MessagePack for this route: {e}"),
-                    ),
-                )
-            }),
-        }
+        let sep = if hint.is_empty() { "" } else { "; " };
+        let (format, decoded) = match self {
+            Codec::Json => (
+                "JSON",
+                serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+            ),
+            Codec::Msgpack => (
+                "MessagePack",
+                wf_core::wire::decode_bytes(&bytes).map_err(|e| e.to_string()),
+            ),
+        };
+        decoded.map_err(|e| {
+            Failure::new(
+                400,
+                ErrorBody::new(
+                    "invalid_args",
+                    format!("the body is not valid {format} for this route: {e}{sep}{hint}"),
+                ),
+            )
+        })
     }
 
     /// A response with `status` and `value` in this codec.

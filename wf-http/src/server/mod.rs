@@ -11,6 +11,7 @@ mod auth;
 mod batches;
 mod body;
 mod builds;
+mod flow;
 mod health;
 mod messages;
 mod metrics;

@@ -6,7 +6,8 @@
 
 use super::auth::{self, Access, Role};
 use super::{
-    activities, batches, builds, health, messages, metrics, purge, repair, runs, schedules, ui, Api,
+    activities, batches, builds, flow, health, messages, metrics, purge, repair, runs, schedules,
+    ui, Api,
 };
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
@@ -118,6 +119,9 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Post, "/_batches/{id}/cancel", ADMIN, |m, _| on(m, batches::cancel)),
     route(Get, "/_builds", READ, |m, _| on(m, builds::list)),
     route(Post, "/_builds/current", ADMIN, |m, _| on(m, builds::set_current)),
+    route(Get, "/_flow_limits", READ, |m, _| on(m, flow::list)),
+    route(Post, "/_flow_limits", ADMIN, |m, _| on(m, flow::set)),
+    route(Delete, "/_flow_limits/{scope_kind}/{name}/{limit_kind}", ADMIN, |m, _| on(m, flow::remove)),
     route(Post, "/_activities/{action}", WRITE, |m, _| on(m, activities::respond)),
     route(Get, "/ui", Public, |m, _| on(m, ui::to_slash)),
     route(Get, "/ui/types", READ, |m, _| on(m, ui::types)),

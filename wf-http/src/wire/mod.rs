@@ -2,13 +2,17 @@
 //! is generic over how values travel: `serde_json::Value` in JSON bodies, [`Payload`] (the
 //! MessagePack bytes as they are, a `bin`) in `application/msgpack` bodies.
 //!
-//! The batches' bodies live in `batches.rs`.
+//! The batches' bodies live in `batches.rs`, the flow limits' in `flow.rs`.
 //!
 //! [`Payload`]: wf_core::Payload
 
 mod batches;
+mod flow;
 
 pub use batches::{batch_action, reset_of, reset_point, BatchBody, BatchFilterBody, NewBatchBody};
+pub use flow::{
+    flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FLOW_LIMIT_FORMS,
+};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

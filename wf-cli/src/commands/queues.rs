@@ -1,0 +1,111 @@
+//! `wf queues`: the flow limits the store holds on activity attempts. `list` shows them;
+//! `set-limit` and `remove-limit` change them while the engines run (new attempts obey the
+//! change from the engines' next poll). Over `--db` or `--url` alike.
+
+use super::{print_json, Ctx};
+use crate::args::QueuesCommand;
+use crate::exit::Failure;
+use crate::render::table;
+use serde_json::json;
+use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope};
+use wf_http::wire::FlowLimitBody;
+
+/// `activity:NAME` and so on, as [`parse_scope`](crate::args::parse_scope) reads it.
+fn scope_text(scope: &FlowScope) -> String {
+    let kind = match scope {
+        FlowScope::Activity(_) => "activity",
+        FlowScope::TaskQueue(_) => "task-queue",
+        FlowScope::Key(_) => "key",
+    };
+    format!("{kind}:{}", scope.name())
+}
+
+/// `wf queues list | set-limit | remove-limit`.
+pub async fn run(ctx: &Ctx<'_>, command: QueuesCommand) -> Result<(), Failure> {
+    let limits = ctx.session.client.flow_limits();
+    match command {
+        QueuesCommand::List => list(ctx, limits.list().await?),
+        QueuesCommand::SetLimit {
+            scope,
+            concurrency,
+            rate,
+            per,
+            burst,
+        } => {
+            let limit = match (concurrency, rate, per) {
+                (Some(n), _, _) => FlowLimit::concurrency(scope, n),
+                (None, Some(m), Some(per)) => {
+                    let limit = FlowLimit::rate(scope, m, per);
+                    match burst {
+                        Some(b) => limit.burst(b),
+                        None => limit,
+                    }
+                }
+                _ => {
+                    return Err(Failure::usage(
+                        "give --concurrency N, or --rate M --per DURATION [--burst B]",
+                    ))
+                }
+            };
+            limits.set(limit.clone()).await?;
+            if ctx.json {
+                print_json(&serde_json::to_value(FlowLimitBody::of(&limit)).unwrap_or_default());
+            } else {
+                println!("{}: {}", scope_text(&limit.scope), rule_text(&limit.rule));
+            }
+            Ok(())
+        }
+        QueuesCommand::RemoveLimit { scope, rate, .. } => {
+            let kind = if rate {
+                FlowKind::Rate
+            } else {
+                FlowKind::Concurrency
+            };
+            let removed = limits.remove(scope.clone(), kind).await?;
+            if ctx.json {
+                print_json(&json!({ "removed": removed }));
+            } else if removed {
+                println!("{}: {} limit removed", scope_text(&scope), kind.as_str());
+            } else {
+                println!("{}: no {} limit", scope_text(&scope), kind.as_str());
+            }
+            Ok(())
+        }
+    }
+}
+
+/// What a rule allows, for people.
+fn rule_text(rule: &FlowRule) -> String {
+    match rule {
+        FlowRule::Concurrency { max } => format!("at most {max} at once"),
+        FlowRule::Rate {
+            limit,
+            period,
+            burst,
+        } => format!("at most {limit} per {period:?}, burst {burst}"),
+    }
+}
+
+fn list(ctx: &Ctx<'_>, limits: Vec<FlowLimit>) -> Result<(), Failure> {
+    if ctx.json {
+        let bodies: Vec<FlowLimitBody> = limits.iter().map(FlowLimitBody::of).collect();
+        print_json(&serde_json::to_value(bodies).unwrap_or_default());
+        return Ok(());
+    }
+    if limits.is_empty() {
+        println!("no flow limits");
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = limits
+        .iter()
+        .map(|l| {
+            vec![
+                scope_text(&l.scope),
+                l.rule.kind().as_str().to_string(),
+                rule_text(&l.rule),
+            ]
+        })
+        .collect();
+    println!("{}", table(&ctx.style, &["SCOPE", "KIND", "LIMIT"], &rows));
+    Ok(())
+}
