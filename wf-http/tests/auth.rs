@@ -277,7 +277,11 @@ struct TempFile(PathBuf);
 
 impl TempFile {
     fn with(name: &str, text: &str) -> TempFile {
-        let path = std::env::temp_dir().join(format!("wf-auth-{}-{name}", std::process::id()));
+        // A file of its own per call: a test runs over HTTP and HTTPS at once, in one process,
+        // and each removes its file when done.
+        static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("wf-auth-{}-{name}-{n}", std::process::id()));
         std::fs::write(&path, text).expect("write a temporary file");
         TempFile(path)
     }

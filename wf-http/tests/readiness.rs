@@ -27,7 +27,11 @@ impl Drop for Db {
 }
 
 async fn engine_on_faults(name: &str) -> (Db, Arc<FaultStore>, Engine) {
-    let db = Db(std::env::temp_dir().join(format!("wf-ready-{}-{name}.db", std::process::id())));
+    // A file of its own per call: each test runs over HTTP and HTTPS at once, in one process.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let db =
+        Db(std::env::temp_dir().join(format!("wf-ready-{}-{name}-{n}.db", std::process::id())));
     let sqlite = SqliteStore::open(&db.0).expect("open SQLite");
     let store = FaultStore::new(Arc::new(sqlite));
     let engine = common::agent_engine(Engine::builder().store(store.clone())).await;
