@@ -316,6 +316,9 @@ async fn batch_survives_its_engine_dying_halfway(backend: Backend) {
         BatchAction::signal("poke", &(1u32,)).unwrap(),
     );
     request.batch_id = Some("many".into());
+    // Paced so the second half takes seconds on every store: unpaced, the memory store can
+    // finish all 10,000 between two looks of a starved test task, and no crash falls halfway.
+    request.rate_per_s = Some(2_000);
     let b = client.batches().start(request).await.unwrap();
     assert_eq!(b.selected, MANY as u64);
     eventually_for(
