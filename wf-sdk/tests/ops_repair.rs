@@ -65,32 +65,6 @@ impl Tally {
     }
 }
 
-/// A bug: fails after its activity.
-#[derive(Default)]
-pub struct Buggy;
-
-#[workflow(name = "buggy")]
-impl Buggy {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
-        let n = ctx.activity(Tools::add_one, 1).await?;
-        Err(WorkflowError::new(format!("bug after {n}")))
-    }
-}
-
-/// The fix, under the same name.
-#[derive(Default)]
-pub struct Fixed;
-
-#[workflow(name = "buggy")]
-impl Fixed {
-    #[run]
-    async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
-        let n = ctx.activity(Tools::add_one, 1).await?;
-        Ok(n * 10)
-    }
-}
-
 /// An activity that waits until the test releases it; counts its starts.
 pub struct Held {
     started: std::sync::atomic::AtomicU32,
@@ -423,7 +397,7 @@ async fn resume_continues_a_failed_run_on_fixed_code(backend: Backend) {
         .build()
         .await
         .unwrap();
-    let h = buggy.client().start::<Buggy>("b", ()).await.unwrap();
+    let h = buggy.client().start::<Buggy>("b", 1).await.unwrap();
     let err = h.result().await.unwrap_err();
     assert!(
         matches!(err, WfError::WorkflowFailed(ref m) if m.contains("bug after 2")),

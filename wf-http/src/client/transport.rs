@@ -6,8 +6,8 @@ use super::conns::{Conns, ExchangeError};
 use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    millis, reset_of, ActivityErrorBody, ActivityReportBody, BatchBody, BatchFilterBody, CountBody,
-    CurrentBuildBody, DescriptionBody, FlowLimitBody, FlowRemovedBody, HistoryPage,
+    millis, ActivityErrorBody, ActivityReportBody, BatchActionBody, BatchBody, BatchFilterBody,
+    CountBody, CurrentBuildBody, DescriptionBody, FlowLimitBody, FlowRemovedBody, HistoryPage,
     MoveToBuildBody, NewBatchBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
     QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody,
     UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
@@ -22,7 +22,7 @@ use wf_core::client::{
     ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
     StartRequest, Started, Transport, UpdateRequest,
 };
-use wf_core::{BatchAction, BatchDescription, BatchRequest, BuildIdStatus};
+use wf_core::{BatchDescription, BatchRequest, BuildIdStatus};
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
     RunInfo, ScheduleDescription, UpdateStage, WfError,
@@ -525,20 +525,11 @@ impl Transport for HttpTransport {
 
     fn start_batch(&self, request: BatchRequest) -> CallFuture<'_, BatchDescription> {
         Box::pin(async move {
-            let kind = request.action.kind().to_string();
-            let (to, drop_messages) = reset_of(&request.action);
-            let (signal, args) = match request.action {
-                BatchAction::Signal { name, args } => (Some(name), Some(args)),
-                _ => (None, None),
-            };
+            let action = BatchActionBody::of(&request.action, |p| Ok::<_, WfError>(p.clone()))?;
             let body = NewBatchBody::<Payload> {
                 batch_id: request.batch_id,
                 filter: BatchFilterBody::of(&request.filter),
-                action: kind,
-                signal,
-                args,
-                to,
-                drop_messages,
+                action,
                 reason: Some(request.reason),
                 rate: request.rate_per_s,
             };

@@ -7,7 +7,7 @@ use super::body::{Codec, Failure};
 use super::messages::{path, positional};
 use super::Api;
 use crate::json;
-use crate::wire::{batch_action, BatchBody, NewBatchBody};
+use crate::wire::{BatchBody, NewBatchBody};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, State};
@@ -29,7 +29,9 @@ fn reply(codec: Codec, status: u16, d: &BatchDescription) -> Result<Response, Fa
 
 /// The request a body stands for.
 fn request<V>(b: NewBatchBody<V>, args: Option<Payload>) -> Result<BatchRequest, Failure> {
-    let action = batch_action(&b.action, b.signal, args, b.to.as_deref(), b.drop_messages)
+    let action = b
+        .action
+        .into_action(args)
         .map_err(|m| Failure::invalid_args(m, Some("action".into())))?;
     Ok(BatchRequest {
         batch_id: b.batch_id,
@@ -50,12 +52,12 @@ pub(crate) async fn start(
     let request = match codec {
         Codec::Json => {
             let mut b: NewBatchBody<Value> = codec.decode(body, None)?;
-            let args = positional(b.args.take(), "a batch's signal")?;
+            let args = positional(b.action.args.take(), "a batch's signal")?;
             request(b, Some(args))?
         }
         Codec::Msgpack => {
             let mut b: NewBatchBody<Payload> = codec.decode(body, None)?;
-            let args = b.args.take();
+            let args = b.action.args.take();
             request(b, args)?
         }
     };

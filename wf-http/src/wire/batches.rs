@@ -104,6 +104,104 @@ impl BatchFilterBody {
     }
 }
 
+/// A batch's action as the wire spells it: its kind and the fields of that kind. Flattened
+/// into the request and the description, so both carry the same fields.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(bound(deserialize = "V: Deserialize<'de>"))]
+pub struct BatchActionBody<V> {
+    /// `"signal"`, `"cancel"`, `"terminate"`, `"reset"`, `"pause"`, `"unpause"` or
+    /// `"delete"`.
+    pub action: String,
+    /// The signal's name (action `signal`).
+    #[serde(default)]
+    pub signal: Option<String>,
+    /// The signal's arguments (action `signal`): a positional array (JSON); the encoded tuple
+    /// (MessagePack).
+    #[serde(default)]
+    pub args: Option<V>,
+    /// A reset's point (action `reset`): `"first-task"` or `"last-good-task"`.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Whether a reset leaves out the signals and updates each run received after the point
+    /// (action `reset`).
+    #[serde(default)]
+    pub drop_messages: bool,
+}
+
+impl<V> BatchActionBody<V> {
+    /// The body of `action`, its signal arguments turned into `V` by `value`.
+    pub fn of<E>(
+        action: &wf_core::BatchAction,
+        value: impl Fn(&wf_core::Payload) -> Result<V, E>,
+    ) -> Result<Self, E> {
+        let (signal, args) = match action {
+            wf_core::BatchAction::Signal { name, args } => (Some(name.clone()), Some(value(args)?)),
+            _ => (None, None),
+        };
+        let (to, drop_messages) = match action {
+            wf_core::BatchAction::Reset { to, drop_messages } => {
+                let name = match to {
+                    wf_core::ResetPoint::Event(_) => None,
+                    named => Some(named.to_string()),
+                };
+                (name, *drop_messages)
+            }
+            _ => (None, false),
+        };
+        Ok(BatchActionBody {
+            action: action.kind().to_string(),
+            signal,
+            args,
+            to,
+            drop_messages,
+        })
+    }
+
+    /// The action it names, its signal arguments encoded as `args` (unit if `None`); the error
+    /// says what is missing or unknown.
+    pub fn into_action(
+        self,
+        args: Option<wf_core::Payload>,
+    ) -> Result<wf_core::BatchAction, String> {
+        match self.action.as_str() {
+            "signal" => Ok(wf_core::BatchAction::Signal {
+                name: self
+                    .signal
+                    .ok_or("a signal batch needs \"signal\": the signal's name")?,
+                args: match args {
+                    Some(a) => a,
+                    None => wf_core::Payload::encode(&()).map_err(|e| e.to_string())?,
+                },
+            }),
+            "reset" => {
+                let to = self
+                    .to
+                    .ok_or("a reset batch needs \"to\": \"first-task\" or \"last-good-task\"")?;
+                Ok(wf_core::BatchAction::Reset {
+                    to: reset_point(&to).ok_or_else(|| {
+                        format!("a reset batch's \"to\" is \"first-task\" or \"last-good-task\", not {to:?}")
+                    })?,
+                    drop_messages: self.drop_messages,
+                })
+            }
+            other => wf_core::BatchAction::plain(other).ok_or_else(|| {
+                format!(
+                    "a batch's action is \"signal\", \"cancel\", \"terminate\", \"reset\", \"pause\", \
+                     \"unpause\" or \"delete\", not {other:?}"
+                )
+            }),
+        }
+    }
+}
+
+impl BatchActionBody<wf_core::Payload> {
+    /// The action it names, its arguments as they came.
+    pub fn into_encoded_action(mut self) -> Result<wf_core::BatchAction, String> {
+        let args = self.args.take();
+        self.into_action(args)
+    }
+}
+
 /// `POST /_batches`: a batch to start.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewBatchBody<V> {
@@ -113,21 +211,9 @@ pub struct NewBatchBody<V> {
     /// The runs it acts on.
     #[serde(default)]
     pub filter: BatchFilterBody,
-    /// `"signal"`, `"cancel"`, `"terminate"`, `"reset"`, `"pause"`, `"unpause"` or
-    /// `"delete"`.
-    pub action: String,
-    /// The signal's name (action `signal`).
-    #[serde(default)]
-    pub signal: Option<String>,
-    /// The signal's arguments: a positional array (JSON); the encoded tuple (MessagePack).
-    #[serde(default)]
-    pub args: Option<V>,
-    /// A reset's point (action `reset`): `"first-task"` or `"last-good-task"`.
-    #[serde(default)]
-    pub to: Option<String>,
-    /// A reset leaves out the signals and updates each run received after the point.
-    #[serde(default)]
-    pub drop_messages: bool,
+    /// What it does to each run.
+    #[serde(flatten)]
+    pub action: BatchActionBody<V>,
     /// Why (the reason of each cancel, terminate, reset and pause).
     #[serde(default)]
     pub reason: Option<String>,
@@ -141,21 +227,9 @@ pub struct NewBatchBody<V> {
 pub struct BatchBody<V> {
     /// The batch id.
     pub batch_id: String,
-    /// `"signal"`, `"cancel"`, `"terminate"`, `"reset"`, `"pause"`, `"unpause"` or
-    /// `"delete"`.
-    pub action: String,
-    /// The signal's name (action `signal`).
-    #[serde(default)]
-    pub signal: Option<String>,
-    /// The signal's arguments (action `signal`).
-    #[serde(default)]
-    pub args: Option<V>,
-    /// A reset's point (action `reset`): `"first-task"` or `"last-good-task"`.
-    #[serde(default)]
-    pub to: Option<String>,
-    /// Whether a reset leaves out the messages received after the point (action `reset`).
-    #[serde(default)]
-    pub drop_messages: bool,
+    /// What it does to each run.
+    #[serde(flatten)]
+    pub action: BatchActionBody<V>,
     /// The runs it acts on.
     pub filter: BatchFilterBody,
     /// Why it was started.
@@ -184,18 +258,9 @@ impl<V> BatchBody<V> {
         d: &wf_core::BatchDescription,
         value: impl Fn(&wf_core::Payload) -> Result<V, E>,
     ) -> Result<Self, E> {
-        let (signal, args) = match &d.action {
-            wf_core::BatchAction::Signal { name, args } => (Some(name.clone()), Some(value(args)?)),
-            _ => (None, None),
-        };
-        let (to, drop_messages) = reset_of(&d.action);
         Ok(BatchBody {
             batch_id: d.batch_id.clone(),
-            action: d.action.kind().to_string(),
-            signal,
-            args,
-            to,
-            drop_messages,
+            action: BatchActionBody::of(&d.action, value)?,
             filter: BatchFilterBody::of(&d.filter),
             reason: d.reason.clone(),
             rate: d.rate_per_s,
@@ -214,14 +279,7 @@ impl BatchBody<wf_core::Payload> {
     /// The description it carries; `None` for an action or status this client does not know.
     pub fn into_description(self) -> Option<wf_core::BatchDescription> {
         Some(wf_core::BatchDescription {
-            action: batch_action(
-                &self.action,
-                self.signal,
-                self.args,
-                self.to.as_deref(),
-                self.drop_messages,
-            )
-            .ok()?,
+            action: self.action.into_encoded_action().ok()?,
             status: wf_core::BatchStatus::parse(&self.status)?,
             batch_id: self.batch_id,
             filter: self.filter.into_filter(),
@@ -237,63 +295,12 @@ impl BatchBody<wf_core::Payload> {
     }
 }
 
-/// The action named `kind`, with a signal's name and encoded arguments, or a reset's point
-/// (`to`) and whether it drops later messages; the error says what is missing or unknown.
-pub fn batch_action(
-    kind: &str,
-    signal: Option<String>,
-    args: Option<wf_core::Payload>,
-    to: Option<&str>,
-    drop_messages: bool,
-) -> Result<wf_core::BatchAction, String> {
-    match kind {
-        "signal" => Ok(wf_core::BatchAction::Signal {
-            name: signal.ok_or("a signal batch needs \"signal\": the signal's name")?,
-            args: match args {
-                Some(a) => a,
-                None => wf_core::Payload::encode(&()).map_err(|e| e.to_string())?,
-            },
-        }),
-        "reset" => {
-            let to =
-                to.ok_or("a reset batch needs \"to\": \"first-task\" or \"last-good-task\"")?;
-            Ok(wf_core::BatchAction::Reset {
-                to: reset_point(to).ok_or_else(|| {
-                    format!("a reset batch's \"to\" is \"first-task\" or \"last-good-task\", not {to:?}")
-                })?,
-                drop_messages,
-            })
-        }
-        other => wf_core::BatchAction::plain(other).ok_or_else(|| {
-            format!(
-                "a batch's action is \"signal\", \"cancel\", \"terminate\", \"reset\", \"pause\", \
-                 \"unpause\" or \"delete\", not {other:?}"
-            )
-        }),
-    }
-}
-
 /// A reset point by its name: `"first-task"` or `"last-good-task"`.
 pub fn reset_point(name: &str) -> Option<wf_core::ResetPoint> {
     match name {
         "first-task" => Some(wf_core::ResetPoint::FirstTask),
         "last-good-task" => Some(wf_core::ResetPoint::LastGoodTask),
         _ => None,
-    }
-}
-
-/// A reset action's point by name and whether it drops later messages (`None` and false for
-/// another action, or a point by event id).
-pub fn reset_of(action: &wf_core::BatchAction) -> (Option<String>, bool) {
-    match action {
-        wf_core::BatchAction::Reset { to, drop_messages } => {
-            let name = match to {
-                wf_core::ResetPoint::Event(_) => None,
-                named => Some(named.to_string()),
-            };
-            (name, *drop_messages)
-        }
-        _ => (None, false),
     }
 }
 

@@ -9,7 +9,7 @@
 mod batches;
 mod flow;
 
-pub use batches::{batch_action, reset_of, reset_point, BatchBody, BatchFilterBody, NewBatchBody};
+pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
     flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FLOW_LIMIT_FORMS,
 };

@@ -121,3 +121,29 @@ impl FlowV1 {
         self.go = true;
     }
 }
+
+/// A bug: fails after its activity (the repair and batch tests fix it with [`Fixed`]).
+#[derive(Default)]
+pub struct Buggy;
+
+#[workflow(name = "buggy")]
+impl Buggy {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        let n = ctx.activity(Tools::add_one, n).await?;
+        Err(WorkflowError::new(format!("bug after {n}")))
+    }
+}
+
+/// The fix, under the same name.
+#[derive(Default)]
+pub struct Fixed;
+
+#[workflow(name = "buggy")]
+impl Fixed {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<u32, WorkflowError> {
+        let n = ctx.activity(Tools::add_one, n).await?;
+        Ok(n * 10)
+    }
+}
