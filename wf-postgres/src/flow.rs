@@ -7,7 +7,10 @@
 
 use crate::rows::get;
 use crate::tx::{owned, PostgresTx, Result};
-use wf_core::store::{BackendErrorKind, FlowColumns, FlowRow, FlowTable, StoreError};
+use wf_core::store::{
+    BackendErrorKind, FlowColumns, FlowRow, FlowTable, NewActivityTask, StoreError,
+    EAGER_LEASE_REFUSED,
+};
 use wf_core::{FlowKind, FlowScope};
 
 /// v9: flow limits. The limits on activity attempts (one row per scope and rule kind, with a
@@ -34,6 +37,14 @@ CREATE INDEX activities_leased_by_queue ON activities (task_queue) WHERE lease_o
 CREATE INDEX activities_leased_by_key ON activities (flow_key)
     WHERE lease_owner IS NOT NULL AND flow_key IS NOT NULL;
 "#;
+
+/// Raises `wf_conflict` on run `$1` with reason `$5` when a flow limit covers an activity named
+/// in `$2`, the task queue `$3`, or a flow key in `$4`.
+const REFUSE_COVERED: &str = "SELECT CASE WHEN EXISTS (SELECT 1 FROM flow_limits \
+     WHERE (scope_kind = 'activity' AND scope_name = ANY($2)) \
+     OR (scope_kind = 'task_queue' AND scope_name = $3) \
+     OR (scope_kind = 'key' AND scope_name = ANY($4))) \
+     THEN wf_conflict($1, $5) ELSE 0 END";
 
 impl FlowTable for PostgresTx {
     async fn flow_limits(&mut self, lock: bool) -> Result<Vec<FlowRow>> {
@@ -109,6 +120,41 @@ impl FlowTable for PostgresTx {
             .await?;
         self.notes.work |= n > 0;
         Ok(n > 0)
+    }
+
+    async fn refuse_covered_lease(
+        &mut self,
+        run_id: &str,
+        task_queue: &str,
+        activities: &[NewActivityTask],
+    ) -> Result<()> {
+        // Queued with the commit's other statements: no round trip of its own. A limit that
+        // covers one of the activities raises `wf_conflict`, which undoes the transaction.
+        let mut names: Vec<String> = activities.iter().map(|a| a.name.clone()).collect();
+        names.sort();
+        names.dedup();
+        let mut keys: Vec<String> = activities
+            .iter()
+            .filter_map(|a| a.options.flow_key.clone())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let params = owned![
+            run_id.to_string(),
+            names,
+            task_queue.to_string(),
+            keys,
+            EAGER_LEASE_REFUSED.to_string()
+        ];
+        let what = "check that no flow limit covers activities leased at once";
+        if !self.nested {
+            return self.later(REFUSE_COVERED, params, what).await;
+        }
+        // Inside a nested savepoint (a new run's first task): at once, so that a refusal is
+        // the nested part's and leaves the start standing.
+        let refs: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+            params.iter().map(|p| p.as_ref() as _).collect();
+        self.query(REFUSE_COVERED, &refs, what).await.map(drop)
     }
 
     async fn set_flow_tokens(

@@ -116,6 +116,9 @@ pub struct PostgresTx {
     pub(crate) prefetched: HashMap<String, Option<wf_core::store::RunRow>>,
     /// A writer's commit mark (see `marks.rs`); `None` for a reader.
     pub(crate) mark: Option<crate::marks::Mark>,
+    /// Whether a nested savepoint is open: a check that may fail is then sent at once, so
+    /// that its failure is the nested part's (see [`Tx::savepoint`]).
+    pub(crate) nested: bool,
 }
 
 /// Runs `queued` and then `last` in one round trip: every request is sent, in order, on the
@@ -353,6 +356,7 @@ impl PostgresTx {
             request_from: 0,
             prefetched: HashMap::new(),
             mark: writer.then(crate::marks::Mark::new),
+            nested: false,
         }
     }
 
@@ -679,12 +683,15 @@ impl Tx for PostgresTx {
     // The writer's own savepoint per request is named `request`: this one nests inside it.
     // Sent at once, so that a queued statement's failure is the rule's, not the nested part's.
     async fn savepoint(&mut self) -> Result<()> {
-        self.batch("SAVEPOINT nested", "open a savepoint").await
+        self.batch("SAVEPOINT nested", "open a savepoint").await?;
+        self.nested = true;
+        Ok(())
     }
 
     // The statements queued since the savepoint are rolled back with it: their failures do not
     // count once the rollback succeeded.
     async fn rollback_to_savepoint(&mut self) -> Result<()> {
+        self.nested = false;
         let (failed, done) = self
             .send_then("ROLLBACK TO SAVEPOINT nested", "roll back a savepoint")
             .await;
@@ -695,6 +702,7 @@ impl Tx for PostgresTx {
     }
 
     async fn release_savepoint(&mut self) -> Result<()> {
+        self.nested = false;
         self.later_batch("RELEASE SAVEPOINT nested", "close a savepoint");
         Ok(())
     }

@@ -6,7 +6,7 @@
 use super::fixtures::*;
 use crate::data::activity::ActivityResolution;
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
-use crate::store::{ActivityOptions, EngineRecord, Store};
+use crate::store::{ActivityOptions, EngineRecord, Store, TaskCommit};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -178,16 +178,24 @@ pub async fn flow_limits_are_set_listed_and_removed(store: Arc<dyn Store>) {
     assert!(admin.set_flow_limit(bad, T0).await.is_err());
 }
 
-/// A commit that would lease, at once, an activity a flow limit covers is refused and changes
-/// nothing; without the lease it goes through, and polls lease the activity under the limit.
-pub async fn a_commit_leasing_a_limited_activity_at_once_is_refused(store: Arc<dyn Store>) {
+/// Under a concurrency limit of 1 on activity `charge`, a run's first task commit that
+/// schedules a `charge`.
+async fn limited_commit(store: &dyn Store) -> TaskCommit {
     let limit = FlowLimit::concurrency(FlowScope::activity("charge"), 1);
     store.admin().set_flow_limit(limit, T0).await.unwrap();
-    start(&*store, "wf-1", "run-1", T0).await;
-    let task = lease_one(&*store, "w", T0).await;
+    start(store, "wf-1", "run-1", T0).await;
+    let task = lease_one(store, "w", T0).await;
     let mut c = commit_for(&task, "w", T0);
     c.new_activities
         .push(activity(1, ActivityOptions::default()));
+    c
+}
+
+/// A commit that would lease, at once, an activity a flow limit covers is refused and changes
+/// nothing, whichever kind of scope covers it; limits that cover none of its activities let
+/// it through.
+pub async fn a_commit_leasing_a_limited_activity_at_once_is_refused(store: Arc<dyn Store>) {
+    let mut c = limited_commit(&*store).await;
     c.lease_activities_to = Some("w".into());
     let refused = store.commit_workflow_task(c.clone()).await.unwrap_err();
     assert!(
@@ -196,7 +204,54 @@ pub async fn a_commit_leasing_a_limited_activity_at_once_is_refused(store: Arc<d
         "{refused:?}"
     );
     assert!(store.pending_activities("run-1").await.unwrap().is_empty());
-    c.lease_activities_to = None;
+    // Each kind of scope refuses what it covers.
+    let admin = store.admin();
+    admin
+        .remove_flow_limit(FlowScope::activity("charge"), FlowKind::Concurrency)
+        .await
+        .unwrap();
+    let keyed = ActivityOptions {
+        flow_key: Some("k".into()),
+        ..ActivityOptions::default()
+    };
+    let mut keyed_commit = c.clone();
+    keyed_commit.new_activities = vec![activity(1, keyed)];
+    let queue = crate::data::run::DEFAULT_TASK_QUEUE;
+    for scope in [FlowScope::key("k"), FlowScope::task_queue(queue)] {
+        admin
+            .set_flow_limit(FlowLimit::concurrency(scope.clone(), 1), T0)
+            .await
+            .unwrap();
+        let refused = store.commit_workflow_task(keyed_commit.clone()).await;
+        assert!(
+            matches!(&refused, Err(crate::store::StoreError::Conflict { reason, .. })
+                if reason == crate::store::EAGER_LEASE_REFUSED),
+            "a limit of {scope} let its activity through: {refused:?}"
+        );
+        admin
+            .remove_flow_limit(scope, FlowKind::Concurrency)
+            .await
+            .unwrap();
+    }
+    // Limits of other names cover nothing here: the commit goes through, leased at once.
+    for scope in [
+        FlowScope::key("other"),
+        FlowScope::activity("other"),
+        FlowScope::task_queue("other"),
+    ] {
+        let limit = FlowLimit::concurrency(scope, 1);
+        admin.set_flow_limit(limit, T0).await.unwrap();
+    }
+    store.commit_workflow_task(keyed_commit).await.unwrap();
+    let pending = store.pending_activities("run-1").await.unwrap();
+    assert_eq!(pending.len(), 1, "{pending:?}");
+    assert!(pending[0].lease_until_ms.is_some(), "{pending:?}");
+}
+
+/// Without the lease, a commit scheduling a limited activity goes through, and polls lease
+/// the activity under the limit.
+pub async fn a_limited_activity_is_leased_by_a_poll(store: Arc<dyn Store>) {
+    let c = limited_commit(&*store).await;
     store.commit_workflow_task(c).await.unwrap();
     assert_eq!(
         store

@@ -87,7 +87,8 @@ pub(crate) async fn commit<X: Tx>(
         tx.consume_inbox(run_id, through).await?;
     }
     if c.lease_activities_to.is_some() && !c.new_activities.is_empty() {
-        super::flow::check_eager_lease(tx, run_id, &run.task_queue, &c.new_activities).await?;
+        tx.refuse_covered_lease(run_id, &run.task_queue, &c.new_activities)
+            .await?;
     }
     for task in &c.new_activities {
         let lease = c.lease_activities_to.as_deref().map(|owner| {

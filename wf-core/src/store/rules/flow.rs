@@ -182,9 +182,9 @@ async fn lease<X: Tx>(
 pub const EAGER_LEASE_REFUSED: &str =
     "a flow limit covers an activity of this task: it must be leased by a poll, not at once";
 
-/// Refuses (a `Conflict` on the run) a commit that leases `activities` of a run on
-/// `task_queue` at once when a flow limit covers one of them.
-pub(crate) async fn check_eager_lease<X: Tx>(
+/// [`FlowTable::refuse_covered_lease`](super::tx::FlowTable::refuse_covered_lease) for a
+/// store that reads the limits in the transaction (memory, SQLite: no round trip to save).
+pub(crate) async fn refuse_covered_lease_by_reading<X: Tx>(
     tx: &mut X,
     run_id: &str,
     task_queue: &str,

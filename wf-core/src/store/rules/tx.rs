@@ -563,6 +563,19 @@ pub trait FlowTable {
         kind: FlowKind,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
+    /// Refuses a commit that leases `activities` of `run_id` (a run on `task_queue`) at once
+    /// when a flow limit covers one of them: a `Conflict` on the run whose reason is
+    /// [`EAGER_LEASE_REFUSED`](crate::store::EAGER_LEASE_REFUSED). A store that queues
+    /// statements (PostgreSQL) sends the check with the commit's other statements, so that it
+    /// costs no round trip of its own: the refusal then comes when they are sent, and undoes
+    /// the transaction all the same.
+    fn refuse_covered_lease(
+        &mut self,
+        run_id: &str,
+        task_queue: &str,
+        activities: &[NewActivityTask],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Sets the token bucket of the rate limit of `scope`.
     fn set_flow_tokens(
         &mut self,
