@@ -296,7 +296,11 @@ async fn retries_inside_the_task_then_succeeds(backend: Backend) {
 
 async fn a_long_backoff_continues_on_a_durable_timer(backend: Backend) {
     let s = setup(backend, "local-backoff", 2).await;
-    let (out, history) = run_case(&s, "flaky", Case::FlakyLong, Duration::from_secs(5)).await;
+    // Steps of 0.5 s: the test clock runs 100 times faster than real time, so that the task
+    // lease (10 s) outlives a task still running on a busy machine; with 5 s steps it expired
+    // under one and the task ran (and called its activity) again.
+    let step = Duration::from_millis(500);
+    let (out, history) = run_case(&s, "flaky", Case::FlakyLong, step).await;
     // The attempt count is kept across the timers: the third call is attempt 3.
     assert_eq!(out, "ok on attempt 3");
     assert_eq!(s.tools.calls.load(Ordering::SeqCst), 3);
