@@ -77,7 +77,7 @@ pub use memory::{MemoryStore, MemoryTx};
 pub use operation::{FromOutcome, Op, Operation, Outcome};
 pub use records::*;
 pub use rules::complete::ASYNC_COMPLETION_OWNER;
-pub use rules::flow::EAGER_LEASE_REFUSED;
+pub use rules::flow_table::EAGER_LEASE_REFUSED;
 pub use rules::tx::{
     attempt_gone, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable,
     FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, Retry,

@@ -2,8 +2,6 @@
 
 use super::tables::{MemoryTx, Result};
 use crate::data::flow::{FlowKind, FlowRow, FlowScope};
-use crate::store::records::NewActivityTask;
-use crate::store::rules::flow::refuse_covered_lease_by_reading;
 use crate::store::rules::tx::FlowTable;
 
 /// A limit's key: (scope kind, scope name, rule kind).
@@ -29,15 +27,6 @@ impl FlowTable for MemoryTx {
 
     async fn delete_flow_limit(&mut self, scope: &FlowScope, kind: FlowKind) -> Result<bool> {
         Ok(self.flow_limits.remove(&key(scope, kind)))
-    }
-
-    async fn refuse_covered_lease(
-        &mut self,
-        run_id: &str,
-        task_queue: &str,
-        activities: &[NewActivityTask],
-    ) -> Result<()> {
-        refuse_covered_lease_by_reading(self, run_id, task_queue, activities).await
     }
 
     async fn set_flow_tokens(

@@ -15,7 +15,7 @@ use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
 use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope};
 use crate::error::{BackendErrorKind, StoreError};
-use crate::store::records::{ActivityTask, NewActivityTask};
+use crate::store::records::ActivityTask;
 
 /// One limit during a poll: its row and the attempts it still lets start.
 struct Gate {
@@ -173,34 +173,6 @@ async fn lease<X: Tx>(
     task.lease_until_ms = Some(lease);
     tx.lease_activity(&task, worker_id).await?;
     Ok(task)
-}
-
-/// The refusal of a workflow task commit that would lease, at once, activities that a flow
-/// limit covers: the committing worker learns of the limits (it refreshes its copy) and the
-/// task runs again, its activities then leased by polls. Its text is how the worker tells it
-/// from other conflicts.
-pub const EAGER_LEASE_REFUSED: &str =
-    "a flow limit covers an activity of this task: it must be leased by a poll, not at once";
-
-/// [`FlowTable::refuse_covered_lease`](super::tx::FlowTable::refuse_covered_lease) for a
-/// store that reads the limits in the transaction (memory, SQLite: no round trip to save).
-pub(crate) async fn refuse_covered_lease_by_reading<X: Tx>(
-    tx: &mut X,
-    run_id: &str,
-    task_queue: &str,
-    activities: &[NewActivityTask],
-) -> Result<(), StoreError> {
-    let limits = tx.flow_limits(false).await?;
-    let covered = activities.iter().any(|a| {
-        let key = a.options.flow_key.as_deref();
-        limits
-            .iter()
-            .any(|row| row.limit.scope.covers(&a.name, task_queue, key))
-    });
-    if covered {
-        return Err(StoreError::conflict(run_id, EAGER_LEASE_REFUSED));
-    }
-    Ok(())
 }
 
 /// [`StoreAdmin::set_flow_limit`](crate::store::StoreAdmin::set_flow_limit): a rate limit set

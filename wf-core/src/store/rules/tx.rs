@@ -13,8 +13,8 @@
 //! The traits are split by table so that an implementation can keep one file per table; [`Tx`]
 //! gathers them.
 
+pub use super::flow_table::FlowTable;
 use crate::data::activity::{ActivityFailure, ActivityOptions};
-use crate::data::flow::{FlowKind, FlowRow, FlowScope};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
 use crate::data::run::{ListFilter, RunStatus, TaskFailure};
@@ -537,62 +537,6 @@ pub trait ActivityTable {
         &mut self,
         run_id: &str,
     ) -> impl Future<Output = Result<Vec<ActivityTask>, StoreError>> + Send;
-}
-
-/// The `flow_limits` table: the flow limits on activity attempts, one row per (scope, rule
-/// kind), with a rate limit's token bucket; and the count of the attempts a limit binds.
-pub trait FlowTable {
-    /// Every flow limit, by scope kind, scope name and rule kind. With `lock`, a store whose
-    /// writers run at once (PostgreSQL) locks the rows read until the transaction ends, so
-    /// that two polls counting under one limit take turns.
-    fn flow_limits(
-        &mut self,
-        lock: bool,
-    ) -> impl Future<Output = Result<Vec<FlowRow>, StoreError>> + Send;
-
-    /// Inserts the limit, or replaces the row of its scope and rule kind.
-    fn put_flow_limit(
-        &mut self,
-        row: &FlowRow,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
-
-    /// Deletes the limit of `scope` and rule kind `kind`; whether there was one.
-    fn delete_flow_limit(
-        &mut self,
-        scope: &FlowScope,
-        kind: FlowKind,
-    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
-
-    /// Refuses a commit that leases `activities` of `run_id` (a run on `task_queue`) at once
-    /// when a flow limit covers one of them: a `Conflict` on the run whose reason is
-    /// [`EAGER_LEASE_REFUSED`](crate::store::EAGER_LEASE_REFUSED). A store that queues
-    /// statements (PostgreSQL) sends the check with the commit's other statements, so that it
-    /// costs no round trip of its own: the refusal then comes when they are sent, and undoes
-    /// the transaction all the same.
-    fn refuse_covered_lease(
-        &mut self,
-        run_id: &str,
-        task_queue: &str,
-        activities: &[NewActivityTask],
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
-
-    /// Sets the token bucket of the rate limit of `scope`.
-    fn set_flow_tokens(
-        &mut self,
-        scope: &FlowScope,
-        tokens: f64,
-        refilled_ms: i64,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
-
-    /// How many leased attempts `scope` covers whose lease is live at `now_ms`: not expired,
-    /// and held by `poller` or by an engine whose liveness lease has not expired (a lease
-    /// without an expiry lives while its engine does).
-    fn running_attempts(
-        &mut self,
-        scope: &FlowScope,
-        now_ms: i64,
-        poller: &str,
-    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }
 
 /// The `timers` table.

@@ -4,8 +4,6 @@ use super::rows::db;
 use super::tx::{Result, SqliteTx};
 use crate::data::flow::{FlowColumns, FlowKind, FlowRow, FlowScope};
 use crate::error::{BackendErrorKind, StoreError};
-use crate::store::records::NewActivityTask;
-use crate::store::rules::flow::refuse_covered_lease_by_reading;
 use crate::store::rules::tx::FlowTable;
 use rusqlite::params;
 
@@ -79,15 +77,6 @@ impl FlowTable for SqliteTx {
             .and_then(|mut s| s.execute(params![scope.kind(), scope.name(), kind.as_str()]))
             .map_err(db("remove a flow limit"))?;
         Ok(n > 0)
-    }
-
-    async fn refuse_covered_lease(
-        &mut self,
-        run_id: &str,
-        task_queue: &str,
-        activities: &[NewActivityTask],
-    ) -> Result<()> {
-        refuse_covered_lease_by_reading(self, run_id, task_queue, activities).await
     }
 
     async fn set_flow_tokens(
