@@ -7,6 +7,13 @@ use wf_core::store::{
     TaskQuery,
 };
 
+/// v10: activity task queues. Whether an activity was sent to a task queue of its own
+/// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
+/// queue lease it. The activities already pending were not.
+pub(crate) const SCHEMA_V10: &str = "
+ALTER TABLE activities ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT false;
+";
+
 /// v6: `wf_conflict(run_id, reason)`, which fails its statement with SQLSTATE `WF409`, read
 /// back as a `Conflict` on the run, and `wf_stale(run_id)`, SQLSTATE `WF412`, read back as a
 /// `Busy` error (the writer runs the request again, reading what it had assumed; see
@@ -81,8 +88,8 @@ impl ActivityTable for PostgresTx {
         self.later(
             "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
              attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-             attempt_deadline, lease_until, lease_owner, task_queue, flow_key) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14)",
+             attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14, $15)",
             owned![
                 new.run_id.to_string(),
                 i64::from(task.seq),
@@ -96,8 +103,9 @@ impl ActivityTable for PostgresTx {
                 attempt_deadline,
                 lease_until,
                 owner.map(str::to_string),
-                new.task_queue.to_string(),
+                new.queue().to_string(),
                 task.options.flow_key.clone(),
+                new.pinned(),
             ],
             "schedule an activity",
         )
@@ -245,13 +253,14 @@ impl ActivityTable for PostgresTx {
             Some(b) => (some(&b.names), some(&b.queues), some(&b.keys)),
             None => (None, None, None),
         };
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
             &query.now_ms,
             &max,
             &query.names,
             &not_names,
             &not_queues,
             &not_keys,
+            &query.queues,
         ];
         macro_rules! visible {
             ($tail:literal) => {
@@ -261,6 +270,7 @@ impl ActivityTable for PostgresTx {
                     " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
                      AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
                      AND ($3::text[] IS NULL OR name = ANY($3)) \
+                     AND ($7::text[] IS NULL OR NOT pinned OR task_queue = ANY($7)) \
                      AND ($4::text[] IS NULL OR NOT (name = ANY($4))) \
                      AND ($5::text[] IS NULL OR NOT (task_queue = ANY($5))) \
                      AND ($6::text[] IS NULL OR flow_key IS NULL OR NOT (flow_key = ANY($6))) \

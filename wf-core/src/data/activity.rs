@@ -92,6 +92,21 @@ pub struct ActivityOptions {
     /// options without one encode as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_key: Option<String>,
+    /// The task queue its attempts are sent to (`ctx.activity(..).task_queue(q)`): only engines
+    /// that serve that queue lease them (see
+    /// [`EngineBuilder::activity_task_queue`](crate::EngineBuilder::activity_task_queue)).
+    /// `None`: its run's task queue, and any engine that registers the activity may run it.
+    /// Left out of the encoding when unset, so options without one encode as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_queue: Option<String>,
+}
+
+impl ActivityOptions {
+    /// The task queue the attempts count under: the one set with
+    /// [`task_queue`](Self::task_queue), else `run_queue` (its run's).
+    pub fn queue_or<'a>(&'a self, run_queue: &'a str) -> &'a str {
+        self.task_queue.as_deref().unwrap_or(run_queue)
+    }
 }
 
 /// How an activity ended for good.

@@ -10,8 +10,15 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
 ];
+
+/// v11: activity task queues. Whether an activity was sent to a task queue of its own
+/// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
+/// queue lease it. The activities already pending were not.
+const SCHEMA_V11: &str = "
+ALTER TABLE activities ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+";
 
 /// v10: flow limits. The limits on activity attempts (one row per scope and rule kind, with a
 /// rate limit's token bucket); each activity's task queue (its run's; filled in for the
