@@ -130,6 +130,7 @@ impl HasPayloads for TaskCommit {
             consumed_through: _,
             new_activities,
             lease_activities_to: _,
+            lease_admitted: _,
             cancel_activities: _,
             resolve_activities: _,
             new_timers: _,

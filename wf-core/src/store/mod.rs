@@ -200,6 +200,13 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
     /// messages. On success the lease is released and the run is ready again only if messages
     /// remain in its inbox. Clears the run's task failure. Returns the updated run.
     fn commit_workflow_task(&self, commit: TaskCommit) -> StoreFuture<'_, RunRecord> {
+        let committed = self.commit_workflow_task_leasing(commit);
+        Box::pin(async move { committed.await.map(|c| c.run) })
+    }
+
+    /// [`commit_workflow_task`](Self::commit_workflow_task), answering also which new
+    /// activities it leased (see [`TaskCommit::lease_admitted`]).
+    fn commit_workflow_task_leasing(&self, commit: TaskCommit) -> StoreFuture<'_, Committed> {
         send(self, Operation::CommitWorkflowTask(commit))
     }
 

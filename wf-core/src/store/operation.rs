@@ -10,7 +10,7 @@
 
 use super::backend::{Backend, Durability, TxFuture};
 use super::records::{
-    ActivityAttempt, ActivityPoll, ActivityTask, DeliverOutcome, Delivery, EngineRecord,
+    ActivityAttempt, ActivityPoll, ActivityTask, Committed, DeliverOutcome, Delivery, EngineRecord,
     FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch, RunStart, ScheduleRow,
     ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
 };
@@ -453,7 +453,11 @@ impl Operation {
                 let committed = b.write(durability, move |tx| Box::pin(commit::commit(tx, c)));
                 // The spent commit is dropped here, on the caller's thread (see
                 // `rules::commit`).
-                Box::pin(async move { committed.await.map(|(run, _spent)| Outcome::Run(run)) })
+                Box::pin(async move {
+                    committed
+                        .await
+                        .map(|(committed, _spent)| Outcome::Committed(committed))
+                })
             }
             FailWorkflowTask {
                 run_id,
@@ -797,7 +801,7 @@ outcomes! {
     Unit(()), Bool(bool), Bools(Vec<bool>), Count(u64), Time(Option<i64>),
     Started(StartOutcome), StartedWithTask(StartWithTask), Delivered(DeliverOutcome),
     WorkflowTasks(Vec<WorkflowTask>), WorkflowTask(Option<WorkflowTask>),
-    Run(RunRecord), MaybeRun(Option<RunRecord>), Runs(Vec<RunRecord>), RunIds(Vec<String>),
+    Run(RunRecord), Committed(Committed), MaybeRun(Option<RunRecord>), Runs(Vec<RunRecord>), RunIds(Vec<String>),
     ActivityTasks(Vec<ActivityTask>), FiredTimers(Vec<FiredTimer>), Limits(Option<RunLimits>),
     History(Vec<HistoryEvent>), Pending(PendingMessages), Searches(Vec<RunSearch>),
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
@@ -823,6 +827,7 @@ impl HasPayloads for Outcome {
             WorkflowTasks(tasks) => tasks.for_each_payload(f),
             WorkflowTask(task) => task.for_each_payload(f),
             Run(run) => run.for_each_payload(f),
+            Committed(committed) => committed.run.for_each_payload(f),
             MaybeRun(run) => run.for_each_payload(f),
             RunPaused(run) => match run {
                 Some((run, _)) => run.for_each_payload(f),

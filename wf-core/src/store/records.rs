@@ -230,6 +230,18 @@ pub enum RunClose {
     ContinuedAsNew(NewRun),
 }
 
+/// What [`Store::commit_workflow_task_leasing`](super::Store::commit_workflow_task_leasing)
+/// answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    /// The run after the commit.
+    pub run: RunRecord,
+    /// The new activities (by seq) the commit leased to
+    /// [`TaskCommit::lease_activities_to`]: all of them, or under
+    /// [`TaskCommit::lease_admitted`] those the flow limits admitted.
+    pub leased: Vec<u32>,
+}
+
 /// Everything one workflow task produced, committed atomically.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskCommit {
@@ -254,6 +266,12 @@ pub struct TaskCommit {
     /// Lease the new activities to this worker at once (attempt 1 started now, deadlines per
     /// [`activity_lease`](super::activity_lease)): the committing process runs them without polling for them.
     pub lease_activities_to: Option<String>,
+    /// With [`lease_activities_to`](Self::lease_activities_to): lease only the new activities
+    /// the store's flow limits admit now (counted and spent as a poll counts and spends them),
+    /// leaving the others for a poll; [`Committed::leased`] names those leased. Without it, a
+    /// commit that would lease an activity a flow limit covers is refused (`Conflict`, reason
+    /// [`EAGER_LEASE_REFUSED`](super::EAGER_LEASE_REFUSED)).
+    pub lease_admitted: bool,
     /// Pending activities (by seq) to drop.
     pub cancel_activities: Vec<u32>,
     /// Activities resolved in this task straight from an in-process worker. Each must still

@@ -79,6 +79,7 @@ impl Plan {
             updates: update_states.clone(),
             failure_type,
             lease_activities_to: None,
+            lease_admitted: false,
             sync: true,
             resolve_activities,
             start_children: Vec::new(),
@@ -259,7 +260,7 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
 
 /// Activities this process runs are leased in the same commit and started right after it,
 /// without a poll (when every one is registered here, sent to no task queue or to one this
-/// engine serves, and has a free slot).
+/// engine serves, and has a free slot). Under flow limits, only those the limits admit.
 fn lease_locally(
     core: &Arc<Core>,
     run: &RunRecord,
@@ -268,7 +269,6 @@ fn lease_locally(
 ) -> Vec<(ActivityTask, OwnedSemaphorePermit)> {
     let local = core.config.run_workers
         && !commit.new_activities.is_empty()
-        && !core.flow.may_cover(&run.task_queue, &commit.new_activities)
         && commit.new_activities.iter().all(|a| {
             core.catalog.activities.get(&a.name).is_some()
                 && (a.options.task_queue.as_deref())
@@ -285,6 +285,9 @@ fn lease_locally(
         }
     }
     commit.lease_activities_to = Some(core.worker_id.clone());
+    // Under a flow limit, the store leases only what the limits admit (the rest waits for a
+    // poll), and says which.
+    commit.lease_admitted = core.flow.may_cover(&run.task_queue, &commit.new_activities);
     commit
         .new_activities
         .iter()
@@ -360,23 +363,32 @@ pub(super) async fn commit_task(
     let store = &core.store;
     let without_lease = plan.commit.without_lease;
     let Plan {
-        commit,
+        mut commit,
         update_states,
-        local,
+        mut local,
         has_activities,
         has_timers,
         closes,
     } = plan;
+    if start.is_some() && commit.lease_admitted {
+        // A new run's first task answers no leases: its activities wait for a poll.
+        commit.lease_activities_to = None;
+        commit.lease_admitted = false;
+        local.clear();
+    }
+    let planned = local.len();
     let mut start_reply = None;
     let marks_seen = core.worker.marks.finished();
     let cancelled_activities = commit.cancel_activities.clone();
     let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
     let committed = match start {
-        None => {
-            await_commit(w, store.commit_workflow_task(commit))
-                .instrument(span)
-                .await
-        }
+        None => await_commit(w, store.commit_workflow_task_leasing(commit))
+            .instrument(span)
+            .await
+            .map(|done| {
+                local.retain(|(task, _)| done.leased.contains(&task.seq));
+                done.run
+            }),
         Some((request, reply)) => match await_commit(w, store.start_run_with_task(request, commit))
             .instrument(span)
             .await
@@ -503,11 +515,11 @@ pub(super) async fn commit_task(
     }
     handoff::answer_updates(w, &run.run_id, &direct_rejections, false);
     handoff::answer_updates(w, &run.run_id, &update_states, closes);
-    if local.is_empty() {
-        if has_activities {
-            core.wake.activity.notify_one();
-        }
-    } else {
+    if has_activities && local.len() < planned.max(1) {
+        // Some wait in the store: the activity worker polls for them.
+        core.wake.activity.notify_one();
+    }
+    if !local.is_empty() {
         if local
             .iter()
             .any(|(task, _)| activity_worker::has_timeouts(task))

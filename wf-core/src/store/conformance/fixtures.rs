@@ -205,6 +205,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         new_activities: Vec::new(),
         cancel_activities: Vec::new(),
         lease_activities_to: None,
+        lease_admitted: false,
         resolve_activities: Vec::new(),
         new_timers: Vec::new(),
         cancel_timers: Vec::new(),

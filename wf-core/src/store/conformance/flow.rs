@@ -262,3 +262,47 @@ pub async fn a_limited_activity_is_leased_by_a_poll(store: Arc<dyn Store>) {
         1
     );
 }
+
+/// A commit that leases its activities at once as the limits admit (`lease_admitted`) leases
+/// those with room, counted with the attempts already running and spending a rate limit's
+/// tokens as a poll would, and leaves the others for a poll; it says which it leased.
+pub async fn a_commit_leases_at_once_what_the_limits_admit(store: Arc<dyn Store>) {
+    let mut c = limited_commit(&*store).await;
+    let rate = FlowLimit::rate(FlowScope::key("k"), 1, Duration::from_secs(3600));
+    store.admin().set_flow_limit(rate, T0).await.unwrap();
+    let keyed = ActivityOptions {
+        flow_key: Some("k".into()),
+        ..ActivityOptions::default()
+    };
+    let free = ActivityOptions::default();
+    let mut other = activity(4, free);
+    other.name = "refund".into();
+    c.new_activities = vec![
+        activity(1, ActivityOptions::default()),
+        activity(2, ActivityOptions::default()),
+        activity(3, keyed.clone()),
+        other,
+    ];
+    let mut fifth = activity(5, keyed);
+    fifth.name = "refund".into();
+    c.new_activities.push(fifth);
+    c.lease_activities_to = Some("w".into());
+    c.lease_admitted = true;
+    let done = store.commit_workflow_task_leasing(c).await.unwrap();
+    // `charge` 1 takes the one slot of `charge`, so 2 and 3 (a `charge` too) wait; `refund` 4
+    // no limit covers; `refund` 5 takes the one token of key `k`.
+    assert_eq!(done.leased, [1, 4, 5], "{done:?}");
+    let pending = store.pending_activities("run-1").await.unwrap();
+    let leased: Vec<u32> = pending
+        .iter()
+        .filter(|a| a.lease_until_ms.is_some())
+        .map(|a| a.seq)
+        .collect();
+    assert_eq!(leased, [1, 4, 5]);
+    // The slot and the token are spent: a poll now leases nothing.
+    assert!(store
+        .poll_activity_tasks_any("w2", T0 + 1, 10)
+        .await
+        .unwrap()
+        .is_empty());
+}

@@ -18,8 +18,8 @@ use crate::data::payload::Payload;
 use crate::data::run::{ChildOutcome, RunStatus};
 use crate::error::StoreError;
 use crate::store::records::{
-    NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage, ResolvedAttempt, RunClose, RunNotice,
-    RunRecord, TaskCommit, Termination,
+    Committed, NewChild, NewEvent, NewRun, NewTimer, OutgoingMessage, ResolvedAttempt, RunClose,
+    RunNotice, RunRecord, TaskCommit, Termination,
 };
 use std::collections::HashSet;
 
@@ -31,7 +31,7 @@ use std::collections::HashSet;
 pub(crate) async fn commit<X: Tx>(
     tx: &mut X,
     mut c: TaskCommit,
-) -> Result<(RunRecord, TaskCommit), StoreError> {
+) -> Result<(Committed, TaskCommit), StoreError> {
     let run_id = c.run_id.as_str();
     let now = c.now_ms;
     // A lease-free commit needs an empty inbox; a leased close, none past what it consumed;
@@ -86,15 +86,34 @@ pub(crate) async fn commit<X: Tx>(
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
     }
-    if c.lease_activities_to.is_some() && !c.new_activities.is_empty() {
-        tx.refuse_covered_lease(run_id, &run.task_queue, &c.new_activities)
-            .await?;
-    }
-    for task in &c.new_activities {
-        let lease = c.lease_activities_to.as_deref().map(|owner| {
-            let (attempt_deadline, lease_until) = activity_lease(&task.options, now, now);
-            (owner, attempt_deadline, lease_until)
-        });
+    // Which new activities it leases: all or none, or under `lease_admitted` those the flow
+    // limits admit.
+    let mut leased = Vec::new();
+    let admitted = match c.lease_activities_to.as_deref() {
+        Some(owner) if c.lease_admitted && !c.new_activities.is_empty() => {
+            let queue = &run.task_queue;
+            super::flow::admit_new(tx, now, owner, queue, &c.new_activities).await?
+        }
+        Some(_) if !c.new_activities.is_empty() => {
+            tx.refuse_covered_lease(run_id, &run.task_queue, &c.new_activities)
+                .await?;
+            vec![true; c.new_activities.len()]
+        }
+        _ => Vec::new(),
+    };
+    for (i, task) in c.new_activities.iter().enumerate() {
+        let admitted = admitted.get(i).copied().unwrap_or(false);
+        let lease = c
+            .lease_activities_to
+            .as_deref()
+            .filter(|_| admitted)
+            .map(|owner| {
+                let (attempt_deadline, lease_until) = activity_lease(&task.options, now, now);
+                (owner, attempt_deadline, lease_until)
+            });
+        if lease.is_some() {
+            leased.push(task.seq);
+        }
         let activity = NewActivity {
             run_id,
             workflow_id: &run.workflow_id,
@@ -213,7 +232,13 @@ pub(crate) async fn commit<X: Tx>(
         notify,
     };
     apply_side_effects(tx, run_id, effects, now).await?;
-    Ok((record, c))
+    Ok((
+        Committed {
+            run: record,
+            leased,
+        },
+        c,
+    ))
 }
 
 /// The closing part of the run's change for a task that closes it.

@@ -15,7 +15,7 @@ use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
 use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope};
 use crate::error::{BackendErrorKind, StoreError};
-use crate::store::records::ActivityTask;
+use crate::store::records::{ActivityTask, NewActivityTask};
 
 /// One limit during a poll: its row and the attempts it still lets start.
 struct Gate {
@@ -87,7 +87,12 @@ impl Admission {
     /// from each.
     fn admit(&mut self, task: &ActivityTask) -> bool {
         let key = task.options.flow_key.as_deref();
-        let covers = |g: &Gate| g.row.limit.scope.covers(&task.name, &task.task_queue, key);
+        self.admit_one(&task.name, &task.task_queue, key)
+    }
+
+    /// [`admit`](Self::admit) for an attempt of activity `name` on `queue` with flow key `key`.
+    fn admit_one(&mut self, name: &str, queue: &str, key: Option<&str>) -> bool {
+        let covers = |g: &Gate| g.row.limit.scope.covers(name, queue, key);
         if self.gates.iter().filter(|g| covers(g)).any(|g| g.room == 0) {
             return false;
         }
@@ -158,6 +163,30 @@ pub(crate) async fn lease_under_limits<X: Tx>(
     }
     admission.close(tx, now_ms).await?;
     Ok(leased)
+}
+
+/// Which of `activities`, scheduled by a commit of a run on `run_queue` at `now_ms` and leased
+/// at once to `owner`, the store's flow limits admit now, counted and spent as a poll's; the
+/// others wait for a poll. All of them when the store holds no limit.
+pub(crate) async fn admit_new<X: Tx>(
+    tx: &mut X,
+    now_ms: i64,
+    owner: &str,
+    run_queue: &str,
+    activities: &[NewActivityTask],
+) -> Result<Vec<bool>, StoreError> {
+    let Some(mut admission) = Admission::open(tx, now_ms, owner).await? else {
+        return Ok(vec![true; activities.len()]);
+    };
+    let admitted = activities
+        .iter()
+        .map(|a| {
+            let key = a.options.flow_key.as_deref();
+            admission.admit_one(&a.name, a.options.queue_or(run_queue), key)
+        })
+        .collect();
+    admission.close(tx, now_ms).await?;
+    Ok(admitted)
 }
 
 /// Leases `task`'s current attempt to `worker_id` at `now_ms`.

@@ -71,7 +71,7 @@ pub(crate) async fn start_run_with_task<X: Tx>(
         });
     }
     tx.savepoint().await?;
-    let first = commit(tx, first).await.map(|(record, _spent)| record);
+    let first = commit(tx, first).await.map(|(done, _spent)| done.run);
     if first.is_err() {
         tx.rollback_to_savepoint().await?;
     }
