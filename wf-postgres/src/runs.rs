@@ -20,6 +20,12 @@ use wf_core::store::{
     ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
 };
 
+/// v10: start delay. When a run's first workflow task is due, for a run whose start was
+/// delayed (NULL: at once); no lease is given before then.
+pub(crate) const SCHEMA_V10: &str = r#"
+ALTER TABLE runs ADD COLUMN start_at BIGINT;
+"#;
+
 /// The advisory lock of a workflow id (by the 64-bit hash of the schema and the id: locks are
 /// database-wide, and other schemas have ids of their own), in this transaction.
 const LOCK_WORKFLOW: &str =
@@ -332,6 +338,18 @@ impl RunTable for PostgresTx {
         Ok(())
     }
 
+    async fn delay_start(&mut self, run_id: &str, start_at_ms: i64) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.later(
+            "UPDATE runs SET start_at = $2, ready_at = $2 WHERE run_id = $1",
+            owned![run_id.to_string(), start_at_ms],
+            "delay a run's start",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.lock_run(lease.run_id).await?;
         self.later(
@@ -355,7 +373,7 @@ impl RunTable for PostgresTx {
                  AND status = 'running' AND (lease_owner IS NULL OR lease_until <= $4 \
                  OR lease_owner IN (SELECT engine_id FROM engines \
                  WHERE lease_until <= $4 AND engine_id <> $2)) \
-                 AND (build_id IS NULL OR build_id = $5)",
+                 AND (build_id IS NULL OR build_id = $5) AND (start_at IS NULL OR start_at <= $4)",
                 &[
                     &lease.run_id,
                     &lease.owner,

@@ -48,6 +48,12 @@ pub struct StartOptions {
     /// `"payload"`, `"wait_timeout"`) and `"run_timeout"`. `None` (the default): a failed run
     /// stays failed.
     pub retry_policy: Option<RetryPolicy>,
+    /// How long the run waits before its first workflow task (Temporal's start delay): the
+    /// run exists at once (describe and list show it, with its
+    /// [`start_at`](Description::start_at); signals and updates sent to it are kept), but no
+    /// engine runs it before the delay has passed, a signal included. `None` or zero (the
+    /// default): at once. A continue-as-new or a retry of the run does not wait again.
+    pub start_delay: Option<Duration>,
 }
 
 impl StartOptions {
@@ -101,6 +107,18 @@ impl StartOptions {
     /// ```
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry_policy = Some(policy);
+        self
+    }
+
+    /// Sets [`start_delay`](Self::start_delay).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = wf_core::StartOptions::new().start_delay(Duration::from_secs(60));
+    /// assert_eq!(options.start_delay, Some(Duration::from_secs(60)));
+    /// ```
+    pub fn start_delay(mut self, delay: Duration) -> Self {
+        self.start_delay = Some(delay);
         self
     }
 
@@ -224,6 +242,10 @@ pub struct Description {
     pub history_bytes: u64,
     /// When it started.
     pub started_at: SystemTime,
+    /// When its first workflow task is due, for a run whose start was delayed
+    /// ([`StartOptions::start_delay`]): no engine runs it before then. `None`: it was due at
+    /// once.
+    pub start_at: Option<SystemTime>,
     /// When it closed.
     pub closed_at: Option<SystemTime>,
     /// Activities scheduled and not yet resolved.

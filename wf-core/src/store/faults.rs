@@ -337,6 +337,7 @@ mod tests {
             request_id: None,
             messages: Vec::new(),
             now_ms: 0,
+            start_at_ms: None,
         }
     }
 

@@ -53,6 +53,9 @@ pub struct RunRecord {
     /// engine with a build id. `None`: no task yet, or unversioned (run first by an engine
     /// without a build id).
     pub versioning: Option<VersioningBehavior>,
+    /// When its first workflow task is due, if its start was delayed (see
+    /// [`RunStart::start_at_ms`]): no engine leases it before then.
+    pub start_at_ms: Option<i64>,
 }
 
 /// A run to create.
@@ -116,6 +119,7 @@ impl NewRun {
             summary: Payload::default(),
             build_id: None,
             versioning: None,
+            start_at_ms: None,
         }
     }
 }
@@ -147,6 +151,9 @@ pub struct RunStart {
     pub messages: Vec<Message>,
     /// Engine-clock time.
     pub now_ms: i64,
+    /// When a created run's first workflow task is due, if later than `now_ms` (a start
+    /// delay): its row is ready then, and nothing makes it ready earlier (a signal neither).
+    pub start_at_ms: Option<i64>,
 }
 
 /// The result of a start.

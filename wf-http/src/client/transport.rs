@@ -221,6 +221,7 @@ impl Transport for HttpTransport {
                 execution_timeout_ms: request.options.execution_timeout.map(millis),
                 run_timeout_ms: request.options.run_timeout.map(millis),
                 retry_policy: request.options.retry_policy.as_ref().map(RetryBody::of),
+                start_delay_ms: request.options.start_delay.map(millis),
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;

@@ -65,6 +65,7 @@ pub(crate) async fn start(
         execution_timeout_ms,
         run_timeout_ms,
         retry_policy,
+        start_delay_ms,
         ..
     } = b;
     let options = StartOptions {
@@ -76,6 +77,7 @@ pub(crate) async fn start(
         execution_timeout: execution_timeout_ms.map(Duration::from_millis),
         run_timeout: run_timeout_ms.map(Duration::from_millis),
         retry_policy: retry_policy.map(RetryBody::into_policy),
+        start_delay: start_delay_ms.map(Duration::from_millis),
     };
     let started = api
         .client()

@@ -98,6 +98,10 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
         request_id: options.request_id,
         messages,
         now_ms: now,
+        start_at_ms: options
+            .start_delay
+            .filter(|d| !d.is_zero())
+            .map(|d| now.saturating_add(crate::data::activity::duration_ms(d))),
     };
     let outcome = if hands_over(core, &request) {
         start_eagerly(core, request).await?
@@ -160,9 +164,11 @@ async fn start_in_store(
 
 /// Whether the worker takes the start in memory and runs its first task in the same
 /// transaction: a plain start (signals and updates sent with a start go through the store,
-/// which dedupes their ids) on this engine's task queue, on an engine that runs workers.
+/// which dedupes their ids; a delayed start has no first task to run now) on this engine's
+/// task queue, on an engine that runs workers.
 fn hands_over(core: &Core, request: &crate::store::RunStart) -> bool {
     request.messages.is_empty()
+        && request.start_at_ms.is_none()
         && core.config.run_workers
         && request.run.task_queue == core.config.task_queue
 }

@@ -199,6 +199,7 @@ macro_rules! __store_conformance_properties {
             check start::start_with_a_first_task_that_records_nothing_leaves_the_run_idle,
             check start::start_with_a_failing_first_task_keeps_the_start_alone,
             check start::start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task,
+            check start_delay::a_delayed_run_waits_for_its_start_even_when_signalled,
             check start_requests::a_retried_start_returns_the_run_its_request_id_started,
             check start_requests::a_retried_start_delivers_its_signals_once,
             check start_requests::a_use_existing_start_remembers_the_run_it_kept,

@@ -109,6 +109,15 @@ impl RunTable for MemoryTx {
         Ok(())
     }
 
+    async fn delay_start(&mut self, run_id: &str, start_at_ms: i64) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            e.row.record.start_at_ms = Some(start_at_ms);
+            e.ready_at = Some(start_at_ms);
+            true
+        });
+        Ok(())
+    }
+
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.runs.update(&lease.run_id.to_string(), |e| {
             e.row.lease_owner = Some(lease.owner.to_string());
@@ -127,6 +136,7 @@ impl RunTable for MemoryTx {
             if e.row.record.status != RunStatus::Running
                 || !free
                 || !build_matches(&e.row.record, lease.build_id)
+                || e.row.record.start_at_ms.is_some_and(|t| t > now_ms)
             {
                 return false;
             }

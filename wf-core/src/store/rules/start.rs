@@ -98,6 +98,7 @@ async fn start<X: Tx>(
         request_id,
         messages,
         now_ms,
+        start_at_ms,
     } = req;
     if let Some(request_id) = &request_id {
         if let Some(run_id) = tx.start_request(&run.workflow_id, request_id).await? {
@@ -133,7 +134,13 @@ async fn start<X: Tx>(
             });
         }
     }
-    let created = create_run_settled(tx, &run, &run.run_id, now_ms, first).await?;
+    let mut created = create_run_settled(tx, &run, &run.run_id, now_ms, first).await?;
+    if let Some(at) = start_at_ms.filter(|&at| at > now_ms) {
+        // As a retry waits out its backoff: the row is ready at the start time; deliveries
+        // and leases respect it (see `deliver::ready_at`).
+        tx.delay_start(&created.run_id, at).await?;
+        created.start_at_ms = Some(at);
+    }
     remember(tx, request_id.as_deref(), &created).await?;
     let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;
     Ok((outcome, Some(created)))

@@ -267,14 +267,23 @@ pub trait RunTable {
         at_ms: i64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Sets when the run's first workflow task is due (its start delay) and makes it ready
+    /// then, whatever its ready time was.
+    fn delay_start(
+        &mut self,
+        run_id: &str,
+        start_at_ms: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Gives the workflow task lease.
     fn set_lease(
         &mut self,
         lease: &RunLease<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Gives the lease if the run is running, its lease is free or expired at `now_ms`, and it
-    /// has no build or the lease's build; whether it did.
+    /// Gives the lease if the run is running, its lease is free or expired at `now_ms`, it
+    /// has no build or the lease's build, and its start is due (no start time, or one not
+    /// after `now_ms`); whether it did.
     fn lease_if_free(
         &mut self,
         lease: &RunLease<'_>,

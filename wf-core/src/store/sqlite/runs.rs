@@ -118,6 +118,14 @@ impl RunTable for SqliteTx {
         Ok(())
     }
 
+    async fn delay_start(&mut self, run_id: &str, start_at_ms: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE runs SET start_at = ?2, ready_at = ?2 WHERE run_id = ?1")
+            .and_then(|mut s| s.execute(params![run_id, start_at_ms]))
+            .map_err(db("delay a run's start"))?;
+        Ok(())
+    }
+
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.conn
             .prepare_cached("UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1")
@@ -134,7 +142,7 @@ impl RunTable for SqliteTx {
                  AND status = 'running' AND (lease_owner IS NULL OR lease_until <= ?4 \
                  OR lease_owner IN (SELECT engine_id FROM engines \
                  WHERE lease_until <= ?4 AND engine_id != ?2)) \
-                 AND (build_id IS NULL OR build_id = ?5)",
+                 AND (build_id IS NULL OR build_id = ?5) AND (start_at IS NULL OR start_at <= ?4)",
             )
             .and_then(|mut s| {
                 s.execute(params![

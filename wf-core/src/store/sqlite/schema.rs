@@ -10,8 +10,14 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
 ];
+
+/// v11: start delay. When a run's first workflow task is due, for a run whose start was
+/// delayed (NULL: at once); no lease is given before then.
+const SCHEMA_V11: &str = "
+ALTER TABLE runs ADD COLUMN start_at INTEGER;
+";
 
 /// v10: flow limits. The limits on activity attempts (one row per scope and rule kind, with a
 /// rate limit's token bucket); each activity's task queue (its run's; filled in for the
