@@ -63,3 +63,36 @@ async fn the_remote_client_sends_the_start_delay(net: common::Net) {
     assert_eq!(d.history_length, 1, "{d:?}");
     server.shutdown().await.unwrap();
 }
+
+both_ways!(
+    #[tokio::test]
+    debounced_starts_over_http_answer_the_waiting_run
+);
+async fn debounced_starts_over_http_answer_the_waiting_run(net: common::Net) {
+    let (_engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let http = net.http(&server, Some(TOKEN));
+    let body = |id: &str, hours: u32| json!({"id": id, "input": hours, "debounce_key": "k", "debounce_window_ms": HOUR_MS});
+    let r = http.post("/nap/runs", body("nap-a", 1)).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    let r = http.post("/nap/runs", body("nap-b", 2)).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["workflow_id"], "nap-a", "{:?}", r.body);
+    assert_eq!(r.body["started"], false, "{:?}", r.body);
+    let r = http.get("/nap/runs/nap-b").await;
+    assert_eq!(r.status, 404, "{:?}", r.body);
+    let r = http
+        .post(
+            "/nap/runs",
+            json!({"id": "nap-c", "input": 1, "debounce_key": "k"}),
+        )
+        .await;
+    assert_eq!(r.status, 400, "{:?}", r.body);
+
+    // The remote client's handle follows the waiting run.
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
+    let options = StartOptions::new().debounce("k", Duration::from_millis(HOUR_MS));
+    let h = client.start_with::<Nap>("nap-d", 3, options).await.unwrap();
+    assert_eq!(h.workflow_id(), "nap-a");
+    assert!(h.start_outcome().is_some_and(|s| !s.started));
+    server.shutdown().await.unwrap();
+}

@@ -338,6 +338,7 @@ mod tests {
             messages: Vec::new(),
             now_ms: 0,
             start_at_ms: None,
+            debounce: None,
         }
     }
 

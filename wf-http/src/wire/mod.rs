@@ -74,6 +74,17 @@ pub struct StartBody<V> {
     /// it has passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_delay_ms: Option<u64>,
+    /// The debounce key: starts of the type with this key, within `debounce_window_ms` of
+    /// each other, make one run, which runs with the latest input (with
+    /// `debounce_window_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_key: Option<String>,
+    /// The debounce window in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_window_ms: Option<u64>,
+    /// How long after its first start a debounced run waits at most, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_max_ms: Option<u64>,
 }
 
 /// A workflow retry policy on the wire, durations in milliseconds; a field left out takes
@@ -147,6 +158,9 @@ impl<V> StartBody<V> {
             run_timeout_ms: self.run_timeout_ms,
             retry_policy: self.retry_policy,
             start_delay_ms: self.start_delay_ms,
+            debounce_key: self.debounce_key,
+            debounce_window_ms: self.debounce_window_ms,
+            debounce_max_ms: self.debounce_max_ms,
         }
     }
 }

@@ -200,6 +200,8 @@ macro_rules! __store_conformance_properties {
             check start::start_with_a_failing_first_task_keeps_the_start_alone,
             check start::start_with_task_on_a_running_id_follows_the_policy_and_skips_the_task,
             check start_delay::a_delayed_run_waits_for_its_start_even_when_signalled,
+            check start_delay::debounced_starts_make_one_run_with_the_latest_input,
+            check_durable start_delay::concurrent_debounced_starts_on_one_database_make_one_run,
             check start_requests::a_retried_start_returns_the_run_its_request_id_started,
             check start_requests::a_retried_start_delivers_its_signals_once,
             check start_requests::a_use_existing_start_remembers_the_run_it_kept,

@@ -99,10 +99,21 @@ async fn start<X: Tx>(
         messages,
         now_ms,
         start_at_ms,
+        debounce,
     } = req;
     if let Some(request_id) = &request_id {
         if let Some(run_id) = tx.start_request(&run.workflow_id, request_id).await? {
             let outcome = repeat(tx, &run.workflow_id, run_id, messages, now_ms).await?;
+            return Ok((outcome, None));
+        }
+    }
+    if let Some(d) = &debounce {
+        if let Some(mut waiting) =
+            super::debounce::waiting_run(tx, &run.workflow_type, &d.key).await?
+        {
+            super::debounce::push(tx, &mut waiting, &run.input, d, now_ms).await?;
+            remember(tx, request_id.as_deref(), &waiting).await?;
+            let outcome = deliver_all(tx, &waiting, messages, now_ms, false).await?;
             return Ok((outcome, None));
         }
     }
@@ -140,6 +151,9 @@ async fn start<X: Tx>(
         // and leases respect it (see `deliver::ready_at`).
         tx.delay_start(&created.run_id, at).await?;
         created.start_at_ms = Some(at);
+    }
+    if let Some(d) = &debounce {
+        tx.set_debounce_key(&created.run_id, &d.key).await?;
     }
     remember(tx, request_id.as_deref(), &created).await?;
     let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;
@@ -191,6 +205,7 @@ async fn repeat<X: Tx>(
         outcomes.push(outcome);
     }
     Ok(StartOutcome {
+        workflow_id: workflow_id.to_string(),
         run_id,
         started: false,
         messages: outcomes,
@@ -210,6 +225,7 @@ async fn deliver_all<X: Tx>(
         outcomes.push(deliver_to(tx, run, m, now_ms).await?);
     }
     Ok(StartOutcome {
+        workflow_id: run.workflow_id.clone(),
         run_id: run.run_id.clone(),
         started,
         messages: outcomes,

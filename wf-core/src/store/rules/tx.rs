@@ -275,6 +275,31 @@ pub trait RunTable {
         start_at_ms: i64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// The latest created running run of `workflow_type` with debounce key `key`, if any. A
+    /// store whose transactions run at once takes a lock of the type and key first, held to
+    /// the end of the transaction, so that two starts with one key cannot both miss a run.
+    fn debounced_run(
+        &mut self,
+        workflow_type: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Sets the run's debounce key.
+    fn set_debounce_key(
+        &mut self,
+        run_id: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Replaces the stored row of the run's first event (its `WorkflowStarted`, alone in its
+    /// row) with `data`, and sets the run's `history_bytes` (a debounced start's new input).
+    fn replace_started(
+        &mut self,
+        run_id: &str,
+        data: &[u8],
+        history_bytes: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Gives the workflow task lease.
     fn set_lease(
         &mut self,
