@@ -214,6 +214,10 @@ pub enum Command {
         /// The input, as JSON.
         #[arg(default_value = "null")]
         input_json: String,
+        /// Wait this long (`30s`, `5m`, `1h`) before the run's first workflow task: the run
+        /// exists at once, and describe shows when it starts.
+        #[arg(long, value_parser = crate::render::parse_duration)]
+        start_delay: Option<std::time::Duration>,
     },
     /// Print a workflow's result (following continue-as-new), waiting for it to close.
     Result {

@@ -1396,6 +1396,27 @@ async fn start_pause_count_unpause_and_result(via: Via) {
         .unwrap();
         assert_eq!(started["workflow_id"], "o-p");
         ok(wf(&t.args(&["start", "order", "o-q", "\"quinn\""])).await);
+        // A delayed start: the run exists, and describe says when it starts.
+        let delayed = [
+            "start",
+            "order",
+            "o-later",
+            "\"lee\"",
+            "--start-delay",
+            "1h",
+        ];
+        ok(wf(&t.args(&delayed)).await);
+        let d: Value =
+            serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "o-later"])).await))
+                .unwrap();
+        assert!(d["start_at"].is_string(), "{d}");
+        assert_ne!(d["start_at"], d["started_at"], "{d}");
+        let fresh: Value =
+            serde_json::from_str(&ok(wf(&t.args(&["--json", "describe", "o-q"])).await)).unwrap();
+        assert!(fresh["start_at"].is_null(), "{fresh}");
+        // Out of the counts below.
+        ok(wf(&t.args(&["terminate", "o-later"])).await);
+        ok(wf(&t.args(&["delete", "o-later"])).await);
     } else {
         // A database file holds no workflow code: starting checks the input against the
         // type, which only a serving process knows.

@@ -7,10 +7,10 @@ use wf_core::store::{
     TaskQuery,
 };
 
-/// v10: activity task queues. Whether an activity was sent to a task queue of its own
+/// v12: activity task queues. Whether an activity was sent to a task queue of its own
 /// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
 /// queue lease it. The activities already pending were not.
-pub(crate) const SCHEMA_V10: &str = "
+pub(crate) const SCHEMA_V12: &str = "
 ALTER TABLE activities ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT false;
 ";
 

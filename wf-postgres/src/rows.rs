@@ -129,7 +129,7 @@ macro_rules! run_columns {
     () => {
         "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, history_bytes, \
          created_ms, closed_ms, result, failure, task_failure, summary, lease_owner, \
-         lease_until, task_queue, build_id, versioning"
+         lease_until, task_queue, build_id, versioning, start_at"
     };
 }
 pub(crate) use run_columns;
@@ -162,6 +162,7 @@ pub(crate) fn run_row(r: &Row) -> Result<RunRow, StoreError> {
             summary: Payload::unchecked(get(r, 12)?),
             build_id: get(r, 16)?,
             versioning: get::<Option<&str>>(r, 17)?.and_then(VersioningBehavior::parse),
+            start_at_ms: get(r, 18)?,
         },
         lease_owner: get(r, 13)?,
         lease_until: get(r, 14)?,

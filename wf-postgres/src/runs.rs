@@ -20,6 +20,24 @@ use wf_core::store::{
     ListFilter, RunChange, RunLease, RunRecord, RunRow, RunStatus, RunTable, TaskFailure, TaskQuery,
 };
 
+/// v10: start delay. When a run's first workflow task is due, for a run whose start was
+/// delayed (NULL: at once); no lease is given before then.
+pub(crate) const SCHEMA_V10: &str = r#"
+ALTER TABLE runs ADD COLUMN start_at BIGINT;
+"#;
+
+/// v11: debounce. A debounced run's key (per workflow type), by which later starts find it.
+pub(crate) const SCHEMA_V11: &str = r#"
+ALTER TABLE runs ADD COLUMN debounce_key TEXT COLLATE "C";
+CREATE INDEX runs_by_debounce ON runs (workflow_type, debounce_key, seq)
+    WHERE debounce_key IS NOT NULL AND status = 'running';
+"#;
+
+/// The advisory lock of a workflow type's debounce key, in this transaction: two starts with
+/// one key take turns, and the second sees the run the first made.
+const LOCK_DEBOUNCE: &str = "SELECT pg_advisory_xact_lock(hashtextextended(current_schema() \
+     || '#debounce/' || $1 || '/' || $2, 0))";
+
 /// The advisory lock of a workflow id (by the 64-bit hash of the schema and the id: locks are
 /// database-wide, and other schemas have ids of their own), in this transaction.
 const LOCK_WORKFLOW: &str =
@@ -332,6 +350,69 @@ impl RunTable for PostgresTx {
         Ok(())
     }
 
+    async fn delay_start(&mut self, run_id: &str, start_at_ms: i64) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.later(
+            "UPDATE runs SET start_at = $2, ready_at = $2 WHERE run_id = $1",
+            owned![run_id.to_string(), start_at_ms],
+            "delay a run's start",
+        )
+        .await?;
+        self.notes.work = true;
+        Ok(())
+    }
+
+    async fn debounced_run(&mut self, workflow_type: &str, key: &str) -> Result<Option<String>> {
+        if self.writer {
+            self.later(
+                LOCK_DEBOUNCE,
+                owned![workflow_type.to_string(), key.to_string()],
+                "lock a debounce key",
+            )
+            .await?;
+        }
+        let row = self
+            .query_opt(
+                "SELECT run_id FROM runs WHERE workflow_type = $1 AND debounce_key = $2 \
+                 AND status = 'running' ORDER BY seq DESC LIMIT 1",
+                &[&workflow_type, &key],
+                "find a debounced run",
+            )
+            .await?;
+        row.map(|r| get::<String>(&r, 0)).transpose()
+    }
+
+    async fn set_debounce_key(&mut self, run_id: &str, key: &str) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.later(
+            "UPDATE runs SET debounce_key = $2 WHERE run_id = $1",
+            owned![run_id.to_string(), key.to_string()],
+            "set a run's debounce key",
+        )
+        .await
+    }
+
+    async fn replace_started(
+        &mut self,
+        run_id: &str,
+        data: &[u8],
+        history_bytes: u64,
+    ) -> Result<()> {
+        self.lock_run(run_id).await?;
+        self.later(
+            "UPDATE events SET data = $2 WHERE run_id = $1 AND event_id = 1",
+            owned![run_id.to_string(), data.to_vec()],
+            "replace a run's first event",
+        )
+        .await?;
+        self.later(
+            "UPDATE runs SET history_bytes = $2 WHERE run_id = $1",
+            owned![run_id.to_string(), history_bytes as i64],
+            "set a run's history size",
+        )
+        .await
+    }
+
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.lock_run(lease.run_id).await?;
         self.later(
@@ -355,7 +436,7 @@ impl RunTable for PostgresTx {
                  AND status = 'running' AND (lease_owner IS NULL OR lease_until <= $4 \
                  OR lease_owner IN (SELECT engine_id FROM engines \
                  WHERE lease_until <= $4 AND engine_id <> $2)) \
-                 AND (build_id IS NULL OR build_id = $5)",
+                 AND (build_id IS NULL OR build_id = $5) AND (start_at IS NULL OR start_at <= $4)",
                 &[
                     &lease.run_id,
                     &lease.owner,

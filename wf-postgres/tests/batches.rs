@@ -333,7 +333,7 @@ async fn a_group_reads_its_starts_latest_runs_ahead_and_sees_its_own_changes() {
     type Call<'a> = Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>;
     #[derive(Debug)]
     enum Outcome {
-        Committed(Result<wf_core::store::RunRecord, StoreError>),
+        Committed(Result<Box<wf_core::store::RunRecord>, StoreError>),
         Started(Result<StartOutcome, StoreError>),
         Delivered(Result<DeliverOutcome, StoreError>),
     }
@@ -354,7 +354,7 @@ async fn a_group_reads_its_starts_latest_runs_ahead_and_sees_its_own_changes() {
         let store = &store;
         let commit = close(task, i % 2 == 0);
         calls.push(Box::pin(async move {
-            Outcome::Committed(store.commit_workflow_task(commit).await)
+            Outcome::Committed(store.commit_workflow_task(commit).await.map(Box::new))
         }));
         let again = start_request(&format!("closing-{i}"), &format!("c-{i}-2"), T0 + 3);
         calls.push(Box::pin(async move {

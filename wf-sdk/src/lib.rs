@@ -123,7 +123,7 @@ pub mod engine {
 /// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
 pub mod client {
     pub use wf_core::{
-        ActivityResponse, Batches, BuildIdStatus, Client, Description, IdConflictPolicy,
+        ActivityResponse, Batches, BuildIdStatus, Client, Debounce, Description, IdConflictPolicy,
         IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport,
         PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue,
         SignalCall, SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall,

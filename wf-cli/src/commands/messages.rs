@@ -182,6 +182,7 @@ pub async fn start(
     workflow_type: &str,
     id: &str,
     input_json: &str,
+    start_delay: Option<std::time::Duration>,
 ) -> Result<(), Failure> {
     let value: Value = serde_json::from_str(input_json).map_err(|e| {
         Failure::usage(format!(
@@ -192,7 +193,15 @@ pub async fn start(
     let run_id = ctx
         .session
         .client
-        .start_raw(id, workflow_type, input, StartOptions::default())
+        .start_raw(
+            id,
+            workflow_type,
+            input,
+            StartOptions {
+                start_delay,
+                ..StartOptions::default()
+            },
+        )
         .await?;
     done(
         ctx,

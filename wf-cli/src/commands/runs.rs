@@ -159,6 +159,7 @@ fn description_json(d: &Description) -> Value {
         "history_length": d.history_length,
         "history_bytes": d.history_bytes,
         "started_at": time_json(Some(d.started_at)),
+        "start_at": time_json(d.start_at),
         "closed_at": time_json(d.closed_at),
         "pending_activities": d.pending_activities.iter().map(|a| json!({
             "seq": a.seq, "name": a.name, "attempt": a.attempt, "last_failure": a.last_failure,
@@ -243,6 +244,10 @@ pub async fn describe(ctx: &Ctx<'_>, id: &str) -> Result<(), Failure> {
         ],
         vec!["attempt".into(), d.attempt.to_string()],
         vec!["started".into(), when(s, d.started_at)],
+        vec![
+            "first task due".into(),
+            d.start_at.map_or("at once".into(), |t| when(s, t)),
+        ],
         vec![
             "closed".into(),
             d.closed_at.map_or("-".into(), |t| when(s, t)),

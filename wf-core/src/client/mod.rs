@@ -35,8 +35,8 @@ pub use transport::{
     UpdateRequest,
 };
 pub use types::{
-    Description, Paused, PendingActivity, PendingUpdate, RunInfo, SignalStatus, StartOptions,
-    UpdateStage, DEFAULT_UPDATE_TIMEOUT,
+    Debounce, Description, Paused, PendingActivity, PendingUpdate, RunInfo, SignalStatus,
+    StartOptions, UpdateStage, DEFAULT_UPDATE_TIMEOUT,
 };
 
 use crate::data::export::History;
@@ -114,6 +114,12 @@ impl Client {
         let started = self
             .start_with_messages(&workflow_id, W::NAME, input, options, Vec::new())
             .await?;
+        // A debounced start may have joined a run of another workflow id.
+        let workflow_id = if started.workflow_id.is_empty() {
+            workflow_id
+        } else {
+            started.workflow_id.clone()
+        };
         Ok(WorkflowHandle::started(self.clone(), workflow_id, started))
     }
 

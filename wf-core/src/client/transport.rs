@@ -41,6 +41,9 @@ pub struct StartRequest {
 /// What a start did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Started {
+    /// The workflow id of that run: the start's own, or the waiting run's that a debounced
+    /// start joined ([`Debounce`](crate::Debounce)).
+    pub workflow_id: String,
     /// The run now addressed by the workflow id.
     pub run_id: String,
     /// False when a running run was kept (`IdConflictPolicy::UseExisting`).

@@ -48,6 +48,77 @@ pub struct StartOptions {
     /// `"payload"`, `"wait_timeout"`) and `"run_timeout"`. `None` (the default): a failed run
     /// stays failed.
     pub retry_policy: Option<RetryPolicy>,
+    /// How long the run waits before its first workflow task (Temporal's start delay): the
+    /// run exists at once (describe and list show it, with its
+    /// [`start_at`](Description::start_at); signals and updates sent to it are kept), but no
+    /// engine runs it before the delay has passed, a signal included. `None` or zero (the
+    /// default): at once. A continue-as-new or a retry of the run does not wait again.
+    pub start_delay: Option<Duration>,
+    /// Collapses repeated starts into one run (DBOS's debouncer): see [`Debounce`] and
+    /// [`debounce`](Self::debounce). `None` (the default): every start is its own.
+    pub debounce: Option<Debounce>,
+}
+
+/// A start's debounce ([`StartOptions::debounce`]): starts of one workflow type with one
+/// debounce key, within the window of each other, make one run.
+///
+/// - The first start creates a run whose first workflow task waits `window` (a delayed start,
+///   see [`StartOptions::start_delay`]), under the start's own workflow id.
+/// - Each later start with the key, while that run has not begun its first workflow task,
+///   replaces the run's input with its own and pushes its start to `window` from now (but no
+///   later than `max_wait` after the first start, if set). It creates no run: it returns a
+///   handle on the waiting run (its workflow id is the first start's, whatever id the later
+///   call gave), with `started == false` in
+///   [`start_outcome`](crate::WorkflowHandle::start_outcome). Signals it carries go to that
+///   run. Its id policies, task queue, memo and limits are not applied: the first start's stay.
+/// - Once the run has begun, the next start with the key starts a new debounced run, as the
+///   first one did (with its own workflow id, under its id policies).
+///
+/// It is decided in the start's store transaction: engines sharing a store, starting at once,
+/// make one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Debounce {
+    /// What makes two starts (of one workflow type) the same: a user id, a document id.
+    pub key: String,
+    /// How long the run waits after the latest start.
+    pub window: Duration,
+    /// How long after the first start the run waits at most, however often it is pushed
+    /// (DBOS's `debounce_timeout`); `None`: no bound.
+    pub max_wait: Option<Duration>,
+}
+
+impl StartOptions {
+    /// Debounces the start: starts of the same workflow type with the same `key` within
+    /// `window` of each other make one run, which runs with the latest input once `window` has
+    /// passed without another start (see [`Debounce`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = wf_core::StartOptions::new()
+    ///     .debounce("user-42", Duration::from_secs(5))
+    ///     .debounce_max(Duration::from_secs(60));
+    /// let d = options.debounce.unwrap();
+    /// assert_eq!((d.key.as_str(), d.max_wait), ("user-42", Some(Duration::from_secs(60))));
+    /// ```
+    pub fn debounce(mut self, key: impl Into<String>, window: Duration) -> Self {
+        let max_wait = self.debounce.take().and_then(|d| d.max_wait);
+        self.debounce = Some(Debounce {
+            key: key.into(),
+            window,
+            max_wait,
+        });
+        self
+    }
+
+    /// Bounds how long a debounced run waits after its first start, however often later
+    /// starts push it ([`Debounce::max_wait`]). Call it after [`debounce`](Self::debounce):
+    /// without a debounce it does nothing.
+    pub fn debounce_max(mut self, max_wait: Duration) -> Self {
+        if let Some(d) = self.debounce.as_mut() {
+            d.max_wait = Some(max_wait);
+        }
+        self
+    }
 }
 
 impl StartOptions {
@@ -101,6 +172,18 @@ impl StartOptions {
     /// ```
     pub fn retry_policy(mut self, policy: RetryPolicy) -> Self {
         self.retry_policy = Some(policy);
+        self
+    }
+
+    /// Sets [`start_delay`](Self::start_delay).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let options = wf_core::StartOptions::new().start_delay(Duration::from_secs(60));
+    /// assert_eq!(options.start_delay, Some(Duration::from_secs(60)));
+    /// ```
+    pub fn start_delay(mut self, delay: Duration) -> Self {
+        self.start_delay = Some(delay);
         self
     }
 
@@ -224,6 +307,10 @@ pub struct Description {
     pub history_bytes: u64,
     /// When it started.
     pub started_at: SystemTime,
+    /// When its first workflow task is due, for a run whose start was delayed
+    /// ([`StartOptions::start_delay`]): no engine runs it before then. `None`: it was due at
+    /// once.
+    pub start_at: Option<SystemTime>,
     /// When it closed.
     pub closed_at: Option<SystemTime>,
     /// Activities scheduled and not yet resolved.

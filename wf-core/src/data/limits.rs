@@ -68,6 +68,8 @@ pub enum Ident {
     BatchId,
     /// A flow key (`ctx.activity(..).flow_key(k)`).
     FlowKey,
+    /// A start's debounce key (`StartOptions::debounce`).
+    DebounceKey,
 }
 
 impl Ident {
@@ -90,6 +92,7 @@ impl Ident {
             Ident::SearchAttributeKey => "search attribute key",
             Ident::BatchId => "batch id",
             Ident::FlowKey => "flow key",
+            Ident::DebounceKey => "debounce key",
         }
     }
 
@@ -102,7 +105,8 @@ impl Ident {
             | Ident::UpdateId
             | Ident::ScheduleId
             | Ident::BatchId
-            | Ident::RequestId => MAX_ID_BYTES,
+            | Ident::RequestId
+            | Ident::DebounceKey => MAX_ID_BYTES,
             Ident::WorkflowType
             | Ident::SignalName
             | Ident::QueryName

@@ -337,6 +337,8 @@ mod tests {
             request_id: None,
             messages: Vec::new(),
             now_ms: 0,
+            start_at_ms: None,
+            debounce: None,
         }
     }
 

@@ -190,7 +190,8 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
     /// Leases one running run if its lease is free or expired (whether or not a task is
     /// ready), and returns it with its inbox; `None` if it is closed, unknown or leased (by
     /// anyone, this worker included), or on a build other than the worker's (a run without a
-    /// build is anyone's). Used to run a task at once for a message handed over in memory.
+    /// build is anyone's), or whose delayed start is not yet due. Used to run a task at once
+    /// for a message handed over in memory.
     fn lease_run(&self, lease: LeaseRequest) -> StoreFuture<'_, Option<WorkflowTask>> {
         send(self, Operation::LeaseRun(lease))
     }

@@ -53,6 +53,9 @@ pub struct RunRecord {
     /// engine with a build id. `None`: no task yet, or unversioned (run first by an engine
     /// without a build id).
     pub versioning: Option<VersioningBehavior>,
+    /// When its first workflow task is due, if its start was delayed (see
+    /// [`RunStart::start_at_ms`]): no engine leases it before then.
+    pub start_at_ms: Option<i64>,
 }
 
 /// A run to create.
@@ -116,6 +119,7 @@ impl NewRun {
             summary: Payload::default(),
             build_id: None,
             versioning: None,
+            start_at_ms: None,
         }
     }
 }
@@ -147,11 +151,32 @@ pub struct RunStart {
     pub messages: Vec<Message>,
     /// Engine-clock time.
     pub now_ms: i64,
+    /// When a created run's first workflow task is due, if later than `now_ms` (a start
+    /// delay): its row is ready then, and nothing makes it ready earlier (a signal neither).
+    pub start_at_ms: Option<i64>,
+    /// The start's debounce, if it has one: a running run of the same workflow type and key
+    /// that has not begun takes the start instead (see [`StartDebounce`]).
+    pub debounce: Option<StartDebounce>,
+}
+
+/// A start's debounce ([`RunStart::debounce`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartDebounce {
+    /// The debounce key (per workflow type).
+    pub key: String,
+    /// When the waiting run starts after this start: `now + window`, capped at its first
+    /// start plus `max_wait_ms`.
+    pub window_ms: i64,
+    /// How long after its first start the run waits at most.
+    pub max_wait_ms: Option<i64>,
 }
 
 /// The result of a start.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StartOutcome {
+    /// The workflow id of that run: the start's own, or the waiting run's that a debounced
+    /// start joined.
+    pub workflow_id: String,
     /// The run now addressed by the workflow id.
     pub run_id: String,
     /// False when an existing run was kept (`UseExisting`), or returned for a request id

@@ -221,10 +221,19 @@ impl Transport for HttpTransport {
                 execution_timeout_ms: request.options.execution_timeout.map(millis),
                 run_timeout_ms: request.options.run_timeout.map(millis),
                 retry_policy: request.options.retry_policy.as_ref().map(RetryBody::of),
+                start_delay_ms: request.options.start_delay.map(millis),
+                debounce_key: request.options.debounce.as_ref().map(|d| d.key.clone()),
+                debounce_window_ms: request.options.debounce.as_ref().map(|d| millis(d.window)),
+                debounce_max_ms: request
+                    .options
+                    .debounce
+                    .as_ref()
+                    .and_then(|d| d.max_wait.map(millis)),
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;
             Ok(Started {
+                workflow_id: started.workflow_id,
                 run_id: started.run_id,
                 started: started.started,
             })

@@ -65,8 +65,26 @@ pub(crate) async fn start(
         execution_timeout_ms,
         run_timeout_ms,
         retry_policy,
+        start_delay_ms,
+        debounce_key,
+        debounce_window_ms,
+        debounce_max_ms,
         ..
     } = b;
+    let debounce = match (debounce_key, debounce_window_ms) {
+        (Some(key), Some(window)) => Some(wf_core::Debounce {
+            key,
+            window: Duration::from_millis(window),
+            max_wait: debounce_max_ms.map(Duration::from_millis),
+        }),
+        (None, None) => None,
+        _ => {
+            return Err(Failure::invalid_args(
+                "a debounced start gives both debounce_key and debounce_window_ms".into(),
+                None,
+            ))
+        }
+    };
     let options = StartOptions {
         id_conflict: conflict_policy(conflict.as_deref())?,
         id_reuse: reuse_policy(id_reuse.as_deref())?,
@@ -76,6 +94,8 @@ pub(crate) async fn start(
         execution_timeout: execution_timeout_ms.map(Duration::from_millis),
         run_timeout: run_timeout_ms.map(Duration::from_millis),
         retry_policy: retry_policy.map(RetryBody::into_policy),
+        start_delay: start_delay_ms.map(Duration::from_millis),
+        debounce,
     };
     let started = api
         .client()
@@ -93,7 +113,12 @@ pub(crate) async fn start(
     Ok(codec.reply(
         status,
         &StartedBody {
-            workflow_id: id,
+            // A debounced start answers the waiting run's workflow id.
+            workflow_id: if started.workflow_id.is_empty() {
+                id
+            } else {
+                started.workflow_id
+            },
             run_id: started.run_id,
             started: started.started,
         },

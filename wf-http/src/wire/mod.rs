@@ -70,6 +70,21 @@ pub struct StartBody<V> {
     /// How a failed or run-timed-out run is retried.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_policy: Option<RetryBody>,
+    /// The start delay in milliseconds: no engine runs the run's first workflow task before
+    /// it has passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_delay_ms: Option<u64>,
+    /// The debounce key: starts of the type with this key, within `debounce_window_ms` of
+    /// each other, make one run, which runs with the latest input (with
+    /// `debounce_window_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_key: Option<String>,
+    /// The debounce window in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_window_ms: Option<u64>,
+    /// How long after its first start a debounced run waits at most, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debounce_max_ms: Option<u64>,
 }
 
 /// A workflow retry policy on the wire, durations in milliseconds; a field left out takes
@@ -142,6 +157,10 @@ impl<V> StartBody<V> {
             execution_timeout_ms: self.execution_timeout_ms,
             run_timeout_ms: self.run_timeout_ms,
             retry_policy: self.retry_policy,
+            start_delay_ms: self.start_delay_ms,
+            debounce_key: self.debounce_key,
+            debounce_window_ms: self.debounce_window_ms,
+            debounce_max_ms: self.debounce_max_ms,
         }
     }
 }
@@ -341,6 +360,10 @@ pub struct DescriptionBody<V> {
     pub history_bytes: u64,
     /// Start time, ms since the Unix epoch.
     pub started_at_ms: u64,
+    /// When its first workflow task is due, for a run whose start was delayed, ms since the
+    /// Unix epoch.
+    #[serde(default)]
+    pub start_at_ms: Option<u64>,
     /// Close time, ms since the Unix epoch.
     pub closed_at_ms: Option<u64>,
     /// Activities scheduled and not yet resolved.
@@ -513,6 +536,7 @@ impl<V> DescriptionBody<V> {
             history_length: d.history_length,
             history_bytes: d.history_bytes,
             started_at_ms: to_ms(d.started_at),
+            start_at_ms: d.start_at.map(to_ms),
             closed_at_ms: d.closed_at.map(to_ms),
             pending_activities,
             pending_updates: d
@@ -555,6 +579,7 @@ impl DescriptionBody<wf_core::Payload> {
             history_length: self.history_length,
             history_bytes: self.history_bytes,
             started_at: from_ms(self.started_at_ms),
+            start_at: self.start_at_ms.map(from_ms),
             closed_at: self.closed_at_ms.map(from_ms),
             pending_activities: self
                 .pending_activities

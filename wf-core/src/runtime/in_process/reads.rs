@@ -122,6 +122,7 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         history_length: run.next_event_id.saturating_sub(1),
         history_bytes: run.history_bytes,
         started_at: ms_to_time(run.created_ms),
+        start_at: run.start_at_ms.map(ms_to_time),
         closed_at: run.closed_ms.map(ms_to_time),
         pending_activities: activities
             .into_iter()

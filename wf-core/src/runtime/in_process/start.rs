@@ -73,6 +73,7 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
             }
         }
     }
+    let (start_at_ms, debounce) = start_time(&options, now)?;
     let request = crate::store::RunStart {
         run: NewRun {
             workflow_id: workflow_id.clone(),
@@ -98,14 +99,17 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
         request_id: options.request_id,
         messages,
         now_ms: now,
+        start_at_ms,
+        debounce,
     };
     let outcome = if hands_over(core, &request) {
         start_eagerly(core, request).await?
     } else {
         start_in_store(core, request).await?
     };
-    core.wake.waiters.publish(&workflow_id);
+    core.wake.waiters.publish(&outcome.workflow_id);
     Ok(Started {
+        workflow_id: outcome.workflow_id,
         run_id: outcome.run_id,
         started: outcome.started,
     })
@@ -160,11 +164,44 @@ async fn start_in_store(
 
 /// Whether the worker takes the start in memory and runs its first task in the same
 /// transaction: a plain start (signals and updates sent with a start go through the store,
-/// which dedupes their ids) on this engine's task queue, on an engine that runs workers.
+/// which dedupes their ids; a delayed start has no first task to run now) on this engine's
+/// task queue, on an engine that runs workers.
 fn hands_over(core: &Core, request: &crate::store::RunStart) -> bool {
     request.messages.is_empty()
+        && request.start_at_ms.is_none()
         && core.config.run_workers
         && request.run.task_queue == core.config.task_queue
+}
+
+/// When a start's run is due (`None`: at once), from its start delay or its debounce window
+/// (whichever is later), and its debounce for the store.
+fn start_time(
+    options: &crate::client::StartOptions,
+    now: i64,
+) -> Result<(Option<i64>, Option<crate::store::StartDebounce>), WfError> {
+    use crate::data::activity::duration_ms;
+    let delay = options.start_delay.map_or(0, duration_ms);
+    let Some(d) = &options.debounce else {
+        return Ok(((delay > 0).then(|| now.saturating_add(delay)), None));
+    };
+    Ident::DebounceKey.check(&d.key)?;
+    if d.window.is_zero() {
+        return Err(WfError::InvalidArgument(
+            "the debounce window is zero, which would collapse nothing; give it the time              within which starts make one run"
+                .into(),
+        ));
+    }
+    let window_ms = duration_ms(d.window);
+    let max_wait_ms = d.max_wait.map(duration_ms);
+    let wait = max_wait_ms
+        .map_or(window_ms, |m| m.min(window_ms))
+        .max(delay);
+    let debounce = crate::store::StartDebounce {
+        key: d.key.clone(),
+        window_ms,
+        max_wait_ms,
+    };
+    Ok((Some(now.saturating_add(wait)), Some(debounce)))
 }
 
 /// A zero timeout would close the run before its first task: refused, with what to do.

@@ -215,13 +215,18 @@ pub(super) async fn drain_direct(w: &Worker, run_id: &str) {
         // A run held in memory here runs at once, without a lease: its commit checks that
         // nobody leased the run or wrote to it meanwhile. So does a run whose row the
         // sender just read (rebuilt from its history first), unless its last task failed:
-        // the lease path runs that one, to record a new failure.
+        // the lease path runs that one, to record a new failure, and so does a run whose
+        // start was delayed and which has run no task yet (the lease waits for its start).
         let cached = w.cache.borrow().get(run_id).map(|live| live.record.clone());
         let known = || {
             items.iter().find_map(|d| match d {
                 Direct::Message {
                     known: Some(run), ..
-                } if run.task_failure.is_none() => Some(run.as_ref().clone()),
+                } if run.task_failure.is_none()
+                    && (run.start_at_ms.is_none() || !run.summary.is_empty()) =>
+                {
+                    Some(run.as_ref().clone())
+                }
                 _ => None,
             })
         };

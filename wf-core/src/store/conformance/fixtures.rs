@@ -136,6 +136,8 @@ pub fn start_request(workflow_id: &str, run_id: &str, now_ms: i64) -> RunStart {
         request_id: None,
         messages: Vec::new(),
         now_ms,
+        start_at_ms: None,
+        debounce: None,
     }
 }
 

@@ -35,6 +35,7 @@ pub mod repair;
 pub mod run_limits;
 pub mod search;
 pub mod start;
+pub mod start_delay;
 pub mod start_requests;
 pub mod terminate;
 pub mod timers;
@@ -69,6 +70,7 @@ mod tests {
             ("run_limits", include_str!("run_limits.rs")),
             ("search", include_str!("search.rs")),
             ("start", include_str!("start.rs")),
+            ("start_delay", include_str!("start_delay.rs")),
             ("start_requests", include_str!("start_requests.rs")),
             ("terminate", include_str!("terminate.rs")),
             ("timers", include_str!("timers.rs")),

@@ -27,6 +27,7 @@ fn first_task(workflow_id: &str, run_id: &str, now_ms: i64) -> crate::store::Tas
         summary: Default::default(),
         build_id: None,
         versioning: None,
+        start_at_ms: None,
     };
     let task = crate::store::WorkflowTask {
         run: record,

@@ -58,6 +58,7 @@ impl RunTable for MemoryTx {
             seq,
             ready_at,
             versioning: None,
+            debounce_key: None,
         };
         self.runs.insert(run.run_id.clone(), entry);
         let key = (run.workflow_id.clone(), seq);
@@ -109,6 +110,50 @@ impl RunTable for MemoryTx {
         Ok(())
     }
 
+    async fn delay_start(&mut self, run_id: &str, start_at_ms: i64) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            e.row.record.start_at_ms = Some(start_at_ms);
+            e.ready_at = Some(start_at_ms);
+            true
+        });
+        Ok(())
+    }
+
+    async fn debounced_run(&mut self, workflow_type: &str, key: &str) -> Result<Option<String>> {
+        Ok(self
+            .runs
+            .values()
+            .filter(|e| {
+                e.row.record.status == RunStatus::Running
+                    && e.row.record.workflow_type == workflow_type
+                    && e.debounce_key.as_deref() == Some(key)
+            })
+            .max_by_key(|e| e.seq)
+            .map(|e| e.row.record.run_id.clone()))
+    }
+
+    async fn set_debounce_key(&mut self, run_id: &str, key: &str) -> Result<()> {
+        self.runs.update(&run_id.to_string(), |e| {
+            e.debounce_key = Some(key.to_string());
+            true
+        });
+        Ok(())
+    }
+
+    async fn replace_started(
+        &mut self,
+        run_id: &str,
+        data: &[u8],
+        history_bytes: u64,
+    ) -> Result<()> {
+        self.events.insert((run_id.to_string(), 1), data.to_vec());
+        self.runs.update(&run_id.to_string(), |e| {
+            e.row.record.history_bytes = history_bytes;
+            true
+        });
+        Ok(())
+    }
+
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.runs.update(&lease.run_id.to_string(), |e| {
             e.row.lease_owner = Some(lease.owner.to_string());
@@ -127,6 +172,7 @@ impl RunTable for MemoryTx {
             if e.row.record.status != RunStatus::Running
                 || !free
                 || !build_matches(&e.row.record, lease.build_id)
+                || e.row.record.start_at_ms.is_some_and(|t| t > now_ms)
             {
                 return false;
             }

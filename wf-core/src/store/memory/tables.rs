@@ -66,6 +66,8 @@ pub(super) struct RunEntry {
     /// The `versioning` column: a behaviour's name, `"unversioned"`, or `None` before the
     /// run's first workflow task.
     pub(super) versioning: Option<&'static str>,
+    /// The debounce key of a debounced start's run.
+    pub(super) debounce_key: Option<String>,
 }
 
 /// A pending activity: the task as returned to callers, plus its queue state.

@@ -112,7 +112,7 @@ pub(crate) async fn deliver_to<X: Tx>(
         tx.put_update(&row).await?;
     }
     tx.push_inbox(&run.run_id, message).await?;
-    tx.set_ready(&run.run_id, now_ms).await?;
+    tx.set_ready(&run.run_id, ready_at(run, now_ms)).await?;
     Ok(DeliverOutcome::Enqueued {
         run_id: run.run_id.clone(),
     })
@@ -129,9 +129,15 @@ pub(crate) async fn notify_run<X: Tx>(
     match tx.load_run(run_id).await? {
         Some(run) if run.record.status == RunStatus::Running => {
             tx.push_inbox(run_id, message).await?;
-            tx.set_ready(run_id, now_ms).await?;
+            tx.set_ready(run_id, ready_at(&run.record, now_ms)).await?;
             Ok(true)
         }
         _ => Ok(false),
     }
+}
+
+/// When a message that reaches `run` at `now_ms` makes it ready: at once, but not before its
+/// delayed start (a start delay holds against signals too).
+pub(crate) fn ready_at(run: &RunRecord, now_ms: i64) -> i64 {
+    run.start_at_ms.map_or(now_ms, |at| at.max(now_ms))
 }

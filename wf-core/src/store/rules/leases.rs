@@ -133,6 +133,12 @@ pub(crate) fn check_task_owner(run: &RunRow, worker_id: &str) -> Result<(), Stor
 /// one.
 pub(crate) fn check_unleased(run: &RunRow, now_ms: i64) -> Result<(), StoreError> {
     check_running(run)?;
+    if let Some(at) = run.record.start_at_ms.filter(|&at| at > now_ms) {
+        return Err(StoreError::conflict(
+            &run.record.run_id,
+            format!("the run's start is delayed until {at} ms; drop the task"),
+        ));
+    }
     match (&run.lease_owner, run.lease_until) {
         (Some(owner), Some(until)) if until > now_ms => Err(StoreError::conflict(
             &run.record.run_id,

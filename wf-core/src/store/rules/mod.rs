@@ -16,6 +16,7 @@ pub(crate) mod activities;
 pub(crate) mod builds;
 pub(crate) mod commit;
 pub(crate) mod complete;
+pub(crate) mod debounce;
 pub(crate) mod deliver;
 pub(crate) mod engines;
 pub(crate) mod flow;

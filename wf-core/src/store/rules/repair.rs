@@ -521,6 +521,7 @@ async fn write_prefix<X: Tx>(
         summary: Payload::default(),
         build_id: None,
         versioning: None,
+        start_at_ms: None,
     };
     tx.insert_new_run(&record, &started, None).await?;
     // The rest of the prefix, one row per workflow task as it was recorded.

@@ -98,10 +98,22 @@ async fn start<X: Tx>(
         request_id,
         messages,
         now_ms,
+        start_at_ms,
+        debounce,
     } = req;
     if let Some(request_id) = &request_id {
         if let Some(run_id) = tx.start_request(&run.workflow_id, request_id).await? {
             let outcome = repeat(tx, &run.workflow_id, run_id, messages, now_ms).await?;
+            return Ok((outcome, None));
+        }
+    }
+    if let Some(d) = &debounce {
+        if let Some(mut waiting) =
+            super::debounce::waiting_run(tx, &run.workflow_type, &d.key).await?
+        {
+            super::debounce::push(tx, &mut waiting, &run.input, d, now_ms).await?;
+            remember(tx, request_id.as_deref(), &waiting).await?;
+            let outcome = deliver_all(tx, &waiting, messages, now_ms, false).await?;
             return Ok((outcome, None));
         }
     }
@@ -133,7 +145,16 @@ async fn start<X: Tx>(
             });
         }
     }
-    let created = create_run_settled(tx, &run, &run.run_id, now_ms, first).await?;
+    let mut created = create_run_settled(tx, &run, &run.run_id, now_ms, first).await?;
+    if let Some(at) = start_at_ms.filter(|&at| at > now_ms) {
+        // As a retry waits out its backoff: the row is ready at the start time; deliveries
+        // and leases respect it (see `deliver::ready_at`).
+        tx.delay_start(&created.run_id, at).await?;
+        created.start_at_ms = Some(at);
+    }
+    if let Some(d) = &debounce {
+        tx.set_debounce_key(&created.run_id, &d.key).await?;
+    }
     remember(tx, request_id.as_deref(), &created).await?;
     let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;
     Ok((outcome, Some(created)))
@@ -184,6 +205,7 @@ async fn repeat<X: Tx>(
         outcomes.push(outcome);
     }
     Ok(StartOutcome {
+        workflow_id: workflow_id.to_string(),
         run_id,
         started: false,
         messages: outcomes,
@@ -203,6 +225,7 @@ async fn deliver_all<X: Tx>(
         outcomes.push(deliver_to(tx, run, m, now_ms).await?);
     }
     Ok(StartOutcome {
+        workflow_id: run.workflow_id.clone(),
         run_id: run.run_id.clone(),
         started,
         messages: outcomes,

@@ -280,14 +280,48 @@ pub trait RunTable {
         at_ms: i64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Sets when the run's first workflow task is due (its start delay) and makes it ready
+    /// then, whatever its ready time was.
+    fn delay_start(
+        &mut self,
+        run_id: &str,
+        start_at_ms: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The latest created running run of `workflow_type` with debounce key `key`, if any. A
+    /// store whose transactions run at once takes a lock of the type and key first, held to
+    /// the end of the transaction, so that two starts with one key cannot both miss a run.
+    fn debounced_run(
+        &mut self,
+        workflow_type: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<String>, StoreError>> + Send;
+
+    /// Sets the run's debounce key.
+    fn set_debounce_key(
+        &mut self,
+        run_id: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Replaces the stored row of the run's first event (its `WorkflowStarted`, alone in its
+    /// row) with `data`, and sets the run's `history_bytes` (a debounced start's new input).
+    fn replace_started(
+        &mut self,
+        run_id: &str,
+        data: &[u8],
+        history_bytes: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Gives the workflow task lease.
     fn set_lease(
         &mut self,
         lease: &RunLease<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// Gives the lease if the run is running, its lease is free or expired at `now_ms`, and it
-    /// has no build or the lease's build; whether it did.
+    /// Gives the lease if the run is running, its lease is free or expired at `now_ms`, it
+    /// has no build or the lease's build, and its start is due (no start time, or one not
+    /// after `now_ms`); whether it did.
     fn lease_if_free(
         &mut self,
         lease: &RunLease<'_>,

@@ -70,7 +70,7 @@ macro_rules! run_columns {
     () => {
         "workflow_id, run_id, chain_id, workflow_type, status, next_event_id, history_bytes, \
          created_ms, closed_ms, result, failure, task_failure, summary, ready_at, lease_owner, \
-         lease_until, task_queue, build_id, versioning"
+         lease_until, task_queue, build_id, versioning, start_at"
     };
 }
 pub(super) use run_columns;
@@ -95,6 +95,7 @@ pub(super) struct RawRun {
     task_queue: String,
     build_id: Option<String>,
     versioning: Option<String>,
+    start_at: Option<i64>,
 }
 
 impl RawRun {
@@ -118,6 +119,7 @@ impl RawRun {
             task_queue: r.get(16)?,
             build_id: r.get(17)?,
             versioning: r.get(18)?,
+            start_at: r.get(19)?,
         })
     }
 
@@ -153,6 +155,7 @@ impl RawRun {
                     .versioning
                     .as_deref()
                     .and_then(VersioningBehavior::parse),
+                start_at_ms: self.start_at,
             },
             lease_owner: self.lease_owner,
             lease_until: self.lease_until,

@@ -118,6 +118,49 @@ impl RunTable for SqliteTx {
         Ok(())
     }
 
+    async fn delay_start(&mut self, run_id: &str, start_at_ms: i64) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE runs SET start_at = ?2, ready_at = ?2 WHERE run_id = ?1")
+            .and_then(|mut s| s.execute(params![run_id, start_at_ms]))
+            .map_err(db("delay a run's start"))?;
+        Ok(())
+    }
+
+    async fn debounced_run(&mut self, workflow_type: &str, key: &str) -> Result<Option<String>> {
+        self.conn
+            .prepare_cached(
+                "SELECT run_id FROM runs WHERE workflow_type = ?1 AND debounce_key = ?2 \
+                 AND status = 'running' ORDER BY seq DESC LIMIT 1",
+            )
+            .and_then(|mut s| s.query_row([workflow_type, key], |r| r.get(0)).optional())
+            .map_err(db("find a debounced run"))
+    }
+
+    async fn set_debounce_key(&mut self, run_id: &str, key: &str) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE runs SET debounce_key = ?2 WHERE run_id = ?1")
+            .and_then(|mut s| s.execute([run_id, key]))
+            .map_err(db("set a run's debounce key"))?;
+        Ok(())
+    }
+
+    async fn replace_started(
+        &mut self,
+        run_id: &str,
+        data: &[u8],
+        history_bytes: u64,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached("UPDATE events SET data = ?2 WHERE run_id = ?1 AND event_id = 1")
+            .and_then(|mut s| s.execute(params![run_id, data]))
+            .map_err(db("replace a run's first event"))?;
+        self.conn
+            .prepare_cached("UPDATE runs SET history_bytes = ?2 WHERE run_id = ?1")
+            .and_then(|mut s| s.execute(params![run_id, history_bytes as i64]))
+            .map_err(db("set a run's history size"))?;
+        Ok(())
+    }
+
     async fn set_lease(&mut self, lease: &RunLease<'_>) -> Result<()> {
         self.conn
             .prepare_cached("UPDATE runs SET lease_owner = ?2, lease_until = ?3 WHERE run_id = ?1")
@@ -134,7 +177,7 @@ impl RunTable for SqliteTx {
                  AND status = 'running' AND (lease_owner IS NULL OR lease_until <= ?4 \
                  OR lease_owner IN (SELECT engine_id FROM engines \
                  WHERE lease_until <= ?4 AND engine_id != ?2)) \
-                 AND (build_id IS NULL OR build_id = ?5)",
+                 AND (build_id IS NULL OR build_id = ?5) AND (start_at IS NULL OR start_at <= ?4)",
             )
             .and_then(|mut s| {
                 s.execute(params![

@@ -10,14 +10,27 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13,
 ];
 
-/// v11: activity task queues. Whether an activity was sent to a task queue of its own
+/// v13: activity task queues. Whether an activity was sent to a task queue of its own
 /// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
 /// queue lease it. The activities already pending were not.
-const SCHEMA_V11: &str = "
+const SCHEMA_V13: &str = "
 ALTER TABLE activities ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+";
+
+/// v12: debounce. A debounced run's key (per workflow type), by which later starts find it.
+const SCHEMA_V12: &str = "
+ALTER TABLE runs ADD COLUMN debounce_key TEXT;
+CREATE INDEX runs_by_debounce ON runs(workflow_type, debounce_key, seq)
+    WHERE debounce_key IS NOT NULL AND status = 'running';
+";
+
+/// v11: start delay. When a run's first workflow task is due, for a run whose start was
+/// delayed (NULL: at once); no lease is given before then.
+const SCHEMA_V11: &str = "
+ALTER TABLE runs ADD COLUMN start_at INTEGER;
 ";
 
 /// v10: flow limits. The limits on activity attempts (one row per scope and rule kind, with a
