@@ -24,6 +24,9 @@
 //! (f) 100,000 workflows waiting on a signal: peak RSS and store size; then signal all.
 //! (g) 100,000 signals to 100 workflows from 1,000 concurrent senders (and, for comparison, 64);
 //!     signals/s.
+//! (q) flow limits held in the store: 500 activity attempts under a concurrency limit of 4 (the
+//!     most seen running at once); a rate limit of 100/s (the rate measured); the cost of a
+//!     limit on (a) and (d), alternated with the same runs without one.
 //! (x) messages between processes: update round trips and signal-to-handler delays from a
 //!     client-only engine in this process to a worker in a child process on the same SQLite
 //!     file, next to the same in one process (`--cross-process`, or `--only x`; SQLite only).
@@ -33,10 +36,13 @@
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
+use wf_sdk::engine::EngineBuilder;
 use wf_sdk::prelude::*;
 
 #[path = "support/bench_cross.rs"]
 mod cross;
+#[path = "support/bench_flow.rs"]
+mod flow;
 #[path = "support/bench_http.rs"]
 mod http;
 #[path = "support/bench_pg.rs"]
@@ -247,7 +253,7 @@ fn parse_args() -> Result<Args, String> {
                 return Err(
                     "usage: bench [--quick] [--store sqlite|memory|postgres] [--postgres-url URL] \
                      [--workers N] [--memory] [--cross-process] [--http [--tls]] \
-                     [--only a,b,c,d,e,f,g,x,http] [--runs N (waiting workflows in (f))]"
+                     [--only a,b,c,d,e,f,g,q,x,http] [--runs N (waiting workflows in (f))]"
                         .into(),
                 );
             }
@@ -299,8 +305,18 @@ impl Bench {
         tag: &str,
         cache: Option<usize>,
     ) -> Result<(Engine, PathBuf), WfError> {
+        self.engine_with(tag, cache, |b| b).await
+    }
+
+    /// [`engine`](Self::engine), with what `extra` adds to its builder.
+    async fn engine_with(
+        &mut self,
+        tag: &str,
+        cache: Option<usize>,
+        extra: impl FnOnce(EngineBuilder) -> EngineBuilder,
+    ) -> Result<(Engine, PathBuf), WfError> {
         let path = self.db(tag);
-        let b = Engine::builder();
+        let b = extra(Engine::builder());
         let b = match cache {
             Some(runs) => b.cache_capacity(runs),
             None => b,
@@ -944,13 +960,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ) -> std::pin::Pin<
             Box<dyn std::future::Future<Output = Result<(), WfError>> + 'a>,
         >;
-        let steps: [(&str, Step); 9] = [
+        let steps: [(&str, Step); 10] = [
             ("a", |b| Box::pin(bench_a(b))),
             ("b", |b| Box::pin(bench_b(b))),
             ("c", |b| Box::pin(bench_c(b))),
             ("d", |b| Box::pin(bench_d(b))),
             ("e", |b| Box::pin(bench_e(b))),
             ("g", |b| Box::pin(bench_g(b))),
+            ("q", |b| Box::pin(flow::bench_q(b))),
             ("f", |b| Box::pin(bench_f_alone(b))),
             ("x", |b| Box::pin(cross::bench_x(b))),
             ("http", |b| Box::pin(http::bench_http(b))),
