@@ -18,6 +18,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::commits::SCHEMA_V7,
     crate::marks::SCHEMA_V8,
     crate::flow::SCHEMA_V9,
+    crate::activities::SCHEMA_V10,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

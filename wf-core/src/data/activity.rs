@@ -92,6 +92,64 @@ pub struct ActivityOptions {
     /// options without one encode as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_key: Option<String>,
+    /// Its priority level, 1 (first) to 5 (last); `None` is [`DEFAULT_PRIORITY`]. A poll leases
+    /// the visible attempts of a lower level before any of a higher one. Left out of the
+    /// encoding when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+    /// The fairness key its attempts share the slots under (a tenant, a user): keys waiting
+    /// at once take turns by weight, whatever their backlogs. `None` is the key `""`. Left out
+    /// of the encoding when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// The weight of its fairness key's turns (> 0; `None` is 1.0): a key of weight 2 starts
+    /// two attempts for one of a key of weight 1 while both wait. Left out of the encoding
+    /// when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<f64>,
+}
+
+/// The priority level of an activity called without [`ActivityOptions::priority`].
+pub const DEFAULT_PRIORITY: u8 = 3;
+
+/// The priority levels an activity may have, lowest (first) to highest.
+pub const PRIORITY_LEVELS: std::ops::RangeInclusive<u8> = 1..=5;
+
+impl ActivityOptions {
+    /// Its priority level ([`DEFAULT_PRIORITY`] when unset).
+    pub fn priority_level(&self) -> u8 {
+        self.priority.unwrap_or(DEFAULT_PRIORITY)
+    }
+
+    /// Its fairness key (`""` when unset).
+    pub fn fairness_key(&self) -> &str {
+        self.fairness_key.as_deref().unwrap_or("")
+    }
+
+    /// What one of its attempts costs its fairness key in virtual time: 1 / its weight.
+    pub fn fairness_cost(&self) -> f64 {
+        1.0 / self.fairness_weight.unwrap_or(1.0)
+    }
+
+    /// Why the options cannot be scheduled: a priority outside [`PRIORITY_LEVELS`] or a
+    /// fairness weight that is not a finite number above 0.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(p) = self.priority.filter(|p| !PRIORITY_LEVELS.contains(p)) {
+            let (lo, hi) = (PRIORITY_LEVELS.start(), PRIORITY_LEVELS.end());
+            return Err(format!(
+                "priority {p} is not a level: use {lo} (first) to {hi} (last), {DEFAULT_PRIORITY} by default"
+            ));
+        }
+        if let Some(w) = self
+            .fairness_weight
+            .filter(|w| !(w.is_finite() && *w > 0.0))
+        {
+            return Err(format!(
+                "fairness weight {w} is not a finite number above 0 (1.0 by default)"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How an activity ended for good.
