@@ -259,6 +259,12 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
 
 /// Activities this process runs are leased in the same commit and started right after it,
 /// without a poll (when every one is registered here and has a free slot).
+///
+/// Such an attempt skips the store's queue, so its priority and fairness key order nothing
+/// (and it is left out of its key's turns, see `store/rules/fairness.rs`): it takes a slot
+/// that is free on this engine at this moment, which a waiting attempt of a lower level could
+/// have had only through this engine's next poll. Under a flow limit, where attempts compete
+/// for shared slots, no attempt is leased this way.
 fn lease_locally(
     core: &Arc<Core>,
     run: &RunRecord,
