@@ -7,6 +7,13 @@ use wf_core::store::{
     TaskQuery,
 };
 
+/// v10: activity task queues. Whether an activity was sent to a task queue of its own
+/// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
+/// queue lease it. The activities already pending were not.
+pub(crate) const SCHEMA_V10: &str = "
+ALTER TABLE activities ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT false;
+";
+
 /// v6: `wf_conflict(run_id, reason)`, which fails its statement with SQLSTATE `WF409`, read
 /// back as a `Conflict` on the run, and `wf_stale(run_id)`, SQLSTATE `WF412`, read back as a
 /// `Busy` error (the writer runs the request again, reading what it had assumed; see
@@ -30,11 +37,11 @@ END
 $$;
 "#;
 
-/// v10: priority and fairness of activity attempts (see wf-core's `rules/fairness.rs`). Each
+/// v11: priority and fairness of activity attempts (see wf-core's `rules/fairness.rs`). Each
 /// activity's priority level, fairness key and cost (1 / weight), and its current attempt's
 /// virtual start; the pass of each fairness key and the virtual clock; the waiting attempts in
 /// the order a poll leases them. Activities already pending are of level 3, key `""`, start 0.
-pub(crate) const SCHEMA_V10: &str = r#"
+pub(crate) const SCHEMA_V11: &str = r#"
 CREATE TABLE fair_passes (
     fair_key  TEXT COLLATE "C" PRIMARY KEY,
     pass      DOUBLE PRECISION NOT NULL
@@ -121,11 +128,11 @@ impl ActivityTable for PostgresTx {
         self.later(
             "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
              attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-             attempt_deadline, lease_until, lease_owner, task_queue, flow_key, \
+             attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned, \
              priority, fair_key, fair_cost, vstart) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14, \
-             $15, $16, $17, CASE WHEN $18 \
-             THEN (SELECT pass FROM fair_passes WHERE fair_key = $16) - $17 \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14, $15, \
+             $16, $17, $18, CASE WHEN $19 \
+             THEN (SELECT pass FROM fair_passes WHERE fair_key = $17) - $18 \
              ELSE (SELECT vclock FROM fair_clock) END)",
             owned![
                 new.run_id.to_string(),
@@ -140,8 +147,9 @@ impl ActivityTable for PostgresTx {
                 attempt_deadline,
                 lease_until,
                 owner.map(str::to_string),
-                new.task_queue.to_string(),
+                new.queue().to_string(),
                 task.options.flow_key.clone(),
+                new.pinned(),
                 i16::from(task.options.priority_level()),
                 key,
                 cost,
@@ -309,13 +317,14 @@ impl ActivityTable for PostgresTx {
             Some(b) => (some(&b.names), some(&b.queues), some(&b.keys)),
             None => (None, None, None),
         };
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
             &query.now_ms,
             &max,
             &query.names,
             &not_names,
             &not_queues,
             &not_keys,
+            &query.queues,
         ];
         macro_rules! visible {
             ($tail:literal) => {
@@ -325,6 +334,7 @@ impl ActivityTable for PostgresTx {
                     " FROM activities WHERE lease_owner IS NULL AND visible_at <= $1 \
                      AND (schedule_deadline IS NULL OR schedule_deadline > $1) \
                      AND ($3::text[] IS NULL OR name = ANY($3)) \
+                     AND ($7::text[] IS NULL OR NOT pinned OR task_queue = ANY($7)) \
                      AND ($4::text[] IS NULL OR NOT (name = ANY($4))) \
                      AND ($5::text[] IS NULL OR NOT (task_queue = ANY($5))) \
                      AND ($6::text[] IS NULL OR flow_key IS NULL OR NOT (flow_key = ANY($6))) \

@@ -39,10 +39,10 @@ CREATE INDEX activities_leased_by_key ON activities (flow_key)
 "#;
 
 /// Raises `wf_conflict` on run `$1` with reason `$5` when a flow limit covers an activity named
-/// in `$2`, the task queue `$3`, or a flow key in `$4`.
+/// in `$2`, a task queue in `$3`, or a flow key in `$4`.
 const REFUSE_COVERED: &str = "SELECT CASE WHEN EXISTS (SELECT 1 FROM flow_limits \
      WHERE (scope_kind = 'activity' AND scope_name = ANY($2)) \
-     OR (scope_kind = 'task_queue' AND scope_name = $3) \
+     OR (scope_kind = 'task_queue' AND scope_name = ANY($3)) \
      OR (scope_kind = 'key' AND scope_name = ANY($4))) \
      THEN wf_conflict($1, $5) ELSE 0 END";
 
@@ -139,10 +139,16 @@ impl FlowTable for PostgresTx {
             .collect();
         keys.sort();
         keys.dedup();
+        let mut queues: Vec<String> = activities
+            .iter()
+            .map(|a| a.options.queue_or(task_queue).to_string())
+            .collect();
+        queues.sort();
+        queues.dedup();
         let params = owned![
             run_id.to_string(),
             names,
-            task_queue.to_string(),
+            queues,
             keys,
             EAGER_LEASE_REFUSED.to_string()
         ];

@@ -19,6 +19,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::marks::SCHEMA_V8,
     crate::flow::SCHEMA_V9,
     crate::activities::SCHEMA_V10,
+    crate::activities::SCHEMA_V11,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

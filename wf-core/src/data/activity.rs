@@ -96,6 +96,13 @@ pub struct ActivityOptions {
     /// options without one encode as before.
     #[serde(default)]
     pub flow_key: Option<String>,
+    /// The task queue its attempts are sent to (`ctx.activity(..).task_queue(q)`): only engines
+    /// that serve that queue lease them (see
+    /// [`EngineBuilder::activity_task_queue`](crate::EngineBuilder::activity_task_queue)).
+    /// `None`: its run's task queue, and any engine that registers the activity may run it.
+    /// Left out of the encoding when unset, so options without one encode as before.
+    #[serde(default)]
+    pub task_queue: Option<String>,
     /// Its priority level, 1 (first) to 5 (last); `None` is [`DEFAULT_PRIORITY`]. A poll leases
     /// the visible attempts of a lower level before any of a higher one. Left out of the
     /// encoding when unset.
@@ -118,6 +125,7 @@ impl Serialize for ActivityOptions {
         use serde::ser::SerializeStruct;
         let tail = [
             self.flow_key.is_some(),
+            self.task_queue.is_some(),
             self.priority.is_some(),
             self.fairness_key.is_some(),
             self.fairness_weight.is_some(),
@@ -138,7 +146,7 @@ impl Serialize for ActivityOptions {
                 }
             )*};
         }
-        optional!(0 flow_key, 1 priority, 2 fairness_key, 3 fairness_weight);
+        optional!(0 flow_key, 1 task_queue, 2 priority, 3 fairness_key, 4 fairness_weight);
         s.end()
     }
 }
@@ -150,6 +158,12 @@ pub const DEFAULT_PRIORITY: u8 = 3;
 pub const PRIORITY_LEVELS: std::ops::RangeInclusive<u8> = 1..=5;
 
 impl ActivityOptions {
+    /// The task queue the attempts count under: the one set with
+    /// [`task_queue`](Self::task_queue), else `run_queue` (its run's).
+    pub fn queue_or<'a>(&'a self, run_queue: &'a str) -> &'a str {
+        self.task_queue.as_deref().unwrap_or(run_queue)
+    }
+
     /// Its priority level ([`DEFAULT_PRIORITY`] when unset).
     pub fn priority_level(&self) -> u8 {
         self.priority.unwrap_or(DEFAULT_PRIORITY)
@@ -303,6 +317,10 @@ mod tests {
             },
             ActivityOptions {
                 priority: Some(1),
+                ..Default::default()
+            },
+            ActivityOptions {
+                task_queue: Some("gpu".into()),
                 ..Default::default()
             },
             ActivityOptions {

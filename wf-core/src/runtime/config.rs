@@ -22,6 +22,9 @@ pub(crate) struct Config {
     pub default_versioning: VersioningBehavior,
     /// The task queue this engine's workflow worker serves (and its client starts runs on).
     pub task_queue: String,
+    /// The other task queues whose activities this engine's activity worker runs (see
+    /// `EngineBuilder::activity_task_queue`).
+    pub activity_queues: Vec<String>,
     /// Whether a quiet worker polls a little before parking its thread (see
     /// `EngineBuilder::poll_when_quiet` and `spin.rs`).
     pub poll_when_quiet: bool,
@@ -47,6 +50,7 @@ impl Default for Config {
             versioning: HashMap::new(),
             default_versioning: VersioningBehavior::default(),
             task_queue: crate::data::run::DEFAULT_TASK_QUEUE.to_string(),
+            activity_queues: Vec::new(),
             poll_when_quiet: true,
             liveness_lease: Duration::from_secs(3),
             update_timeout: crate::client::DEFAULT_UPDATE_TIMEOUT,
@@ -66,6 +70,22 @@ impl Config {
             .copied()
             .unwrap_or(self.default_versioning);
         Some(TaskBuild { build_id, behavior })
+    }
+
+    /// The task queues whose activities this engine runs: its own, then the others it serves.
+    pub fn served_queues(&self) -> Vec<String> {
+        let mut queues = vec![self.task_queue.clone()];
+        for q in &self.activity_queues {
+            if !queues.contains(q) {
+                queues.push(q.clone());
+            }
+        }
+        queues
+    }
+
+    /// Whether this engine runs the activities sent to task queue `queue`.
+    pub fn serves_activities_of(&self, queue: &str) -> bool {
+        self.task_queue == queue || self.activity_queues.iter().any(|q| q == queue)
     }
 
     /// The workflow task lease, in milliseconds.

@@ -259,6 +259,16 @@ impl EngineBuilder {
         self
     }
 
+    /// Also runs the activities sent to task queue `name` (`ctx.activity(..).task_queue(name)`),
+    /// besides those of its own [`task_queue`](Self::task_queue); call it once per queue. An
+    /// activity sent to a queue is leased only by engines that serve that queue and register the
+    /// activity, whichever engine runs its workflow: a pool with GPUs serves `"gpu"`. Activities
+    /// sent to no queue run on any engine that registers them.
+    pub fn activity_task_queue(mut self, name: impl Into<String>) -> Self {
+        self.config.activity_queues.push(name.into());
+        self
+    }
+
     /// How long the store keeps this engine's leases after its last sign of life (default
     /// 3 s; it renews every third of that). When the process dies, its workflow tasks and
     /// running activity attempts are taken over by other engines once this runs out, whatever
@@ -483,6 +493,11 @@ impl EngineBuilder {
         Ident::TaskQueue
             .check(&self.config.task_queue)
             .map_err(|e| e.to_string())?;
+        for queue in &self.config.activity_queues {
+            Ident::TaskQueue
+                .check(queue)
+                .map_err(|e| format!("an activity task queue: {e}"))?;
+        }
         if let Some(id) = &self.config.build_id {
             Ident::BuildId.check(id).map_err(|e| e.to_string())?;
         }

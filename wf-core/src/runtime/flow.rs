@@ -36,7 +36,7 @@ impl FlowView {
             let key = a.options.flow_key.as_deref();
             limits
                 .iter()
-                .any(|l| l.scope.covers(&a.name, task_queue, key))
+                .any(|l| l.scope.covers(&a.name, a.options.queue_or(task_queue), key))
         })
     }
 

@@ -472,6 +472,7 @@ impl Operation {
                     p.now_ms,
                     p.max,
                     p.names,
+                    p.task_queues,
                 ))
             }),
             HeartbeatActivity {

@@ -622,6 +622,10 @@ pub struct ActivityPoll {
     pub max: usize,
     /// Activities with these names only; `None`: any.
     pub names: Option<Vec<String>>,
+    /// The task queues the poller serves: an activity sent to a task queue
+    /// ([`ActivityOptions::task_queue`](crate::data::activity::ActivityOptions::task_queue)) is
+    /// leased only by a poll that names its queue; the others by any. `None`: any queue.
+    pub task_queues: Option<Vec<String>>,
 }
 
 /// A new state for a schedule, if its version is still the one read (see

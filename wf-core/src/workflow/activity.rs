@@ -292,6 +292,24 @@ impl<R> ActivityCall<R> {
         self.options.fairness_weight = Some(weight);
         self
     }
+
+    /// Sends the activity's attempts to task queue `queue`: only engines that serve it
+    /// ([`EngineBuilder::task_queue`](crate::EngineBuilder::task_queue) or
+    /// [`EngineBuilder::activity_task_queue`](crate::EngineBuilder::activity_task_queue)) lease
+    /// them, say the pool with the GPUs; they wait in the store until one does. Without it, any
+    /// engine that registers the activity may run it. Flow limits of
+    /// [`FlowScope::task_queue(queue)`](crate::FlowScope::task_queue) count it. Recorded with
+    /// the activity in history. A name the store would refuse (empty, too long, a NUL) fails
+    /// the call at once, before anything is scheduled, with the kind `"invalid_task_queue"`. A
+    /// local activity ([`local`](Self::local)) runs inside its workflow task and ignores it.
+    ///
+    /// ```ignore
+    /// let frames = ctx.activity(Render::frames, scene).task_queue("gpu").await?;
+    /// ```
+    pub fn task_queue(mut self, queue: impl Into<String>) -> Self {
+        self.options.task_queue = Some(queue.into());
+        self
+    }
 }
 
 impl<R: DeserializeOwned> Future for ActivityCall<R> {
@@ -321,6 +339,15 @@ impl<R: DeserializeOwned> ActivityCall<R> {
                     Ok(p) => p.clone(),
                     Err(e) => return Poll::Ready(Err(ActivityCallError::Payload(e.clone()))),
                 };
+                if let Some(Err(e)) = self.options.task_queue.as_deref().map(check_queue) {
+                    return Poll::Ready(Err(ActivityCallError::Failed {
+                        activity: self.name.clone(),
+                        kind: "invalid_task_queue".to_string(),
+                        message: e.to_string(),
+                        attempts: 0,
+                        last_heartbeat: None,
+                    }));
+                }
                 let (name, options) = (self.name.clone(), self.options.clone());
                 if let Err(message) = options.check() {
                     let activity = name;
@@ -375,6 +402,11 @@ impl<R: DeserializeOwned> ActivityCall<R> {
             ActivityState::Taken => Poll::Pending,
         }
     }
+}
+
+/// Whether the store would take `queue` as an activity's task queue.
+fn check_queue(queue: &str) -> Result<(), crate::data::limits::LimitError> {
+    crate::data::limits::Ident::TaskQueue.check(queue)
 }
 
 /// What the awaiting code gets for an activity's final resolution.

@@ -76,6 +76,7 @@ pub(crate) async fn run(core: Arc<Core>) {
         .names()
         .map(str::to_string)
         .collect();
+    let queues = core.config.served_queues();
     let mut shutdown = core.wake.shutdown.subscribe();
     loop {
         if core.is_shutdown() {
@@ -91,6 +92,7 @@ pub(crate) async fn run(core: Arc<Core>) {
                     now_ms: core.now_ms(),
                     max: free,
                     names: Some(names.clone()),
+                    task_queues: Some(queues.clone()),
                 })
                 .await
             {

@@ -258,7 +258,8 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
 }
 
 /// Activities this process runs are leased in the same commit and started right after it,
-/// without a poll (when every one is registered here and has a free slot).
+/// without a poll (when every one is registered here, sent to no task queue or to one this
+/// engine serves, and has a free slot).
 ///
 /// Such an attempt skips the store's queue, so its priority and fairness key order nothing
 /// (and it is left out of its key's turns, see `store/rules/fairness.rs`): it takes a slot
@@ -274,10 +275,11 @@ fn lease_locally(
     let local = core.config.run_workers
         && !commit.new_activities.is_empty()
         && !core.flow.may_cover(&run.task_queue, &commit.new_activities)
-        && commit
-            .new_activities
-            .iter()
-            .all(|a| core.catalog.activities.get(&a.name).is_some());
+        && commit.new_activities.iter().all(|a| {
+            core.catalog.activities.get(&a.name).is_some()
+                && (a.options.task_queue.as_deref())
+                    .is_none_or(|q| core.config.serves_activities_of(q))
+        });
     if !local {
         return Vec::new();
     }
@@ -308,7 +310,7 @@ fn lease_locally(
                 lease_until_ms: Some(lease),
                 heartbeat: None,
                 last_failure: None,
-                task_queue: run.task_queue.clone(),
+                task_queue: a.options.queue_or(&run.task_queue).to_string(),
             }
         })
         .zip(slots)

@@ -2,6 +2,7 @@
 //! release and expiry.
 
 use super::fixtures::*;
+use crate::data::flow::{FlowLimit, FlowScope};
 use crate::store::{activity_lease, ActivityPoll, ActivityResolution, Delivery, Message, Store};
 use crate::store::{ActivityFailure, ActivityOptions, TimeoutKind};
 use std::sync::Arc;
@@ -535,6 +536,7 @@ pub async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn St
             now_ms: T0 + 1,
             max: 10,
             names: Some(vec!["refund".into()]),
+            task_queues: None,
         })
         .await
         .unwrap();
@@ -548,10 +550,55 @@ pub async fn polls_filtered_by_name_take_only_those_activities(store: Arc<dyn St
             now_ms: T0 + 1,
             max: 10,
             names: Some(vec!["charge".into()]),
+            task_queues: None,
         })
         .await
         .unwrap();
     assert_eq!(mine.len(), 1);
+}
+
+/// An activity sent to a task queue is leased only by polls that serve its queue, and counts
+/// under that queue; one sent to no queue is leased by any poll, under its run's queue.
+pub async fn an_activity_sent_to_a_task_queue_is_leased_only_where_served(store: Arc<dyn Store>) {
+    start(&*store, "wf-1", "run-1", T0).await;
+    let gpu = ActivityOptions {
+        task_queue: Some("gpu".into()),
+        ..timed(60_000, None)
+    };
+    run_task(&*store, T0, |_, c| {
+        c.new_activities = vec![activity(1, gpu.clone()), activity(2, gpu), {
+            activity(3, timed(60_000, None))
+        }]
+    })
+    .await;
+    let poll = |worker: &str, queues: &[&str], max: usize| ActivityPoll {
+        worker_id: worker.into(),
+        now_ms: T0 + 1,
+        max,
+        names: None,
+        task_queues: Some(queues.iter().map(|q| q.to_string()).collect()),
+    };
+    let cpu = store
+        .poll_activity_tasks(poll("cpu", &["default", "other"], 10))
+        .await
+        .unwrap();
+    assert_eq!(cpu.len(), 1, "only the activity sent to no queue: {cpu:?}");
+    assert_eq!((cpu[0].seq, cpu[0].task_queue.as_str()), (3, "default"));
+    let limit = FlowLimit::concurrency(FlowScope::task_queue("gpu"), 1);
+    store.admin().set_flow_limit(limit, T0).await.unwrap();
+    let leased = store
+        .poll_activity_tasks(poll("gpu", &["gpu"], 10))
+        .await
+        .unwrap();
+    assert_eq!(leased.len(), 1, "the gpu queue's limit of 1: {leased:?}");
+    assert_eq!(leased[0].task_queue, "gpu");
+    assert_eq!(leased[0].options.task_queue.as_deref(), Some("gpu"));
+    let pending = store.pending_activities("run-1").await.unwrap();
+    let queues: Vec<(u32, &str)> = pending
+        .iter()
+        .map(|a| (a.seq, a.task_queue.as_str()))
+        .collect();
+    assert_eq!(queues, [(1, "gpu"), (2, "gpu"), (3, "default")]);
 }
 
 /// Activities leased in their commit are not polled.

@@ -65,6 +65,7 @@ impl<S: Store + ?Sized> PollAny for S {
             now_ms,
             max,
             names: None,
+            task_queues: None,
         })
     }
 }

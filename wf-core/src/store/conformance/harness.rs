@@ -238,6 +238,7 @@ macro_rules! __store_conformance_properties {
             check activities::cancelled_activities_are_dropped,
             check activities::attempts_stop_being_current_when_cancelled_retried_or_closed,
             check activities::polls_filtered_by_name_take_only_those_activities,
+            check activities::an_activity_sent_to_a_task_queue_is_leased_only_where_served,
             check activities::activities_leased_in_their_commit_are_not_polled,
             check complete::a_held_attempt_outlives_its_engine_and_keeps_its_deadlines,
             check fairness::polls_lease_lower_priority_levels_first,

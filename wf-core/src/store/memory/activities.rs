@@ -63,7 +63,7 @@ impl ActivityTable for MemoryTx {
             lease_until_ms: None,
             heartbeat: None,
             last_failure: None,
-            task_queue: new.task_queue.to_string(),
+            task_queue: new.queue().to_string(),
         };
         let mut lease_owner = None;
         // Started at once, it never waits: out of fair queuing's accounting.
@@ -190,6 +190,12 @@ impl ActivityTable for MemoryTx {
             .values()
             .filter(|row| row.lease_owner.is_none() && row.visible_at <= now)
             .filter(|row| query.names.is_none_or(|n| n.contains(&row.task.name)))
+            .filter(|row| {
+                row.task.options.task_queue.is_none()
+                    || query
+                        .queues
+                        .is_none_or(|q| q.contains(&row.task.task_queue))
+            })
             .filter(|row| {
                 let t = &row.task;
                 let key = t.options.flow_key.as_deref();

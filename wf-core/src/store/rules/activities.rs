@@ -17,12 +17,13 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
     now_ms: i64,
     max: usize,
     names: Option<Vec<String>>,
+    task_queues: Option<Vec<String>>,
 ) -> Result<Vec<ActivityTask>, StoreError> {
     let query = TaskQuery {
         now_ms,
         max,
         names: names.as_deref(),
-        queues: None,
+        queues: task_queues.as_deref(),
         poller: &worker_id,
         build_id: None,
         blocked: None,

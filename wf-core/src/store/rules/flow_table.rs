@@ -55,9 +55,11 @@ pub trait FlowTable {
             let limits = self.flow_limits(false).await?;
             let covered = activities.iter().any(|a| {
                 let key = a.options.flow_key.as_deref();
-                limits
-                    .iter()
-                    .any(|row| row.limit.scope.covers(&a.name, task_queue, key))
+                limits.iter().any(|row| {
+                    row.limit
+                        .scope
+                        .covers(&a.name, a.options.queue_or(task_queue), key)
+                })
             });
             match covered {
                 true => Err(StoreError::conflict(run_id, EAGER_LEASE_REFUSED)),

@@ -104,7 +104,9 @@ pub struct TaskQuery<'a> {
     pub max: usize,
     /// Only these workflow types (runs) or activity names (activities); `None`: any.
     pub names: Option<&'a [String]>,
-    /// Only these task queues (runs); `None`: any.
+    /// Runs: only those on these task queues. Activities: those sent to a task queue
+    /// (`ActivityOptions::task_queue`) only if it is one of these, the others whatever their
+    /// queue. `None`: any.
     pub queues: Option<&'a [String]>,
     /// The engine polling: its own leases never count as lost to an expired liveness lease
     /// (it is alive: it is polling).
@@ -164,7 +166,8 @@ pub struct NewActivity<'a> {
     pub run_id: &'a str,
     /// That run's workflow id.
     pub workflow_id: &'a str,
-    /// That run's task queue.
+    /// That run's task queue (the activity's own, if its options name one, comes first: see
+    /// [`queue`](Self::queue)).
     pub task_queue: &'a str,
     /// What to run.
     pub task: &'a NewActivityTask,
@@ -176,6 +179,16 @@ pub struct NewActivity<'a> {
 }
 
 impl NewActivity<'_> {
+    /// The task queue its attempts count under: its options' own, else its run's.
+    pub fn queue(&self) -> &str {
+        self.task.options.queue_or(self.task_queue)
+    }
+
+    /// Whether it was sent to a task queue, so that only polls serving that queue lease it.
+    pub fn pinned(&self) -> bool {
+        self.task.options.task_queue.is_some()
+    }
+
     /// The schedule-to-close deadline, if the options set one.
     pub fn schedule_deadline_ms(&self) -> Option<i64> {
         self.task.options.schedule_to_close.map(|d| {

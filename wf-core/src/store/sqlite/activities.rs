@@ -57,10 +57,10 @@ impl ActivityTable for SqliteTx {
             .prepare_cached(
                 "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
                  attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-                 attempt_deadline, lease_until, lease_owner, task_queue, flow_key, \
+                 attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned, \
                  priority, fair_key, fair_cost, vstart) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?9, ?10, ?11, ?12, ?13, ?14, \
-                 ?15, ?16, ?17, COALESCE(?18, (SELECT vclock FROM fair_clock)))",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
+                 ?16, ?17, ?18, COALESCE(?19, (SELECT vclock FROM fair_clock)))",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -76,8 +76,9 @@ impl ActivityTable for SqliteTx {
                     attempt_deadline,
                     lease_until,
                     owner,
-                    new.task_queue,
+                    new.queue(),
                     task.options.flow_key,
+                    new.pinned(),
                     task.options.priority_level(),
                     key,
                     cost,
@@ -246,6 +247,7 @@ impl ActivityTable for SqliteTx {
             " FROM activities WHERE lease_owner IS NULL AND visible_at <= ?1 \
              AND (schedule_deadline IS NULL OR schedule_deadline > ?1) \
              AND (?3 IS NULL OR name IN (SELECT value FROM json_each(?3))) \
+             AND (?7 IS NULL OR pinned = 0 OR task_queue IN (SELECT value FROM json_each(?7))) \
              AND (?4 IS NULL OR name NOT IN (SELECT value FROM json_each(?4))) \
              AND (?5 IS NULL OR task_queue NOT IN (SELECT value FROM json_each(?5))) \
              AND (?6 IS NULL OR flow_key IS NULL \
@@ -267,7 +269,8 @@ impl ActivityTable for SqliteTx {
                 names,
                 not_names,
                 not_queues,
-                not_keys
+                not_keys,
+                name_filter(query.queues)
             ],
         )
     }

@@ -10,14 +10,21 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12,
 ];
 
-/// v11: priority and fairness of activity attempts (see `rules/fairness.rs`). Each activity's
+/// v11: activity task queues. Whether an activity was sent to a task queue of its own
+/// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
+/// queue lease it. The activities already pending were not.
+const SCHEMA_V11: &str = "
+ALTER TABLE activities ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+";
+
+/// v12: priority and fairness of activity attempts (see `rules/fairness.rs`). Each activity's
 /// priority level, fairness key and cost (1 / weight), and its current attempt's virtual
 /// start; the pass of each fairness key and the virtual clock; the waiting attempts in the
 /// order a poll leases them. Activities already pending are of level 3, key `""`, start 0.
-const SCHEMA_V11: &str = "
+const SCHEMA_V12: &str = "
 CREATE TABLE fair_passes (
     fair_key  TEXT PRIMARY KEY,
     pass      REAL NOT NULL
