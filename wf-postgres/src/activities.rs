@@ -37,6 +37,37 @@ END
 $$;
 "#;
 
+/// v13: priority and fairness of activity attempts (see wf-core's `rules/fairness.rs`). Each
+/// activity's priority level, fairness key and cost (1 / weight), and its current attempt's
+/// virtual start; the pass of each fairness key and the virtual clock; the waiting attempts in
+/// the order a poll leases them. Activities already pending are of level 3, key `""`, start 0.
+pub(crate) const SCHEMA_V13: &str = r#"
+CREATE TABLE fair_passes (
+    fair_key  TEXT COLLATE "C" PRIMARY KEY,
+    pass      DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE fair_clock (
+    id      INTEGER PRIMARY KEY CHECK (id = 0),
+    vclock  DOUBLE PRECISION NOT NULL
+);
+INSERT INTO fair_clock (id, vclock) VALUES (0, 0);
+ALTER TABLE activities ADD COLUMN priority SMALLINT NOT NULL DEFAULT 3;
+ALTER TABLE activities ADD COLUMN fair_key TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE activities ADD COLUMN fair_cost DOUBLE PRECISION NOT NULL DEFAULT 1;
+ALTER TABLE activities ADD COLUMN vstart DOUBLE PRECISION NOT NULL DEFAULT 0;
+CREATE INDEX activities_by_turn ON activities (priority, vstart, visible_at, run_id, seq)
+    WHERE lease_owner IS NULL;
+"#;
+
+/// Moves the pass of fairness key `$1` for an attempt costing `$2` written to wait: to
+/// `max(clock, pass) + cost`, whose attempt's virtual start is then `pass - cost` (see wf-core's
+/// `rules/fairness.rs`). Its row stays locked to the transaction: writers of one key take
+/// turns.
+const FAIR_TURN: &str = "INSERT INTO fair_passes (fair_key, pass) \
+     VALUES ($1, (SELECT vclock FROM fair_clock) + $2) \
+     ON CONFLICT (fair_key) DO UPDATE \
+     SET pass = GREATEST(fair_passes.pass, (SELECT vclock FROM fair_clock)) + $2";
+
 impl PostgresTx {
     /// [`Tx::resolve_attempt`](wf_core::store::Tx::resolve_attempt) as a queued statement:
     /// the delete, and `wf_conflict` if it deleted nothing.
@@ -85,11 +116,24 @@ impl ActivityTable for PostgresTx {
             Some((owner, deadline, until)) => (Some(owner), Some(now), Some(deadline), Some(until)),
             None => (None, None, None, None),
         };
+        let key = task.options.fairness_key().to_string();
+        let cost = task.options.fairness_cost();
+        // Started at once, it never waits: out of fair queuing's accounting (no pass moves,
+        // no shared row is written), its virtual start the clock.
+        let waits = new.lease.is_none();
+        if waits {
+            self.later(FAIR_TURN, owned![key.clone(), cost], "take a fair turn")
+                .await?;
+        }
         self.later(
             "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
              attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-             attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned) \
-             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14, $15)",
+             attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned, \
+             priority, fair_key, fair_cost, vstart) \
+             VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8, $7, $9, $10, $11, $12, $13, $14, $15, \
+             $16, $17, $18, CASE WHEN $19 \
+             THEN (SELECT pass FROM fair_passes WHERE fair_key = $17) - $18 \
+             ELSE (SELECT vclock FROM fair_clock) END)",
             owned![
                 new.run_id.to_string(),
                 i64::from(task.seq),
@@ -106,6 +150,10 @@ impl ActivityTable for PostgresTx {
                 new.queue().to_string(),
                 task.options.flow_key.clone(),
                 new.pinned(),
+                i16::from(task.options.priority_level()),
+                key,
+                cost,
+                waits,
             ],
             "schedule an activity",
         )
@@ -184,6 +232,13 @@ impl ActivityTable for PostgresTx {
             "lease an activity task",
         )
         .await?;
+        self.later(
+            "UPDATE fair_clock SET vclock = a.vstart FROM activities a \
+             WHERE a.run_id = $1 AND a.seq = $2 AND a.vstart > fair_clock.vclock",
+            owned![task.run_id.clone(), i64::from(task.seq)],
+            "move the fair clock",
+        )
+        .await?;
         Ok(())
     }
 
@@ -208,11 +263,20 @@ impl ActivityTable for PostgresTx {
     async fn retry_activity(&mut self, retry: &Retry<'_>) -> Result<bool> {
         let at = &retry.attempt;
         let failure = to_blob("activity failure", retry.failure)?;
+        // The next attempt waits: a fair turn of its key, taken in the same statement.
         let changed = self
             .execute(
-                "UPDATE activities SET attempt = attempt + 1, visible_at = $4, \
+                "WITH cur AS (SELECT fair_key, fair_cost FROM activities \
+                 WHERE run_id = $1 AND seq = $2 AND attempt = $3), \
+                 turn AS (INSERT INTO fair_passes (fair_key, pass) \
+                 SELECT fair_key, (SELECT vclock FROM fair_clock) + fair_cost FROM cur \
+                 ON CONFLICT (fair_key) DO UPDATE \
+                 SET pass = GREATEST(fair_passes.pass, (SELECT vclock FROM fair_clock)) \
+                 + (SELECT fair_cost FROM cur) RETURNING pass) \
+                 UPDATE activities SET attempt = attempt + 1, visible_at = $4, \
                  lease_owner = NULL, started_ms = NULL, attempt_deadline = NULL, \
-                 lease_until = NULL, last_failure = $5 \
+                 lease_until = NULL, last_failure = $5, \
+                 vstart = (SELECT pass FROM turn) - fair_cost \
                  WHERE run_id = $1 AND seq = $2 AND attempt = $3",
                 &[
                     &at.run_id,
@@ -274,7 +338,7 @@ impl ActivityTable for PostgresTx {
                      AND ($4::text[] IS NULL OR NOT (name = ANY($4))) \
                      AND ($5::text[] IS NULL OR NOT (task_queue = ANY($5))) \
                      AND ($6::text[] IS NULL OR flow_key IS NULL OR NOT (flow_key = ANY($6))) \
-                     ORDER BY visible_at, run_id, seq LIMIT $2",
+                     ORDER BY priority, vstart, visible_at, run_id, seq LIMIT $2",
                     $tail
                 )
             };

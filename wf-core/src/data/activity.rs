@@ -77,7 +77,11 @@ impl RetryPolicy {
 }
 
 /// Timeouts and retries of one scheduled activity.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// History encodes it by position (a MessagePack array): the optional fields at its end are
+/// left out from the last one set on (see its `Serialize`), so that options without them
+/// encode as before and decode as `None`, and a field set after unset ones keeps its place.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 pub struct ActivityOptions {
     /// Retry policy.
     pub retry: RetryPolicy,
@@ -90,22 +94,109 @@ pub struct ActivityOptions {
     /// The flow key its attempts count under (see [`FlowScope::Key`](super::flow::FlowScope::Key)):
     /// the store's flow limits of that key bind them. Left out of the encoding when unset, so
     /// options without one encode as before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub flow_key: Option<String>,
     /// The task queue its attempts are sent to (`ctx.activity(..).task_queue(q)`): only engines
     /// that serve that queue lease them (see
     /// [`EngineBuilder::activity_task_queue`](crate::EngineBuilder::activity_task_queue)).
     /// `None`: its run's task queue, and any engine that registers the activity may run it.
     /// Left out of the encoding when unset, so options without one encode as before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub task_queue: Option<String>,
+    /// Its priority level, 1 (first) to 5 (last); `None` is [`DEFAULT_PRIORITY`]. A poll leases
+    /// the visible attempts of a lower level before any of a higher one. Left out of the
+    /// encoding when unset.
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// The fairness key its attempts share the slots under (a tenant, a user): keys waiting
+    /// at once take turns by weight, whatever their backlogs. `None` is the key `""`. Left out
+    /// of the encoding when unset.
+    #[serde(default)]
+    pub fairness_key: Option<String>,
+    /// The weight of its fairness key's turns (> 0; `None` is 1.0): a key of weight 2 starts
+    /// two attempts for one of a key of weight 1 while both wait. Left out of the encoding
+    /// when unset.
+    #[serde(default)]
+    pub fairness_weight: Option<f64>,
 }
+
+impl Serialize for ActivityOptions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let tail = [
+            self.flow_key.is_some(),
+            self.task_queue.is_some(),
+            self.priority.is_some(),
+            self.fairness_key.is_some(),
+            self.fairness_weight.is_some(),
+        ];
+        // The optional fields up to the last one set; those after it are left out.
+        let kept = tail.iter().rposition(|set| *set).map_or(0, |i| i + 1);
+        let mut s = serializer.serialize_struct("ActivityOptions", 4 + kept)?;
+        s.serialize_field("retry", &self.retry)?;
+        s.serialize_field("start_to_close", &self.start_to_close)?;
+        s.serialize_field("schedule_to_close", &self.schedule_to_close)?;
+        s.serialize_field("heartbeat_timeout", &self.heartbeat_timeout)?;
+        macro_rules! optional {
+            ($($i:literal $name:ident),*) => {$(
+                if $i < kept {
+                    s.serialize_field(stringify!($name), &self.$name)?;
+                } else {
+                    s.skip_field(stringify!($name))?;
+                }
+            )*};
+        }
+        optional!(0 flow_key, 1 task_queue, 2 priority, 3 fairness_key, 4 fairness_weight);
+        s.end()
+    }
+}
+
+/// The priority level of an activity called without [`ActivityOptions::priority`].
+pub const DEFAULT_PRIORITY: u8 = 3;
+
+/// The priority levels an activity may have, lowest (first) to highest.
+pub const PRIORITY_LEVELS: std::ops::RangeInclusive<u8> = 1..=5;
 
 impl ActivityOptions {
     /// The task queue the attempts count under: the one set with
     /// [`task_queue`](Self::task_queue), else `run_queue` (its run's).
     pub fn queue_or<'a>(&'a self, run_queue: &'a str) -> &'a str {
         self.task_queue.as_deref().unwrap_or(run_queue)
+    }
+
+    /// Its priority level ([`DEFAULT_PRIORITY`] when unset).
+    pub fn priority_level(&self) -> u8 {
+        self.priority.unwrap_or(DEFAULT_PRIORITY)
+    }
+
+    /// Its fairness key (`""` when unset).
+    pub fn fairness_key(&self) -> &str {
+        self.fairness_key.as_deref().unwrap_or("")
+    }
+
+    /// What one of its attempts costs its fairness key in virtual time: 1 / its weight.
+    pub fn fairness_cost(&self) -> f64 {
+        1.0 / self.fairness_weight.unwrap_or(1.0)
+    }
+
+    /// Why the options cannot be scheduled: a priority outside [`PRIORITY_LEVELS`] or a
+    /// fairness weight that is not a finite number above 0.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(p) = self.priority.filter(|p| !PRIORITY_LEVELS.contains(p)) {
+            let (lo, hi) = (PRIORITY_LEVELS.start(), PRIORITY_LEVELS.end());
+            return Err(format!(
+                "priority {p} is not a level: use {lo} (first) to {hi} (last), {DEFAULT_PRIORITY} by default"
+            ));
+        }
+        if let Some(w) = self
+            .fairness_weight
+            .filter(|w| !(w.is_finite() && *w > 0.0))
+        {
+            return Err(format!(
+                "fairness weight {w} is not a finite number above 0 (1.0 by default)"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -206,6 +297,80 @@ pub fn heartbeat_lease(options: &ActivityOptions, attempt_deadline_ms: i64, now_
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Options as they were encoded before the optional fields: the first four only.
+    #[derive(Serialize)]
+    struct Before {
+        retry: RetryPolicy,
+        start_to_close: Option<std::time::Duration>,
+        schedule_to_close: Option<std::time::Duration>,
+        heartbeat_timeout: Option<std::time::Duration>,
+    }
+
+    #[test]
+    fn options_round_trip_by_position_and_by_name_and_old_ones_decode() {
+        let cases = [
+            ActivityOptions::default(),
+            ActivityOptions {
+                flow_key: Some("k".into()),
+                ..Default::default()
+            },
+            ActivityOptions {
+                priority: Some(1),
+                ..Default::default()
+            },
+            ActivityOptions {
+                task_queue: Some("gpu".into()),
+                ..Default::default()
+            },
+            ActivityOptions {
+                fairness_key: Some("tenant".into()),
+                fairness_weight: Some(2.5),
+                start_to_close: Some(std::time::Duration::from_secs(3)),
+                ..Default::default()
+            },
+        ];
+        for options in cases {
+            let compact = rmp_serde::to_vec(&options).unwrap();
+            let back: ActivityOptions = rmp_serde::from_slice(&compact).unwrap();
+            assert_eq!(back, options, "by position");
+            let named = rmp_serde::to_vec_named(&options).unwrap();
+            let back: ActivityOptions = rmp_serde::from_slice(&named).unwrap();
+            assert_eq!(back, options, "by name");
+        }
+        let plain = ActivityOptions::default();
+        let before = Before {
+            retry: plain.retry.clone(),
+            start_to_close: None,
+            schedule_to_close: None,
+            heartbeat_timeout: None,
+        };
+        let old = rmp_serde::to_vec(&before).unwrap();
+        assert_eq!(
+            rmp_serde::to_vec(&plain).unwrap(),
+            old,
+            "unset, encoded as before"
+        );
+        let back: ActivityOptions = rmp_serde::from_slice(&old).unwrap();
+        assert_eq!(back, plain);
+    }
+
+    #[test]
+    fn priorities_outside_the_levels_and_weights_not_above_zero_are_refused() {
+        let with = |priority, weight| ActivityOptions {
+            priority,
+            fairness_weight: weight,
+            ..Default::default()
+        };
+        assert!(with(Some(1), Some(0.5)).check().is_ok());
+        assert!(with(Some(5), None).check().is_ok());
+        for bad in [with(Some(0), None), with(Some(6), None)] {
+            assert!(bad.check().unwrap_err().contains("is not a level"));
+        }
+        for w in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(with(None, Some(w)).check().is_err(), "weight {w}");
+        }
+    }
 
     #[test]
     fn retry_delays_follow_backoff_and_cap() {

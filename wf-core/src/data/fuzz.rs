@@ -85,7 +85,7 @@ fn options() -> impl Strategy<Value = ActivityOptions> {
             schedule_to_close: s2c,
             heartbeat_timeout: hb,
             flow_key: None,
-            task_queue: None,
+            ..ActivityOptions::default()
         })
 }
 

@@ -131,6 +131,15 @@ pub enum ActivityCallError {
         /// Activity wire name.
         activity: String,
     },
+    /// Its options cannot be scheduled (a priority that is not a level, a fairness weight not
+    /// above 0): it was never scheduled, and nothing was recorded.
+    #[error("activity {activity} not scheduled: {message}")]
+    InvalidOptions {
+        /// Activity wire name.
+        activity: String,
+        /// What is wrong, and what to use instead.
+        message: String,
+    },
 }
 
 impl ActivityCallError {
@@ -156,7 +165,9 @@ impl ActivityCallError {
             | ActivityCallError::TimedOut { last_heartbeat, .. } => {
                 last_heartbeat.as_ref().and_then(|p| p.decode().ok())
             }
-            ActivityCallError::Payload(_) | ActivityCallError::Cancelled { .. } => None,
+            ActivityCallError::Payload(_)
+            | ActivityCallError::Cancelled { .. }
+            | ActivityCallError::InvalidOptions { .. } => None,
         }
     }
 }

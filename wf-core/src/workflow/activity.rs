@@ -256,6 +256,43 @@ impl<R> ActivityCall<R> {
         self
     }
 
+    /// The priority level of the activity's attempts, 1 (first) to 5 (last), 3 by default: a
+    /// poll leases the waiting attempts of a lower level before any of a higher one, on every
+    /// engine of the store, whatever their fairness keys and arrival. A level outside 1..=5
+    /// fails the call with [`ActivityCallError::InvalidOptions`] when it would be scheduled
+    /// (nothing is recorded). Recorded with the activity in history.
+    ///
+    /// ```ignore
+    /// let reply = ctx.activity(Tools::answer_user, msg).priority(1).await?;
+    /// ```
+    pub fn priority(mut self, level: u8) -> Self {
+        self.options.priority = Some(level);
+        self
+    }
+
+    /// The fairness key the activity's attempts take turns under (a tenant, a user): while
+    /// several keys have attempts waiting (of one priority level), a poll leases them in turn,
+    /// by [weight](Self::fairness_weight), however many each has waiting; a key with 10,000
+    /// waiting does not hold back a key with 10. Attempts without a key share the key `""`.
+    /// Recorded with the activity in history; its retries keep it.
+    ///
+    /// ```ignore
+    /// let summary = ctx.activity(Tools::summarize, doc).fairness_key(tenant).await?;
+    /// ```
+    pub fn fairness_key(mut self, key: impl Into<String>) -> Self {
+        self.options.fairness_key = Some(key.into());
+        self
+    }
+
+    /// The weight of the [fairness key](Self::fairness_key)'s turns, above 0 (1.0 by default):
+    /// while both wait, a key whose attempts have weight 2 starts two for one of a key of
+    /// weight 1. A weight that is not a finite number above 0 fails the call with
+    /// [`ActivityCallError::InvalidOptions`] when it would be scheduled.
+    pub fn fairness_weight(mut self, weight: f64) -> Self {
+        self.options.fairness_weight = Some(weight);
+        self
+    }
+
     /// Sends the activity's attempts to task queue `queue`: only engines that serve it
     /// ([`EngineBuilder::task_queue`](crate::EngineBuilder::task_queue) or
     /// [`EngineBuilder::activity_task_queue`](crate::EngineBuilder::activity_task_queue)) lease
@@ -312,6 +349,13 @@ impl<R: DeserializeOwned> ActivityCall<R> {
                     }));
                 }
                 let (name, options) = (self.name.clone(), self.options.clone());
+                if let Err(message) = options.check() {
+                    let activity = name;
+                    return Poll::Ready(Err(ActivityCallError::InvalidOptions {
+                        activity,
+                        message,
+                    }));
+                }
                 let mut core = self.core.borrow_mut();
                 // The main method has not received the run's cancellation: this activity, the
                 // first thing it starts, gets it (see `cancel.rs`).

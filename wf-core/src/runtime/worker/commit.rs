@@ -260,7 +260,14 @@ fn command_effects(commit: &mut TaskCommit, run: &RunRecord, e: &mut EventKind) 
 
 /// Activities this process runs are leased in the same commit and started right after it,
 /// without a poll (when every one is registered here, sent to no task queue or to one this
-/// engine serves, and has a free slot). Under flow limits, only those the limits admit.
+/// engine serves, and has a free slot). Under a flow limit, only those the limits admit, and
+/// none while attempts wait in the store (see `store/rules/flow.rs`, `admit_new`), so that a
+/// new attempt never takes a shared slot ahead of those waiting for it.
+///
+/// Such an attempt skips the store's queue, so its priority and fairness key order nothing
+/// (and it is left out of its key's turns, see `store/rules/fairness.rs`): it takes a slot
+/// that is free on this engine at this moment, which a waiting attempt of a lower level could
+/// have had only through this engine's next poll.
 fn lease_locally(
     core: &Arc<Core>,
     run: &RunRecord,

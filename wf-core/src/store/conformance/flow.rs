@@ -306,3 +306,30 @@ pub async fn a_commit_leases_at_once_what_the_limits_admit(store: Arc<dyn Store>
         .unwrap()
         .is_empty());
 }
+
+/// While an attempt waits in the store, a commit leasing at once as the limits admit leases
+/// none that a limit covers, room or not (the waiting go first); those no limit covers it
+/// leases.
+pub async fn a_commit_leases_nothing_covered_at_once_while_attempts_wait(store: Arc<dyn Store>) {
+    let limit = FlowLimit::concurrency(FlowScope::activity("charge"), 5);
+    store.admin().set_flow_limit(limit, T0).await.unwrap();
+    start(&*store, "wf-1", "run-1", T0).await;
+    run_task(&*store, T0, |_, c| {
+        c.new_activities = vec![activity(1, ActivityOptions::default())]
+    })
+    .await;
+    start(&*store, "wf-2", "run-2", T0).await;
+    let task = lease_one(&*store, "w", T0).await;
+    assert_eq!(task.run.run_id, "run-2");
+    let mut c = commit_for(&task, "w", T0);
+    let mut refund = activity(2, ActivityOptions::default());
+    refund.name = "refund".into();
+    c.new_activities = vec![activity(1, ActivityOptions::default()), refund];
+    c.lease_activities_to = Some("w".into());
+    c.lease_admitted = true;
+    let done = store.commit_workflow_task_leasing(c).await.unwrap();
+    assert_eq!(done.leased, [2], "{done:?}");
+    // The waiting one is leased first, then the new one.
+    let polled = store.poll_activity_tasks_any("w", T0 + 1, 1).await.unwrap();
+    assert_eq!(polled[0].run_id, "run-1", "{polled:?}");
+}

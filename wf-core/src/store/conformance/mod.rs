@@ -26,6 +26,7 @@ pub mod atomicity;
 pub mod complete;
 pub mod continue_as_new;
 pub mod deliver_dedupe;
+pub mod fairness;
 pub mod flow;
 pub mod large_payloads;
 pub mod liveness;
@@ -61,6 +62,7 @@ mod tests {
             ("complete", include_str!("complete.rs")),
             ("continue_as_new", include_str!("continue_as_new.rs")),
             ("deliver_dedupe", include_str!("deliver_dedupe.rs")),
+            ("fairness", include_str!("fairness.rs")),
             ("flow", include_str!("flow.rs")),
             ("large_payloads", include_str!("large_payloads.rs")),
             ("liveness", include_str!("liveness.rs")),

@@ -2,8 +2,10 @@
 
 use super::tables::{taken, ActivityRow, MemoryTx, Result};
 use crate::store::records::ActivityTask;
+use crate::store::rules::fairness::virtual_start;
 use crate::store::rules::tx::{ActivityTable, Attempt, Heartbeat, LeaseState, NewActivity};
 use crate::store::rules::tx::{Retry, TaskQuery};
+use crate::store::ActivityOptions;
 
 /// The key of an attempt's activity.
 fn key(at: &Attempt<'_>) -> (String, u32) {
@@ -21,6 +23,22 @@ fn unlease(row: &mut ActivityRow) {
     row.task.started_ms = None;
     row.task.attempt_deadline_ms = None;
     row.task.lease_until_ms = None;
+}
+
+impl MemoryTx {
+    /// The virtual clock of fair queuing.
+    fn fair_clock(&self) -> f64 {
+        self.fair_clock.get(&()).copied().unwrap_or(0.0)
+    }
+
+    /// The virtual start of an attempt with `options` written to wait; moves its key's pass.
+    fn fair_turn(&mut self, options: &ActivityOptions) -> f64 {
+        let key = options.fairness_key().to_string();
+        let vstart = virtual_start(self.fair_clock(), self.fair_passes.get(&key).copied());
+        self.fair_passes
+            .insert(key, vstart + options.fairness_cost());
+        vstart
+    }
 }
 
 impl ActivityTable for MemoryTx {
@@ -48,6 +66,11 @@ impl ActivityTable for MemoryTx {
             task_queue: new.queue().to_string(),
         };
         let mut lease_owner = None;
+        // Started at once, it never waits: out of fair queuing's accounting.
+        let vstart = match new.lease {
+            Some(_) => self.fair_clock(),
+            None => self.fair_turn(&new.task.options),
+        };
         if let Some((owner, attempt_deadline, lease_until)) = new.lease {
             lease_owner = Some(owner.to_string());
             task.started_ms = Some(now);
@@ -61,6 +84,7 @@ impl ActivityTable for MemoryTx {
                 task,
                 visible_at,
                 lease_owner,
+                vstart,
             },
         );
         Ok(())
@@ -99,14 +123,19 @@ impl ActivityTable for MemoryTx {
     }
 
     async fn lease_activity(&mut self, task: &ActivityTask, owner: &str) -> Result<()> {
+        let mut vstart = None;
         self.activities
             .update(&(task.run_id.clone(), task.seq), |row| {
                 row.lease_owner = Some(owner.to_string());
                 row.task.started_ms = task.started_ms;
                 row.task.attempt_deadline_ms = task.attempt_deadline_ms;
                 row.task.lease_until_ms = task.lease_until_ms;
+                vstart = Some(row.vstart);
                 true
             });
+        if let Some(v) = vstart.filter(|v| *v > self.fair_clock()) {
+            self.fair_clock.insert((), v);
+        }
         Ok(())
     }
 
@@ -125,10 +154,16 @@ impl ActivityTable for MemoryTx {
     }
 
     async fn retry_activity(&mut self, retry: &Retry<'_>) -> Result<bool> {
+        let options = match self.activities.get(&key(&retry.attempt)) {
+            Some(row) if row.task.attempt == retry.attempt.attempt => row.task.options.clone(),
+            _ => return Ok(false),
+        };
+        let vstart = self.fair_turn(&options);
         Ok(self.activities.update(&key(&retry.attempt), |row| {
             if row.task.attempt != retry.attempt.attempt {
                 return false;
             }
+            row.vstart = vstart;
             row.task.attempt += 1;
             row.visible_at = retry.visible_at_ms;
             unlease(row);
@@ -170,8 +205,13 @@ impl ActivityTable for MemoryTx {
             })
             .filter(|row| row.task.schedule_deadline_ms().is_none_or(|d| d > now))
             .collect();
-        // Stable: rows of one visible time stay in (run id, seq) order.
-        due.sort_by_key(|row| row.visible_at);
+        // Stable: rows of one turn and visible time stay in (run id, seq) order.
+        due.sort_by(|a, b| {
+            let level = |r: &ActivityRow| r.task.options.priority_level();
+            (level(a).cmp(&level(b)))
+                .then(a.vstart.total_cmp(&b.vstart))
+                .then(a.visible_at.cmp(&b.visible_at))
+        });
         Ok(due
             .into_iter()
             .take(query.max)

@@ -48,6 +48,10 @@ pub struct MemoryTx {
     pub(super) current_builds: UndoMap<String, String>,
     /// Flow limits by (scope kind, scope name, rule kind).
     pub(super) flow_limits: UndoMap<(String, String, String), FlowRow>,
+    /// The pass of each fairness key (see `rules/fairness.rs`).
+    pub(super) fair_passes: UndoMap<String, f64>,
+    /// The virtual clock of fair queuing: one entry, absent until a lease moves it from 0.
+    pub(super) fair_clock: UndoMap<(), f64>,
     /// The last number given to a run, an inbox message, an update. Not undone: a failed call
     /// may leave a gap, which orders nothing differently.
     pub(super) last_seq: u64,
@@ -76,6 +80,8 @@ pub(super) struct ActivityRow {
     pub(super) task: ActivityTask,
     pub(super) visible_at: i64,
     pub(super) lease_owner: Option<String>,
+    /// Its virtual start in fair queuing (see `rules/fairness.rs`).
+    pub(super) vstart: f64,
 }
 
 /// The result of a primitive.
@@ -115,7 +121,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 16] {
+    fn journals(&mut self) -> [&mut dyn Journal; 18] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -133,6 +139,8 @@ impl MemoryTx {
             &mut self.memos,
             &mut self.current_builds,
             &mut self.flow_limits,
+            &mut self.fair_passes,
+            &mut self.fair_clock,
         ]
     }
 

@@ -90,6 +90,13 @@ impl Admission {
         self.admit_one(&task.name, &task.task_queue, key)
     }
 
+    /// Whether a limit covers an attempt of activity `name` on `queue` with flow key `key`.
+    fn covers_any(&self, name: &str, queue: &str, key: Option<&str>) -> bool {
+        self.gates
+            .iter()
+            .any(|g| g.row.limit.scope.covers(name, queue, key))
+    }
+
     /// [`admit`](Self::admit) for an attempt of activity `name` on `queue` with flow key `key`.
     fn admit_one(&mut self, name: &str, queue: &str, key: Option<&str>) -> bool {
         let covers = |g: &Gate| g.row.limit.scope.covers(name, queue, key);
@@ -178,6 +185,30 @@ pub(crate) async fn admit_new<X: Tx>(
     let Some(mut admission) = Admission::open(tx, now_ms, owner).await? else {
         return Ok(vec![true; activities.len()]);
     };
+    let covered: Vec<bool> = activities
+        .iter()
+        .map(|a| {
+            let key = a.options.flow_key.as_deref();
+            admission.covers_any(&a.name, a.options.queue_or(run_queue), key)
+        })
+        .collect();
+    if covered.iter().any(|c| *c) {
+        // Attempts waiting in the store go first (in their order, priority and turns): while
+        // any waits, a covered one leases nothing at once. (Any, not only those its limits
+        // cover: the check is one indexed read.)
+        let waiting = TaskQuery {
+            now_ms,
+            max: 1,
+            names: None,
+            queues: None,
+            poller: owner,
+            build_id: None,
+            blocked: None,
+        };
+        if !tx.visible_activities(&waiting).await?.is_empty() {
+            return Ok(covered.iter().map(|c| !c).collect());
+        }
+    }
     let admitted = activities
         .iter()
         .map(|a| {

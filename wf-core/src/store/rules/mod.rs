@@ -19,6 +19,7 @@ pub(crate) mod complete;
 pub(crate) mod debounce;
 pub(crate) mod deliver;
 pub(crate) mod engines;
+pub(crate) mod fairness;
 pub(crate) mod flow;
 pub(crate) mod flow_table;
 pub(crate) mod leases;

@@ -17,6 +17,21 @@ impl SqliteTx {
             .map_err(db("read activities"))?;
         raws.into_iter().map(RawActivity::decode).collect()
     }
+
+    /// The virtual start of an attempt of `key` costing `cost` written to wait; moves the
+    /// key's pass (see `rules/fairness.rs`).
+    fn fair_turn(&self, key: &str, cost: f64) -> Result<f64> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO fair_passes (fair_key, pass) \
+                 VALUES (?1, (SELECT vclock FROM fair_clock) + ?2) \
+                 ON CONFLICT (fair_key) DO UPDATE \
+                 SET pass = max(pass, (SELECT vclock FROM fair_clock)) + ?2 \
+                 RETURNING pass - ?2",
+            )
+            .and_then(|mut s| s.query_row(params![key, cost], |r| r.get(0)))
+            .map_err(db("take a fair turn"))
+    }
 }
 
 impl ActivityTable for SqliteTx {
@@ -31,13 +46,21 @@ impl ActivityTable for SqliteTx {
             Some((owner, deadline, until)) => (Some(owner), Some(now), Some(deadline), Some(until)),
             None => (None, None, None, None),
         };
+        let (key, cost) = (task.options.fairness_key(), task.options.fairness_cost());
+        // Started at once, it never waits: out of fair queuing's accounting.
+        let vstart = match new.lease {
+            Some(_) => None,
+            None => Some(self.fair_turn(key, cost)?),
+        };
         let inserted = self
             .conn
             .prepare_cached(
                 "INSERT INTO activities (run_id, seq, workflow_id, name, input, options, \
                  attempt, scheduled_ms, schedule_deadline, visible_at, started_ms, \
-                 attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                 attempt_deadline, lease_until, lease_owner, task_queue, flow_key, pinned, \
+                 priority, fair_key, fair_cost, vstart) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8, ?7, ?9, ?10, ?11, ?12, ?13, ?14, ?15, \
+                 ?16, ?17, ?18, COALESCE(?19, (SELECT vclock FROM fair_clock)))",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -55,7 +78,11 @@ impl ActivityTable for SqliteTx {
                     owner,
                     new.queue(),
                     task.options.flow_key,
-                    new.pinned()
+                    new.pinned(),
+                    task.options.priority_level(),
+                    key,
+                    cost,
+                    vstart
                 ])
             });
         inserted.map_err(db("schedule an activity"))?;
@@ -132,6 +159,13 @@ impl ActivityTable for SqliteTx {
                 ])
             })
             .map_err(db("lease an activity task"))?;
+        self.conn
+            .prepare_cached(
+                "UPDATE fair_clock SET vclock = a.vstart FROM activities a \
+                 WHERE a.run_id = ?1 AND a.seq = ?2 AND a.vstart > fair_clock.vclock",
+            )
+            .and_then(|mut s| s.execute(params![task.run_id, task.seq]))
+            .map_err(db("move the fair clock"))?;
         Ok(())
     }
 
@@ -159,17 +193,36 @@ impl ActivityTable for SqliteTx {
     async fn retry_activity(&mut self, retry: &Retry<'_>) -> Result<bool> {
         let at = &retry.attempt;
         let failure = to_blob("activity failure", retry.failure)?;
+        let fairness: Option<(String, f64)> = self
+            .conn
+            .prepare_cached(
+                "SELECT fair_key, fair_cost FROM activities \
+                 WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
+            )
+            .and_then(|mut s| {
+                s.query_row(params![at.run_id, at.seq, at.attempt], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()
+            })
+            .map_err(db("read an activity's fairness"))?;
+        let Some((key, cost)) = fairness else {
+            return Ok(false);
+        };
+        let vstart = self.fair_turn(&key, cost)?;
         let changed = self
             .conn
             .prepare_cached(
                 "UPDATE activities SET attempt = attempt + 1, visible_at = ?4, \
                  lease_owner = NULL, started_ms = NULL, attempt_deadline = NULL, \
-                 lease_until = NULL, last_failure = ?5 \
+                 lease_until = NULL, last_failure = ?5, vstart = ?6 \
                  WHERE run_id = ?1 AND seq = ?2 AND attempt = ?3",
             )
             .and_then(|mut s| {
                 let visible_at = retry.visible_at_ms;
-                s.execute(params![at.run_id, at.seq, at.attempt, visible_at, failure])
+                s.execute(params![
+                    at.run_id, at.seq, at.attempt, visible_at, failure, vstart
+                ])
             })
             .map_err(db("schedule an activity retry"))?;
         Ok(changed > 0)
@@ -199,7 +252,7 @@ impl ActivityTable for SqliteTx {
              AND (?5 IS NULL OR task_queue NOT IN (SELECT value FROM json_each(?5))) \
              AND (?6 IS NULL OR flow_key IS NULL \
                   OR flow_key NOT IN (SELECT value FROM json_each(?6))) \
-             ORDER BY visible_at, run_id, seq LIMIT ?2"
+             ORDER BY priority, vstart, visible_at, run_id, seq LIMIT ?2"
         );
         let names = name_filter(query.names);
         let blocked = query.blocked.filter(|b| !b.is_empty());

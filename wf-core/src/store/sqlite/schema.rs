@@ -10,8 +10,30 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14,
 ];
+
+/// v14: priority and fairness of activity attempts (see `rules/fairness.rs`). Each activity's
+/// priority level, fairness key and cost (1 / weight), and its current attempt's virtual
+/// start; the pass of each fairness key and the virtual clock; the waiting attempts in the
+/// order a poll leases them. Activities already pending are of level 3, key `""`, start 0.
+const SCHEMA_V14: &str = "
+CREATE TABLE fair_passes (
+    fair_key  TEXT PRIMARY KEY,
+    pass      REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE fair_clock (
+    id      INTEGER PRIMARY KEY CHECK (id = 0),
+    vclock  REAL NOT NULL
+);
+INSERT INTO fair_clock (id, vclock) VALUES (0, 0);
+ALTER TABLE activities ADD COLUMN priority INTEGER NOT NULL DEFAULT 3;
+ALTER TABLE activities ADD COLUMN fair_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE activities ADD COLUMN fair_cost REAL NOT NULL DEFAULT 1;
+ALTER TABLE activities ADD COLUMN vstart REAL NOT NULL DEFAULT 0;
+CREATE INDEX activities_by_turn ON activities(priority, vstart, visible_at, run_id, seq)
+    WHERE lease_owner IS NULL;
+";
 
 /// v13: activity task queues. Whether an activity was sent to a task queue of its own
 /// (`ctx.activity(..).task_queue(q)`, then in `task_queue`): only engines that serve that
