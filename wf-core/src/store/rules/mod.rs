@@ -31,6 +31,7 @@ pub(crate) mod run_limits;
 pub(crate) mod schedules;
 pub(crate) mod search;
 pub(crate) mod start;
+pub(crate) mod task_query;
 pub(crate) mod terminate;
 pub(crate) mod timers;
 pub(crate) mod tx;
