@@ -103,7 +103,7 @@ pub struct ActivityOptions {
     /// Left out of the encoding when unset, so options without one encode as before.
     #[serde(default)]
     pub task_queue: Option<String>,
-    /// Its priority level, 1 (first) to 5 (last); `None` is [`DEFAULT_PRIORITY`]. A poll leases
+    /// Its priority level, 1 (first) to 5 (last); `None` is 3. A poll leases
     /// the visible attempts of a lower level before any of a higher one. Left out of the
     /// encoding when unset.
     #[serde(default)]
@@ -164,7 +164,7 @@ impl ActivityOptions {
         self.task_queue.as_deref().unwrap_or(run_queue)
     }
 
-    /// Its priority level ([`DEFAULT_PRIORITY`] when unset).
+    /// Its priority level (3 when unset).
     pub fn priority_level(&self) -> u8 {
         self.priority.unwrap_or(DEFAULT_PRIORITY)
     }
@@ -179,7 +179,7 @@ impl ActivityOptions {
         1.0 / self.fairness_weight.unwrap_or(1.0)
     }
 
-    /// Why the options cannot be scheduled: a priority outside [`PRIORITY_LEVELS`] or a
+    /// Why the options cannot be scheduled: a priority outside 1 to 5 or a
     /// fairness weight that is not a finite number above 0.
     pub fn check(&self) -> Result<(), String> {
         if let Some(p) = self.priority.filter(|p| !PRIORITY_LEVELS.contains(p)) {
