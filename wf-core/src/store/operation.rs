@@ -15,10 +15,10 @@ use super::records::{
     ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
-use super::rules::tx::{FlowTable, Tx, UpdateTable};
+use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, reads,
-    repair, run_limits, schedules, search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, queues,
+    reads, repair, run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -28,6 +28,7 @@ use crate::data::message::Message;
 use crate::data::pause::PauseMark;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::payload_codec::HasPayloads;
+use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::run_limits::RunLimits;
 use crate::data::update::UpdateRecord;
@@ -203,6 +204,19 @@ pub enum Operation {
         scope: FlowScope,
         kind: FlowKind,
     },
+    SetWorkflowQueue {
+        queue: WorkflowQueue,
+    },
+    WorkflowQueues,
+    RemoveWorkflowQueue {
+        name: String,
+    },
+    AdmitQueued {
+        now_ms: i64,
+    },
+    QueueSpot {
+        run_id: String,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -324,6 +338,11 @@ impl Operation {
             SetFlowLimit { .. } => ("set_flow_limit", None),
             FlowLimits => ("flow_limits", Some(Op::Read)),
             RemoveFlowLimit { .. } => ("remove_flow_limit", None),
+            SetWorkflowQueue { .. } => ("set_workflow_queue", None),
+            WorkflowQueues => ("workflow_queues", Some(Op::Read)),
+            RemoveWorkflowQueue { .. } => ("remove_workflow_queue", None),
+            AdmitQueued { .. } => ("admit_queued", None),
+            QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
         }
     }
 
@@ -658,6 +677,17 @@ impl Operation {
             RemoveFlowLimit { scope, kind } => b.write(Durable, move |tx| {
                 answer(async move { tx.delete_flow_limit(&scope, kind).await })
             }),
+            SetWorkflowQueue { queue } => b.write(Durable, move |tx| {
+                answer(queues::set_workflow_queue(tx, queue))
+            }),
+            WorkflowQueues => b.read(move |tx| answer(tx.workflow_queues())),
+            RemoveWorkflowQueue { name } => b.write(Durable, move |tx| {
+                answer(async move { tx.delete_workflow_queue(&name).await })
+            }),
+            AdmitQueued { now_ms } => {
+                b.write(Durable, move |tx| answer(queues::admit_queued(tx, now_ms)))
+            }
+            QueueSpot { run_id } => b.read(move |tx| answer(queues::queue_spot(tx, run_id))),
         }
     }
 }
@@ -741,7 +771,12 @@ impl HasPayloads for Operation {
             | MoveToBuild { .. }
             | SetFlowLimit { .. }
             | FlowLimits
-            | RemoveFlowLimit { .. } => Ok(()),
+            | RemoveFlowLimit { .. }
+            | SetWorkflowQueue { .. }
+            | WorkflowQueues
+            | RemoveWorkflowQueue { .. }
+            | AdmitQueued { .. }
+            | QueueSpot { .. } => Ok(()),
         }
     }
 }
@@ -809,6 +844,8 @@ outcomes! {
     Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>), FlowLimits(Vec<FlowLimit>),
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
+    WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
+    QueueSpot(Option<QueueSpot>),
 }
 
 impl HasPayloads for Outcome {
@@ -844,7 +881,8 @@ impl HasPayloads for Outcome {
             Schedules(rows) => rows.for_each_payload(f),
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
-            | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_) => Ok(()),
+            | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
+            | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
         }
     }
 }

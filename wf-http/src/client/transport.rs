@@ -229,6 +229,9 @@ impl Transport for HttpTransport {
                     .debounce
                     .as_ref()
                     .and_then(|d| d.max_wait.map(millis)),
+                queue: request.options.queue,
+                queue_priority: Some(request.options.queue_priority).filter(|&p| p != 0),
+                dedupe_id: request.options.dedupe_id,
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;
