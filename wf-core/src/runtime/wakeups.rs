@@ -248,7 +248,8 @@ pub(crate) struct Wakeups {
     pub progress: Waiters,
     /// What the peers are to be told.
     pub outbox: Arc<Outbox>,
-    /// This engine put a start on a queue: its queue dispatcher looks at once (here only).
+    /// This engine put a start on a queue that holds it, or changed a queue's settings: its
+    /// queue dispatcher looks at once (here only).
     pub queues: Notify,
     /// Set once the engine stops.
     pub shutdown: watch::Sender<bool>,

@@ -112,7 +112,14 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
     };
     core.wake.waiters.publish(&outcome.workflow_id);
     if request_queued {
-        core.wake.queues.notify_one();
+        // Admitted at once if its queue has room, whether or not this engine runs workers;
+        // else the dispatchers look again every 50 ms while it waits.
+        if crate::runtime::queues::admit_now(core)
+            .await
+            .is_some_and(|held| held > 0)
+        {
+            core.wake.queues.notify_one();
+        }
     }
     Ok(Started {
         workflow_id: outcome.workflow_id,
