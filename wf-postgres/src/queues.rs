@@ -8,16 +8,22 @@
 
 use crate::rows::get;
 use crate::tx::{PostgresTx, Result};
-use wf_core::store::{QueueTable, QueuedRun, QueuedStart};
-use wf_core::WorkflowQueue;
+use wf_core::store::{
+    queue_columns, queue_of_columns, QueueRow, QueueTable, QueuedRun, QueuedStart,
+};
 
-/// v14: queues of workflow starts. The settings of each queue; the runs started on a queue,
+/// v14: queues of workflow starts. The settings of each queue (with its rate's token bucket);
+/// the runs started on a queue,
 /// in the order they were recorded, with their priority and deduplication id and whether
 /// their queue admitted them (0 held, 1 admitted, 2 closed: no longer counted).
 pub(crate) const SCHEMA_V14: &str = r#"
 CREATE TABLE workflow_queues (
-    name         TEXT COLLATE "C" PRIMARY KEY,
-    concurrency  BIGINT
+    name            TEXT COLLATE "C" PRIMARY KEY,
+    concurrency     BIGINT,
+    rate_limit      BIGINT,
+    rate_period_ms  BIGINT,
+    tokens          DOUBLE PRECISION NOT NULL,
+    refilled_ms     BIGINT NOT NULL
 );
 CREATE TABLE queued_runs (
     seq          BIGSERIAL PRIMARY KEY,
@@ -33,20 +39,31 @@ CREATE INDEX queued_runs_dedupe ON queued_runs (queue_name, dedupe_id)
     WHERE dedupe_id IS NOT NULL AND admitted < 2;
 "#;
 
-/// A queue's settings from a row of (name, concurrency).
-fn queue_row(r: &tokio_postgres::Row) -> Result<WorkflowQueue> {
-    let concurrency: Option<i64> = get(r, 1)?;
-    Ok(WorkflowQueue {
-        name: get(r, 0)?,
-        concurrency: concurrency.map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+/// The columns [`queue_row`] reads.
+macro_rules! queue_row_columns {
+    () => {
+        "name, concurrency, rate_limit, rate_period_ms, tokens, refilled_ms"
+    };
+}
+
+/// A queue's row, from the columns of [`queue_row_columns`].
+fn queue_row(r: &tokio_postgres::Row) -> Result<QueueRow> {
+    Ok(QueueRow {
+        queue: queue_of_columns(get(r, 0)?, get(r, 1)?, get(r, 2)?, get(r, 3)?),
+        tokens: get(r, 4)?,
+        refilled_ms: get(r, 5)?,
     })
 }
 
 impl QueueTable for PostgresTx {
-    async fn workflow_queues(&mut self) -> Result<Vec<WorkflowQueue>> {
+    async fn workflow_queues(&mut self) -> Result<Vec<QueueRow>> {
         let rows = self
             .query(
-                "SELECT name, concurrency FROM workflow_queues ORDER BY name",
+                concat!(
+                    "SELECT ",
+                    queue_row_columns!(),
+                    " FROM workflow_queues ORDER BY name"
+                ),
                 &[],
                 "read the workflow queues",
             )
@@ -54,12 +71,20 @@ impl QueueTable for PostgresTx {
         rows.iter().map(queue_row).collect()
     }
 
-    async fn workflow_queue(&mut self, name: &str, lock: bool) -> Result<Option<WorkflowQueue>> {
+    async fn workflow_queue(&mut self, name: &str, lock: bool) -> Result<Option<QueueRow>> {
         // Only a writer's transaction may lock rows (readers are read-only).
         let sql = if lock && self.writer {
-            "SELECT name, concurrency FROM workflow_queues WHERE name = $1 FOR UPDATE"
+            concat!(
+                "SELECT ",
+                queue_row_columns!(),
+                " FROM workflow_queues WHERE name = $1 FOR UPDATE"
+            )
         } else {
-            "SELECT name, concurrency FROM workflow_queues WHERE name = $1"
+            concat!(
+                "SELECT ",
+                queue_row_columns!(),
+                " FROM workflow_queues WHERE name = $1"
+            )
         };
         let row = self
             .query_opt(sql, &[&name], "read a workflow queue")
@@ -67,13 +92,33 @@ impl QueueTable for PostgresTx {
         row.as_ref().map(queue_row).transpose()
     }
 
-    async fn put_workflow_queue(&mut self, queue: &WorkflowQueue) -> Result<()> {
-        let concurrency = queue.concurrency.map(i64::from);
+    async fn put_workflow_queue(&mut self, row: &QueueRow) -> Result<()> {
+        let (concurrency, rate_limit, rate_period_ms) = queue_columns(&row.queue);
         self.execute(
-            "INSERT INTO workflow_queues (name, concurrency) VALUES ($1, $2) \
-             ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency",
-            &[&queue.name, &concurrency],
+            "INSERT INTO workflow_queues (name, concurrency, rate_limit, rate_period_ms, tokens, \
+             refilled_ms) VALUES ($1, $2, $3, $4, $5, $6) \
+             ON CONFLICT (name) DO UPDATE SET concurrency = EXCLUDED.concurrency, \
+             rate_limit = EXCLUDED.rate_limit, rate_period_ms = EXCLUDED.rate_period_ms, \
+             tokens = EXCLUDED.tokens, refilled_ms = EXCLUDED.refilled_ms",
+            &[
+                &row.queue.name,
+                &concurrency,
+                &rate_limit,
+                &rate_period_ms,
+                &row.tokens,
+                &row.refilled_ms,
+            ],
             "set a workflow queue",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn set_queue_tokens(&mut self, name: &str, tokens: f64, refilled_ms: i64) -> Result<()> {
+        self.execute(
+            "UPDATE workflow_queues SET tokens = $2, refilled_ms = $3 WHERE name = $1",
+            &[&name, &tokens, &refilled_ms],
+            "spend a workflow queue's tokens",
         )
         .await?;
         Ok(())

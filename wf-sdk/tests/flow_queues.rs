@@ -3,13 +3,14 @@
 //! all of them finish); priorities order the admissions, describe shows a held run's
 //! position, a deduplication id is refused while its run runs; and a run whose engine
 //! crashed mid-run does not block a concurrency-1 queue (dbos-transact-py#805): another
-//! engine finishes it and the rest follow, one at a time.
+//! engine finishes it and the rest follow, one at a time; a queue's rate spaces admissions
+//! after its burst.
 
 mod common;
 use common::*;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use wf_sdk::client::StartOptions;
 use wf_sdk::flow::WorkflowQueue;
 use wf_sdk::prelude::*;
@@ -26,6 +27,8 @@ pub struct Gauge {
     release: AtomicBool,
     /// A step on a crashing engine started (and never ends).
     stuck: AtomicBool,
+    /// When each step started.
+    starts: Mutex<Vec<Instant>>,
 }
 
 impl Gauge {
@@ -59,6 +62,7 @@ impl Steps {
         let now = g.running.fetch_add(1, Ordering::SeqCst) + 1;
         g.max.fetch_max(now, Ordering::SeqCst);
         g.order.lock().unwrap().push(job.label.clone());
+        g.starts.lock().unwrap().push(Instant::now());
         if job.label == "hold" {
             while !g.release.load(Ordering::SeqCst) {
                 tokio::time::sleep(Duration::from_millis(5)).await;
@@ -281,7 +285,50 @@ async fn a_crashed_engines_run_does_not_block_a_queue_of_one(backend: Backend) {
     second.shutdown().await;
 }
 
+async fn a_queue_rate_spaces_admissions(backend: Backend) {
+    let gauge = Arc::new(Gauge::default());
+    let shared = shared_store(backend, "queue-rate");
+    let mut engines = Vec::new();
+    for i in 0..2 {
+        let mut b = shared().workflow::<Queued>().activities(Steps {
+            gauge: gauge.clone(),
+            crashy: false,
+        });
+        if i == 0 {
+            // A burst of 4, then 4 a second.
+            b = b.workflow_queue(WorkflowQueue::new("paced").rate(4, Duration::from_secs(1)));
+        }
+        engines.push(b.build().await.unwrap());
+    }
+    let mut handles = Vec::new();
+    for i in 0..8 {
+        let id = format!("p{i}");
+        let client = engines[i % 2].client();
+        let h = client
+            .enqueue::<Queued>("paced", &id, job(&id, 0))
+            .await
+            .unwrap();
+        handles.push(h);
+    }
+    for h in handles {
+        h.result().await.unwrap();
+    }
+    let mut starts = gauge.starts.lock().unwrap().clone();
+    starts.sort();
+    let span = starts[7] - starts[0];
+    eprintln!("{backend:?}: 8 runs on a queue of 4/s (burst 4) started over {span:?}");
+    // The 4 after the burst need a second of refill; a bound well under it, for a loaded VM.
+    assert!(
+        span >= Duration::from_millis(700),
+        "8 runs on a queue of 4 a second started within {span:?}"
+    );
+    for e in engines {
+        e.shutdown().await;
+    }
+}
+
 both!(
+    a_queue_rate_spaces_admissions,
     a_queue_of_two_never_runs_more_than_two_at_once,
     priorities_order_admissions_and_describe_shows_the_position,
     a_crashed_engines_run_does_not_block_a_queue_of_one,

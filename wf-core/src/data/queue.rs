@@ -1,8 +1,11 @@
 //! Queues of workflow starts (DBOS's queues): a start put on a named queue creates its run at
 //! once but holds it until the queue admits it, at most `concurrency` of the queue's runs
-//! running at once over every engine that shares the store.
+//! running at once and at most its rate admitted per period, over every engine that shares
+//! the store.
 
+use super::flow::{FlowLimit, FlowRow, FlowScope};
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// The start time of a run held by its queue: later than any clock, so that no engine leases
 /// it (a start delay that never runs out) until its queue admits it and sets the start time
@@ -10,13 +13,15 @@ use serde::{Deserialize, Serialize};
 pub const QUEUE_HELD_MS: i64 = i64::MAX / 2;
 
 /// The settings of a queue of workflow starts, held by the store: how many of its runs may
-/// run at once, over every engine that shares the store. A queue without settings admits
-/// every start at once.
+/// run at once, and how many it admits per period, over every engine that shares the store.
+/// A queue without settings admits every start at once.
 ///
 /// ```
+/// use std::time::Duration;
 /// use wf_core::WorkflowQueue;
-/// let q = WorkflowQueue::new("emails").concurrency(2);
+/// let q = WorkflowQueue::new("emails").concurrency(2).rate(100, Duration::from_secs(60));
 /// assert_eq!(q.concurrency, Some(2));
+/// assert_eq!(q.rate, Some((100, Duration::from_secs(60))));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorkflowQueue {
@@ -25,6 +30,11 @@ pub struct WorkflowQueue {
     /// At most this many of the queue's admitted runs running at once; `None`: no cap.
     #[serde(default)]
     pub concurrency: Option<u32>,
+    /// At most `limit` admissions per `period`, over every engine: a token bucket refilled at
+    /// `limit` per `period`, holding at most `limit` (full when the queue is first set); the
+    /// same bucket as [`FlowLimit::rate`]'s with its burst at the limit. `None`: no rate.
+    #[serde(default)]
+    pub rate: Option<(u32, Duration)>,
 }
 
 impl WorkflowQueue {
@@ -33,7 +43,14 @@ impl WorkflowQueue {
         WorkflowQueue {
             name: name.into(),
             concurrency: None,
+            rate: None,
         }
+    }
+
+    /// Sets [`rate`](Self::rate): at most `limit` admissions per `period`.
+    pub fn rate(mut self, limit: u32, period: Duration) -> Self {
+        self.rate = Some((limit, period));
+        self
     }
 
     /// Sets [`concurrency`](Self::concurrency): at most `n` of the queue's runs at once.
@@ -42,8 +59,8 @@ impl WorkflowQueue {
         self
     }
 
-    /// Why the store would refuse the settings: an empty name, or a concurrency of 0 (that
-    /// would hold every start for ever).
+    /// Why the store would refuse the settings: a bad name, a concurrency of 0, or a rate of
+    /// 0 or over a period of 0 (they would hold every start for ever).
     pub fn check(&self) -> Result<(), String> {
         super::limits::Ident::TaskQueue
             .check(&self.name)
@@ -55,7 +72,61 @@ impl WorkflowQueue {
                 self.name
             ));
         }
+        if let Some((limit, period)) = self.rate {
+            if limit == 0 || period.as_millis() == 0 {
+                return Err(format!(
+                    "workflow queue {:?}: a rate of {limit} per {period:?} would admit nothing;                      give at least 1 per 1 ms or more",
+                    self.name
+                ));
+            }
+        }
         Ok(())
+    }
+}
+
+/// A queue's settings as the store holds them: with its rate's token bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    /// The settings.
+    pub queue: WorkflowQueue,
+    /// Tokens in the rate's bucket at `refilled_ms` (0 without a rate).
+    pub tokens: f64,
+    /// When the bucket was last refilled (engine-clock ms).
+    pub refilled_ms: i64,
+}
+
+impl QueueRow {
+    /// Settings as set at `now_ms`, after `old` (the stored row of the name, if any): a new
+    /// rate's bucket is full, one set again keeps its tokens (capped at the new limit), so a
+    /// change grants no fresh burst.
+    pub fn new(queue: WorkflowQueue, old: Option<&QueueRow>, now_ms: i64) -> Self {
+        let tokens = match (queue.rate, old) {
+            (Some((limit, _)), Some(old)) if old.queue.rate.is_some() => {
+                old.tokens_at(now_ms).unwrap_or(0.0).min(f64::from(limit))
+            }
+            (Some((limit, _)), _) => f64::from(limit),
+            (None, _) => 0.0,
+        };
+        QueueRow {
+            queue,
+            tokens,
+            refilled_ms: now_ms,
+        }
+    }
+
+    /// The rate's bucket as a flow limit's, whose arithmetic it shares.
+    fn bucket(&self) -> Option<FlowRow> {
+        let (limit, period) = self.queue.rate?;
+        Some(FlowRow {
+            limit: FlowLimit::rate(FlowScope::key(self.queue.name.clone()), limit, period),
+            tokens: self.tokens,
+            refilled_ms: self.refilled_ms,
+        })
+    }
+
+    /// The rate's tokens at `now_ms`; `None` without a rate.
+    pub fn tokens_at(&self, now_ms: i64) -> Option<f64> {
+        self.bucket().map(|b| b.tokens_at(now_ms))
     }
 }
 
@@ -77,6 +148,37 @@ pub struct QueueSpot {
     pub queue: String,
     /// 1-based among the queue's held runs in admission order; `None` once admitted.
     pub position: Option<u64>,
+}
+
+/// A queue's settings as the tables of the SQL stores hold them: (concurrency, rate limit,
+/// rate period in ms).
+pub fn queue_columns(q: &WorkflowQueue) -> (Option<i64>, Option<i64>, Option<i64>) {
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    (
+        q.concurrency.map(i64::from),
+        q.rate.map(|(limit, _)| i64::from(limit)),
+        q.rate.map(|(_, period)| ms(period)),
+    )
+}
+
+/// [`queue_columns`] read back, for queue `name`.
+pub fn queue_of_columns(
+    name: String,
+    concurrency: Option<i64>,
+    rate_limit: Option<i64>,
+    rate_period_ms: Option<i64>,
+) -> WorkflowQueue {
+    let n = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+    WorkflowQueue {
+        name,
+        concurrency: concurrency.map(n),
+        rate: rate_limit.zip(rate_period_ms).map(|(l, p)| {
+            (
+                n(l),
+                Duration::from_millis(u64::try_from(p.max(0)).unwrap_or(0)),
+            )
+        }),
+    }
 }
 
 /// What one admission pass did.

@@ -450,7 +450,8 @@ impl EngineBuilder {
             peers: None,
         };
         for queue in self.workflow_queues {
-            core.store.admin().set_workflow_queue(queue).await?;
+            let now = core.now_ms();
+            core.store.admin().set_workflow_queue(queue, now).await?;
         }
         for limit in self.flow_limits {
             let now = core.now_ms();

@@ -254,11 +254,12 @@ impl<'a> StoreAdmin<'a> {
         self.send(Operation::RemoveFlowLimit { scope, kind })
     }
 
-    /// Sets the settings of a queue of workflow starts, replacing those of the same name:
-    /// admissions from then on obey them. `Invalid` for settings that
+    /// Sets the settings of a queue of workflow starts at `now_ms`, replacing those of the
+    /// same name: admissions from then on obey them. A rate set again keeps its bucket's
+    /// tokens (capped at the new limit). `Invalid` for settings that
     /// [`check`](WorkflowQueue::check) refuses.
-    pub fn set_workflow_queue(&self, queue: WorkflowQueue) -> StoreFuture<'a, ()> {
-        self.send(Operation::SetWorkflowQueue { queue })
+    pub fn set_workflow_queue(&self, queue: WorkflowQueue, now_ms: i64) -> StoreFuture<'a, ()> {
+        self.send(Operation::SetWorkflowQueue { queue, now_ms })
     }
 
     /// The settings of every queue of workflow starts, by name.

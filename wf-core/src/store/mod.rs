@@ -58,6 +58,7 @@ pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
 pub use crate::data::pause::{PauseMark, PAUSE_LEASE_UNTIL};
 pub use crate::data::payload::{Payload, MAX_PAYLOAD_BYTES};
+pub use crate::data::queue::{queue_columns, queue_of_columns, QueueRow};
 pub use crate::data::queue::{QueueAdmission, QueueSpot, QueuedStart, QUEUE_HELD_MS};
 pub use crate::data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,

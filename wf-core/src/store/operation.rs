@@ -206,6 +206,7 @@ pub enum Operation {
     },
     SetWorkflowQueue {
         queue: WorkflowQueue,
+        now_ms: i64,
     },
     WorkflowQueues,
     RemoveWorkflowQueue {
@@ -677,10 +678,10 @@ impl Operation {
             RemoveFlowLimit { scope, kind } => b.write(Durable, move |tx| {
                 answer(async move { tx.delete_flow_limit(&scope, kind).await })
             }),
-            SetWorkflowQueue { queue } => b.write(Durable, move |tx| {
-                answer(queues::set_workflow_queue(tx, queue))
+            SetWorkflowQueue { queue, now_ms } => b.write(Durable, move |tx| {
+                answer(queues::set_workflow_queue(tx, queue, now_ms))
             }),
-            WorkflowQueues => b.read(move |tx| answer(tx.workflow_queues())),
+            WorkflowQueues => b.read(move |tx| answer(queues::workflow_queues(tx))),
             RemoveWorkflowQueue { name } => b.write(Durable, move |tx| {
                 answer(async move { tx.delete_workflow_queue(&name).await })
             }),

@@ -48,7 +48,8 @@ pub(super) async fn set_queue(
     queue: crate::data::queue::WorkflowQueue,
 ) -> Result<(), WfError> {
     queue.check().map_err(WfError::InvalidArgument)?;
-    core.store.admin().set_workflow_queue(queue).await?;
+    let now = core.now_ms();
+    core.store.admin().set_workflow_queue(queue, now).await?;
     core.wake.queues.notify_one();
     Ok(())
 }

@@ -1,13 +1,15 @@
 //! Queues of workflow starts: a run started on a queue is held (no poll leases it) until an
 //! admission pass lets it in; a queue of concurrency 1 admits one run at a time, by priority
-//! then arrival, the next one once the one admitted closes; a deduplication id is refused
-//! while a run of the queue holds it; a queue without settings admits at once.
+//! then arrival, the next one once the one admitted closes; a queue's rate admits as its
+//! token bucket refills; a deduplication id is refused while a run of the queue holds it; a
+//! queue without settings admits at once.
 
 use super::fixtures::*;
 use crate::data::queue::{QueueAdmission, QueueSpot, QueuedStart, WorkflowQueue};
 use crate::error::StoreError;
 use crate::store::Store;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Starts run `run_id` of workflow `workflow_id` on `queue` with `priority` and `dedupe`.
 async fn enqueue(
@@ -42,7 +44,7 @@ async fn ready(store: &dyn Store, now_ms: i64) -> Vec<String> {
 pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Store>) {
     let admin = store.admin();
     admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1))
+        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
         .await
         .unwrap();
     assert_eq!(
@@ -99,7 +101,7 @@ pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Stor
 pub async fn a_queue_refuses_a_dedupe_id_held_by_a_running_run(store: Arc<dyn Store>) {
     let admin = store.admin();
     admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1))
+        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
         .await
         .unwrap();
     enqueue(&*store, "a", "q", 0, Some("d-1"), T0)
@@ -154,4 +156,36 @@ pub async fn a_queue_without_settings_admits_at_once(store: Arc<dyn Store>) {
         Some(T0 + 20),
         "admitted at the pass's time"
     );
+}
+
+/// A queue's rate admits as its token bucket refills (full, 2, when first set; 2 a second);
+/// setting the queue again keeps the bucket's tokens: no fresh burst.
+pub async fn a_queue_rate_admits_as_its_bucket_refills(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    let rate = WorkflowQueue::new("r").rate(2, Duration::from_secs(1));
+    admin.set_workflow_queue(rate.clone(), T0).await.unwrap();
+    assert_eq!(admin.workflow_queues().await.unwrap(), std::slice::from_ref(&rate));
+    for n in 0..5 {
+        enqueue(&*store, &format!("r{n}"), "r", 0, None, T0 + n)
+            .await
+            .unwrap();
+    }
+    let admitted = |at: i64| {
+        let admin = store.admin();
+        async move { admin.admit_queued(at).await.unwrap().admitted }
+    };
+    assert_eq!(admitted(T0 + 10).await, 2, "the full bucket");
+    assert_eq!(admitted(T0 + 11).await, 0, "an empty bucket admitted");
+    assert_eq!(admitted(T0 + 610).await, 1, "1.2 tokens after 600 ms");
+    assert_eq!(admitted(T0 + 1110).await, 1, "0.2 + 1 tokens 500 ms later");
+    admin.set_workflow_queue(rate, T0 + 1110).await.unwrap();
+    assert_eq!(
+        admitted(T0 + 1111).await,
+        0,
+        "setting the queue again refilled it"
+    );
+    assert_eq!(admitted(T0 + 1610).await, 1);
+    let mut leased = ready(&*store, T0 + 1611).await;
+    leased.sort();
+    assert_eq!(leased, ["r0", "r1", "r2", "r3", "r4"]);
 }

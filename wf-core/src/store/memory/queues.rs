@@ -1,7 +1,7 @@
 //! The `workflow_queues` and `queued_runs` tables of the memory store.
 
 use super::tables::{MemoryTx, QueuedRow, Result};
-use crate::data::queue::{QueuedStart, WorkflowQueue};
+use crate::data::queue::{QueueRow, QueuedStart};
 use crate::data::run::RunStatus;
 use crate::store::rules::tx::{QueueTable, QueuedRun};
 
@@ -22,18 +22,27 @@ impl MemoryTx {
 }
 
 impl QueueTable for MemoryTx {
-    async fn workflow_queues(&mut self) -> Result<Vec<WorkflowQueue>> {
+    async fn workflow_queues(&mut self) -> Result<Vec<QueueRow>> {
         Ok(self.workflow_queues.values().cloned().collect())
     }
 
-    async fn workflow_queue(&mut self, name: &str, _lock: bool) -> Result<Option<WorkflowQueue>> {
+    async fn workflow_queue(&mut self, name: &str, _lock: bool) -> Result<Option<QueueRow>> {
         // The store's lock already makes each transaction the only one.
         Ok(self.workflow_queues.get(&name.to_string()).cloned())
     }
 
-    async fn put_workflow_queue(&mut self, queue: &WorkflowQueue) -> Result<()> {
+    async fn put_workflow_queue(&mut self, row: &QueueRow) -> Result<()> {
         self.workflow_queues
-            .insert(queue.name.clone(), queue.clone());
+            .insert(row.queue.name.clone(), row.clone());
+        Ok(())
+    }
+
+    async fn set_queue_tokens(&mut self, name: &str, tokens: f64, refilled_ms: i64) -> Result<()> {
+        self.workflow_queues.update(&name.to_string(), |row| {
+            row.tokens = tokens;
+            row.refilled_ms = refilled_ms;
+            true
+        });
         Ok(())
     }
 

@@ -5,7 +5,7 @@ use super::undo::{Journal, UndoMap};
 use crate::data::flow::FlowRow;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
-use crate::data::queue::WorkflowQueue;
+use crate::data::queue::QueueRow;
 use crate::data::run::RunStatus;
 use crate::data::search::SearchValue;
 use crate::data::update::UpdateRecord;
@@ -50,7 +50,7 @@ pub struct MemoryTx {
     /// Flow limits by (scope kind, scope name, rule kind).
     pub(super) flow_limits: UndoMap<(String, String, String), FlowRow>,
     /// The settings of each queue of workflow starts, by name.
-    pub(super) workflow_queues: UndoMap<String, WorkflowQueue>,
+    pub(super) workflow_queues: UndoMap<String, QueueRow>,
     /// The runs started on a queue, by run id.
     pub(super) queued_runs: UndoMap<String, QueuedRow>,
     /// The pass of each fairness key (see `rules/fairness.rs`).

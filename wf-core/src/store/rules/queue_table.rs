@@ -2,7 +2,7 @@
 //! `workflow_queues` table of queue settings, and the `queued_runs` table, one row per run
 //! started on a queue, held until its queue admits it.
 
-use crate::data::queue::{QueuedStart, WorkflowQueue};
+use crate::data::queue::{QueueRow, QueuedStart};
 use crate::error::StoreError;
 use std::future::Future;
 
@@ -20,9 +20,8 @@ pub struct QueuedRun {
 /// The `workflow_queues` and `queued_runs` tables.
 pub trait QueueTable {
     /// The settings of every queue, by name.
-    fn workflow_queues(
-        &mut self,
-    ) -> impl Future<Output = Result<Vec<WorkflowQueue>, StoreError>> + Send;
+    fn workflow_queues(&mut self)
+        -> impl Future<Output = Result<Vec<QueueRow>, StoreError>> + Send;
 
     /// The settings of queue `name`, if it has any. With `lock`, a store whose writers run at
     /// once (PostgreSQL) locks the row until the transaction ends, so that two admissions of
@@ -31,12 +30,20 @@ pub trait QueueTable {
         &mut self,
         name: &str,
         lock: bool,
-    ) -> impl Future<Output = Result<Option<WorkflowQueue>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<QueueRow>, StoreError>> + Send;
 
     /// Inserts the settings, or replaces those of the same name.
     fn put_workflow_queue(
         &mut self,
-        queue: &WorkflowQueue,
+        row: &QueueRow,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Sets the rate's token bucket of queue `name`.
+    fn set_queue_tokens(
+        &mut self,
+        name: &str,
+        tokens: f64,
+        refilled_ms: i64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// Deletes the settings of `name`; whether there were any.

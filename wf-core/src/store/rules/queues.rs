@@ -4,12 +4,15 @@
 //! order, by setting their start time to now (as a delayed start falls due).
 //!
 //! A queue's room is its concurrency less its admitted runs still running, counted from the
-//! runs' rows: a run frees its slot as it closes, however it closes, so nothing can leak. On
+//! runs' rows: a run frees its slot as it closes, however it closes, so nothing can leak; and
+//! no more than its rate's whole tokens (the flow limits' bucket), spent in the same
+//! transaction. On
 //! a store whose writers run at once, the queue's settings row is locked first
 //! ([`QueueTable::workflow_queue`] with `lock`), so that two engines' passes take turns.
 
 use super::tx::Tx;
-use crate::data::queue::{QueueAdmission, QueueSpot, QueuedStart, WorkflowQueue, QUEUE_HELD_MS};
+use crate::data::queue::QUEUE_HELD_MS;
+use crate::data::queue::{QueueAdmission, QueueRow, QueueSpot, QueuedStart, WorkflowQueue};
 use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::RunRecord;
 
@@ -50,13 +53,15 @@ pub(crate) async fn admit_queued<X: Tx>(
             .iter()
             .position(|r| r.queue != queue)
             .map_or(held.len(), |n| i + n);
-        let room = match tx.workflow_queue(&queue, true).await? {
-            Some(WorkflowQueue {
-                concurrency: Some(max),
-                ..
-            }) => u64::from(max).saturating_sub(tx.admitted_running(&queue).await?),
-            _ => u64::MAX,
+        let settings = tx.workflow_queue(&queue, true).await?;
+        let mut room = match settings.as_ref().and_then(|r| r.queue.concurrency) {
+            Some(max) => u64::from(max).saturating_sub(tx.admitted_running(&queue).await?),
+            None => u64::MAX,
         };
+        let tokens = settings.as_ref().and_then(|r| r.tokens_at(now_ms));
+        if let Some(tokens) = tokens {
+            room = room.min(tokens.max(0.0).floor() as u64);
+        }
         // The runs were read before the queue's lock: one may have been admitted since, by
         // another engine, and is skipped.
         let mut left = room;
@@ -71,6 +76,11 @@ pub(crate) async fn admit_queued<X: Tx>(
             j += 1;
         }
         out.held += (end - j) as u64;
+        if let Some(tokens) = tokens {
+            let spent = (room - left) as f64;
+            tx.set_queue_tokens(&queue, (tokens - spent).max(0.0), now_ms)
+                .await?;
+        }
         i = end;
     }
     Ok(out)
@@ -100,13 +110,27 @@ pub(crate) async fn queue_spot<X: Tx>(
     }))
 }
 
-/// Sets a queue's settings; `Invalid` for settings [`WorkflowQueue::check`] refuses.
+/// Sets a queue's settings at `now_ms` (a rate set again keeps its bucket's tokens); `Invalid`
+/// for settings [`WorkflowQueue::check`] refuses.
 pub(crate) async fn set_workflow_queue<X: Tx>(
     tx: &mut X,
     queue: WorkflowQueue,
+    now_ms: i64,
 ) -> Result<(), StoreError> {
     queue
         .check()
         .map_err(|e| StoreError::backend(BackendErrorKind::Invalid, e))?;
-    tx.put_workflow_queue(&queue).await
+    let old = tx.workflow_queue(&queue.name, true).await?;
+    tx.put_workflow_queue(&QueueRow::new(queue, old.as_ref(), now_ms))
+        .await
+}
+
+/// Every queue's settings, by name.
+pub(crate) async fn workflow_queues<X: Tx>(tx: &mut X) -> Result<Vec<WorkflowQueue>, StoreError> {
+    Ok(tx
+        .workflow_queues()
+        .await?
+        .into_iter()
+        .map(|r| r.queue)
+        .collect())
 }

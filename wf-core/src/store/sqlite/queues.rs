@@ -2,50 +2,81 @@
 
 use super::rows::db;
 use super::tx::{Result, SqliteTx};
-use crate::data::queue::{QueuedStart, WorkflowQueue};
+use crate::data::queue::{queue_columns, queue_of_columns, QueueRow, QueuedStart};
 use crate::store::rules::tx::{QueueTable, QueuedRun};
 use rusqlite::{params, OptionalExtension};
 
+/// The columns [`queue_row`] reads.
+macro_rules! queue_row_columns {
+    () => {
+        "name, concurrency, rate_limit, rate_period_ms, tokens, refilled_ms"
+    };
+}
+
+/// A queue's row, from the columns of [`queue_row_columns`].
+fn queue_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueueRow> {
+    Ok(QueueRow {
+        queue: queue_of_columns(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?),
+        tokens: r.get(4)?,
+        refilled_ms: r.get(5)?,
+    })
+}
+
 impl QueueTable for SqliteTx {
-    async fn workflow_queues(&mut self) -> Result<Vec<WorkflowQueue>> {
+    async fn workflow_queues(&mut self) -> Result<Vec<QueueRow>> {
         self.conn
-            .prepare_cached("SELECT name, concurrency FROM workflow_queues ORDER BY name")
-            .and_then(|mut s| {
-                s.query_map([], |r| {
-                    Ok(WorkflowQueue {
-                        name: r.get(0)?,
-                        concurrency: r.get(1)?,
-                    })
-                })?
-                .collect()
-            })
+            .prepare_cached(concat!(
+                "SELECT ",
+                queue_row_columns!(),
+                " FROM workflow_queues ORDER BY name"
+            ))
+            .and_then(|mut s| s.query_map([], queue_row)?.collect())
             .map_err(db("read the workflow queues"))
     }
 
-    async fn workflow_queue(&mut self, name: &str, _lock: bool) -> Result<Option<WorkflowQueue>> {
+    async fn workflow_queue(&mut self, name: &str, _lock: bool) -> Result<Option<QueueRow>> {
         // One writer at a time (the write transaction is IMMEDIATE): nothing to lock.
         self.conn
-            .prepare_cached("SELECT name, concurrency FROM workflow_queues WHERE name = ?1")
-            .and_then(|mut s| {
-                s.query_row(params![name], |r| {
-                    Ok(WorkflowQueue {
-                        name: r.get(0)?,
-                        concurrency: r.get(1)?,
-                    })
-                })
-                .optional()
-            })
+            .prepare_cached(concat!(
+                "SELECT ",
+                queue_row_columns!(),
+                " FROM workflow_queues WHERE name = ?1"
+            ))
+            .and_then(|mut s| s.query_row(params![name], queue_row).optional())
             .map_err(db("read a workflow queue"))
     }
 
-    async fn put_workflow_queue(&mut self, queue: &WorkflowQueue) -> Result<()> {
+    async fn put_workflow_queue(&mut self, row: &QueueRow) -> Result<()> {
+        let (concurrency, rate_limit, rate_period_ms) = queue_columns(&row.queue);
         self.conn
             .prepare_cached(
-                "INSERT INTO workflow_queues (name, concurrency) VALUES (?1, ?2) \
-                 ON CONFLICT (name) DO UPDATE SET concurrency = excluded.concurrency",
+                "INSERT INTO workflow_queues (name, concurrency, rate_limit, rate_period_ms, \
+                 tokens, refilled_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+                 ON CONFLICT (name) DO UPDATE SET concurrency = excluded.concurrency, \
+                 rate_limit = excluded.rate_limit, rate_period_ms = excluded.rate_period_ms, \
+                 tokens = excluded.tokens, refilled_ms = excluded.refilled_ms",
             )
-            .and_then(|mut s| s.execute(params![queue.name, queue.concurrency]))
+            .and_then(|mut s| {
+                s.execute(params![
+                    row.queue.name,
+                    concurrency,
+                    rate_limit,
+                    rate_period_ms,
+                    row.tokens,
+                    row.refilled_ms
+                ])
+            })
             .map_err(db("set a workflow queue"))?;
+        Ok(())
+    }
+
+    async fn set_queue_tokens(&mut self, name: &str, tokens: f64, refilled_ms: i64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE workflow_queues SET tokens = ?2, refilled_ms = ?3 WHERE name = ?1",
+            )
+            .and_then(|mut s| s.execute(params![name, tokens, refilled_ms]))
+            .map_err(db("spend a workflow queue's tokens"))?;
         Ok(())
     }
 

@@ -13,14 +13,19 @@ pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15,
 ];
 
-/// v15: queues of workflow starts (see `rules/queues.rs`). The settings of each queue; the
+/// v15: queues of workflow starts (see `rules/queues.rs`). The settings of each queue (with
+/// its rate's token bucket); the
 /// runs started on a queue, in the order they were recorded, with their priority and
 /// deduplication id and whether their queue admitted them (0 held, 1 admitted, 2 closed: no
 /// longer counted).
 const SCHEMA_V15: &str = "
 CREATE TABLE workflow_queues (
-    name         TEXT PRIMARY KEY,
-    concurrency  INTEGER
+    name            TEXT PRIMARY KEY,
+    concurrency     INTEGER,
+    rate_limit      INTEGER,
+    rate_period_ms  INTEGER,
+    tokens          REAL NOT NULL,
+    refilled_ms     INTEGER NOT NULL
 );
 CREATE TABLE queued_runs (
     seq          INTEGER PRIMARY KEY,
