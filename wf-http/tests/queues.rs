@@ -66,3 +66,38 @@ async fn a_queued_start_over_http_is_held_with_its_position(net: common::Net) {
     );
     server.shutdown().await.unwrap();
 }
+
+both_ways!(
+    #[tokio::test]
+    an_operator_sets_a_queue_over_http
+);
+async fn an_operator_sets_a_queue_over_http(net: common::Net) {
+    let (engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let http = net.http(&server, Some(TOKEN));
+    let body = json!({"name": "a/b", "concurrency": 2, "rate": {"limit": 5, "period_ms": 1000}});
+    let r = http.post("/_workflow_queues", body.clone()).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body, body);
+    let listed = engine.client().workflow_queues().list().await.unwrap();
+    let want = WorkflowQueue::new("a/b")
+        .concurrency(2)
+        .rate(5, std::time::Duration::from_secs(1));
+    assert_eq!(listed, std::slice::from_ref(&want));
+    let r = http.get("/_workflow_queues").await;
+    assert_eq!(r.body, json!([body]));
+    let bad = http
+        .post("/_workflow_queues", json!({"name": "q", "concurrency": 0}))
+        .await;
+    assert_eq!(bad.status, 400, "{:?}", bad.body);
+    // The remote client calls the same routes.
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
+    let queues = client.workflow_queues();
+    assert_eq!(queues.list().await.unwrap(), [want]);
+    assert!(queues.remove("a/b").await.unwrap());
+    assert!(!queues.remove("a/b").await.unwrap());
+    let r = http
+        .raw("DELETE", "/_workflow_queues/nothing", None, Vec::new())
+        .await;
+    assert_eq!(r.body, json!({"removed": false}));
+    server.shutdown().await.unwrap();
+}

@@ -731,6 +731,33 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn set_workflow_queue(&self, queue: wf_core::WorkflowQueue) -> CallFuture<'_, ()> {
+        Box::pin(async move {
+            let body = crate::wire::WorkflowQueueBody::of(&queue);
+            let _: crate::wire::WorkflowQueueBody = self
+                .call(Method::POST, "/_workflow_queues", Some(&body))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn workflow_queues(&self) -> CallFuture<'_, Vec<wf_core::WorkflowQueue>> {
+        Box::pin(async move {
+            let bodies: Vec<crate::wire::WorkflowQueueBody> =
+                self.call(Method::GET, "/_workflow_queues", NO_BODY).await?;
+            Ok(bodies.iter().map(|b| b.to_queue()).collect())
+        })
+    }
+
+    fn remove_workflow_queue<'a>(&'a self, name: &'a str) -> CallFuture<'a, bool> {
+        Box::pin(async move {
+            let path = format!("/_workflow_queues/{}", segment(name));
+            let reply: crate::wire::QueueRemovedBody =
+                self.call(Method::DELETE, &path, NO_BODY).await?;
+            Ok(reply.removed)
+        })
+    }
+
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
         Box::pin(async move {
             let body = PurgeBody::of(&request);

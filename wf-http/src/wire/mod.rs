@@ -2,17 +2,20 @@
 //! is generic over how values travel: `serde_json::Value` in JSON bodies, [`Payload`] (the
 //! MessagePack bytes as they are, a `bin`) in `application/msgpack` bodies.
 //!
-//! The batches' bodies live in `batches.rs`, the flow limits' in `flow.rs`.
+//! The batches' bodies live in `batches.rs`, the flow limits' in `flow.rs`, the queues of
+//! workflow starts' in `queues.rs`.
 //!
 //! [`Payload`]: wf_core::Payload
 
 mod batches;
 mod flow;
+mod queues;
 
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
     flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FLOW_LIMIT_FORMS,
 };
+pub use queues::{QueueRateBody, QueueRemovedBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -164,7 +164,10 @@ pub async fn a_queue_rate_admits_as_its_bucket_refills(store: Arc<dyn Store>) {
     let admin = store.admin();
     let rate = WorkflowQueue::new("r").rate(2, Duration::from_secs(1));
     admin.set_workflow_queue(rate.clone(), T0).await.unwrap();
-    assert_eq!(admin.workflow_queues().await.unwrap(), std::slice::from_ref(&rate));
+    assert_eq!(
+        admin.workflow_queues().await.unwrap(),
+        std::slice::from_ref(&rate)
+    );
     for n in 0..5 {
         enqueue(&*store, &format!("r{n}"), "r", 0, None, T0 + n)
             .await
