@@ -188,7 +188,7 @@ pub mod error {
 /// [flow control chapter](crate::guide::flow_control).
 pub mod flow {
     pub use wf_core::client::FlowLimits;
-    pub use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope};
+    pub use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
 }
 
 /// The limits on ids, names, reasons and payloads, and the error for exceeding one.

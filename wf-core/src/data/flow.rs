@@ -220,6 +220,22 @@ impl FlowLimit {
     }
 }
 
+/// A flow limit with what it binds now ([`FlowLimits::usage`](crate::client::FlowLimits::usage)):
+/// the attempts it covers running and waiting, and a rate limit's tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowUsage {
+    /// The limit.
+    pub limit: FlowLimit,
+    /// The attempts it covers that hold a live lease (running), over every engine.
+    pub running: u64,
+    /// The attempts it covers that are due and wait for a lease (held back by this limit or
+    /// another, or not yet polled).
+    pub waiting: u64,
+    /// A rate limit's whole tokens now: how many attempts it would start at once; `None` for
+    /// a concurrency limit.
+    pub tokens: Option<u64>,
+}
+
 /// A flow limit as stored, with the state of a rate limit's token bucket.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowRow {
@@ -374,6 +390,20 @@ mod millis {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_millis)
     }
+}
+
+/// A SQL store's statement for `scope`'s kind among three: `$head`, the column that kind counts
+/// attempts by (`name`, `task_queue` or `flow_key`), then `$tail`; each a `&'static str`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! flow_scope_sql {
+    ($scope:expr, $head:literal, $tail:literal) => {
+        match $scope {
+            $crate::FlowScope::Activity(_) => concat!($head, "name", $tail),
+            $crate::FlowScope::TaskQueue(_) => concat!($head, "task_queue", $tail),
+            $crate::FlowScope::Key(_) => concat!($head, "flow_key", $tail),
+        }
+    };
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@ mod flow;
 
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
-    flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FLOW_LIMIT_FORMS,
+    flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FlowUsageBody,
+    FLOW_LIMIT_FORMS,
 };
 
 use serde::{Deserialize, Serialize};

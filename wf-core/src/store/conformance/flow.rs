@@ -333,3 +333,24 @@ pub async fn a_commit_leases_nothing_covered_at_once_while_attempts_wait(store: 
     let polled = store.poll_activity_tasks_any("w", T0 + 1, 1).await.unwrap();
     assert_eq!(polled[0].run_id, "run-1", "{polled:?}");
 }
+
+/// The usage of each limit: the attempts it covers running (a live lease) and waiting (due,
+/// not leased), and a rate limit's whole tokens; a dead engine's attempts count as neither.
+pub async fn flow_usage_counts_running_and_waiting_attempts(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    let limit = FlowLimit::concurrency(FlowScope::key("k"), 1);
+    admin.set_flow_limit(limit.clone(), T0).await.unwrap();
+    let rate = FlowLimit::rate(FlowScope::activity("charge"), 5, Duration::from_secs(60));
+    admin.set_flow_limit(rate.clone(), T0).await.unwrap();
+    schedule(&*store, 4, |i| i < 3).await;
+    let leased = store.poll_activity_tasks_any("e-1", T0, 10).await.unwrap();
+    assert_eq!(leased.len(), 2, "one keyed, one not: {leased:?}");
+    let usage = admin.flow_usage(T0).await.unwrap();
+    let of = |l: &FlowLimit| {
+        let u = usage.iter().find(|u| &u.limit == l).unwrap();
+        (u.running, u.waiting, u.tokens)
+    };
+    assert_eq!(of(&limit), (1, 2, None), "{usage:?}");
+    // Both leased attempts are `charge`s, and spent 2 of the rate's 5 tokens.
+    assert_eq!(of(&rate), (2, 2, Some(3)), "{usage:?}");
+}

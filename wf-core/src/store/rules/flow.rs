@@ -13,7 +13,7 @@
 
 use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
-use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope};
+use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
 use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::{ActivityTask, NewActivityTask};
 
@@ -257,6 +257,33 @@ pub(crate) async fn set_flow_limit<X: Tx>(
         row.tokens = old.tokens_at(now_ms).min(f64::from(*burst));
     }
     tx.put_flow_limit(&row).await
+}
+
+/// [`StoreAdmin::flow_usage`](crate::store::StoreAdmin::flow_usage): each limit with the
+/// attempts it covers running and waiting at `now_ms`, and a rate limit's whole tokens.
+pub(crate) async fn flow_usage<X: Tx>(
+    tx: &mut X,
+    now_ms: i64,
+) -> Result<Vec<FlowUsage>, StoreError> {
+    let rows = tx.flow_limits(false).await?;
+    let mut usage = Vec::with_capacity(rows.len());
+    for row in rows {
+        let scope = &row.limit.scope;
+        // No poller: every lease of an engine whose liveness ran out counts as lost.
+        let running = tx.running_attempts(scope, now_ms, "").await?;
+        let waiting = tx.waiting_attempts(scope, now_ms).await?;
+        let tokens = match row.limit.rule {
+            FlowRule::Rate { .. } => Some(row.tokens_at(now_ms).max(0.0).floor() as u64),
+            FlowRule::Concurrency { .. } => None,
+        };
+        usage.push(FlowUsage {
+            limit: row.limit,
+            running,
+            waiting,
+            tokens,
+        });
+    }
+    Ok(usage)
 }
 
 /// [`StoreAdmin::flow_limits`](crate::store::StoreAdmin::flow_limits).
