@@ -226,6 +226,11 @@ async fn flow_usage_shows_the_attempts_a_limit_holds_back(net: common::Net) {
             json!([{"scope": {"key": "model"}, "concurrency": 0, "running": 0, "waiting": 3}])
         )
     );
+    // `/metrics` carries them as gauges, labelled by the limit.
+    let r = String::from_utf8_lossy(&reader.get("/metrics").await.raw).into_owned();
+    let line = "wf_flow_waiting{scope_kind=\"key\",scope=\"model\",kind=\"concurrency\"} 3";
+    assert!(r.contains(line), "{r}");
+    assert!(r.contains("# TYPE wf_flow_running gauge"), "{r}");
     // Raised, they run and finish; nothing waits.
     let limits = engine.client().flow_limits();
     limits

@@ -3,6 +3,7 @@
 //! workflow gives per call) and a [`FlowRule`]: at most N attempts running at once, or at most
 //! M started per period (a token bucket with a burst).
 
+use crate::metrics::{MetricFamily, MetricKind, Sample, SampleValue};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -234,6 +235,52 @@ pub struct FlowUsage {
     /// A rate limit's whole tokens now: how many attempts it would start at once; `None` for
     /// a concurrency limit.
     pub tokens: Option<u64>,
+}
+
+impl FlowUsage {
+    /// `usage` as gauges, one sample per limit labelled by `scope_kind`, `scope` and `kind`:
+    /// `wf_flow_running`, `wf_flow_waiting` and (rate limits) `wf_flow_tokens`. What wf-http's
+    /// `GET /metrics` adds to the engine's metrics.
+    pub fn metric_families(usage: &[FlowUsage]) -> Vec<MetricFamily> {
+        let labels = |u: &FlowUsage| {
+            vec![
+                ("scope_kind", u.limit.scope.kind().to_string()),
+                ("scope", u.limit.scope.name().to_string()),
+                ("kind", u.limit.rule.kind().as_str().to_string()),
+            ]
+        };
+        let gauge = |name, help, value: &dyn Fn(&FlowUsage) -> Option<u64>| MetricFamily {
+            name,
+            help,
+            kind: MetricKind::Gauge,
+            samples: usage
+                .iter()
+                .filter_map(|u| {
+                    value(u).map(|v| Sample {
+                        labels: labels(u),
+                        value: SampleValue::Number(v as f64),
+                    })
+                })
+                .collect(),
+        };
+        vec![
+            gauge(
+                "wf_flow_running",
+                "Activity attempts a flow limit covers that hold a live lease, over every engine.",
+                &|u| Some(u.running),
+            ),
+            gauge(
+                "wf_flow_waiting",
+                "Activity attempts a flow limit covers that are due and wait for a lease.",
+                &|u| Some(u.waiting),
+            ),
+            gauge(
+                "wf_flow_tokens",
+                "Whole tokens in a rate limit's bucket: attempts it would start at once.",
+                &|u| u.tokens,
+            ),
+        ]
+    }
 }
 
 /// A flow limit as stored, with the state of a rate limit's token bucket.
