@@ -221,7 +221,7 @@ impl FlowLimit {
     }
 }
 
-/// A flow limit with what it binds now ([`FlowLimits::usage`](crate::client::FlowLimits::usage)):
+/// A flow limit with what it binds now (what `client.flow_limits().usage()` answers):
 /// the attempts it covers running and waiting, and a rate limit's tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlowUsage {

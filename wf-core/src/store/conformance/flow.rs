@@ -354,3 +354,28 @@ pub async fn flow_usage_counts_running_and_waiting_attempts(store: Arc<dyn Store
     // Both leased attempts are `charge`s, and spent 2 of the rate's 5 tokens.
     assert_eq!(of(&rate), (2, 2, Some(3)), "{usage:?}");
 }
+
+/// A poll whose clock reading is older than the rate limit's last refill (it waited on the
+/// limit while another process polled) spends what is there but never moves the refill back
+/// in time: the interval between is not refilled twice.
+pub async fn a_late_poll_never_refills_a_rate_limit_twice(store: Arc<dyn Store>) {
+    let rate = FlowLimit::rate(FlowScope::key("k"), 1, Duration::from_secs(1)).burst(2);
+    store.admin().set_flow_limit(rate, T0).await.unwrap();
+    schedule(&*store, 4, |_| true).await;
+    let poll = |at: i64| store.poll_activity_tasks_any("e-1", at, 1);
+    assert_eq!(
+        poll(T0 + 1_000).await.unwrap().len(),
+        1,
+        "one of the burst's two"
+    );
+    assert_eq!(
+        poll(T0 + 500).await.unwrap().len(),
+        1,
+        "the other, by a late clock"
+    );
+    assert!(
+        poll(T0 + 1_500).await.unwrap().is_empty(),
+        "half a token since the last refill (at T0 + 1,000), not a whole one since T0 + 500"
+    );
+    assert_eq!(poll(T0 + 2_000).await.unwrap().len(), 1);
+}

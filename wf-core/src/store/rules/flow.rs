@@ -115,7 +115,11 @@ impl Admission {
         for gate in self.gates {
             if matches!(gate.row.limit.rule, FlowRule::Rate { .. }) && gate.spent > 0 {
                 let left = (gate.tokens - gate.spent as f64).max(0.0);
-                tx.set_flow_tokens(&gate.row.limit.scope, left, now_ms)
+                // Never back in time: a transaction whose clock reading is older than the
+                // bucket's last refill (it waited on the limit's lock while another process
+                // refilled it) would otherwise hand the next one that interval's tokens again.
+                let refilled = now_ms.max(gate.row.refilled_ms);
+                tx.set_flow_tokens(&gate.row.limit.scope, left, refilled)
                     .await?;
             }
         }
@@ -255,6 +259,8 @@ pub(crate) async fn set_flow_limit<X: Tx>(
     let mut row = FlowRow::new(limit, now_ms);
     if let (Some(old), FlowRule::Rate { burst, .. }) = (old, &row.limit.rule) {
         row.tokens = old.tokens_at(now_ms).min(f64::from(*burst));
+        // As a poll's: never back in time.
+        row.refilled_ms = now_ms.max(old.refilled_ms);
     }
     tx.put_flow_limit(&row).await
 }
