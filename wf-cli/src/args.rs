@@ -357,6 +357,13 @@ pub fn parse_scope(text: &str) -> Result<wf_core::FlowScope, String> {
 pub enum QueuesCommand {
     /// Every flow limit, by scope and kind.
     List,
+    /// SCOPE's limits with what they bind now: the attempts they cover running and waiting,
+    /// and a rate limit's tokens.
+    Describe {
+        /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
+        #[arg(value_parser = parse_scope)]
+        scope: wf_core::FlowScope,
+    },
     /// Set a concurrency limit (`--concurrency N`) or a rate limit (`--rate M --per DURATION
     /// [--burst B]`) on SCOPE, replacing its limit of that kind.
     SetLimit {

@@ -1530,6 +1530,30 @@ async fn queues_set_list_and_remove_flow_limits(via: Via) {
     let listed: Value =
         serde_json::from_str(&ok(wf(&t.args(&["--json", "queues", "list"])).await)).unwrap();
     assert_eq!(listed.as_array().map(Vec::len), Some(2), "{listed}");
+    // describe: one scope's limits with what they bind (nothing runs or waits here).
+    let described = ok(wf(&t.args(&["queues", "describe", "activity:a/b"])).await);
+    assert!(
+        described.contains("activity:a/b") && described.contains("WAITING"),
+        "{described}"
+    );
+    assert!(!described.contains("key:openai"), "{described}");
+    let usage: Value = serde_json::from_str(&ok(wf(&t.args(&[
+        "--json",
+        "queues",
+        "describe",
+        "activity:a/b",
+    ]))
+    .await))
+    .unwrap();
+    assert_eq!(
+        usage,
+        serde_json::json!([{"scope": {"activity": "a/b"},
+            "rate": {"limit": 60, "period_ms": 60000, "burst": 5},
+            "running": 0, "waiting": 0, "tokens": 5}]),
+        "{usage}"
+    );
+    let none = ok(wf(&t.args(&["queues", "describe", "key:nobody"])).await);
+    assert!(none.contains("no flow limits"), "{none}");
 
     for bad in [
         &["queues", "set-limit", "tenant:x", "--concurrency", "1"][..],

@@ -56,7 +56,7 @@ pub use data::activity::{
 };
 pub use data::blocked::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
 pub use data::export::{History, HistoryFormatError};
-pub use data::flow::{FlowKind, FlowLimit, FlowRule, FlowScope};
+pub use data::flow::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};

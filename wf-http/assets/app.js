@@ -329,8 +329,8 @@ const wfui = (window.wfui = {});
     const view = el('div', {}, el('p', { class: 'muted', text: 'Loading…' }));
     fill(main, view);
     const { parts, params } = parseHash();
-    const page = parts[0] === 'batches' || parts[0] === 'schedules' ? parts[0] : 'runs';
-    for (const name of ['runs', 'batches', 'schedules']) {
+    const page = ['batches', 'schedules', 'limits'].includes(parts[0]) ? parts[0] : 'runs';
+    for (const name of ['runs', 'batches', 'schedules', 'limits']) {
       document.getElementById('nav-' + name).classList.toggle('active', name === page);
     }
     try {
@@ -340,6 +340,8 @@ const wfui = (window.wfui = {});
         await wfui.renderBatches(view, params);
       } else if (page === 'schedules') {
         await wfui.renderSchedules(view, params);
+      } else if (page === 'limits') {
+        await wfui.renderLimits(view, params);
       } else {
         await renderList(view, params);
       }

@@ -4,7 +4,10 @@
 // (`POST /_batches`, after counting the runs its filter selects with `GET /_count`). The
 // schedules page lists the schedules (`GET /_schedules`) and pauses, unpauses, triggers or
 // deletes one (`POST /_schedules/{id}/{action}`, `DELETE /_schedules/{id}`). Controls only
-// for a token whose role may use them (admin), each action confirmed in the page first.
+// for a token whose role may use them (admin), each action confirmed in the page first. The
+// limits page lists the store's flow limits with what each binds now
+// (`GET /_flow_limits/usage`: attempts running and waiting, a rate's tokens), refreshed
+// every few seconds; they are changed with `wf queues` or `POST /_flow_limits`.
 'use strict';
 
 (() => {
@@ -298,6 +301,56 @@
         s.skipped || s.buffered ? el('div', { class: 'muted', text: s.skipped + ' skipped · ' + s.buffered + ' buffered' }) : null),
       el('td', {}, el('div', { class: 'row' }, buttons)));
   }
+
+  // ---- Flow limits ----
+
+  /** A limit's scope as `wf queues` writes it. */
+  const scopeText = (scope) => (scope.activity != null ? 'activity:' + scope.activity
+    : scope.task_queue != null ? 'task-queue:' + scope.task_queue : 'key:' + scope.key);
+
+  /** What a limit allows, for people. */
+  function ruleText(u) {
+    if (u.concurrency != null) return 'at most ' + u.concurrency + ' at once';
+    const r = u.rate;
+    return 'at most ' + r.limit + ' per ' + duration(r.period_ms) + ', burst ' + (r.burst != null ? r.burst : r.limit);
+  }
+
+  function limitRow(u) {
+    const kind = u.concurrency != null ? 'concurrency' : 'rate';
+    const full = u.concurrency != null ? u.running >= u.concurrency : (u.tokens || 0) === 0;
+    return el('tr', { 'data-limit': scopeText(u.scope) + '/' + kind },
+      el('td', { class: 'id', text: scopeText(u.scope) }),
+      el('td', { text: kind }),
+      el('td', { text: ruleText(u) }),
+      el('td', { class: 'num', 'data-running': String(u.running), text: String(u.running) }),
+      el('td', { class: 'num', 'data-waiting': String(u.waiting), text: String(u.waiting) }),
+      el('td', { class: 'num', text: u.tokens != null ? String(u.tokens) : '—' }),
+      el('td', {}, full && u.waiting > 0
+        ? el('span', { class: 'status s-paused', text: 'holding back' })
+        : el('span', { class: 'status s-running', text: 'has room' })));
+  }
+
+  wfui.renderLimits = async (main) => {
+    document.title = 'wf · limits';
+    const box = el('div', { class: 'outcome', id: 'limit-outcome' });
+    const list = el('div', { id: 'limit-list' });
+    const poll = poller(async () => {
+      const { data } = await api('GET', '_flow_limits/usage');
+      if (poll.stopped()) return false;
+      fill(list, data.length
+        ? el('table', { id: 'limits' },
+          el('thead', {}, el('tr', {}, ['Scope', 'Kind', 'Limit', 'Running', 'Waiting', 'Tokens', ''].map((h) => el('th', { text: h })))),
+          el('tbody', {}, data.map(limitRow)))
+        : el('p', { class: 'muted', id: 'limits-empty', text: 'No flow limits.' }));
+      return true;
+    }, SCHEDULE_POLL_MS, (e) => report(box, false, 'refreshing the list: ' + e.message));
+    fill(main,
+      el('div', { class: 'panel' },
+        el('div', { class: 'run-head' }, el('h1', { text: 'Flow limits' })),
+        el('p', { class: 'muted', text: 'The limits the store holds on activity attempts, over every engine: the attempts each covers running and waiting, a rate limit\'s tokens. Change them with wf queues set-limit or POST /_flow_limits. The list refreshes every few seconds.' }),
+        box, list));
+    await poll.now();
+  };
 
   wfui.renderSchedules = async (main) => {
     document.title = 'wf · schedules';

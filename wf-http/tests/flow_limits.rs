@@ -177,3 +177,71 @@ async fn flow_limits_are_set_listed_and_removed_over_http_and_bind_the_engine(ne
     server.shutdown().await.unwrap();
     engine.shutdown().await;
 }
+
+both_ways!(
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    flow_usage_shows_the_attempts_a_limit_holds_back
+);
+async fn flow_usage_shows_the_attempts_a_limit_holds_back(net: common::Net) {
+    let engine = Engine::builder()
+        .memory()
+        .poll_interval(Duration::from_millis(10))
+        .workflow::<Call>()
+        .shared_activities(Arc::new(Gauge::default()))
+        .flow_limit(FlowLimit::concurrency(FlowScope::key("model"), 0))
+        .build()
+        .await
+        .unwrap();
+    let server = net
+        .serve(
+            &engine,
+            ServeOptions::default().token_with_role(Role::Read, READ),
+        )
+        .await;
+    let reader = net.http(&server, Some(READ));
+    let remote = net.connect(&server).token(READ).await.unwrap();
+    let mut handles = Vec::new();
+    for i in 0..3 {
+        let client = engine.client();
+        handles.push(client.start::<Call>(format!("held-{i}"), ()).await.unwrap());
+    }
+    // A limit of 0 holds all three back: they wait, none runs.
+    let mut usage = Vec::new();
+    for _ in 0..500 {
+        usage = remote.flow_limits().usage().await.unwrap();
+        if usage.first().is_some_and(|u| u.waiting == 3) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        (usage.len(), usage[0].running, usage[0].tokens),
+        (1, 0, None)
+    );
+    let r = reader.get("/_flow_limits/usage").await;
+    assert_eq!(
+        (r.status, r.body),
+        (
+            200,
+            json!([{"scope": {"key": "model"}, "concurrency": 0, "running": 0, "waiting": 3}])
+        )
+    );
+    // `/metrics` carries them as gauges, labelled by the limit.
+    let r = String::from_utf8_lossy(&reader.get("/metrics").await.raw).into_owned();
+    let line = "wf_flow_waiting{scope_kind=\"key\",scope=\"model\",kind=\"concurrency\"} 3";
+    assert!(r.contains(line), "{r}");
+    assert!(r.contains("# TYPE wf_flow_running gauge"), "{r}");
+    // Raised, they run and finish; nothing waits.
+    let limits = engine.client().flow_limits();
+    limits
+        .set(FlowLimit::concurrency(FlowScope::key("model"), 3))
+        .await
+        .unwrap();
+    for h in handles {
+        h.result().await.unwrap();
+    }
+    let usage = limits.usage().await.unwrap();
+    assert_eq!((usage[0].running, usage[0].waiting), (0, 0), "{usage:?}");
+    server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}

@@ -594,6 +594,24 @@ async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
         .eval("document.querySelectorAll('[data-schedule-action]').length")
         .await;
     assert_eq!(buttons, 0, "a read token gets no schedule button");
+    // The limits page: each flow limit with what it binds.
+    let limit = wf_sdk::flow::FlowLimit::concurrency(wf_sdk::flow::FlowScope::key("openai"), 4);
+    engine
+        .client()
+        .flow_limits()
+        .set(limit)
+        .await
+        .expect("set a flow limit");
+    page.navigate(&format!("{base}/ui/#/limits")).await;
+    let row = page
+        .wait_for(
+            "the flow limit listed",
+            "document.querySelector('#limits tr[data-limit=\"key:openai/concurrency\"]')?.textContent",
+            PATIENCE,
+        )
+        .await;
+    let row = row.as_str().unwrap_or_default();
+    assert!(row.contains("at most 4 at once"), "{row}");
     page.navigate(&format!("{base}/ui/#/batches")).await;
     page.wait_for(
         "the batches page for a read token",

@@ -97,17 +97,7 @@ impl Slow {
 
 /// The store of a crash test: a SQLite file's path, or `postgres:SCHEMA:URL`.
 fn on_store(place: &str) -> wf_sdk::engine::EngineBuilder {
-    match place.strip_prefix("postgres:") {
-        Some(rest) => {
-            let (schema, url) = rest.split_once(':').expect("postgres:SCHEMA:URL");
-            let options = wf_sdk::postgres::PostgresOptions {
-                schema: schema.to_string(),
-                ..Default::default()
-            };
-            Engine::builder().postgres_with(url, options)
-        }
-        None => Engine::builder().sqlite(place),
-    }
+    engine_at(place)
 }
 
 fn worker(place: &str) -> wf_sdk::engine::EngineBuilder {
@@ -178,8 +168,7 @@ async fn sigkilled_worker_on_postgres_loses_nothing_and_records_nothing_twice() 
     if !postgres_available() {
         return;
     }
-    let (url, options) = postgres_schema("crash");
-    sigkilled_worker(&format!("postgres:{}:{url}", options.schema)).await;
+    sigkilled_worker(&new_place(Backend::Postgres, "crash")).await;
 }
 
 /// Worker processes on the store at `path` are SIGKILLed between activities, while paused,

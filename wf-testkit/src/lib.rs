@@ -18,12 +18,14 @@
 pub mod agent;
 pub mod gate;
 mod history;
+mod places;
 mod process;
 mod scratch;
 mod stores;
 mod wait;
 
 pub use history::{count, kinds};
+pub use places::{engine_at, new_place, store_at};
 pub use process::spawn_test_child;
 pub use scratch::{scratch_dir, temp_db, temp_path};
 pub use stores::{builder, open_store, postgres_available, postgres_schema, shared_store, Backend};

@@ -1,4 +1,5 @@
-//! `wf queues`: the flow limits the store holds on activity attempts. `list` shows them;
+//! `wf queues`: the flow limits the store holds on activity attempts. `list` shows them,
+//! `describe` one scope's with the attempts running and waiting under each;
 //! `set-limit` and `remove-limit` change them while the engines run (new attempts obey the
 //! change from the engines' next poll). Over `--db` or `--url` alike.
 
@@ -7,8 +8,8 @@ use crate::args::QueuesCommand;
 use crate::exit::Failure;
 use crate::render::table;
 use serde_json::json;
-use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope};
-use wf_http::wire::FlowLimitBody;
+use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
+use wf_http::wire::{FlowLimitBody, FlowUsageBody};
 
 /// `activity:NAME` and so on, as [`parse_scope`](crate::args::parse_scope) reads it.
 fn scope_text(scope: &FlowScope) -> String {
@@ -25,6 +26,15 @@ pub async fn run(ctx: &Ctx<'_>, command: QueuesCommand) -> Result<(), Failure> {
     let limits = ctx.session.client.flow_limits();
     match command {
         QueuesCommand::List => list(ctx, limits.list().await?),
+        QueuesCommand::Describe { scope } => {
+            let usage: Vec<FlowUsage> = limits
+                .usage()
+                .await?
+                .into_iter()
+                .filter(|u| u.limit.scope == scope)
+                .collect();
+            describe(ctx, &scope, &usage)
+        }
         QueuesCommand::SetLimit {
             scope,
             concurrency,
@@ -84,6 +94,37 @@ fn rule_text(rule: &FlowRule) -> String {
             burst,
         } => format!("at most {limit} per {period:?}, burst {burst}"),
     }
+}
+
+/// `wf queues describe SCOPE`: its limits with the attempts running and waiting under each.
+fn describe(ctx: &Ctx<'_>, scope: &FlowScope, usage: &[FlowUsage]) -> Result<(), Failure> {
+    if ctx.json {
+        let bodies: Vec<FlowUsageBody> = usage.iter().map(FlowUsageBody::of).collect();
+        print_json(&serde_json::to_value(bodies).unwrap_or_default());
+        return Ok(());
+    }
+    if usage.is_empty() {
+        println!("{}: no flow limits", scope_text(scope));
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = usage
+        .iter()
+        .map(|u| {
+            vec![
+                u.limit.rule.kind().as_str().to_string(),
+                rule_text(&u.limit.rule),
+                u.running.to_string(),
+                u.waiting.to_string(),
+                u.tokens
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    println!("{}", scope_text(scope));
+    let header = ["KIND", "LIMIT", "RUNNING", "WAITING", "TOKENS"];
+    println!("{}", table(&ctx.style, &header, &rows));
+    Ok(())
 }
 
 fn list(ctx: &Ctx<'_>, limits: Vec<FlowLimit>) -> Result<(), Failure> {

@@ -3,7 +3,7 @@
 //! poll on; attempts running go on. And the settings of the queues of workflow starts.
 
 use super::Client;
-use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::queue::WorkflowQueue;
 use crate::error::WfError;
 
@@ -42,6 +42,14 @@ impl FlowLimits {
     /// Every limit, by scope kind, scope name and rule kind.
     pub async fn list(&self) -> Result<Vec<FlowLimit>, WfError> {
         self.client.transport().flow_limits().await
+    }
+
+    /// Every limit with what it binds now: the attempts it covers running (holding a live
+    /// lease, over every engine) and waiting (due, not leased), and a rate limit's whole
+    /// tokens. One read of the store; what `wf queues describe` and `GET /_flow_limits/usage`
+    /// show.
+    pub async fn usage(&self) -> Result<Vec<FlowUsage>, WfError> {
+        self.client.transport().flow_usage().await
     }
 
     /// Removes the limit of kind `kind` of `scope`; whether there was one. Attempts it held

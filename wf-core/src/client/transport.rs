@@ -6,7 +6,7 @@ use super::activities::ActivityResponse;
 use super::purge::{PurgeReport, PurgeRequest};
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::batch::{BatchDescription, BatchRequest};
-use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
@@ -269,6 +269,12 @@ pub trait Transport: Send + Sync + 'static {
     /// default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
     fn flow_limits(&self) -> CallFuture<'_, Vec<FlowLimit>> {
         Box::pin(async move { Err(flow_unsupported("list the flow limits")) })
+    }
+    /// Every flow limit with what it binds now (see
+    /// [`FlowLimits::usage`](crate::client::FlowLimits::usage)); the default fails as
+    /// [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn flow_usage(&self) -> CallFuture<'_, Vec<FlowUsage>> {
+        Box::pin(async move { Err(flow_unsupported("read the flow limits' usage")) })
     }
     /// Removes a flow limit (see [`FlowLimits::remove`](crate::client::FlowLimits::remove));
     /// the default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.

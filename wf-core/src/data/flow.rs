@@ -3,6 +3,7 @@
 //! workflow gives per call) and a [`FlowRule`]: at most N attempts running at once, or at most
 //! M started per period (a token bucket with a burst).
 
+use crate::metrics::{MetricFamily, MetricKind, Sample, SampleValue};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -220,6 +221,68 @@ impl FlowLimit {
     }
 }
 
+/// A flow limit with what it binds now (what `client.flow_limits().usage()` answers):
+/// the attempts it covers running and waiting, and a rate limit's tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowUsage {
+    /// The limit.
+    pub limit: FlowLimit,
+    /// The attempts it covers that hold a live lease (running), over every engine.
+    pub running: u64,
+    /// The attempts it covers that are due and wait for a lease (held back by this limit or
+    /// another, or not yet polled).
+    pub waiting: u64,
+    /// A rate limit's whole tokens now: how many attempts it would start at once; `None` for
+    /// a concurrency limit.
+    pub tokens: Option<u64>,
+}
+
+impl FlowUsage {
+    /// `usage` as gauges, one sample per limit labelled by `scope_kind`, `scope` and `kind`:
+    /// `wf_flow_running`, `wf_flow_waiting` and (rate limits) `wf_flow_tokens`. What wf-http's
+    /// `GET /metrics` adds to the engine's metrics.
+    pub fn metric_families(usage: &[FlowUsage]) -> Vec<MetricFamily> {
+        let labels = |u: &FlowUsage| {
+            vec![
+                ("scope_kind", u.limit.scope.kind().to_string()),
+                ("scope", u.limit.scope.name().to_string()),
+                ("kind", u.limit.rule.kind().as_str().to_string()),
+            ]
+        };
+        let gauge = |name, help, value: &dyn Fn(&FlowUsage) -> Option<u64>| MetricFamily {
+            name,
+            help,
+            kind: MetricKind::Gauge,
+            samples: usage
+                .iter()
+                .filter_map(|u| {
+                    value(u).map(|v| Sample {
+                        labels: labels(u),
+                        value: SampleValue::Number(v as f64),
+                    })
+                })
+                .collect(),
+        };
+        vec![
+            gauge(
+                "wf_flow_running",
+                "Activity attempts a flow limit covers that hold a live lease, over every engine.",
+                &|u| Some(u.running),
+            ),
+            gauge(
+                "wf_flow_waiting",
+                "Activity attempts a flow limit covers that are due and wait for a lease.",
+                &|u| Some(u.waiting),
+            ),
+            gauge(
+                "wf_flow_tokens",
+                "Whole tokens in a rate limit's bucket: attempts it would start at once.",
+                &|u| u.tokens,
+            ),
+        ]
+    }
+}
+
 /// A flow limit as stored, with the state of a rate limit's token bucket.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowRow {
@@ -374,6 +437,20 @@ mod millis {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         u64::deserialize(d).map(Duration::from_millis)
     }
+}
+
+/// A SQL store's statement for `scope`'s kind among three: `$head`, the column that kind counts
+/// attempts by (`name`, `task_queue` or `flow_key`), then `$tail`; each a `&'static str`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! flow_scope_sql {
+    ($scope:expr, $head:literal, $tail:literal) => {
+        match $scope {
+            $crate::FlowScope::Activity(_) => concat!($head, "name", $tail),
+            $crate::FlowScope::TaskQueue(_) => concat!($head, "task_queue", $tail),
+            $crate::FlowScope::Key(_) => concat!($head, "flow_key", $tail),
+        }
+    };
 }
 
 #[cfg(test)]

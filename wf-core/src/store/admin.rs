@@ -10,7 +10,7 @@
 use super::operation::Operation;
 use super::records::{EngineRecord, RunRecord, RunSearch, ScheduleRow, ScheduleUpdate};
 use super::{send, Store, StoreFuture};
-use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::pause::PauseMark;
 use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
 use crate::data::run::ListFilter;
@@ -247,6 +247,12 @@ impl<'a> StoreAdmin<'a> {
     /// Every flow limit, by scope kind, scope name and rule kind.
     pub fn flow_limits(&self) -> StoreFuture<'a, Vec<FlowLimit>> {
         self.send(Operation::FlowLimits)
+    }
+
+    /// Every flow limit with the attempts it covers running and waiting at `now_ms`, and a rate
+    /// limit's whole tokens, in one read.
+    pub fn flow_usage(&self, now_ms: i64) -> StoreFuture<'a, Vec<FlowUsage>> {
+        self.send(Operation::ReadFlowUsage { now_ms })
     }
 
     /// Removes the limit of kind `kind` of `scope`; whether there was one.

@@ -22,7 +22,7 @@ use super::rules::{
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
-use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::pause::PauseMark;
@@ -200,6 +200,9 @@ pub enum Operation {
         now_ms: i64,
     },
     FlowLimits,
+    ReadFlowUsage {
+        now_ms: i64,
+    },
     RemoveFlowLimit {
         scope: FlowScope,
         kind: FlowKind,
@@ -338,6 +341,7 @@ impl Operation {
             MoveToBuild { .. } => ("move_to_build", None),
             SetFlowLimit { .. } => ("set_flow_limit", None),
             FlowLimits => ("flow_limits", Some(Op::Read)),
+            ReadFlowUsage { .. } => ("flow_usage", Some(Op::Read)),
             RemoveFlowLimit { .. } => ("remove_flow_limit", None),
             SetWorkflowQueue { .. } => ("set_workflow_queue", None),
             WorkflowQueues => ("workflow_queues", Some(Op::Read)),
@@ -675,6 +679,7 @@ impl Operation {
                 answer(flow::set_flow_limit(tx, limit, now_ms))
             }),
             FlowLimits => b.read(move |tx| answer(flow::flow_limits(tx))),
+            ReadFlowUsage { now_ms } => b.read(move |tx| answer(flow::flow_usage(tx, now_ms))),
             RemoveFlowLimit { scope, kind } => b.write(Durable, move |tx| {
                 answer(async move { tx.delete_flow_limit(&scope, kind).await })
             }),
@@ -772,6 +777,7 @@ impl HasPayloads for Operation {
             | MoveToBuild { .. }
             | SetFlowLimit { .. }
             | FlowLimits
+            | ReadFlowUsage { .. }
             | RemoveFlowLimit { .. }
             | SetWorkflowQueue { .. }
             | WorkflowQueues
@@ -843,6 +849,7 @@ outcomes! {
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
     Engines(Vec<EngineRecord>), Builds(Vec<BuildIdStatus>), FlowLimits(Vec<FlowLimit>),
+    FlowUsages(Vec<FlowUsage>),
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
     WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
@@ -883,7 +890,7 @@ impl HasPayloads for Outcome {
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
-            | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
+            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
         }
     }
 }

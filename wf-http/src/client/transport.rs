@@ -7,10 +7,10 @@ use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
     millis, ActivityErrorBody, ActivityReportBody, BatchActionBody, BatchBody, BatchFilterBody,
-    CountBody, CurrentBuildBody, DescriptionBody, FlowLimitBody, FlowRemovedBody, HistoryPage,
-    MoveToBuildBody, NewBatchBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply,
-    QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody,
-    UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
+    CountBody, CurrentBuildBody, DescriptionBody, FlowLimitBody, FlowRemovedBody, FlowUsageBody,
+    HistoryPage, MoveToBuildBody, NewBatchBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody,
+    PurgeReply, QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody,
+    StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -27,7 +27,7 @@ use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
     RunInfo, ScheduleDescription, UpdateStage, WfError,
 };
-use wf_core::{FlowKind, FlowLimit, FlowScope};
+use wf_core::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 
 /// How long one long poll asks the server to wait (the client polls again after it).
 const LONG_POLL_MS: u64 = 20_000;
@@ -711,6 +711,22 @@ impl Transport for HttpTransport {
                 .iter()
                 .map(|b| {
                     b.to_limit().map_err(|e| {
+                        transport_failure(500, &format!("the server's flow limit: {e}"))
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn flow_usage(&self) -> CallFuture<'_, Vec<FlowUsage>> {
+        Box::pin(async move {
+            let bodies: Vec<FlowUsageBody> = self
+                .call(Method::GET, "/_flow_limits/usage", NO_BODY)
+                .await?;
+            bodies
+                .iter()
+                .map(|b| {
+                    b.to_usage().map_err(|e| {
                         transport_failure(500, &format!("the server's flow limit: {e}"))
                     })
                 })

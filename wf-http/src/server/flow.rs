@@ -5,7 +5,7 @@
 use super::body::{Codec, Failure};
 use super::messages::path;
 use super::Api;
-use crate::wire::{flow_kind, FlowLimitBody, FlowRemovedBody, FLOW_LIMIT_FORMS};
+use crate::wire::{flow_kind, FlowLimitBody, FlowRemovedBody, FlowUsageBody, FLOW_LIMIT_FORMS};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, State};
@@ -18,6 +18,14 @@ use wf_core::FlowScope;
 pub(crate) async fn list(State(api): State<Api>, headers: HeaderMap) -> Result<Response, Failure> {
     let limits = api.client().flow_limits().list().await?;
     let bodies: Vec<FlowLimitBody> = limits.iter().map(FlowLimitBody::of).collect();
+    Ok(Codec::of(&headers).reply(200, &bodies))
+}
+
+/// `GET /_flow_limits/usage` -> each limit's body with `running`, `waiting` and a rate's
+/// `tokens`, in the order of the list.
+pub(crate) async fn usage(State(api): State<Api>, headers: HeaderMap) -> Result<Response, Failure> {
+    let usage = api.client().flow_limits().usage().await?;
+    let bodies: Vec<FlowUsageBody> = usage.iter().map(FlowUsageBody::of).collect();
     Ok(Codec::of(&headers).reply(200, &bodies))
 }
 

@@ -120,6 +120,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Get, "/_builds", READ, |m, _| on(m, builds::list)),
     route(Post, "/_builds/current", ADMIN, |m, _| on(m, builds::set_current)),
     route(Get, "/_flow_limits", READ, |m, _| on(m, flow::list)),
+    route(Get, "/_flow_limits/usage", READ, |m, _| on(m, flow::usage)),
     route(Post, "/_flow_limits", ADMIN, |m, _| on(m, flow::set)),
     route(Delete, "/_flow_limits/{scope_kind}/{name}/{limit_kind}", ADMIN, |m, _| on(m, flow::remove)),
     route(Get, "/_workflow_queues", READ, |m, _| on(m, queues::list)),

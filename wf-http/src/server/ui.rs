@@ -1,6 +1,7 @@
 //! The web view at `/ui/`: a runs list, a run page (status, input, result, history as a
 //! timeline, pending work, queries, signal and update forms, cancel, terminate, pause,
-//! unpause, resume and reset to a workflow task), a batches page and a schedules page, in
+//! unpause, resume and reset to a workflow task), a batches page, a schedules page and a flow
+//! limits page (each limit with the attempts running and waiting under it), in
 //! plain HTML, CSS and JavaScript embedded in the binary, so that it works offline and needs
 //! no build step.
 //!

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope};
+use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
 
 /// The forms a flow limit body takes, for error messages.
 pub const FLOW_LIMIT_FORMS: &str = "a flow limit is {\"scope\": {\"activity\"|\"task_queue\"|\"key\": NAME}, \
@@ -55,6 +55,62 @@ pub struct FlowRateBody {
     /// The most attempts started at once after a quiet spell; `limit` when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burst: Option<u32>,
+}
+
+/// Each item of `GET /_flow_limits/usage`: a limit's body with the attempts it covers running
+/// and waiting, and a rate limit's whole tokens (left out for a concurrency limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowUsageBody {
+    /// The limit's scope, as in [`FlowLimitBody`].
+    pub scope: FlowScopeBody,
+    /// A concurrency limit's most attempts at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// A rate limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<FlowRateBody>,
+    /// The attempts it covers that hold a live lease, over every engine.
+    pub running: u64,
+    /// The attempts it covers that are due and wait for a lease.
+    pub waiting: u64,
+    /// A rate limit's whole tokens now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+impl FlowUsageBody {
+    /// The body of `usage`.
+    pub fn of(usage: &FlowUsage) -> Self {
+        let FlowLimitBody {
+            scope,
+            concurrency,
+            rate,
+        } = FlowLimitBody::of(&usage.limit);
+        FlowUsageBody {
+            scope,
+            concurrency,
+            rate,
+            running: usage.running,
+            waiting: usage.waiting,
+            tokens: usage.tokens,
+        }
+    }
+
+    /// The usage, if its limit's part is a limit's body ([`FlowLimitBody::to_limit`]).
+    pub fn to_usage(&self) -> Result<FlowUsage, String> {
+        let limit = FlowLimitBody {
+            scope: self.scope.clone(),
+            concurrency: self.concurrency,
+            rate: self.rate.clone(),
+        }
+        .to_limit()?;
+        Ok(FlowUsage {
+            limit,
+            running: self.running,
+            waiting: self.waiting,
+            tokens: self.tokens,
+        })
+    }
 }
 
 /// `DELETE /_flow_limits/{scope_kind}/{name}/{limit_kind}` -> whether there was such a limit.

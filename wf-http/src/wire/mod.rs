@@ -13,7 +13,8 @@ mod queues;
 
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
-    flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FLOW_LIMIT_FORMS,
+    flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FlowUsageBody,
+    FLOW_LIMIT_FORMS,
 };
 pub use queues::{QueueRateBody, QueueRemovedBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS};
 

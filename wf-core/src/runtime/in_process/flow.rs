@@ -3,7 +3,7 @@
 //! the settings of queues of workflow starts, after which its queue dispatcher looks again.
 
 use super::Core;
-use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::error::WfError;
 use crate::runtime::flow;
 use std::sync::Arc;
@@ -22,6 +22,11 @@ pub(super) async fn set(core: &Arc<Core>, limit: FlowLimit) -> Result<(), WfErro
 /// Every limit.
 pub(super) async fn list(core: &Arc<Core>) -> Result<Vec<FlowLimit>, WfError> {
     Ok(core.store.admin().flow_limits().await?)
+}
+
+/// Every limit, with what it binds now.
+pub(super) async fn usage(core: &Arc<Core>) -> Result<Vec<FlowUsage>, WfError> {
+    Ok(core.store.admin().flow_usage(core.now_ms()).await?)
 }
 
 /// Removes a limit; whether there was one.

@@ -31,7 +31,7 @@ use crate::client::{
     ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest,
     UpdateStage,
 };
-use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
+use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::limits::Ident;
 use crate::data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
@@ -287,6 +287,10 @@ impl Transport for InProcessTransport {
 
     fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> CallFuture<'_, bool> {
         Box::pin(flow::remove(&self.core, scope, kind))
+    }
+
+    fn flow_usage(&self) -> CallFuture<'_, Vec<FlowUsage>> {
+        Box::pin(flow::usage(&self.core))
     }
 
     fn set_workflow_queue(&self, queue: crate::data::queue::WorkflowQueue) -> CallFuture<'_, ()> {

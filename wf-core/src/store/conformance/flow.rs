@@ -333,3 +333,49 @@ pub async fn a_commit_leases_nothing_covered_at_once_while_attempts_wait(store: 
     let polled = store.poll_activity_tasks_any("w", T0 + 1, 1).await.unwrap();
     assert_eq!(polled[0].run_id, "run-1", "{polled:?}");
 }
+
+/// The usage of each limit: the attempts it covers running (a live lease) and waiting (due,
+/// not leased), and a rate limit's whole tokens; a dead engine's attempts count as neither.
+pub async fn flow_usage_counts_running_and_waiting_attempts(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    let limit = FlowLimit::concurrency(FlowScope::key("k"), 1);
+    admin.set_flow_limit(limit.clone(), T0).await.unwrap();
+    let rate = FlowLimit::rate(FlowScope::activity("charge"), 5, Duration::from_secs(60));
+    admin.set_flow_limit(rate.clone(), T0).await.unwrap();
+    schedule(&*store, 4, |i| i < 3).await;
+    let leased = store.poll_activity_tasks_any("e-1", T0, 10).await.unwrap();
+    assert_eq!(leased.len(), 2, "one keyed, one not: {leased:?}");
+    let usage = admin.flow_usage(T0).await.unwrap();
+    let of = |l: &FlowLimit| {
+        let u = usage.iter().find(|u| &u.limit == l).unwrap();
+        (u.running, u.waiting, u.tokens)
+    };
+    assert_eq!(of(&limit), (1, 2, None), "{usage:?}");
+    // Both leased attempts are `charge`s, and spent 2 of the rate's 5 tokens.
+    assert_eq!(of(&rate), (2, 2, Some(3)), "{usage:?}");
+}
+
+/// A poll whose clock reading is older than the rate limit's last refill (it waited on the
+/// limit while another process polled) spends what is there but never moves the refill back
+/// in time: the interval between is not refilled twice.
+pub async fn a_late_poll_never_refills_a_rate_limit_twice(store: Arc<dyn Store>) {
+    let rate = FlowLimit::rate(FlowScope::key("k"), 1, Duration::from_secs(1)).burst(2);
+    store.admin().set_flow_limit(rate, T0).await.unwrap();
+    schedule(&*store, 4, |_| true).await;
+    let poll = |at: i64| store.poll_activity_tasks_any("e-1", at, 1);
+    assert_eq!(
+        poll(T0 + 1_000).await.unwrap().len(),
+        1,
+        "one of the burst's two"
+    );
+    assert_eq!(
+        poll(T0 + 500).await.unwrap().len(),
+        1,
+        "the other, by a late clock"
+    );
+    assert!(
+        poll(T0 + 1_500).await.unwrap().is_empty(),
+        "half a token since the last refill (at T0 + 1,000), not a whole one since T0 + 500"
+    );
+    assert_eq!(poll(T0 + 2_000).await.unwrap().len(), 1);
+}

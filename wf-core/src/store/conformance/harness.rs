@@ -260,6 +260,8 @@ macro_rules! __store_conformance_properties {
             check flow::a_limited_activity_is_leased_by_a_poll,
             check flow::a_commit_leases_at_once_what_the_limits_admit,
             check flow::a_commit_leases_nothing_covered_at_once_while_attempts_wait,
+            check flow::flow_usage_counts_running_and_waiting_attempts,
+            check flow::a_late_poll_never_refills_a_rate_limit_twice,
             check liveness::engines_register_renew_and_leave,
             check liveness::a_dead_engines_workflow_task_is_free_at_its_liveness_expiry,
             check liveness::a_dead_engines_activity_attempt_expires_at_its_liveness_expiry,

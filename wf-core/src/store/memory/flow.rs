@@ -43,6 +43,21 @@ impl FlowTable for MemoryTx {
         Ok(())
     }
 
+    async fn waiting_attempts(&mut self, scope: &FlowScope, now_ms: i64) -> Result<u64> {
+        let waiting = self.activities.values().filter(|row| {
+            let task = &row.task;
+            row.lease_owner.is_none()
+                && row.visible_at <= now_ms
+                && task.schedule_deadline_ms().is_none_or(|d| d > now_ms)
+                && scope.covers(
+                    &task.name,
+                    &task.task_queue,
+                    task.options.flow_key.as_deref(),
+                )
+        });
+        Ok(waiting.count() as u64)
+    }
+
     async fn running_attempts(
         &mut self,
         scope: &FlowScope,

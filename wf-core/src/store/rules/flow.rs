@@ -13,7 +13,7 @@
 
 use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
-use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope};
+use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
 use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::{ActivityTask, NewActivityTask};
 
@@ -115,7 +115,11 @@ impl Admission {
         for gate in self.gates {
             if matches!(gate.row.limit.rule, FlowRule::Rate { .. }) && gate.spent > 0 {
                 let left = (gate.tokens - gate.spent as f64).max(0.0);
-                tx.set_flow_tokens(&gate.row.limit.scope, left, now_ms)
+                // Never back in time: a transaction whose clock reading is older than the
+                // bucket's last refill (it waited on the limit's lock while another process
+                // refilled it) would otherwise hand the next one that interval's tokens again.
+                let refilled = now_ms.max(gate.row.refilled_ms);
+                tx.set_flow_tokens(&gate.row.limit.scope, left, refilled)
                     .await?;
             }
         }
@@ -255,8 +259,37 @@ pub(crate) async fn set_flow_limit<X: Tx>(
     let mut row = FlowRow::new(limit, now_ms);
     if let (Some(old), FlowRule::Rate { burst, .. }) = (old, &row.limit.rule) {
         row.tokens = old.tokens_at(now_ms).min(f64::from(*burst));
+        // As a poll's: never back in time.
+        row.refilled_ms = now_ms.max(old.refilled_ms);
     }
     tx.put_flow_limit(&row).await
+}
+
+/// [`StoreAdmin::flow_usage`](crate::store::StoreAdmin::flow_usage): each limit with the
+/// attempts it covers running and waiting at `now_ms`, and a rate limit's whole tokens.
+pub(crate) async fn flow_usage<X: Tx>(
+    tx: &mut X,
+    now_ms: i64,
+) -> Result<Vec<FlowUsage>, StoreError> {
+    let rows = tx.flow_limits(false).await?;
+    let mut usage = Vec::with_capacity(rows.len());
+    for row in rows {
+        let scope = &row.limit.scope;
+        // No poller: every lease of an engine whose liveness ran out counts as lost.
+        let running = tx.running_attempts(scope, now_ms, "").await?;
+        let waiting = tx.waiting_attempts(scope, now_ms).await?;
+        let tokens = match row.limit.rule {
+            FlowRule::Rate { .. } => Some(row.tokens_at(now_ms).max(0.0).floor() as u64),
+            FlowRule::Concurrency { .. } => None,
+        };
+        usage.push(FlowUsage {
+            limit: row.limit,
+            running,
+            waiting,
+            tokens,
+        });
+    }
+    Ok(usage)
 }
 
 /// [`StoreAdmin::flow_limits`](crate::store::StoreAdmin::flow_limits).

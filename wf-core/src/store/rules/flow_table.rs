@@ -37,6 +37,13 @@ pub trait FlowTable {
         kind: FlowKind,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
+    /// How many attempts `scope` covers that are due at `now_ms` and not leased (waiting).
+    fn waiting_attempts(
+        &mut self,
+        scope: &FlowScope,
+        now_ms: i64,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
     /// Refuses a commit that leases `activities` of `run_id` (a run on `task_queue`) at once
     /// when a flow limit covers one of them: a `Conflict` on the run whose reason is
     /// [`EAGER_LEASE_REFUSED`]. By default it reads the limits; a store that queues statements

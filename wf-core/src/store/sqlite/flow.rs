@@ -95,28 +95,34 @@ impl FlowTable for SqliteTx {
         Ok(())
     }
 
+    async fn waiting_attempts(&mut self, scope: &FlowScope, now_ms: i64) -> Result<u64> {
+        let sql = crate::flow_scope_sql!(
+            scope,
+            "SELECT COUNT(*) FROM activities WHERE lease_owner IS NULL AND ",
+            " = ?1 AND visible_at <= ?2 \
+                     AND (schedule_deadline IS NULL OR schedule_deadline > ?2)"
+        );
+        let n: i64 = self
+            .conn
+            .prepare_cached(sql)
+            .and_then(|mut s| s.query_row(params![scope.name(), now_ms], |r| r.get(0)))
+            .map_err(db("count the attempts waiting under a flow limit"))?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
     async fn running_attempts(
         &mut self,
         scope: &FlowScope,
         now_ms: i64,
         poller: &str,
     ) -> Result<u64> {
-        macro_rules! count {
-            ($column:literal) => {
-                concat!(
-                    "SELECT COUNT(*) FROM activities WHERE lease_owner IS NOT NULL AND ",
-                    $column,
-                    " = ?1 AND (lease_until IS NULL OR lease_until > ?2) \
+        let sql = crate::flow_scope_sql!(
+            scope,
+            "SELECT COUNT(*) FROM activities WHERE lease_owner IS NOT NULL AND ",
+            " = ?1 AND (lease_until IS NULL OR lease_until > ?2) \
                      AND (lease_owner = ?3 OR lease_owner NOT IN \
                      (SELECT engine_id FROM engines WHERE lease_until <= ?2))"
-                )
-            };
-        }
-        let sql = match scope {
-            FlowScope::Activity(_) => count!("name"),
-            FlowScope::TaskQueue(_) => count!("task_queue"),
-            FlowScope::Key(_) => count!("flow_key"),
-        };
+        );
         let n: i64 = self
             .conn
             .prepare_cached(sql)
