@@ -56,6 +56,7 @@ mod marks;
 mod notify;
 mod options;
 mod purge;
+mod queues;
 mod rows;
 mod runs;
 mod schedules;

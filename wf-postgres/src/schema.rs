@@ -22,6 +22,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::runs::SCHEMA_V11,
     crate::activities::SCHEMA_V12,
     crate::activities::SCHEMA_V13,
+    crate::queues::SCHEMA_V14,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

@@ -63,7 +63,7 @@
 //! | [`payload`] | [`Payload`](payload::Payload), [`PayloadCodec`](payload::PayloadCodec) (encryption or compression at rest) |
 //! | [`error`] | [`WfError`](error::WfError) (what clients see), [`WorkflowError`](error::WorkflowError), [`UpdateError`](error::UpdateError), [`Rejection`](error::Rejection), [`ActivityCallError`](error::ActivityCallError), [`ChildError`](error::ChildError) |
 //! | [`batch`] | [`BatchRequest`](batch::BatchRequest), [`BatchAction`](batch::BatchAction), [`BatchDescription`](batch::BatchDescription): an action on every run a filter selects ([`Client::batches`](client::Client::batches)) |
-//! | [`flow`] | [`FlowLimit`](flow::FlowLimit), [`FlowScope`](flow::FlowScope): concurrency and rate limits on activity attempts, held by the store for every engine ([`Client::flow_limits`](client::Client::flow_limits)) |
+//! | [`flow`] | [`FlowLimit`](flow::FlowLimit), [`FlowScope`](flow::FlowScope): concurrency and rate limits on activity attempts, held by the store for every engine ([`Client::flow_limits`](client::Client::flow_limits)); [`WorkflowQueue`](flow::WorkflowQueue): queues of workflow starts ([`Client::enqueue`](client::Client::enqueue)) |
 //! | [`limits`] | the limits on ids, names, reasons and payloads |
 //! | [`store`] | [`Store`](store::Store), [`MemoryStore`](store::MemoryStore), [`SqliteStore`](store::SqliteStore); with `store`, what a store of your own needs |
 //! | [`testing`] | [`TestClock`](testing::TestClock); with `fault-injection`, a store that injects faults |
@@ -187,8 +187,8 @@ pub mod error {
 /// [`Client::flow_limits`](crate::client::Client::flow_limits); see the
 /// [flow control chapter](crate::guide::flow_control).
 pub mod flow {
-    pub use wf_core::client::FlowLimits;
-    pub use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
+    pub use wf_core::client::{FlowLimits, WorkflowQueues};
+    pub use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage, WorkflowQueue};
 }
 
 /// The limits on ids, names, reasons and payloads, and the error for exceeding one.

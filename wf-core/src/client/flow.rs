@@ -1,9 +1,10 @@
 //! Flow limits as an operator sees them: set, list and remove the limits the store holds on
 //! activity attempts, while the engines run. New attempts obey a changed limit from the next
-//! poll on; attempts running go on.
+//! poll on; attempts running go on. And the settings of the queues of workflow starts.
 
 use super::Client;
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
+use crate::data::queue::WorkflowQueue;
 use crate::error::WfError;
 
 /// The flow limits of one store: `client.flow_limits()`.
@@ -55,5 +56,46 @@ impl FlowLimits {
     /// back may start at once.
     pub async fn remove(&self, scope: FlowScope, kind: FlowKind) -> Result<bool, WfError> {
         self.client.transport().remove_flow_limit(scope, kind).await
+    }
+}
+
+/// The settings of the queues of workflow starts of one store: `client.workflow_queues()`.
+///
+/// ```no_run
+/// # use wf_core::{Client, WfError, WorkflowQueue};
+/// # async fn demo(client: Client) -> Result<(), WfError> {
+/// let queues = client.workflow_queues();
+/// queues.set(WorkflowQueue::new("emails").concurrency(2)).await?;
+/// assert_eq!(queues.list().await?.len(), 1);
+/// queues.remove("emails").await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct WorkflowQueues {
+    client: Client,
+}
+
+impl WorkflowQueues {
+    pub(super) fn new(client: Client) -> Self {
+        WorkflowQueues { client }
+    }
+
+    /// Sets a queue's settings, replacing those of the same name; every engine on the store
+    /// admits the queue's runs under them from its next pass (runs admitted go on).
+    /// `InvalidArgument` for settings [`WorkflowQueue::check`] refuses.
+    pub async fn set(&self, queue: WorkflowQueue) -> Result<(), WfError> {
+        queue.check().map_err(WfError::InvalidArgument)?;
+        self.client.transport().set_workflow_queue(queue).await
+    }
+
+    /// Every queue's settings, by name (queues without settings are not listed).
+    pub async fn list(&self) -> Result<Vec<WorkflowQueue>, WfError> {
+        self.client.transport().workflow_queues().await
+    }
+
+    /// Removes the settings of queue `name`: its held runs are then admitted at once. Whether
+    /// it had any.
+    pub async fn remove(&self, name: &str) -> Result<bool, WfError> {
+        self.client.transport().remove_workflow_queue(name).await
     }
 }

@@ -22,7 +22,7 @@ mod types;
 pub use activities::ActivityResponse;
 pub use batches::Batches;
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
-pub use flow::FlowLimits;
+pub use flow::{FlowLimits, WorkflowQueues};
 pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;
 #[doc(hidden)]
@@ -195,6 +195,26 @@ impl Client {
     /// list and remove them while the engines run.
     pub fn flow_limits(&self) -> FlowLimits {
         FlowLimits::new(self.clone())
+    }
+
+    /// The settings of the queues of workflow starts of this client's store (how many of a
+    /// queue's runs may run at once, over every engine sharing the store); set, list and
+    /// remove them while the engines run.
+    pub fn workflow_queues(&self) -> WorkflowQueues {
+        WorkflowQueues::new(self.clone())
+    }
+
+    /// Starts a run of `W` on queue `queue` (see [`StartOptions::queue`]): the run is created
+    /// at once and held until the queue admits it. `start_with` with
+    /// `StartOptions::new().queue(queue)`.
+    pub async fn enqueue<W: WorkflowDefinition>(
+        &self,
+        queue: impl Into<String>,
+        workflow_id: impl Into<String>,
+        input: W::Input,
+    ) -> Result<WorkflowHandle<W>, WfError> {
+        let options = StartOptions::new().queue(queue);
+        self.start_with::<W>(workflow_id, input, options).await
     }
 
     /// A handle on workflow id `workflow_id` (its latest run), whether or not it exists.

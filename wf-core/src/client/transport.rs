@@ -10,6 +10,7 @@ use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
+use crate::data::queue::WorkflowQueue;
 use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
@@ -279,6 +280,24 @@ pub trait Transport: Send + Sync + 'static {
     /// the default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
     fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> CallFuture<'_, bool> {
         let what = format!("remove the {} limit of {scope}", kind.as_str());
+        Box::pin(async move { Err(flow_unsupported(&what)) })
+    }
+    /// Sets a queue's settings (see [`WorkflowQueues::set`](crate::client::WorkflowQueues::set));
+    /// the default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn set_workflow_queue(&self, queue: WorkflowQueue) -> CallFuture<'_, ()> {
+        let what = format!("set the settings of workflow queue {:?}", queue.name);
+        Box::pin(async move { Err(flow_unsupported(&what)) })
+    }
+    /// Every queue's settings (see [`WorkflowQueues::list`](crate::client::WorkflowQueues::list));
+    /// the default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn workflow_queues(&self) -> CallFuture<'_, Vec<WorkflowQueue>> {
+        Box::pin(async move { Err(flow_unsupported("list the workflow queues")) })
+    }
+    /// Removes a queue's settings (see
+    /// [`WorkflowQueues::remove`](crate::client::WorkflowQueues::remove)); the default fails as
+    /// [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn remove_workflow_queue<'a>(&'a self, name: &'a str) -> CallFuture<'a, bool> {
+        let what = format!("remove the settings of workflow queue {name:?}");
         Box::pin(async move { Err(flow_unsupported(&what)) })
     }
     /// The metrics of the engine behind this transport, if it is in this process (see

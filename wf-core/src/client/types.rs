@@ -57,6 +57,22 @@ pub struct StartOptions {
     /// Collapses repeated starts into one run (DBOS's debouncer): see [`Debounce`] and
     /// [`debounce`](Self::debounce). `None` (the default): every start is its own.
     pub debounce: Option<Debounce>,
+    /// The queue of workflow starts the start goes on (DBOS's queues): the run is created at
+    /// once (describe and list show it, with its [`queue`](Description::queue) and
+    /// [`queue_position`](Description::queue_position); signals and updates sent to it are
+    /// kept) but held until its queue admits it, at most the queue's
+    /// [`concurrency`](crate::WorkflowQueue::concurrency) of its runs running at once over
+    /// every engine sharing the store. A queue without settings admits at once. `None` (the
+    /// default): no queue.
+    pub queue: Option<String>,
+    /// Among the held runs of its queue, lower numbers are admitted first; then the order of
+    /// the starts. 0 by default. Only with [`queue`](Self::queue).
+    pub queue_priority: i32,
+    /// A deduplication id on the queue: the start fails with
+    /// [`WfError::AlreadyStarted`](crate::WfError::AlreadyStarted), naming the run that holds
+    /// the id, while a run of the queue started with the same id is held or running (DBOS's
+    /// deduplication id). Only with [`queue`](Self::queue).
+    pub dedupe_id: Option<String>,
 }
 
 /// A start's debounce ([`StartOptions::debounce`]): starts of one workflow type with one
@@ -117,6 +133,29 @@ impl StartOptions {
         if let Some(d) = self.debounce.as_mut() {
             d.max_wait = Some(max_wait);
         }
+        self
+    }
+
+    /// Sets [`queue`](Self::queue): the run waits on queue `name` until it admits it.
+    ///
+    /// ```
+    /// let options = wf_core::StartOptions::new().queue("emails").queue_priority(1);
+    /// assert_eq!(options.queue.as_deref(), Some("emails"));
+    /// ```
+    pub fn queue(mut self, name: impl Into<String>) -> Self {
+        self.queue = Some(name.into());
+        self
+    }
+
+    /// Sets [`queue_priority`](Self::queue_priority): lower is admitted first.
+    pub fn queue_priority(mut self, priority: i32) -> Self {
+        self.queue_priority = priority;
+        self
+    }
+
+    /// Sets [`dedupe_id`](Self::dedupe_id).
+    pub fn dedupe_id(mut self, id: impl Into<String>) -> Self {
+        self.dedupe_id = Some(id.into());
         self
     }
 }
@@ -311,6 +350,11 @@ pub struct Description {
     /// ([`StartOptions::start_delay`]): no engine runs it before then. `None`: it was due at
     /// once.
     pub start_at: Option<SystemTime>,
+    /// The queue of workflow starts the run was started on ([`StartOptions::queue`]), if any.
+    pub queue: Option<String>,
+    /// The run's place among the held runs of its queue, in admission order, 1 first; `None`
+    /// once its queue admitted it (or for a run started on no queue).
+    pub queue_position: Option<u64>,
     /// When it closed.
     pub closed_at: Option<SystemTime>,
     /// Activities scheduled and not yet resolved.

@@ -1,6 +1,6 @@
 //! Plain data: payloads and their codecs (compression, encryption at rest), history events and
 //! their storage codec, messages, runs, run limits, updates, activity options with their lease
-//! arithmetic, activity task tokens, flow limits, fresh ids, worker versioning, the limits on ids and names, and
+//! arithmetic, activity task tokens, flow limits, queues of workflow starts, fresh ids, worker versioning, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -21,6 +21,7 @@ pub mod message;
 pub mod pause;
 pub mod payload;
 pub mod payload_codec;
+pub mod queue;
 mod render;
 pub mod repair;
 pub mod run;

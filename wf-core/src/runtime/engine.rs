@@ -62,6 +62,7 @@ pub struct EngineBuilder {
     codecs: PayloadCodecs,
     /// Flow limits to set in the store when the engine starts.
     flow_limits: Vec<FlowLimit>,
+    workflow_queues: Vec<crate::data::queue::WorkflowQueue>,
     errors: Vec<String>,
 }
 
@@ -359,6 +360,19 @@ impl EngineBuilder {
         self
     }
 
+    /// Sets the settings of a queue of workflow starts
+    /// ([`StartOptions::queue`](crate::StartOptions::queue)) when the engine starts, replacing
+    /// the stored settings of that name (an operator's change through
+    /// [`Client::workflow_queues`](crate::Client::workflow_queues) lasts until an engine that
+    /// sets the queue in code starts again). Settings [`WorkflowQueue::check`] refuses are an
+    /// `InvalidConfig` error from `build`.
+    ///
+    /// [`WorkflowQueue::check`]: crate::WorkflowQueue::check
+    pub fn workflow_queue(mut self, queue: crate::data::queue::WorkflowQueue) -> Self {
+        self.workflow_queues.push(queue);
+        self
+    }
+
     /// Runs no workers: the engine is only a client of the store (other engines, in this
     /// process or others, do the work). It still registers in the store, holding no lease,
     /// so that the engines that run its workflows poke it when an outcome it waits for (an
@@ -435,6 +449,10 @@ impl EngineBuilder {
             tasks: Vec::new(),
             peers: None,
         };
+        for queue in self.workflow_queues {
+            let now = core.now_ms();
+            core.store.admin().set_workflow_queue(queue, now).await?;
+        }
         for limit in self.flow_limits {
             let now = core.now_ms();
             core.store.admin().set_flow_limit(limit, now).await?;
@@ -469,6 +487,9 @@ impl EngineBuilder {
             engine
                 .tasks
                 .push(tokio::spawn(time_keeper::run(core.clone())));
+            engine
+                .tasks
+                .push(tokio::spawn(super::queues::run(core.clone())));
             if let Some(period) = core.config.retention {
                 engine
                     .tasks
@@ -503,6 +524,9 @@ impl EngineBuilder {
         }
         for limit in &self.flow_limits {
             limit.check()?;
+        }
+        for queue in &self.workflow_queues {
+            queue.check()?;
         }
         if self.config.retention == Some(Duration::ZERO) {
             return Err(
@@ -564,6 +588,7 @@ impl Engine {
             poll_set: false,
             codecs: PayloadCodecs::default(),
             flow_limits: Vec::new(),
+            workflow_queues: Vec::new(),
             errors: Vec::new(),
         }
     }

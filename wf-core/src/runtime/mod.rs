@@ -18,6 +18,7 @@ mod in_process;
 mod liveness;
 mod peers;
 mod persist;
+pub(crate) mod queues;
 mod retention;
 mod scheduler;
 mod spin;

@@ -248,6 +248,9 @@ pub(crate) struct Wakeups {
     pub progress: Waiters,
     /// What the peers are to be told.
     pub outbox: Arc<Outbox>,
+    /// This engine put a start on a queue that holds it, or changed a queue's settings: its
+    /// queue dispatcher looks at once (here only).
+    pub queues: Notify,
     /// Set once the engine stops.
     pub shutdown: watch::Sender<bool>,
     /// Set when the engine is dropped rather than shut down: workers stop without releasing
@@ -263,6 +266,7 @@ impl Wakeups {
             activity: Wake::new(flag::ACTIVITY, outbox.clone()),
             timer: Wake::new(flag::TIMER, outbox.clone()),
             cancelled: Wake::new(flag::CANCELLED, outbox.clone()),
+            queues: Notify::new(),
             waiters: Waiters {
                 map: Mutex::default(),
                 outbox: outbox.clone(),

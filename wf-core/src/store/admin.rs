@@ -12,6 +12,7 @@ use super::records::{EngineRecord, RunRecord, RunSearch, ScheduleRow, ScheduleUp
 use super::{send, Store, StoreFuture};
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::pause::PauseMark;
+use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
 use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
 
@@ -257,6 +258,41 @@ impl<'a> StoreAdmin<'a> {
     /// Removes the limit of kind `kind` of `scope`; whether there was one.
     pub fn remove_flow_limit(&self, scope: FlowScope, kind: FlowKind) -> StoreFuture<'a, bool> {
         self.send(Operation::RemoveFlowLimit { scope, kind })
+    }
+
+    /// Sets the settings of a queue of workflow starts at `now_ms`, replacing those of the
+    /// same name: admissions from then on obey them. A rate set again keeps its bucket's
+    /// tokens (capped at the new limit). `Invalid` for settings that
+    /// [`check`](WorkflowQueue::check) refuses.
+    pub fn set_workflow_queue(&self, queue: WorkflowQueue, now_ms: i64) -> StoreFuture<'a, ()> {
+        self.send(Operation::SetWorkflowQueue { queue, now_ms })
+    }
+
+    /// The settings of every queue of workflow starts, by name.
+    pub fn workflow_queues(&self) -> StoreFuture<'a, Vec<WorkflowQueue>> {
+        self.send(Operation::WorkflowQueues)
+    }
+
+    /// Removes the settings of queue `name` (it then admits every start at once); whether it
+    /// had any.
+    pub fn remove_workflow_queue(&self, name: &str) -> StoreFuture<'a, bool> {
+        let name = name.to_owned();
+        self.send(Operation::RemoveWorkflowQueue { name })
+    }
+
+    /// One admission pass of the queues of workflow starts at `now_ms`: each queue's held
+    /// runs that its settings have room for (all, for a queue without settings) are made
+    /// ready, lowest priority number first, then in the order they were started. One
+    /// transaction; on PostgreSQL each queue's settings row is locked first.
+    pub fn admit_queued(&self, now_ms: i64) -> StoreFuture<'a, QueueAdmission> {
+        self.send(Operation::AdmitQueued { now_ms })
+    }
+
+    /// The queue of run `run_id` and its position among the queue's held runs, if it was
+    /// started on a queue.
+    pub fn queue_spot(&self, run_id: &str) -> StoreFuture<'a, Option<QueueSpot>> {
+        let run_id = run_id.to_owned();
+        self.send(Operation::QueueSpot { run_id })
     }
 
     /// Moves the running latest run of `workflow_id` to `build_id`: from then on only engines

@@ -339,6 +339,7 @@ mod tests {
             now_ms: 0,
             start_at_ms: None,
             debounce: None,
+            queue: None,
         }
     }
 

@@ -58,6 +58,8 @@ pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
 pub use crate::data::pause::{PauseMark, PAUSE_LEASE_UNTIL};
 pub use crate::data::payload::{Payload, MAX_PAYLOAD_BYTES};
+pub use crate::data::queue::{queue_columns, queue_of_columns, QueueRow};
+pub use crate::data::queue::{QueueAdmission, QueueSpot, QueuedStart, QUEUE_HELD_MS};
 pub use crate::data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
     RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
@@ -80,9 +82,10 @@ pub use rules::complete::ASYNC_COMPLETION_OWNER;
 pub use rules::flow_table::EAGER_LEASE_REFUSED;
 pub use rules::tx::{
     attempt_gone, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable,
-    FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, Retry,
-    RunChange, RunClosing, RunLease, RunRow, RunTable, RunVersioning, ScheduleTable, SearchTable,
-    StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow, UpdateTable,
+    FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, QueueTable,
+    QueuedRun, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable, RunVersioning,
+    ScheduleTable, SearchTable, StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow,
+    UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 

@@ -15,10 +15,10 @@ use super::records::{
     ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
-use super::rules::tx::{FlowTable, Tx, UpdateTable};
+use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, reads,
-    repair, run_limits, schedules, search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, queues,
+    reads, repair, run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -28,6 +28,7 @@ use crate::data::message::Message;
 use crate::data::pause::PauseMark;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::payload_codec::HasPayloads;
+use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::run_limits::RunLimits;
 use crate::data::update::UpdateRecord;
@@ -206,6 +207,20 @@ pub enum Operation {
         scope: FlowScope,
         kind: FlowKind,
     },
+    SetWorkflowQueue {
+        queue: WorkflowQueue,
+        now_ms: i64,
+    },
+    WorkflowQueues,
+    RemoveWorkflowQueue {
+        name: String,
+    },
+    AdmitQueued {
+        now_ms: i64,
+    },
+    QueueSpot {
+        run_id: String,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -328,6 +343,11 @@ impl Operation {
             FlowLimits => ("flow_limits", Some(Op::Read)),
             ReadFlowUsage { .. } => ("flow_usage", Some(Op::Read)),
             RemoveFlowLimit { .. } => ("remove_flow_limit", None),
+            SetWorkflowQueue { .. } => ("set_workflow_queue", None),
+            WorkflowQueues => ("workflow_queues", Some(Op::Read)),
+            RemoveWorkflowQueue { .. } => ("remove_workflow_queue", None),
+            AdmitQueued { .. } => ("admit_queued", None),
+            QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
         }
     }
 
@@ -663,6 +683,17 @@ impl Operation {
             RemoveFlowLimit { scope, kind } => b.write(Durable, move |tx| {
                 answer(async move { tx.delete_flow_limit(&scope, kind).await })
             }),
+            SetWorkflowQueue { queue, now_ms } => b.write(Durable, move |tx| {
+                answer(queues::set_workflow_queue(tx, queue, now_ms))
+            }),
+            WorkflowQueues => b.read(move |tx| answer(queues::workflow_queues(tx))),
+            RemoveWorkflowQueue { name } => b.write(Durable, move |tx| {
+                answer(async move { tx.delete_workflow_queue(&name).await })
+            }),
+            AdmitQueued { now_ms } => {
+                b.write(Durable, move |tx| answer(queues::admit_queued(tx, now_ms)))
+            }
+            QueueSpot { run_id } => b.read(move |tx| answer(queues::queue_spot(tx, run_id))),
         }
     }
 }
@@ -747,7 +778,12 @@ impl HasPayloads for Operation {
             | SetFlowLimit { .. }
             | FlowLimits
             | ReadFlowUsage { .. }
-            | RemoveFlowLimit { .. } => Ok(()),
+            | RemoveFlowLimit { .. }
+            | SetWorkflowQueue { .. }
+            | WorkflowQueues
+            | RemoveWorkflowQueue { .. }
+            | AdmitQueued { .. }
+            | QueueSpot { .. } => Ok(()),
         }
     }
 }
@@ -816,6 +852,8 @@ outcomes! {
     FlowUsages(Vec<FlowUsage>),
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
+    WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
+    QueueSpot(Option<QueueSpot>),
 }
 
 impl HasPayloads for Outcome {
@@ -852,7 +890,7 @@ impl HasPayloads for Outcome {
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
-            | FlowUsages(_) => Ok(()),
+            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
         }
     }
 }

@@ -157,6 +157,9 @@ pub struct RunStart {
     /// The start's debounce, if it has one: a running run of the same workflow type and key
     /// that has not begun takes the start instead (see [`StartDebounce`]).
     pub debounce: Option<StartDebounce>,
+    /// The queue the start goes on, if any: the created run is held (its start time
+    /// [`QUEUE_HELD_MS`](crate::data::queue::QUEUE_HELD_MS)) until its queue admits it.
+    pub queue: Option<crate::data::queue::QueuedStart>,
 }
 
 /// A start's debounce ([`RunStart::debounce`]).

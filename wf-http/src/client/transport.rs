@@ -229,6 +229,9 @@ impl Transport for HttpTransport {
                     .debounce
                     .as_ref()
                     .and_then(|d| d.max_wait.map(millis)),
+                queue: request.options.queue,
+                queue_priority: Some(request.options.queue_priority).filter(|&p| p != 0),
+                dedupe_id: request.options.dedupe_id,
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;
@@ -740,6 +743,33 @@ impl Transport for HttpTransport {
                 kind.as_str()
             );
             let reply: FlowRemovedBody = self.call(Method::DELETE, &path, NO_BODY).await?;
+            Ok(reply.removed)
+        })
+    }
+
+    fn set_workflow_queue(&self, queue: wf_core::WorkflowQueue) -> CallFuture<'_, ()> {
+        Box::pin(async move {
+            let body = crate::wire::WorkflowQueueBody::of(&queue);
+            let _: crate::wire::WorkflowQueueBody = self
+                .call(Method::POST, "/_workflow_queues", Some(&body))
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn workflow_queues(&self) -> CallFuture<'_, Vec<wf_core::WorkflowQueue>> {
+        Box::pin(async move {
+            let bodies: Vec<crate::wire::WorkflowQueueBody> =
+                self.call(Method::GET, "/_workflow_queues", NO_BODY).await?;
+            Ok(bodies.iter().map(|b| b.to_queue()).collect())
+        })
+    }
+
+    fn remove_workflow_queue<'a>(&'a self, name: &'a str) -> CallFuture<'a, bool> {
+        Box::pin(async move {
+            let path = format!("/_workflow_queues/{}", segment(name));
+            let reply: crate::wire::QueueRemovedBody =
+                self.call(Method::DELETE, &path, NO_BODY).await?;
             Ok(reply.removed)
         })
     }

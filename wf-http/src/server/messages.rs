@@ -69,6 +69,9 @@ pub(crate) async fn start(
         debounce_key,
         debounce_window_ms,
         debounce_max_ms,
+        queue,
+        queue_priority,
+        dedupe_id,
         ..
     } = b;
     let debounce = match (debounce_key, debounce_window_ms) {
@@ -96,6 +99,9 @@ pub(crate) async fn start(
         retry_policy: retry_policy.map(RetryBody::into_policy),
         start_delay: start_delay_ms.map(Duration::from_millis),
         debounce,
+        queue,
+        queue_priority: queue_priority.unwrap_or(0),
+        dedupe_id,
     };
     let started = api
         .client()

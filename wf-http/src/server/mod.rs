@@ -16,6 +16,7 @@ mod health;
 mod messages;
 mod metrics;
 mod purge;
+mod queues;
 mod repair;
 mod routes;
 mod runs;

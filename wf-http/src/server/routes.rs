@@ -6,8 +6,8 @@
 
 use super::auth::{self, Access, Role};
 use super::{
-    activities, batches, builds, flow, health, messages, metrics, purge, repair, runs, schedules,
-    ui, Api,
+    activities, batches, builds, flow, health, messages, metrics, purge, queues, repair, runs,
+    schedules, ui, Api,
 };
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
@@ -123,6 +123,9 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Get, "/_flow_limits/usage", READ, |m, _| on(m, flow::usage)),
     route(Post, "/_flow_limits", ADMIN, |m, _| on(m, flow::set)),
     route(Delete, "/_flow_limits/{scope_kind}/{name}/{limit_kind}", ADMIN, |m, _| on(m, flow::remove)),
+    route(Get, "/_workflow_queues", READ, |m, _| on(m, queues::list)),
+    route(Post, "/_workflow_queues", ADMIN, |m, _| on(m, queues::set)),
+    route(Delete, "/_workflow_queues/{name}", ADMIN, |m, _| on(m, queues::remove)),
     route(Post, "/_activities/{action}", WRITE, |m, _| on(m, activities::respond)),
     route(Get, "/ui", Public, |m, _| on(m, ui::to_slash)),
     route(Get, "/ui/types", READ, |m, _| on(m, ui::types)),

@@ -2,18 +2,21 @@
 //! is generic over how values travel: `serde_json::Value` in JSON bodies, [`Payload`] (the
 //! MessagePack bytes as they are, a `bin`) in `application/msgpack` bodies.
 //!
-//! The batches' bodies live in `batches.rs`, the flow limits' in `flow.rs`.
+//! The batches' bodies live in `batches.rs`, the flow limits' in `flow.rs`, the queues of
+//! workflow starts' in `queues.rs`.
 //!
 //! [`Payload`]: wf_core::Payload
 
 mod batches;
 mod flow;
+mod queues;
 
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
     flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FlowUsageBody,
     FLOW_LIMIT_FORMS,
 };
+pub use queues::{QueueRateBody, QueueRemovedBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -86,6 +89,15 @@ pub struct StartBody<V> {
     /// How long after its first start a debounced run waits at most, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debounce_max_ms: Option<u64>,
+    /// The queue of workflow starts the run waits on until the queue admits it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Its priority on the queue: lower is admitted first (0 when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_priority: Option<i32>,
+    /// A deduplication id on the queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dedupe_id: Option<String>,
 }
 
 /// A workflow retry policy on the wire, durations in milliseconds; a field left out takes
@@ -162,6 +174,9 @@ impl<V> StartBody<V> {
             debounce_key: self.debounce_key,
             debounce_window_ms: self.debounce_window_ms,
             debounce_max_ms: self.debounce_max_ms,
+            queue: self.queue,
+            queue_priority: self.queue_priority,
+            dedupe_id: self.dedupe_id,
         }
     }
 }
@@ -365,6 +380,12 @@ pub struct DescriptionBody<V> {
     /// Unix epoch.
     #[serde(default)]
     pub start_at_ms: Option<u64>,
+    /// The queue of workflow starts it was started on, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Its place among its queue's held runs, 1 first; absent once admitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_position: Option<u64>,
     /// Close time, ms since the Unix epoch.
     pub closed_at_ms: Option<u64>,
     /// Activities scheduled and not yet resolved.
@@ -538,6 +559,8 @@ impl<V> DescriptionBody<V> {
             history_bytes: d.history_bytes,
             started_at_ms: to_ms(d.started_at),
             start_at_ms: d.start_at.map(to_ms),
+            queue: d.queue.clone(),
+            queue_position: d.queue_position,
             closed_at_ms: d.closed_at.map(to_ms),
             pending_activities,
             pending_updates: d
@@ -581,6 +604,8 @@ impl DescriptionBody<wf_core::Payload> {
             history_bytes: self.history_bytes,
             started_at: from_ms(self.started_at_ms),
             start_at: self.start_at_ms.map(from_ms),
+            queue: self.queue,
+            queue_position: self.queue_position,
             closed_at: self.closed_at_ms.map(from_ms),
             pending_activities: self
                 .pending_activities

@@ -1,5 +1,6 @@
 //! Flow limits: an operator's changes to the limits the store holds, after which this engine
-//! reads them again and looks for activity work (a raised limit may let attempts start).
+//! reads them again and looks for activity work (a raised limit may let attempts start); and
+//! the settings of queues of workflow starts, after which its queue dispatcher looks again.
 
 use super::Core;
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
@@ -43,4 +44,24 @@ pub(super) async fn remove(
 async fn changed(core: &Arc<Core>) {
     flow::refresh(core).await;
     core.wake.activity.notify_one();
+}
+
+/// Sets a queue's settings; the queue dispatcher then looks at once (a raised concurrency may
+/// admit runs).
+pub(super) async fn set_queue(
+    core: &Arc<Core>,
+    queue: crate::data::queue::WorkflowQueue,
+) -> Result<(), WfError> {
+    queue.check().map_err(WfError::InvalidArgument)?;
+    let now = core.now_ms();
+    core.store.admin().set_workflow_queue(queue, now).await?;
+    core.wake.queues.notify_one();
+    Ok(())
+}
+
+/// Removes a queue's settings; whether it had any.
+pub(super) async fn remove_queue(core: &Arc<Core>, name: &str) -> Result<bool, WfError> {
+    let removed = core.store.admin().remove_workflow_queue(name).await?;
+    core.wake.queues.notify_one();
+    Ok(removed)
 }

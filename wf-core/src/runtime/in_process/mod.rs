@@ -293,6 +293,18 @@ impl Transport for InProcessTransport {
         Box::pin(flow::usage(&self.core))
     }
 
+    fn set_workflow_queue(&self, queue: crate::data::queue::WorkflowQueue) -> CallFuture<'_, ()> {
+        Box::pin(flow::set_queue(&self.core, queue))
+    }
+
+    fn workflow_queues(&self) -> CallFuture<'_, Vec<crate::data::queue::WorkflowQueue>> {
+        Box::pin(async move { Ok(self.core.store.admin().workflow_queues().await?) })
+    }
+
+    fn remove_workflow_queue<'a>(&'a self, name: &'a str) -> CallFuture<'a, bool> {
+        Box::pin(flow::remove_queue(&self.core, name))
+    }
+
     fn ready(&self) -> CallFuture<'_, ()> {
         Box::pin(async move {
             // An engine on its way out takes no more work, even while its store still answers.

@@ -109,6 +109,7 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         .await?
         .pop()
         .unwrap_or_default();
+    let spot = store.admin().queue_spot(&run.run_id).await?;
     let blocked_on = match run.status {
         RunStatus::Running => blocked_parts(core, workflow_id, &activities).await,
         _ => Vec::new(),
@@ -122,7 +123,13 @@ pub(super) async fn describe_run(core: &Core, workflow_id: &str) -> Result<Descr
         history_length: run.next_event_id.saturating_sub(1),
         history_bytes: run.history_bytes,
         started_at: ms_to_time(run.created_ms),
-        start_at: run.start_at_ms.map(ms_to_time),
+        // A run held by its queue has no start time yet.
+        start_at: run
+            .start_at_ms
+            .filter(|&at| at < crate::data::queue::QUEUE_HELD_MS)
+            .map(ms_to_time),
+        queue_position: spot.as_ref().and_then(|s| s.position),
+        queue: spot.map(|s| s.queue),
         closed_at: run.closed_ms.map(ms_to_time),
         pending_activities: activities
             .into_iter()

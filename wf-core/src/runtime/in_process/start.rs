@@ -74,6 +74,7 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
         }
     }
     let (start_at_ms, debounce) = start_time(&options, now)?;
+    let queue = queued_start(&options)?;
     let request = crate::store::RunStart {
         run: NewRun {
             workflow_id: workflow_id.clone(),
@@ -101,13 +102,25 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
         now_ms: now,
         start_at_ms,
         debounce,
+        queue,
     };
+    let request_queued = request.queue.is_some();
     let outcome = if hands_over(core, &request) {
         start_eagerly(core, request).await?
     } else {
         start_in_store(core, request).await?
     };
     core.wake.waiters.publish(&outcome.workflow_id);
+    if request_queued {
+        // Admitted at once if its queue has room, whether or not this engine runs workers;
+        // else the dispatchers look again every 50 ms while it waits.
+        if crate::runtime::queues::admit_now(core)
+            .await
+            .is_some_and(|held| held > 0)
+        {
+            core.wake.queues.notify_one();
+        }
+    }
     Ok(Started {
         workflow_id: outcome.workflow_id,
         run_id: outcome.run_id,
@@ -168,6 +181,7 @@ async fn start_in_store(
 /// task queue, on an engine that runs workers.
 fn hands_over(core: &Core, request: &crate::store::RunStart) -> bool {
     request.messages.is_empty()
+        && request.queue.is_none()
         && request.start_at_ms.is_none()
         && core.config.run_workers
         && request.run.task_queue == core.config.task_queue
@@ -219,4 +233,36 @@ fn check_limits(options: &crate::client::StartOptions) -> Result<(), WfError> {
         return Err(zero("run timeout"));
     }
     Ok(())
+}
+
+/// The queue a start goes on, checked: a priority or deduplication id needs a queue, and a
+/// debounced start cannot go on one (which run would the queue hold?).
+fn queued_start(
+    options: &crate::client::StartOptions,
+) -> Result<Option<crate::data::queue::QueuedStart>, WfError> {
+    use crate::data::limits::Ident;
+    let Some(queue) = &options.queue else {
+        if options.dedupe_id.is_some() || options.queue_priority != 0 {
+            return Err(WfError::InvalidArgument(
+                "a queue priority or deduplication id needs a queue: set StartOptions::queue"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let invalid = |e: crate::data::limits::LimitError| WfError::InvalidArgument(e.to_string());
+    Ident::TaskQueue.check(queue).map_err(invalid)?;
+    if let Some(id) = &options.dedupe_id {
+        Ident::RequestId.check(id).map_err(invalid)?;
+    }
+    if options.debounce.is_some() {
+        return Err(WfError::InvalidArgument(
+            "a start cannot both debounce and go on a queue; choose one".into(),
+        ));
+    }
+    Ok(Some(crate::data::queue::QueuedStart {
+        queue: queue.clone(),
+        priority: options.queue_priority,
+        dedupe_id: options.dedupe_id.clone(),
+    }))
 }

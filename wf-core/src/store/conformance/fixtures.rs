@@ -138,6 +138,7 @@ pub fn start_request(workflow_id: &str, run_id: &str, now_ms: i64) -> RunStart {
         now_ms,
         start_at_ms: None,
         debounce: None,
+        queue: None,
     }
 }
 

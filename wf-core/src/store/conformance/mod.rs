@@ -32,6 +32,7 @@ pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
 pub mod purge;
+pub mod queues;
 pub mod repair;
 pub mod run_limits;
 pub mod search;
@@ -69,6 +70,7 @@ mod tests {
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
             ("repair", include_str!("repair.rs")),
+            ("queues", include_str!("queues.rs")),
             ("run_limits", include_str!("run_limits.rs")),
             ("search", include_str!("search.rs")),
             ("start", include_str!("start.rs")),

@@ -16,6 +16,7 @@ mod events;
 mod flow;
 mod inbox;
 mod purge;
+mod queues;
 mod runs;
 mod schedules;
 mod search;

@@ -5,6 +5,7 @@ use super::undo::{Journal, UndoMap};
 use crate::data::flow::FlowRow;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
+use crate::data::queue::QueueRow;
 use crate::data::run::RunStatus;
 use crate::data::search::SearchValue;
 use crate::data::update::UpdateRecord;
@@ -48,6 +49,10 @@ pub struct MemoryTx {
     pub(super) current_builds: UndoMap<String, String>,
     /// Flow limits by (scope kind, scope name, rule kind).
     pub(super) flow_limits: UndoMap<(String, String, String), FlowRow>,
+    /// The settings of each queue of workflow starts, by name.
+    pub(super) workflow_queues: UndoMap<String, QueueRow>,
+    /// The runs started on a queue, by run id.
+    pub(super) queued_runs: UndoMap<String, QueuedRow>,
     /// The pass of each fairness key (see `rules/fairness.rs`).
     pub(super) fair_passes: UndoMap<String, f64>,
     /// The virtual clock of fair queuing: one entry, absent until a lease moves it from 0.
@@ -72,6 +77,18 @@ pub(super) struct RunEntry {
     pub(super) versioning: Option<&'static str>,
     /// The debounce key of a debounced start's run.
     pub(super) debounce_key: Option<String>,
+}
+
+/// A run started on a queue of workflow starts.
+#[derive(Clone)]
+pub(super) struct QueuedRow {
+    /// The order it was recorded in.
+    pub(super) seq: u64,
+    pub(super) queue: String,
+    pub(super) priority: i32,
+    pub(super) dedupe_id: Option<String>,
+    /// Whether its queue admitted it.
+    pub(super) admitted: bool,
 }
 
 /// A pending activity: the task as returned to callers, plus its queue state.
@@ -121,7 +138,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 18] {
+    fn journals(&mut self) -> [&mut dyn Journal; 20] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -141,6 +158,8 @@ impl MemoryTx {
             &mut self.flow_limits,
             &mut self.fair_passes,
             &mut self.fair_clock,
+            &mut self.workflow_queues,
+            &mut self.queued_runs,
         ]
     }
 

@@ -25,6 +25,8 @@ pub(crate) mod flow_table;
 pub(crate) mod leases;
 pub(crate) mod pause;
 pub(crate) mod purge;
+pub(crate) mod queue_table;
+pub(crate) mod queues;
 pub(crate) mod reads;
 pub(crate) mod repair;
 pub(crate) mod run_limits;

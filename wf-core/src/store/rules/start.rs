@@ -100,6 +100,7 @@ async fn start<X: Tx>(
         now_ms,
         start_at_ms,
         debounce,
+        queue,
     } = req;
     if let Some(request_id) = &request_id {
         if let Some(run_id) = tx.start_request(&run.workflow_id, request_id).await? {
@@ -154,6 +155,9 @@ async fn start<X: Tx>(
     }
     if let Some(d) = &debounce {
         tx.set_debounce_key(&created.run_id, &d.key).await?;
+    }
+    if let Some(q) = &queue {
+        super::queues::hold(tx, &mut created, q).await?;
     }
     remember(tx, request_id.as_deref(), &created).await?;
     let outcome = deliver_all(tx, &created, messages, now_ms, true).await?;

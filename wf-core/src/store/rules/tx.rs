@@ -14,6 +14,7 @@
 //! gathers them.
 
 pub use super::flow_table::FlowTable;
+pub use super::queue_table::{QueueTable, QueuedRun};
 pub use super::task_query::{FlowBlocked, TaskQuery};
 use crate::data::activity::{ActivityFailure, ActivityOptions};
 use crate::data::message::{InboxMessage, Message};
@@ -809,6 +810,7 @@ pub trait Tx:
     + SearchTable
     + BuildTable
     + FlowTable
+    + QueueTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

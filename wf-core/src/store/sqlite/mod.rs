@@ -57,6 +57,7 @@ mod inbox;
 mod opening;
 mod options;
 mod purge;
+mod queues;
 mod rows;
 mod runs;
 mod schedules;

@@ -10,8 +10,36 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15,
 ];
+
+/// v15: queues of workflow starts (see `rules/queues.rs`). The settings of each queue (with
+/// its rate's token bucket); the
+/// runs started on a queue, in the order they were recorded, with their priority and
+/// deduplication id and whether their queue admitted them (0 held, 1 admitted, 2 closed: no
+/// longer counted).
+const SCHEMA_V15: &str = "
+CREATE TABLE workflow_queues (
+    name            TEXT PRIMARY KEY,
+    concurrency     INTEGER,
+    rate_limit      INTEGER,
+    rate_period_ms  INTEGER,
+    tokens          REAL NOT NULL,
+    refilled_ms     INTEGER NOT NULL
+);
+CREATE TABLE queued_runs (
+    seq          INTEGER PRIMARY KEY,
+    run_id       TEXT NOT NULL UNIQUE,
+    queue_name   TEXT NOT NULL,
+    priority     INTEGER NOT NULL,
+    dedupe_id    TEXT,
+    admitted     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX queued_runs_held ON queued_runs (queue_name, priority, seq) WHERE admitted = 0;
+CREATE INDEX queued_runs_admitted ON queued_runs (queue_name) WHERE admitted = 1;
+CREATE INDEX queued_runs_dedupe ON queued_runs (queue_name, dedupe_id)
+    WHERE dedupe_id IS NOT NULL AND admitted < 2;
+";
 
 /// v14: priority and fairness of activity attempts (see `rules/fairness.rs`). Each activity's
 /// priority level, fairness key and cost (1 / weight), and its current attempt's virtual

@@ -1,0 +1,191 @@
+//! Queues of workflow starts (DBOS's queues): a start put on a named queue creates its run at
+//! once but holds it until the queue admits it, at most `concurrency` of the queue's runs
+//! running at once and at most its rate admitted per period, over every engine that shares
+//! the store.
+
+use super::flow::{FlowLimit, FlowRow, FlowScope};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The start time of a run held by its queue: later than any clock, so that no engine leases
+/// it (a start delay that never runs out) until its queue admits it and sets the start time
+/// to the time of its admission. Half of `i64::MAX`, so that sums with it cannot overflow.
+pub const QUEUE_HELD_MS: i64 = i64::MAX / 2;
+
+/// The settings of a queue of workflow starts, held by the store: how many of its runs may
+/// run at once, and how many it admits per period, over every engine that shares the store.
+/// A queue without settings admits every start at once.
+///
+/// ```
+/// use std::time::Duration;
+/// use wf_core::WorkflowQueue;
+/// let q = WorkflowQueue::new("emails").concurrency(2).rate(100, Duration::from_secs(60));
+/// assert_eq!(q.concurrency, Some(2));
+/// assert_eq!(q.rate, Some((100, Duration::from_secs(60))));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkflowQueue {
+    /// The queue's name, as starts name it ([`StartOptions::queue`](crate::StartOptions::queue)).
+    pub name: String,
+    /// At most this many of the queue's admitted runs running at once; `None`: no cap.
+    #[serde(default)]
+    pub concurrency: Option<u32>,
+    /// At most `limit` admissions per `period`, over every engine: a token bucket refilled at
+    /// `limit` per `period`, holding at most `limit` (full when the queue is first set); the
+    /// same bucket as [`FlowLimit::rate`]'s with its burst at the limit. `None`: no rate.
+    #[serde(default)]
+    pub rate: Option<(u32, Duration)>,
+}
+
+impl WorkflowQueue {
+    /// A queue named `name` without limits (it admits every start at once).
+    pub fn new(name: impl Into<String>) -> Self {
+        WorkflowQueue {
+            name: name.into(),
+            concurrency: None,
+            rate: None,
+        }
+    }
+
+    /// Sets [`rate`](Self::rate): at most `limit` admissions per `period`.
+    pub fn rate(mut self, limit: u32, period: Duration) -> Self {
+        self.rate = Some((limit, period));
+        self
+    }
+
+    /// Sets [`concurrency`](Self::concurrency): at most `n` of the queue's runs at once.
+    pub fn concurrency(mut self, n: u32) -> Self {
+        self.concurrency = Some(n);
+        self
+    }
+
+    /// Why the store would refuse the settings: a bad name, a concurrency of 0, or a rate of
+    /// 0 or over a period of 0 (they would hold every start for ever).
+    pub fn check(&self) -> Result<(), String> {
+        super::limits::Ident::TaskQueue
+            .check(&self.name)
+            .map_err(|e| format!("a workflow queue: {e}"))?;
+        if self.concurrency == Some(0) {
+            return Err(format!(
+                "workflow queue {:?}: a concurrency of 0 would admit nothing; remove the \
+                 queue's settings or set at least 1",
+                self.name
+            ));
+        }
+        if let Some((limit, period)) = self.rate {
+            if limit == 0 || period.as_millis() == 0 {
+                return Err(format!(
+                    "workflow queue {:?}: a rate of {limit} per {period:?} would admit nothing;                      give at least 1 per 1 ms or more",
+                    self.name
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A queue's settings as the store holds them: with its rate's token bucket.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    /// The settings.
+    pub queue: WorkflowQueue,
+    /// Tokens in the rate's bucket at `refilled_ms` (0 without a rate).
+    pub tokens: f64,
+    /// When the bucket was last refilled (engine-clock ms).
+    pub refilled_ms: i64,
+}
+
+impl QueueRow {
+    /// Settings as set at `now_ms`, after `old` (the stored row of the name, if any): a new
+    /// rate's bucket is full, one set again keeps its tokens (capped at the new limit), so a
+    /// change grants no fresh burst.
+    pub fn new(queue: WorkflowQueue, old: Option<&QueueRow>, now_ms: i64) -> Self {
+        let tokens = match (queue.rate, old) {
+            (Some((limit, _)), Some(old)) if old.queue.rate.is_some() => {
+                old.tokens_at(now_ms).unwrap_or(0.0).min(f64::from(limit))
+            }
+            (Some((limit, _)), _) => f64::from(limit),
+            (None, _) => 0.0,
+        };
+        QueueRow {
+            queue,
+            tokens,
+            refilled_ms: now_ms,
+        }
+    }
+
+    /// The rate's bucket as a flow limit's, whose arithmetic it shares.
+    fn bucket(&self) -> Option<FlowRow> {
+        let (limit, period) = self.queue.rate?;
+        Some(FlowRow {
+            limit: FlowLimit::rate(FlowScope::key(self.queue.name.clone()), limit, period),
+            tokens: self.tokens,
+            refilled_ms: self.refilled_ms,
+        })
+    }
+
+    /// The rate's tokens at `now_ms`; `None` without a rate.
+    pub fn tokens_at(&self, now_ms: i64) -> Option<f64> {
+        self.bucket().map(|b| b.tokens_at(now_ms))
+    }
+}
+
+/// The queue a start goes on, as the store takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueuedStart {
+    /// The queue's name.
+    pub queue: String,
+    /// Lower first; 0 unless the start says otherwise.
+    pub priority: i32,
+    /// A deduplication id: refused while a held or running run of the queue has it.
+    pub dedupe_id: Option<String>,
+}
+
+/// A run's place on its queue, for describe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueSpot {
+    /// The queue's name.
+    pub queue: String,
+    /// 1-based among the queue's held runs in admission order; `None` once admitted.
+    pub position: Option<u64>,
+}
+
+/// A queue's settings as the tables of the SQL stores hold them: (concurrency, rate limit,
+/// rate period in ms).
+pub fn queue_columns(q: &WorkflowQueue) -> (Option<i64>, Option<i64>, Option<i64>) {
+    let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX);
+    (
+        q.concurrency.map(i64::from),
+        q.rate.map(|(limit, _)| i64::from(limit)),
+        q.rate.map(|(_, period)| ms(period)),
+    )
+}
+
+/// [`queue_columns`] read back, for queue `name`.
+pub fn queue_of_columns(
+    name: String,
+    concurrency: Option<i64>,
+    rate_limit: Option<i64>,
+    rate_period_ms: Option<i64>,
+) -> WorkflowQueue {
+    let n = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+    WorkflowQueue {
+        name,
+        concurrency: concurrency.map(n),
+        rate: rate_limit.zip(rate_period_ms).map(|(l, p)| {
+            (
+                n(l),
+                Duration::from_millis(u64::try_from(p.max(0)).unwrap_or(0)),
+            )
+        }),
+    }
+}
+
+/// What one admission pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueAdmission {
+    /// Runs admitted (made ready) by this pass.
+    pub admitted: u64,
+    /// Runs still held on their queues after it.
+    pub held: u64,
+}

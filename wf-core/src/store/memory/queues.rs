@@ -1,0 +1,127 @@
+//! The `workflow_queues` and `queued_runs` tables of the memory store.
+
+use super::tables::{MemoryTx, QueuedRow, Result};
+use crate::data::queue::{QueueRow, QueuedStart};
+use crate::data::run::RunStatus;
+use crate::store::rules::tx::{QueueTable, QueuedRun};
+
+impl MemoryTx {
+    /// Whether run `run_id` exists and is running.
+    fn run_running(&self, run_id: &str) -> bool {
+        self.runs
+            .get(&run_id.to_string())
+            .is_some_and(|e| e.row.record.status == RunStatus::Running)
+    }
+
+    /// The queue rows in the order they were recorded.
+    fn queued_rows(&self) -> impl Iterator<Item = (&String, &QueuedRow)> {
+        let mut rows: Vec<_> = self.queued_runs.range(..).collect();
+        rows.sort_by_key(|(_, r)| r.seq);
+        rows.into_iter()
+    }
+}
+
+impl QueueTable for MemoryTx {
+    async fn workflow_queues(&mut self) -> Result<Vec<QueueRow>> {
+        Ok(self.workflow_queues.values().cloned().collect())
+    }
+
+    async fn workflow_queue(&mut self, name: &str, _lock: bool) -> Result<Option<QueueRow>> {
+        // The store's lock already makes each transaction the only one.
+        Ok(self.workflow_queues.get(&name.to_string()).cloned())
+    }
+
+    async fn put_workflow_queue(&mut self, row: &QueueRow) -> Result<()> {
+        self.workflow_queues
+            .insert(row.queue.name.clone(), row.clone());
+        Ok(())
+    }
+
+    async fn set_queue_tokens(&mut self, name: &str, tokens: f64, refilled_ms: i64) -> Result<()> {
+        self.workflow_queues.update(&name.to_string(), |row| {
+            row.tokens = tokens;
+            row.refilled_ms = refilled_ms;
+            true
+        });
+        Ok(())
+    }
+
+    async fn delete_workflow_queue(&mut self, name: &str) -> Result<bool> {
+        Ok(self.workflow_queues.remove(&name.to_string()))
+    }
+
+    async fn insert_queued_run(&mut self, run_id: &str, start: &QueuedStart) -> Result<()> {
+        let seq = self.next_seq();
+        let row = QueuedRow {
+            seq,
+            queue: start.queue.clone(),
+            priority: start.priority,
+            dedupe_id: start.dedupe_id.clone(),
+            admitted: false,
+        };
+        self.queued_runs.insert(run_id.to_string(), row);
+        Ok(())
+    }
+
+    async fn queue_dedupe_holder(
+        &mut self,
+        queue: &str,
+        dedupe_id: &str,
+    ) -> Result<Option<(String, String)>> {
+        let holder = self.queued_rows().find(|(run_id, r)| {
+            r.queue == queue
+                && r.dedupe_id.as_deref() == Some(dedupe_id)
+                && self.run_running(run_id)
+        });
+        Ok(holder.and_then(|(run_id, _)| {
+            let entry = self.runs.get(run_id)?;
+            Some((entry.row.record.workflow_id.clone(), run_id.clone()))
+        }))
+    }
+
+    async fn held_runs(&mut self) -> Result<Vec<QueuedRun>> {
+        let mut held: Vec<(&String, &QueuedRow)> = self
+            .queued_rows()
+            .filter(|(run_id, r)| !r.admitted && self.run_running(run_id))
+            .collect();
+        held.sort_by(|(_, a), (_, b)| {
+            (&a.queue, a.priority, a.seq).cmp(&(&b.queue, b.priority, b.seq))
+        });
+        Ok(held
+            .into_iter()
+            .map(|(run_id, r)| QueuedRun {
+                run_id: run_id.clone(),
+                queue: r.queue.clone(),
+                admitted: false,
+            })
+            .collect())
+    }
+
+    async fn admitted_running(&mut self, queue: &str) -> Result<u64> {
+        let n = self
+            .queued_runs
+            .range(..)
+            .filter(|(run_id, r)| r.queue == queue && r.admitted && self.run_running(run_id))
+            .count();
+        Ok(n as u64)
+    }
+
+    async fn mark_admitted(&mut self, run_id: &str) -> Result<bool> {
+        Ok(self.queued_runs.update(&run_id.to_string(), |r| {
+            let held = !r.admitted;
+            r.admitted = true;
+            held
+        }))
+    }
+
+    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
+        Ok(self
+            .queued_runs
+            .get(&run_id.to_string())
+            .map(|r| QueuedRun {
+                run_id: run_id.to_string(),
+                queue: r.queue.clone(),
+                admitted: r.admitted,
+            }))
+    }
+}

@@ -1,0 +1,136 @@
+//! Queues of workflow starts: a start on a queue creates its run held (its start time
+//! [`QUEUE_HELD_MS`], so no engine leases it), and an admission pass, run by every engine's
+//! dispatcher, releases the held runs each queue has room for, in priority then arrival
+//! order, by setting their start time to now (as a delayed start falls due).
+//!
+//! A queue's room is its concurrency less its admitted runs still running, counted from the
+//! runs' rows: a run frees its slot as it closes, however it closes, so nothing can leak; and
+//! no more than its rate's whole tokens (the flow limits' bucket), spent in the same
+//! transaction. On
+//! a store whose writers run at once, the queue's settings row is locked first
+//! ([`QueueTable::workflow_queue`] with `lock`), so that two engines' passes take turns.
+
+use super::tx::Tx;
+use crate::data::queue::QUEUE_HELD_MS;
+use crate::data::queue::{QueueAdmission, QueueRow, QueueSpot, QueuedStart, WorkflowQueue};
+use crate::error::{BackendErrorKind, StoreError};
+use crate::store::records::RunRecord;
+
+/// Holds a created run on its queue: refuses a deduplication id that a running run of the
+/// queue holds (`AlreadyStarted`, naming that run), records the run on the queue, and sets
+/// its start time to [`QUEUE_HELD_MS`].
+pub(crate) async fn hold<X: Tx>(
+    tx: &mut X,
+    created: &mut RunRecord,
+    start: &QueuedStart,
+) -> Result<(), StoreError> {
+    if let Some(dedupe) = &start.dedupe_id {
+        if let Some((workflow_id, run_id)) = tx.queue_dedupe_holder(&start.queue, dedupe).await? {
+            return Err(StoreError::AlreadyStarted {
+                workflow_id,
+                run_id,
+            });
+        }
+    }
+    tx.insert_queued_run(&created.run_id, start).await?;
+    tx.delay_start(&created.run_id, QUEUE_HELD_MS).await?;
+    created.start_at_ms = Some(QUEUE_HELD_MS);
+    Ok(())
+}
+
+/// One admission pass at `now_ms`: for each queue with held runs, admits as many as its room
+/// allows (all of them for a queue without settings), in admission order.
+pub(crate) async fn admit_queued<X: Tx>(
+    tx: &mut X,
+    now_ms: i64,
+) -> Result<QueueAdmission, StoreError> {
+    let held = tx.held_runs().await?;
+    let mut out = QueueAdmission::default();
+    let mut i = 0;
+    while i < held.len() {
+        let queue = held[i].queue.clone();
+        let end = held[i..]
+            .iter()
+            .position(|r| r.queue != queue)
+            .map_or(held.len(), |n| i + n);
+        let settings = tx.workflow_queue(&queue, true).await?;
+        let mut room = match settings.as_ref().and_then(|r| r.queue.concurrency) {
+            Some(max) => u64::from(max).saturating_sub(tx.admitted_running(&queue).await?),
+            None => u64::MAX,
+        };
+        let tokens = settings.as_ref().and_then(|r| r.tokens_at(now_ms));
+        if let Some(tokens) = tokens {
+            room = room.min(tokens.max(0.0).floor() as u64);
+        }
+        // The runs were read before the queue's lock: one may have been admitted since, by
+        // another engine, and is skipped.
+        let mut left = room;
+        let mut j = i;
+        while j < end && left > 0 {
+            let run_id = &held[j].run_id;
+            if tx.mark_admitted(run_id).await? {
+                tx.delay_start(run_id, now_ms).await?;
+                out.admitted += 1;
+                left -= 1;
+            }
+            j += 1;
+        }
+        out.held += (end - j) as u64;
+        if let Some(tokens) = tokens {
+            let spent = (room - left) as f64;
+            tx.set_queue_tokens(&queue, (tokens - spent).max(0.0), now_ms)
+                .await?;
+        }
+        i = end;
+    }
+    Ok(out)
+}
+
+/// Where run `run_id` is on its queue, if it was started on one.
+pub(crate) async fn queue_spot<X: Tx>(
+    tx: &mut X,
+    run_id: String,
+) -> Result<Option<QueueSpot>, StoreError> {
+    let Some(row) = tx.queued_run(&run_id).await? else {
+        return Ok(None);
+    };
+    let position = match row.admitted {
+        true => None,
+        false => {
+            let held = tx.held_runs().await?;
+            held.iter()
+                .filter(|r| r.queue == row.queue)
+                .position(|r| r.run_id == run_id)
+                .map(|n| n as u64 + 1)
+        }
+    };
+    Ok(Some(QueueSpot {
+        queue: row.queue,
+        position,
+    }))
+}
+
+/// Sets a queue's settings at `now_ms` (a rate set again keeps its bucket's tokens); `Invalid`
+/// for settings [`WorkflowQueue::check`] refuses.
+pub(crate) async fn set_workflow_queue<X: Tx>(
+    tx: &mut X,
+    queue: WorkflowQueue,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    queue
+        .check()
+        .map_err(|e| StoreError::backend(BackendErrorKind::Invalid, e))?;
+    let old = tx.workflow_queue(&queue.name, true).await?;
+    tx.put_workflow_queue(&QueueRow::new(queue, old.as_ref(), now_ms))
+        .await
+}
+
+/// Every queue's settings, by name.
+pub(crate) async fn workflow_queues<X: Tx>(tx: &mut X) -> Result<Vec<WorkflowQueue>, StoreError> {
+    Ok(tx
+        .workflow_queues()
+        .await?
+        .into_iter()
+        .map(|r| r.queue)
+        .collect())
+}

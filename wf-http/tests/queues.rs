@@ -1,0 +1,103 @@
+//! Queues of workflow starts over HTTP: the start body's `queue`, `queue_priority` and
+//! `dedupe_id`, describe's `queue` and `queue_position`, and the remote client sending
+//! `StartOptions::queue`. The queue admits one run at a time and each run naps an hour: the
+//! tests look at the held runs, never wait them out.
+
+#[macro_use]
+mod common;
+
+use common::{served, Nap, TOKEN};
+use serde_json::json;
+use wf_http::ServeOptions;
+use wf_sdk::client::StartOptions;
+use wf_sdk::flow::WorkflowQueue;
+
+both_ways!(
+    #[tokio::test]
+    a_queued_start_over_http_is_held_with_its_position
+);
+async fn a_queued_start_over_http_is_held_with_its_position(net: common::Net) {
+    let (engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let one = WorkflowQueue::new("naps").concurrency(1);
+    engine.client().workflow_queues().set(one).await.unwrap();
+    let http = net.http(&server, Some(TOKEN));
+    for (id, priority) in [("nap-1", 0), ("nap-2", 5), ("nap-3", 1)] {
+        let body = json!({"id": id, "input": 1, "queue": "naps", "queue_priority": priority});
+        let r = http.post("/nap/runs", body).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+    }
+    let held = wf_testkit::eventually("nap-1 admitted", || async {
+        let d = http.get("/nap/runs/nap-1").await;
+        d.body["queue_position"].is_null().then_some(d.body)
+    })
+    .await;
+    assert_eq!(held["queue"], "naps", "{held:?}");
+    let d = http.get("/nap/runs/nap-3").await;
+    assert_eq!(
+        (d.body["queue"].clone(), d.body["queue_position"].clone()),
+        (json!("naps"), json!(1))
+    );
+    let d = http.get("/nap/runs/nap-2").await;
+    assert_eq!(d.body["queue_position"], 2, "{:?}", d.body);
+    // The remote client sends the queue and the dedupe id; a second start with the id is
+    // refused as a conflict.
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
+    let options = StartOptions::new().queue("naps").dedupe_id("once");
+    let h = client
+        .start_with::<Nap>("nap-remote", 1, options.clone())
+        .await
+        .unwrap();
+    // Priority 0 goes before the held runs of priority 1 and 5.
+    let d = h.describe().await.unwrap();
+    assert_eq!(
+        (d.queue.as_deref(), d.queue_position),
+        (Some("naps"), Some(1))
+    );
+    let d = http.get("/nap/runs/nap-2").await;
+    assert_eq!(d.body["queue_position"], 3, "{:?}", d.body);
+    let refused = client.start_with::<Nap>("nap-again", 1, options).await;
+    assert!(
+        matches!(
+            refused,
+            Err(wf_sdk::prelude::WfError::AlreadyStarted { .. })
+        ),
+        "{:?}",
+        refused.map(drop)
+    );
+    server.shutdown().await.unwrap();
+}
+
+both_ways!(
+    #[tokio::test]
+    an_operator_sets_a_queue_over_http
+);
+async fn an_operator_sets_a_queue_over_http(net: common::Net) {
+    let (engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let http = net.http(&server, Some(TOKEN));
+    let body = json!({"name": "a/b", "concurrency": 2, "rate": {"limit": 5, "period_ms": 1000}});
+    let r = http.post("/_workflow_queues", body.clone()).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body, body);
+    let listed = engine.client().workflow_queues().list().await.unwrap();
+    let want = WorkflowQueue::new("a/b")
+        .concurrency(2)
+        .rate(5, std::time::Duration::from_secs(1));
+    assert_eq!(listed, std::slice::from_ref(&want));
+    let r = http.get("/_workflow_queues").await;
+    assert_eq!(r.body, json!([body]));
+    let bad = http
+        .post("/_workflow_queues", json!({"name": "q", "concurrency": 0}))
+        .await;
+    assert_eq!(bad.status, 400, "{:?}", bad.body);
+    // The remote client calls the same routes.
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
+    let queues = client.workflow_queues();
+    assert_eq!(queues.list().await.unwrap(), [want]);
+    assert!(queues.remove("a/b").await.unwrap());
+    assert!(!queues.remove("a/b").await.unwrap());
+    let r = http
+        .raw("DELETE", "/_workflow_queues/nothing", None, Vec::new())
+        .await;
+    assert_eq!(r.body, json!({"removed": false}));
+    server.shutdown().await.unwrap();
+}
