@@ -172,8 +172,14 @@ async fn signals_to_a_paused_run_go_straight_to_its_inbox(backend: Backend) {
             .then_some(())
     })
     .await;
-    client.pause("quiet", "hold on").await.unwrap();
     let of_type = [("workflow_type", "Logbook")];
+    // The task that started the timer is counted just after its commit, which the history
+    // shows first: wait for its count too, or it lands among the paused run's.
+    eventually("the first task counted", || async {
+        (metric(&engine, "wf_workflow_tasks_total", &of_type) >= 1.0).then_some(())
+    })
+    .await;
+    client.pause("quiet", "hold on").await.unwrap();
     let replays = metric(&engine, "wf_replays_total", &of_type);
     let tasks = metric(&engine, "wf_workflow_tasks_total", &of_type);
     for item in ["x", "y", "z"] {
