@@ -325,6 +325,12 @@ impl FlowRow {
         }
     }
 
+    /// The whole tokens of [`tokens_at`](Self::tokens_at): how many attempts a rate limit lets
+    /// start at `now_ms`.
+    pub fn whole_tokens_at(&self, now_ms: i64) -> u64 {
+        whole(self.tokens_at(now_ms))
+    }
+
     /// When a rate limit that has `tokens` at `now_ms` has its next whole token (`None` for a
     /// concurrency limit, or a rate of 0).
     pub fn next_token_ms(&self, tokens: f64, now_ms: i64) -> Option<i64> {
@@ -451,6 +457,11 @@ macro_rules! flow_scope_sql {
             $crate::FlowScope::Key(_) => concat!($head, "flow_key", $tail),
         }
     };
+}
+
+/// The whole tokens of a bucket holding `tokens` (none below zero).
+pub fn whole(tokens: f64) -> u64 {
+    tokens.max(0.0).floor() as u64
 }
 
 #[cfg(test)]

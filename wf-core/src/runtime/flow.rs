@@ -4,6 +4,12 @@
 //! copy is then marked stale until it is read again), and the activity worker looks for work
 //! more often while limits hold some back. Read when the engine starts, at each renewal of its
 //! liveness lease, and when this engine's client changes a limit.
+//!
+//! It also keeps whether the store last said its limits may be holding attempts back
+//! ([`FlowView::held_back`]): only then does an attempt that ends make the activity worker
+//! look for work at once, to hand the slot it freed to one that waits. While no limit is full,
+//! that look would find nothing, and would cost every attempt under a limit a store
+//! transaction.
 
 use super::core::Core;
 use crate::data::flow::{FlowLimit, FlowRule};
@@ -23,6 +29,9 @@ pub(crate) struct FlowView {
     /// A commit was refused for leasing covered activities at once: until the next read, lease
     /// none at once.
     stale: AtomicBool,
+    /// The store's last answer (a poll's, or a commit's under the limits) said limits may be
+    /// holding attempts back; also set at each read of the limits, which may be new.
+    held_back: AtomicBool,
 }
 
 impl FlowView {
@@ -67,6 +76,27 @@ impl FlowView {
             .max(Duration::from_millis(1))
     }
 
+    /// Whether an attempt that ends here should make the activity worker look for work at
+    /// once: limits are held and the store last said they may hold attempts back.
+    ///
+    /// A poll's answer and a commit's may arrive out of the order their transactions ran in,
+    /// so a `true` can be overwritten by an older `false`: the attempt held back is then
+    /// leased by the worker's next regular look ([`recheck`](Self::recheck)), not lost.
+    pub fn should_look_after_end(&self) -> bool {
+        self.any() && self.held_back.load(Ordering::Relaxed)
+    }
+
+    /// Records what a poll answered: whether the limits may hold attempts back.
+    pub fn poll_answered(&self, held_back: bool) {
+        self.held_back.store(held_back, Ordering::Relaxed);
+    }
+
+    /// Records that a commit left attempts waiting or filled a limit (a commit's answer only
+    /// ever sets the flag: it saw only the limits of its own activities).
+    pub fn note_held_back(&self) {
+        self.held_back.store(true, Ordering::Relaxed);
+    }
+
     /// Marks the copy stale (a commit was refused by a limit it did not hold).
     pub fn mark_stale(&self) {
         self.stale.store(true, Ordering::Relaxed);
@@ -90,6 +120,8 @@ pub(crate) async fn refresh(core: &Arc<Core>) {
                 Err(poisoned) => *poisoned.into_inner() = limits,
             }
             core.flow.stale.store(false, Ordering::Relaxed);
+            // New limits may hold back what this engine never asked about.
+            core.flow.held_back.store(true, Ordering::Relaxed);
         }
         Err(e) => tracing::warn!(error = %e, "reading the flow limits failed"),
     }

@@ -241,6 +241,13 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
     /// leased (expired leases go through [`Store::expired_activities`]). Sets `started_ms`,
     /// the attempt deadline and the lease per [`activity_lease`].
     fn poll_activity_tasks(&self, poll: ActivityPoll) -> StoreFuture<'_, Vec<ActivityTask>> {
+        let leases = self.poll_activity_leases(poll);
+        Box::pin(async move { leases.await.map(|l| l.tasks) })
+    }
+
+    /// [`poll_activity_tasks`](Self::poll_activity_tasks), answering also whether the flow
+    /// limits may be holding attempts back ([`ActivityLeases::held_back`]).
+    fn poll_activity_leases(&self, poll: ActivityPoll) -> StoreFuture<'_, ActivityLeases> {
         send(self, Operation::PollActivityTasks(poll))
     }
 

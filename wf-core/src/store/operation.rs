@@ -10,9 +10,10 @@
 
 use super::backend::{Backend, Durability, TxFuture};
 use super::records::{
-    ActivityAttempt, ActivityPoll, ActivityTask, Committed, DeliverOutcome, Delivery, EngineRecord,
-    FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch, RunStart, ScheduleRow,
-    ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
+    ActivityAttempt, ActivityLeases, ActivityPoll, ActivityTask, Committed, DeliverOutcome,
+    Delivery, EngineRecord, FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch,
+    RunStart, ScheduleRow, ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll,
+    WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
@@ -844,7 +845,7 @@ outcomes! {
     Started(StartOutcome), StartedWithTask(StartWithTask), Delivered(DeliverOutcome),
     WorkflowTasks(Vec<WorkflowTask>), WorkflowTask(Option<WorkflowTask>),
     Run(RunRecord), Committed(Committed), MaybeRun(Option<RunRecord>), Runs(Vec<RunRecord>), RunIds(Vec<String>),
-    ActivityTasks(Vec<ActivityTask>), FiredTimers(Vec<FiredTimer>), Limits(Option<RunLimits>),
+    ActivityTasks(Vec<ActivityTask>), ActivityLeases(ActivityLeases), FiredTimers(Vec<FiredTimer>), Limits(Option<RunLimits>),
     History(Vec<HistoryEvent>), Pending(PendingMessages), Searches(Vec<RunSearch>),
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
@@ -880,6 +881,7 @@ impl HasPayloads for Outcome {
             },
             Runs(runs) => runs.for_each_payload(f),
             ActivityTasks(tasks) => tasks.for_each_payload(f),
+            ActivityLeases(leases) => leases.tasks.for_each_payload(f),
             History(events) => events.for_each_payload(f),
             Pending(pending) => pending.for_each_payload(f),
             Update(update) => update.for_each_payload(f),

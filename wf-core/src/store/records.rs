@@ -268,6 +268,10 @@ pub struct Committed {
     /// [`TaskCommit::lease_activities_to`]: all of them, or under
     /// [`TaskCommit::lease_admitted`] those the flow limits admitted.
     pub leased: Vec<u32>,
+    /// Under [`TaskCommit::lease_admitted`], whether the flow limits may be holding attempts
+    /// back after this commit: it left a new activity waiting, or a limit that covers one is
+    /// without room now (see [`ActivityLeases::held_back`]). `false` otherwise.
+    pub held_back: bool,
 }
 
 /// Everything one workflow task produced, committed atomically.
@@ -672,6 +676,17 @@ pub struct ActivityPoll {
     /// ([`ActivityOptions::task_queue`](crate::data::activity::ActivityOptions::task_queue)) is
     /// leased only by a poll that names its queue; the others by any. `None`: any queue.
     pub task_queues: Option<Vec<String>>,
+}
+
+/// What [`Store::poll_activity_leases`](super::Store::poll_activity_leases) answers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ActivityLeases {
+    /// The attempts leased, in the order they were found.
+    pub tasks: Vec<ActivityTask>,
+    /// Whether the store's flow limits may be holding attempts back: a limit refused one, or
+    /// one is without room after the poll. An engine that sees `false` need not look for work
+    /// when one of its attempts ends (no limit was full); `true` may be a false alarm.
+    pub held_back: bool,
 }
 
 /// A new state for a schedule, if its version is still the one read (see

@@ -15,7 +15,7 @@ pub(crate) use expiry::expire_due;
 pub(crate) use outcome::settle;
 
 use super::core::Core;
-use crate::store::{ActivityPoll, ActivityTask};
+use crate::store::{ActivityLeases, ActivityPoll, ActivityTask};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
@@ -87,7 +87,7 @@ pub(crate) async fn run(core: Arc<Core>) {
         if free > 0 {
             match core
                 .store
-                .poll_activity_tasks(ActivityPoll {
+                .poll_activity_leases(ActivityPoll {
                     worker_id: core.worker_id.clone(),
                     now_ms: core.now_ms(),
                     max: free,
@@ -96,7 +96,8 @@ pub(crate) async fn run(core: Arc<Core>) {
                 })
                 .await
             {
-                Ok(tasks) => {
+                Ok(ActivityLeases { tasks, held_back }) => {
+                    core.flow.poll_answered(held_back);
                     got = tasks.len();
                     // Leases with explicit timeouts give the time keeper an earlier deadline.
                     if tasks.iter().any(has_timeouts) {
@@ -113,8 +114,8 @@ pub(crate) async fn run(core: Arc<Core>) {
                             let was_full = semaphore.available_permits() == 0;
                             drop(permit);
                             // Only a full pool may have left visible tasks behind, or a flow
-                            // limit whose slot this attempt just freed.
-                            if was_full || core.flow.any() {
+                            // limit, full, whose slot this attempt just freed.
+                            if was_full || core.flow.should_look_after_end() {
                                 core.wake.activity.notify_local();
                             }
                         });

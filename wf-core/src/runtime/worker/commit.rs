@@ -393,7 +393,11 @@ pub(super) async fn commit_task(
             .instrument(span)
             .await
             .map(|done| {
+                let before = local.len();
                 local.retain(|(task, _)| done.leased.contains(&task.seq));
+                if done.held_back || local.len() < before {
+                    core.flow.note_held_back();
+                }
                 done.run
             }),
         Some((request, reply)) => match await_commit(w, store.start_run_with_task(request, commit))
@@ -538,6 +542,10 @@ pub(super) async fn commit_task(
             w.core.activities.runtime.spawn(async move {
                 activity_worker::run_attempt(&core, task).await;
                 drop(slot);
+                // A full flow limit's slot, freed: an attempt may wait for it.
+                if core.flow.should_look_after_end() {
+                    core.wake.activity.notify_local();
+                }
             });
         }
     }

@@ -6,7 +6,7 @@
 use super::fixtures::*;
 use crate::data::activity::ActivityResolution;
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope};
-use crate::store::{ActivityOptions, EngineRecord, Store, TaskCommit};
+use crate::store::{ActivityOptions, ActivityPoll, EngineRecord, Store, TaskCommit};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -292,6 +292,7 @@ pub async fn a_commit_leases_at_once_what_the_limits_admit(store: Arc<dyn Store>
     // `charge` 1 takes the one slot of `charge`, so 2 and 3 (a `charge` too) wait; `refund` 4
     // no limit covers; `refund` 5 takes the one token of key `k`.
     assert_eq!(done.leased, [1, 4, 5], "{done:?}");
+    assert!(done.held_back, "two attempts wait for `charge`: {done:?}");
     let pending = store.pending_activities("run-1").await.unwrap();
     let leased: Vec<u32> = pending
         .iter()
@@ -329,9 +330,79 @@ pub async fn a_commit_leases_nothing_covered_at_once_while_attempts_wait(store: 
     c.lease_admitted = true;
     let done = store.commit_workflow_task_leasing(c).await.unwrap();
     assert_eq!(done.leased, [2], "{done:?}");
+    assert!(done.held_back, "{done:?}");
     // The waiting one is leased first, then the new one.
     let polled = store.poll_activity_tasks_any("w", T0 + 1, 1).await.unwrap();
     assert_eq!(polled[0].run_id, "run-1", "{polled:?}");
+}
+
+/// A poll and a commit say whether the limits may be holding attempts back: a poll that a
+/// full limit refused, or that left one full, says so; one that left every limit with room does
+/// not, nor does a commit whose activities leave their limit room; nor anything without limits.
+pub async fn polls_and_commits_say_whether_limits_hold_attempts_back(store: Arc<dyn Store>) {
+    let poll = |max| ActivityPoll {
+        worker_id: "w".into(),
+        now_ms: T0,
+        max,
+        names: None,
+        task_queues: None,
+    };
+    schedule(&*store, 1, |_| true).await;
+    let free = store.poll_activity_leases(poll(10)).await.unwrap();
+    assert_eq!((free.tasks.len(), free.held_back), (1, false), "{free:?}");
+    let limit = FlowLimit::concurrency(FlowScope::key("k"), 2);
+    store.admin().set_flow_limit(limit, T0).await.unwrap();
+    // One running (the first), three more keyed: one leased, two refused.
+    for i in 1..4 {
+        start(&*store, &format!("wf-k{i}"), &format!("run-k{i}"), T0).await;
+        let options = ActivityOptions {
+            flow_key: Some("k".to_string()),
+            start_to_close: Some(Duration::from_secs(600)),
+            ..Default::default()
+        };
+        run_task(&*store, T0, |_, c| {
+            c.new_activities = vec![activity(1, options)]
+        })
+        .await;
+    }
+    let full = store.poll_activity_leases(poll(10)).await.unwrap();
+    assert_eq!((full.tasks.len(), full.held_back), (1, true), "{full:?}");
+    for task in free.tasks.iter().chain(&full.tasks) {
+        let done = store
+            .resolve_activity(task.current_attempt(), completed(), T0 + 10)
+            .await
+            .unwrap();
+        assert!(done);
+    }
+    // Two waiting, two slots: both leased, the limit full again.
+    let refilled = store.poll_activity_leases(poll(10)).await.unwrap();
+    assert_eq!((refilled.tasks.len(), refilled.held_back), (2, true));
+    for task in &refilled.tasks {
+        let at = task.current_attempt();
+        assert!(store
+            .resolve_activity(at, completed(), T0 + 20)
+            .await
+            .unwrap());
+    }
+    let empty = store.poll_activity_leases(poll(10)).await.unwrap();
+    assert_eq!(
+        (empty.tasks.len(), empty.held_back),
+        (0, false),
+        "{empty:?}"
+    );
+    // A commit whose one keyed activity leaves the limit a slot: not held back.
+    start(&*store, "wf-c", "run-c", T0).await;
+    let task = lease_one(&*store, "w", T0).await;
+    let mut c = commit_for(&task, "w", T0);
+    let keyed = ActivityOptions {
+        flow_key: Some("k".into()),
+        ..ActivityOptions::default()
+    };
+    c.new_activities = vec![activity(7, keyed)];
+    c.lease_activities_to = Some("w".into());
+    c.lease_admitted = true;
+    let done = store.commit_workflow_task_leasing(c).await.unwrap();
+    assert_eq!((done.leased.as_slice(), done.held_back), (&[7][..], false));
 }
 
 /// The usage of each limit: the attempts it covers running (a live lease) and waiting (due,

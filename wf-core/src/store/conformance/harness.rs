@@ -260,6 +260,7 @@ macro_rules! __store_conformance_properties {
             check flow::a_limited_activity_is_leased_by_a_poll,
             check flow::a_commit_leases_at_once_what_the_limits_admit,
             check flow::a_commit_leases_nothing_covered_at_once_while_attempts_wait,
+            check flow::polls_and_commits_say_whether_limits_hold_attempts_back,
             check flow::flow_usage_counts_running_and_waiting_attempts,
             check flow::a_late_poll_never_refills_a_rate_limit_twice,
             check liveness::engines_register_renew_and_leave,

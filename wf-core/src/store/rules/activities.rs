@@ -8,9 +8,9 @@ use crate::data::activity::{heartbeat_lease, ActivityFailure, ActivityResolution
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::StoreError;
-use crate::store::records::{ActivityAttempt, ActivityTask};
+use crate::store::records::{ActivityAttempt, ActivityLeases};
 
-/// [`Store::poll_activity_tasks`](crate::store::Store::poll_activity_tasks).
+/// [`Store::poll_activity_leases`](crate::store::Store::poll_activity_leases).
 pub(crate) async fn poll_activity_tasks<X: Tx>(
     tx: &mut X,
     worker_id: String,
@@ -18,7 +18,7 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
     max: usize,
     names: Option<Vec<String>>,
     task_queues: Option<Vec<String>>,
-) -> Result<Vec<ActivityTask>, StoreError> {
+) -> Result<ActivityLeases, StoreError> {
     let query = TaskQuery {
         now_ms,
         max,

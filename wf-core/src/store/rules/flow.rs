@@ -13,9 +13,9 @@
 
 use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
-use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
+use crate::data::flow::{whole, FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
 use crate::error::{BackendErrorKind, StoreError};
-use crate::store::records::{ActivityTask, NewActivityTask};
+use crate::store::records::{ActivityLeases, ActivityTask, NewActivityTask};
 
 /// One limit during a poll: its row and the attempts it still lets start.
 struct Gate {
@@ -45,9 +45,25 @@ impl Admission {
         if rows.is_empty() {
             return Ok(None);
         }
+        Self::count(tx, rows, now_ms, poller, |_| true)
+            .await
+            .map(Some)
+    }
+
+    /// The limits of `rows` with their room at `now_ms`, counting the running attempts only
+    /// of the limits `counted` picks (the others are left without room: they must cover
+    /// nothing the caller admits).
+    async fn count<X: Tx>(
+        tx: &mut X,
+        rows: Vec<FlowRow>,
+        now_ms: i64,
+        poller: &str,
+        counted: impl Fn(&FlowScope) -> bool,
+    ) -> Result<Admission, StoreError> {
         let mut gates = Vec::with_capacity(rows.len());
         for row in rows {
             let (room, tokens) = match &row.limit.rule {
+                FlowRule::Concurrency { .. } if !counted(&row.limit.scope) => (0, 0.0),
                 FlowRule::Concurrency { max } => {
                     let running = tx
                         .running_attempts(&row.limit.scope, now_ms, poller)
@@ -56,7 +72,7 @@ impl Admission {
                 }
                 FlowRule::Rate { .. } => {
                     let tokens = row.tokens_at(now_ms);
-                    (tokens.max(0.0).floor() as u64, tokens)
+                    (whole(tokens), tokens)
                 }
             };
             gates.push(Gate {
@@ -66,7 +82,7 @@ impl Admission {
                 spent: 0,
             });
         }
-        Ok(Some(Admission { gates }))
+        Ok(Admission { gates })
     }
 
     /// What the poll must leave out: the scopes of the limits without room.
@@ -90,13 +106,6 @@ impl Admission {
         self.admit_one(&task.name, &task.task_queue, key)
     }
 
-    /// Whether a limit covers an attempt of activity `name` on `queue` with flow key `key`.
-    fn covers_any(&self, name: &str, queue: &str, key: Option<&str>) -> bool {
-        self.gates
-            .iter()
-            .any(|g| g.row.limit.scope.covers(name, queue, key))
-    }
-
     /// [`admit`](Self::admit) for an attempt of activity `name` on `queue` with flow key `key`.
     fn admit_one(&mut self, name: &str, queue: &str, key: Option<&str>) -> bool {
         let covers = |g: &Gate| g.row.limit.scope.covers(name, queue, key);
@@ -108,6 +117,19 @@ impl Admission {
             gate.spent += 1;
         }
         true
+    }
+
+    /// Whether a limit is without room now (so attempts it covers may be waiting for it).
+    fn any_full(&self) -> bool {
+        self.gates.iter().any(|g| g.room == 0)
+    }
+
+    /// Whether a limit that covers an attempt of activity `name` on `queue` with flow key
+    /// `key` is without room now.
+    fn full_for(&self, name: &str, queue: &str, key: Option<&str>) -> bool {
+        self.gates
+            .iter()
+            .any(|g| g.room == 0 && g.row.limit.scope.covers(name, queue, key))
     }
 
     /// Writes back the tokens the poll spent from rate limits.
@@ -130,11 +152,12 @@ impl Admission {
 /// The activities a poll leases under the store's flow limits: at most `max` of the query's
 /// names, leased to `worker_id` at `now_ms`. Without limits, the visible ones in order; with
 /// them, in order too, skipping those a limit without room covers (a round per limit that
-/// runs out, each asking only for activities no full limit covers).
+/// runs out, each asking only for activities no full limit covers). Held back when a limit
+/// refused an attempt or is without room after the poll.
 pub(crate) async fn lease_under_limits<X: Tx>(
     tx: &mut X,
     query: TaskQuery<'_>,
-) -> Result<Vec<ActivityTask>, StoreError> {
+) -> Result<ActivityLeases, StoreError> {
     let (now_ms, worker_id) = (query.now_ms, query.poller);
     let Some(mut admission) = Admission::open(tx, now_ms, worker_id).await? else {
         let due = tx.visible_activities(&query).await?;
@@ -142,8 +165,12 @@ pub(crate) async fn lease_under_limits<X: Tx>(
         for task in due {
             leased.push(lease(tx, task, worker_id, now_ms).await?);
         }
-        return Ok(leased);
+        return Ok(ActivityLeases {
+            tasks: leased,
+            held_back: false,
+        });
     };
+    let mut held_back = false;
     let mut leased = Vec::new();
     // Each round that refuses a task ran a limit out, and the next asks around it: at most
     // one round per limit, plus the first.
@@ -168,12 +195,26 @@ pub(crate) async fn lease_under_limits<X: Tx>(
                 refused = true;
             }
         }
+        held_back |= refused;
         if !refused || found < want {
             break;
         }
     }
+    held_back |= admission.any_full();
     admission.close(tx, now_ms).await?;
-    Ok(leased)
+    Ok(ActivityLeases {
+        tasks: leased,
+        held_back,
+    })
+}
+
+/// What [`admit_new`] decided: per new activity whether it is leased now, and whether the
+/// limits may be holding attempts back (see [`Committed::held_back`](crate::store::Committed)).
+pub(crate) struct NewAdmission {
+    /// Per new activity, in order: leased now.
+    pub admitted: Vec<bool>,
+    /// An attempt waits for a limit that covers one of them, or one of those limits is full.
+    pub held_back: bool,
 }
 
 /// Which of `activities`, scheduled by a commit of a run on `run_queue` at `now_ms` and leased
@@ -185,43 +226,67 @@ pub(crate) async fn admit_new<X: Tx>(
     owner: &str,
     run_queue: &str,
     activities: &[NewActivityTask],
-) -> Result<Vec<bool>, StoreError> {
-    let Some(mut admission) = Admission::open(tx, now_ms, owner).await? else {
-        return Ok(vec![true; activities.len()]);
+) -> Result<NewAdmission, StoreError> {
+    let rows = tx.flow_limits(true).await?;
+    let covers = |scope: &FlowScope| {
+        activities.iter().any(|a| {
+            let key = a.options.flow_key.as_deref();
+            scope.covers(&a.name, a.options.queue_or(run_queue), key)
+        })
     };
     let covered: Vec<bool> = activities
         .iter()
         .map(|a| {
             let key = a.options.flow_key.as_deref();
-            admission.covers_any(&a.name, a.options.queue_or(run_queue), key)
+            let queue = a.options.queue_or(run_queue);
+            rows.iter()
+                .any(|r| r.limit.scope.covers(&a.name, queue, key))
         })
         .collect();
-    if covered.iter().any(|c| *c) {
-        // Attempts waiting in the store go first (in their order, priority and turns): while
-        // any waits, a covered one leases nothing at once. (Any, not only those its limits
-        // cover: the check is one indexed read.)
-        let waiting = TaskQuery {
-            now_ms,
-            max: 1,
-            names: None,
-            queues: None,
-            poller: owner,
-            build_id: None,
-            blocked: None,
-        };
-        if !tx.visible_activities(&waiting).await?.is_empty() {
-            return Ok(covered.iter().map(|c| !c).collect());
-        }
+    if !covered.iter().any(|c| *c) {
+        return Ok(NewAdmission {
+            admitted: vec![true; activities.len()],
+            held_back: false,
+        });
     }
-    let admitted = activities
+    // Attempts waiting in the store go first (in their order, priority and turns): while any
+    // waits, a covered one leases nothing at once. (Any, not only those its limits cover: the
+    // check is one indexed read.) Checked before the running attempts are counted, which it
+    // then spares.
+    let waiting = TaskQuery {
+        now_ms,
+        max: 1,
+        names: None,
+        queues: None,
+        poller: owner,
+        build_id: None,
+        blocked: None,
+    };
+    if !tx.visible_activities(&waiting).await?.is_empty() {
+        return Ok(NewAdmission {
+            admitted: covered.iter().map(|c| !c).collect(),
+            held_back: true,
+        });
+    }
+    // Only the limits that cover a new activity are counted: the others decide nothing here.
+    let mut admission = Admission::count(tx, rows, now_ms, owner, covers).await?;
+    let admitted: Vec<bool> = activities
         .iter()
         .map(|a| {
             let key = a.options.flow_key.as_deref();
             admission.admit_one(&a.name, a.options.queue_or(run_queue), key)
         })
         .collect();
+    let held_back = admitted.iter().any(|a| !a)
+        || activities.iter().any(|a| {
+            let key = a.options.flow_key.as_deref();
+            admission.full_for(&a.name, a.options.queue_or(run_queue), key)
+        });
     admission.close(tx, now_ms).await?;
-    Ok(admitted)
+    Ok(NewAdmission {
+        admitted,
+        held_back,
+    })
 }
 
 /// Leases `task`'s current attempt to `worker_id` at `now_ms`.
@@ -279,7 +344,7 @@ pub(crate) async fn flow_usage<X: Tx>(
         let running = tx.running_attempts(scope, now_ms, "").await?;
         let waiting = tx.waiting_attempts(scope, now_ms).await?;
         let tokens = match row.limit.rule {
-            FlowRule::Rate { .. } => Some(row.tokens_at(now_ms).max(0.0).floor() as u64),
+            FlowRule::Rate { .. } => Some(row.whole_tokens_at(now_ms)),
             FlowRule::Concurrency { .. } => None,
         };
         usage.push(FlowUsage {
