@@ -6,7 +6,7 @@
 //! liveness lease, and when this engine's client changes a limit.
 
 use super::core::Core;
-use crate::data::flow::{FlowLimit, FlowRule};
+use crate::data::flow::{FlowCount, FlowLimit, FlowRule};
 use crate::store::NewActivityTask;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -77,6 +77,18 @@ impl FlowView {
             .read()
             .map(|l| l.clone())
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+}
+
+/// Adds what the store said its flow limits started and refused (in a poll, or a commit's
+/// leases at once) to this engine's counters.
+pub(crate) fn count(core: &Core, counts: &[FlowCount]) {
+    for c in counts {
+        let (scope_kind, scope) = (c.scope.kind(), c.scope.name());
+        let kind = c.kind.as_str();
+        core.metrics
+            .flow
+            .limit(scope_kind, scope, kind, c.started, c.throttled);
     }
 }
 

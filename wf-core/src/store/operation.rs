@@ -10,15 +10,16 @@
 
 use super::backend::{Backend, Durability, TxFuture};
 use super::records::{
-    ActivityAttempt, ActivityPoll, ActivityTask, Committed, DeliverOutcome, Delivery, EngineRecord,
-    FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch, RunStart, ScheduleRow,
-    ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll, WorkflowTask,
+    ActivityAttempt, ActivityLeases, ActivityPoll, ActivityTask, Committed, DeliverOutcome,
+    Delivery, EngineRecord, FiredTimer, LeaseRequest, PendingMessages, RunRecord, RunSearch,
+    RunStart, ScheduleRow, ScheduleUpdate, StartOutcome, StartWithTask, TaskCommit, TaskPoll,
+    WorkflowTask,
 };
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, queues,
-    reads, repair, run_limits, schedules, search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge,
+    queue_usage, queues, reads, repair, run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -28,7 +29,7 @@ use crate::data::message::Message;
 use crate::data::pause::PauseMark;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::payload_codec::HasPayloads;
-use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
+use crate::data::queue::{QueueAdmission, QueueSpot, QueueUsage, WorkflowQueue};
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::run_limits::RunLimits;
 use crate::data::update::UpdateRecord;
@@ -221,6 +222,9 @@ pub enum Operation {
     QueueSpot {
         run_id: String,
     },
+    ReadQueueUsage {
+        now_ms: i64,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -348,6 +352,7 @@ impl Operation {
             RemoveWorkflowQueue { .. } => ("remove_workflow_queue", None),
             AdmitQueued { .. } => ("admit_queued", None),
             QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
+            ReadQueueUsage { .. } => ("workflow_queue_usage", Some(Op::Read)),
         }
     }
 
@@ -694,6 +699,9 @@ impl Operation {
                 b.write(Durable, move |tx| answer(queues::admit_queued(tx, now_ms)))
             }
             QueueSpot { run_id } => b.read(move |tx| answer(queues::queue_spot(tx, run_id))),
+            ReadQueueUsage { now_ms } => {
+                b.read(move |tx| answer(queue_usage::workflow_queue_usage(tx, now_ms)))
+            }
         }
     }
 }
@@ -783,7 +791,8 @@ impl HasPayloads for Operation {
             | WorkflowQueues
             | RemoveWorkflowQueue { .. }
             | AdmitQueued { .. }
-            | QueueSpot { .. } => Ok(()),
+            | QueueSpot { .. }
+            | ReadQueueUsage { .. } => Ok(()),
         }
     }
 }
@@ -844,7 +853,7 @@ outcomes! {
     Started(StartOutcome), StartedWithTask(StartWithTask), Delivered(DeliverOutcome),
     WorkflowTasks(Vec<WorkflowTask>), WorkflowTask(Option<WorkflowTask>),
     Run(RunRecord), Committed(Committed), MaybeRun(Option<RunRecord>), Runs(Vec<RunRecord>), RunIds(Vec<String>),
-    ActivityTasks(Vec<ActivityTask>), FiredTimers(Vec<FiredTimer>), Limits(Option<RunLimits>),
+    ActivityTasks(Vec<ActivityTask>), ActivityLeases(ActivityLeases), FiredTimers(Vec<FiredTimer>), Limits(Option<RunLimits>),
     History(Vec<HistoryEvent>), Pending(PendingMessages), Searches(Vec<RunSearch>),
     Update(Option<UpdateRecord>), Updates(Vec<UpdateRecord>),
     Schedule(Option<ScheduleRow>), Schedules(Vec<ScheduleRow>),
@@ -853,7 +862,7 @@ outcomes! {
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
     WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
-    QueueSpot(Option<QueueSpot>),
+    QueueSpot(Option<QueueSpot>), QueueUsages(Vec<QueueUsage>),
 }
 
 impl HasPayloads for Outcome {
@@ -880,6 +889,7 @@ impl HasPayloads for Outcome {
             },
             Runs(runs) => runs.for_each_payload(f),
             ActivityTasks(tasks) => tasks.for_each_payload(f),
+            ActivityLeases(leases) => leases.tasks.for_each_payload(f),
             History(events) => events.for_each_payload(f),
             Pending(pending) => pending.for_each_payload(f),
             Update(update) => update.for_each_payload(f),
@@ -890,7 +900,8 @@ impl HasPayloads for Outcome {
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
-            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
+            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
+            | QueueUsages(_) => Ok(()),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! activity tasks and schedules.
 
 use crate::data::activity::{duration_ms, ActivityFailure, ActivityOptions};
+use crate::data::flow::FlowCount;
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
@@ -268,6 +269,19 @@ pub struct Committed {
     /// [`TaskCommit::lease_activities_to`]: all of them, or under
     /// [`TaskCommit::lease_admitted`] those the flow limits admitted.
     pub leased: Vec<u32>,
+    /// What each flow limit started and refused among those new activities (under
+    /// [`TaskCommit::lease_admitted`]; empty otherwise).
+    pub flow: Vec<FlowCount>,
+}
+
+/// What [`Store::poll_activity_tasks_counted`](super::Store::poll_activity_tasks_counted)
+/// answers: the attempts leased, and what each flow limit started and refused in the poll.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActivityLeases {
+    /// The attempts leased.
+    pub tasks: Vec<ActivityTask>,
+    /// Per flow limit that started or refused an attempt in the poll.
+    pub flow: Vec<FlowCount>,
 }
 
 /// Everything one workflow task produced, committed atomically.

@@ -87,7 +87,7 @@ pub(crate) async fn run(core: Arc<Core>) {
         if free > 0 {
             match core
                 .store
-                .poll_activity_tasks(ActivityPoll {
+                .poll_activity_tasks_counted(ActivityPoll {
                     worker_id: core.worker_id.clone(),
                     now_ms: core.now_ms(),
                     max: free,
@@ -96,7 +96,9 @@ pub(crate) async fn run(core: Arc<Core>) {
                 })
                 .await
             {
-                Ok(tasks) => {
+                Ok(leases) => {
+                    crate::runtime::flow::count(&core, &leases.flow);
+                    let tasks = leases.tasks;
                     got = tasks.len();
                     // Leases with explicit timeouts give the time keeper an earlier deadline.
                     if tasks.iter().any(has_timeouts) {

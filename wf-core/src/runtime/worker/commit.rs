@@ -393,6 +393,7 @@ pub(super) async fn commit_task(
             .instrument(span)
             .await
             .map(|done| {
+                crate::runtime::flow::count(core, &done.flow);
                 local.retain(|(task, _)| done.leased.contains(&task.seq));
                 done.run
             }),

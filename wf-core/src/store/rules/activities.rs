@@ -8,7 +8,7 @@ use crate::data::activity::{heartbeat_lease, ActivityFailure, ActivityResolution
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::StoreError;
-use crate::store::records::{ActivityAttempt, ActivityTask};
+use crate::store::records::{ActivityAttempt, ActivityLeases};
 
 /// [`Store::poll_activity_tasks`](crate::store::Store::poll_activity_tasks).
 pub(crate) async fn poll_activity_tasks<X: Tx>(
@@ -18,7 +18,7 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
     max: usize,
     names: Option<Vec<String>>,
     task_queues: Option<Vec<String>>,
-) -> Result<Vec<ActivityTask>, StoreError> {
+) -> Result<ActivityLeases, StoreError> {
     let query = TaskQuery {
         now_ms,
         max,
@@ -28,7 +28,8 @@ pub(crate) async fn poll_activity_tasks<X: Tx>(
         build_id: None,
         blocked: None,
     };
-    super::flow::lease_under_limits(tx, query).await
+    let (tasks, flow) = super::flow::lease_under_limits(tx, query).await?;
+    Ok(ActivityLeases { tasks, flow })
 }
 
 /// [`Store::heartbeat_activity`](crate::store::Store::heartbeat_activity): only a leased

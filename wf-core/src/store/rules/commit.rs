@@ -89,10 +89,14 @@ pub(crate) async fn commit<X: Tx>(
     // Which new activities it leases: all or none, or under `lease_admitted` those the flow
     // limits admit.
     let mut leased = Vec::new();
+    let mut flow = Vec::new();
     let admitted = match c.lease_activities_to.as_deref() {
         Some(owner) if c.lease_admitted && !c.new_activities.is_empty() => {
             let queue = &run.task_queue;
-            super::flow::admit_new(tx, now, owner, queue, &c.new_activities).await?
+            let (admitted, counts) =
+                super::flow::admit_new(tx, now, owner, queue, &c.new_activities).await?;
+            flow = counts;
+            admitted
         }
         Some(_) if !c.new_activities.is_empty() => {
             tx.refuse_covered_lease(run_id, &run.task_queue, &c.new_activities)
@@ -236,6 +240,7 @@ pub(crate) async fn commit<X: Tx>(
         Committed {
             run: record,
             leased,
+            flow,
         },
         c,
     ))

@@ -13,7 +13,7 @@
 
 use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
-use crate::data::flow::{FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
+use crate::data::flow::{FlowCount, FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
 use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::{ActivityTask, NewActivityTask};
 
@@ -26,6 +26,8 @@ struct Gate {
     tokens: f64,
     /// Attempts admitted in this poll.
     spent: u64,
+    /// Attempts this limit refused in this poll, out of room.
+    refused: u64,
 }
 
 /// The limits a poll leases under.
@@ -64,6 +66,7 @@ impl Admission {
                 room,
                 tokens,
                 spent: 0,
+                refused: 0,
             });
         }
         Ok(Some(Admission { gates }))
@@ -101,6 +104,9 @@ impl Admission {
     fn admit_one(&mut self, name: &str, queue: &str, key: Option<&str>) -> bool {
         let covers = |g: &Gate| g.row.limit.scope.covers(name, queue, key);
         if self.gates.iter().filter(|g| covers(g)).any(|g| g.room == 0) {
+            for gate in self.gates.iter_mut().filter(|g| covers(g) && g.room == 0) {
+                gate.refused += 1;
+            }
             return false;
         }
         for gate in self.gates.iter_mut().filter(|g| covers(g)) {
@@ -108,6 +114,20 @@ impl Admission {
             gate.spent += 1;
         }
         true
+    }
+
+    /// What each limit started and refused in this poll (those that did either).
+    fn counts(&self) -> Vec<FlowCount> {
+        self.gates
+            .iter()
+            .filter(|g| g.spent > 0 || g.refused > 0)
+            .map(|g| FlowCount {
+                scope: g.row.limit.scope.clone(),
+                kind: g.row.limit.rule.kind(),
+                started: g.spent,
+                throttled: g.refused,
+            })
+            .collect()
     }
 
     /// Writes back the tokens the poll spent from rate limits.
@@ -130,11 +150,12 @@ impl Admission {
 /// The activities a poll leases under the store's flow limits: at most `max` of the query's
 /// names, leased to `worker_id` at `now_ms`. Without limits, the visible ones in order; with
 /// them, in order too, skipping those a limit without room covers (a round per limit that
-/// runs out, each asking only for activities no full limit covers).
+/// runs out, each asking only for activities no full limit covers). With what each limit
+/// started and refused ([`FlowCount`]).
 pub(crate) async fn lease_under_limits<X: Tx>(
     tx: &mut X,
     query: TaskQuery<'_>,
-) -> Result<Vec<ActivityTask>, StoreError> {
+) -> Result<(Vec<ActivityTask>, Vec<FlowCount>), StoreError> {
     let (now_ms, worker_id) = (query.now_ms, query.poller);
     let Some(mut admission) = Admission::open(tx, now_ms, worker_id).await? else {
         let due = tx.visible_activities(&query).await?;
@@ -142,7 +163,7 @@ pub(crate) async fn lease_under_limits<X: Tx>(
         for task in due {
             leased.push(lease(tx, task, worker_id, now_ms).await?);
         }
-        return Ok(leased);
+        return Ok((leased, Vec::new()));
     };
     let mut leased = Vec::new();
     // Each round that refuses a task ran a limit out, and the next asks around it: at most
@@ -172,22 +193,24 @@ pub(crate) async fn lease_under_limits<X: Tx>(
             break;
         }
     }
+    let counts = admission.counts();
     admission.close(tx, now_ms).await?;
-    Ok(leased)
+    Ok((leased, counts))
 }
 
 /// Which of `activities`, scheduled by a commit of a run on `run_queue` at `now_ms` and leased
 /// at once to `owner`, the store's flow limits admit now, counted and spent as a poll's; the
-/// others wait for a poll. All of them when the store holds no limit.
+/// others wait for a poll. All of them when the store holds no limit. With what each limit
+/// started and refused ([`FlowCount`]).
 pub(crate) async fn admit_new<X: Tx>(
     tx: &mut X,
     now_ms: i64,
     owner: &str,
     run_queue: &str,
     activities: &[NewActivityTask],
-) -> Result<Vec<bool>, StoreError> {
+) -> Result<(Vec<bool>, Vec<FlowCount>), StoreError> {
     let Some(mut admission) = Admission::open(tx, now_ms, owner).await? else {
-        return Ok(vec![true; activities.len()]);
+        return Ok((vec![true; activities.len()], Vec::new()));
     };
     let covered: Vec<bool> = activities
         .iter()
@@ -210,7 +233,7 @@ pub(crate) async fn admit_new<X: Tx>(
             blocked: None,
         };
         if !tx.visible_activities(&waiting).await?.is_empty() {
-            return Ok(covered.iter().map(|c| !c).collect());
+            return Ok((covered.iter().map(|c| !c).collect(), Vec::new()));
         }
     }
     let admitted = activities
@@ -220,8 +243,9 @@ pub(crate) async fn admit_new<X: Tx>(
             admission.admit_one(&a.name, a.options.queue_or(run_queue), key)
         })
         .collect();
+    let counts = admission.counts();
     admission.close(tx, now_ms).await?;
-    Ok(admitted)
+    Ok((admitted, counts))
 }
 
 /// Leases `task`'s current attempt to `worker_id` at `now_ms`.
