@@ -352,24 +352,50 @@ pub fn parse_scope(text: &str) -> Result<wf_core::FlowScope, String> {
     }
 }
 
-/// `wf queues ...`: flow limits.
+/// What `wf queues` names: a flow limit's scope (`activity:NAME`, `task-queue:NAME`,
+/// `key:NAME`), or a queue of workflow starts (`queue:NAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QueueTarget {
+    /// The flow limits of a scope of activity attempts.
+    Flow(wf_core::FlowScope),
+    /// A queue of workflow starts, by name.
+    Workflow(String),
+}
+
+/// `queue:NAME`, or a scope as [`parse_scope`] reads it.
+pub fn parse_target(text: &str) -> Result<QueueTarget, String> {
+    match text.strip_prefix("queue:") {
+        Some("") => Err(format!(
+            "{text:?} names nothing: give queue:NAME, activity:NAME, task-queue:NAME or key:NAME"
+        )),
+        Some(name) => Ok(QueueTarget::Workflow(name.to_string())),
+        None => parse_scope(text)
+            .map(QueueTarget::Flow)
+            .map_err(|e| format!("{e} (or queue:NAME for a queue of workflow starts)")),
+    }
+}
+
+/// `wf queues ...`: flow limits, and queues of workflow starts.
 #[derive(Debug, Subcommand)]
 pub enum QueuesCommand {
-    /// Every flow limit, by scope and kind.
+    /// Every flow limit, by scope and kind; then every queue of workflow starts with settings
+    /// or with runs on it, with its runs waiting and running.
     List,
-    /// SCOPE's limits with what they bind now: the attempts they cover running and waiting,
-    /// and a rate limit's tokens.
+    /// TARGET's limits with what they bind now: for a scope, the attempts they cover running
+    /// and waiting and a rate limit's tokens; for `queue:NAME`, the queue's settings, its runs
+    /// waiting (held) and running (admitted), and its rate's tokens.
     Describe {
-        /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
-        #[arg(value_parser = parse_scope)]
-        scope: wf_core::FlowScope,
+        /// `activity:NAME`, `task-queue:NAME`, `key:NAME` or `queue:NAME`.
+        #[arg(value_parser = parse_target)]
+        target: QueueTarget,
     },
     /// Set a concurrency limit (`--concurrency N`) or a rate limit (`--rate M --per DURATION
-    /// [--burst B]`) on SCOPE, replacing its limit of that kind.
+    /// [--burst B]`) on TARGET, replacing its limit of that kind (a queue keeps its other
+    /// limit; its rate takes no burst: it is the rate's M).
     SetLimit {
-        /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
-        #[arg(value_parser = parse_scope)]
-        scope: wf_core::FlowScope,
+        /// `activity:NAME`, `task-queue:NAME`, `key:NAME` or `queue:NAME`.
+        #[arg(value_parser = parse_target)]
+        target: QueueTarget,
         /// At most N attempts running at once, over every engine.
         #[arg(long, value_name = "N", conflicts_with_all = ["rate", "per", "burst"], required_unless_present = "rate")]
         concurrency: Option<u32>,
@@ -383,11 +409,12 @@ pub enum QueuesCommand {
         #[arg(long, value_name = "B", requires = "rate")]
         burst: Option<u32>,
     },
-    /// Remove SCOPE's concurrency (`--concurrency`) or rate (`--rate`) limit.
+    /// Remove TARGET's concurrency (`--concurrency`) or rate (`--rate`) limit (a queue left
+    /// with neither loses its settings: it admits every start at once).
     RemoveLimit {
-        /// `activity:NAME`, `task-queue:NAME` or `key:NAME`.
-        #[arg(value_parser = parse_scope)]
-        scope: wf_core::FlowScope,
+        /// `activity:NAME`, `task-queue:NAME`, `key:NAME` or `queue:NAME`.
+        #[arg(value_parser = parse_target)]
+        target: QueueTarget,
         /// Remove the concurrency limit.
         #[arg(long, conflicts_with = "rate", required_unless_present = "rate")]
         concurrency: bool,

@@ -61,7 +61,7 @@ pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};
 pub use data::payload::{Payload, PayloadError, MAX_PAYLOAD_BYTES};
 pub use data::payload_codec::{CodecError, PayloadCodec};
-pub use data::queue::WorkflowQueue;
+pub use data::queue::{QueueUsage, WorkflowQueue};
 pub use data::repair::{RepairKind, RepairOrigin, ResetPoint};
 pub use data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,

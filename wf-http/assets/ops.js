@@ -6,8 +6,10 @@
 // deletes one (`POST /_schedules/{id}/{action}`, `DELETE /_schedules/{id}`). Controls only
 // for a token whose role may use them (admin), each action confirmed in the page first. The
 // limits page lists the store's flow limits with what each binds now
-// (`GET /_flow_limits/usage`: attempts running and waiting, a rate's tokens), refreshed
-// every few seconds; they are changed with `wf queues` or `POST /_flow_limits`.
+// (`GET /_flow_limits/usage`: attempts running and waiting, a rate's tokens), and its queues
+// of workflow starts (`GET /_workflow_queues/usage`: settings, runs waiting and running, a
+// rate's tokens), refreshed every few seconds; they are changed with `wf queues` or
+// `POST /_flow_limits` / `POST /_workflow_queues`.
 'use strict';
 
 (() => {
@@ -330,25 +332,57 @@
         : el('span', { class: 'status s-running', text: 'has room' })));
   }
 
+  /** A queue of workflow starts' settings, for people. */
+  function queueSettings(q) {
+    const parts = [];
+    if (q.concurrency != null) parts.push('at most ' + q.concurrency + ' at once');
+    if (q.rate != null) parts.push('at most ' + q.rate.limit + ' per ' + duration(q.rate.period_ms));
+    if (!q.configured) return 'no settings (admits every start at once)';
+    return parts.length ? parts.join(', ') : 'no limits';
+  }
+
+  function queueRow(q) {
+    const full = (q.concurrency != null && q.running >= q.concurrency) || (q.rate != null && (q.tokens || 0) === 0);
+    return el('tr', { 'data-queue': q.name },
+      el('td', { class: 'id', text: 'queue:' + q.name }),
+      el('td', { text: queueSettings(q) }),
+      el('td', { class: 'num', 'data-running': String(q.running), text: String(q.running) }),
+      el('td', { class: 'num', 'data-waiting': String(q.waiting), text: String(q.waiting) }),
+      el('td', { class: 'num', text: q.tokens != null ? String(q.tokens) : '—' }),
+      el('td', {}, full && q.waiting > 0
+        ? el('span', { class: 'status s-paused', text: 'holding back' })
+        : el('span', { class: 'status s-running', text: 'has room' })));
+  }
+
   wfui.renderLimits = async (main) => {
     document.title = 'wf · limits';
     const box = el('div', { class: 'outcome', id: 'limit-outcome' });
     const list = el('div', { id: 'limit-list' });
+    const queues = el('div', { id: 'queue-list' });
     const poll = poller(async () => {
-      const { data } = await api('GET', '_flow_limits/usage');
+      const [limits, starts] = await Promise.all([api('GET', '_flow_limits/usage'), api('GET', '_workflow_queues/usage')]);
       if (poll.stopped()) return false;
-      fill(list, data.length
+      fill(list, limits.data.length
         ? el('table', { id: 'limits' },
           el('thead', {}, el('tr', {}, ['Scope', 'Kind', 'Limit', 'Running', 'Waiting', 'Tokens', ''].map((h) => el('th', { text: h })))),
-          el('tbody', {}, data.map(limitRow)))
+          el('tbody', {}, limits.data.map(limitRow)))
         : el('p', { class: 'muted', id: 'limits-empty', text: 'No flow limits.' }));
+      fill(queues, starts.data.length
+        ? el('table', { id: 'queues' },
+          el('thead', {}, el('tr', {}, ['Queue', 'Settings', 'Running', 'Waiting', 'Tokens', ''].map((h) => el('th', { text: h })))),
+          el('tbody', {}, starts.data.map(queueRow)))
+        : el('p', { class: 'muted', id: 'queues-empty', text: 'No queues of workflow starts.' }));
       return true;
     }, SCHEDULE_POLL_MS, (e) => report(box, false, 'refreshing the list: ' + e.message));
     fill(main,
       el('div', { class: 'panel' },
         el('div', { class: 'run-head' }, el('h1', { text: 'Flow limits' })),
-        el('p', { class: 'muted', text: 'The limits the store holds on activity attempts, over every engine: the attempts each covers running and waiting, a rate limit\'s tokens. Change them with wf queues set-limit or POST /_flow_limits. The list refreshes every few seconds.' }),
-        box, list));
+        el('p', { class: 'muted', text: 'The limits the store holds on activity attempts, over every engine: the attempts each covers running and waiting, a rate limit\'s tokens. Change them with wf queues set-limit or POST /_flow_limits. The lists refresh every few seconds.' }),
+        box, list),
+      el('div', { class: 'panel' },
+        el('div', { class: 'run-head' }, el('h2', { text: 'Queues of workflow starts' })),
+        el('p', { class: 'muted', text: 'Each queue with settings or with runs on it, over every engine: its admitted runs still running, its runs held waiting for room, its rate\'s tokens. Change them with wf queues set-limit queue:NAME or POST /_workflow_queues.' }),
+        queues));
     await poll.now();
   };
 

@@ -594,7 +594,7 @@ async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
         .eval("document.querySelectorAll('[data-schedule-action]').length")
         .await;
     assert_eq!(buttons, 0, "a read token gets no schedule button");
-    // The limits page: each flow limit with what it binds.
+    // The limits page: each flow limit with what it binds, and each queue of workflow starts.
     let limit = wf_sdk::flow::FlowLimit::concurrency(wf_sdk::flow::FlowScope::key("openai"), 4);
     engine
         .client()
@@ -602,6 +602,15 @@ async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
         .set(limit)
         .await
         .expect("set a flow limit");
+    let emails = wf_sdk::flow::WorkflowQueue::new("emails")
+        .concurrency(2)
+        .rate(10, Duration::from_secs(3600));
+    engine
+        .client()
+        .workflow_queues()
+        .set(emails)
+        .await
+        .expect("set a workflow queue");
     page.navigate(&format!("{base}/ui/#/limits")).await;
     let row = page
         .wait_for(
@@ -612,6 +621,30 @@ async fn the_web_view_shows_each_token_only_what_its_role_may_do() {
         .await;
     let row = row.as_str().unwrap_or_default();
     assert!(row.contains("at most 4 at once"), "{row}");
+    // ... and each queue of workflow starts with its settings, runs and tokens.
+    let cells = page
+        .wait_for(
+            "the workflow queue listed",
+            "document.querySelector('#queues tr[data-queue=\"emails\"]') && \
+             Array.from(document.querySelectorAll('#queues tr[data-queue=\"emails\"] td'), (td) => td.textContent)",
+            PATIENCE,
+        )
+        .await;
+    let cells: Vec<&str> = cells
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        cells,
+        [
+            "queue:emails",
+            "at most 2 at once, at most 10 per 1 h 0 min",
+            "0",
+            "0",
+            "10",
+            "has room"
+        ]
+    );
     page.navigate(&format!("{base}/ui/#/batches")).await;
     page.wait_for(
         "the batches page for a read token",

@@ -9,7 +9,7 @@
 use crate::rows::get;
 use crate::tx::{PostgresTx, Result};
 use wf_core::store::{
-    queue_columns, queue_of_columns, QueueRow, QueueTable, QueuedRun, QueuedStart,
+    queue_columns, queue_of_columns, QueueCount, QueueRow, QueueTable, QueuedRun, QueuedStart,
 };
 
 /// v14: queues of workflow starts. The settings of each queue (with its rate's token bucket);
@@ -234,5 +234,29 @@ impl QueueTable for PostgresTx {
             })
         })
         .transpose()
+    }
+
+    async fn queue_counts(&mut self) -> Result<Vec<QueueCount>> {
+        let rows = self
+            .query(
+                "SELECT q.queue_name, COUNT(*) FILTER (WHERE q.admitted = 0), \
+                 COUNT(*) FILTER (WHERE q.admitted = 1) \
+                 FROM queued_runs q JOIN runs ON runs.run_id = q.run_id \
+                 WHERE q.admitted < 2 AND runs.status = 'running' \
+                 GROUP BY q.queue_name ORDER BY q.queue_name",
+                &[],
+                "count the runs of the queues",
+            )
+            .await?;
+        let n = |v: i64| u64::try_from(v).unwrap_or(0);
+        rows.iter()
+            .map(|r| {
+                Ok(QueueCount {
+                    queue: get(r, 0)?,
+                    held: n(get(r, 1)?),
+                    running: n(get(r, 2)?),
+                })
+            })
+            .collect()
     }
 }

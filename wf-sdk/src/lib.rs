@@ -188,7 +188,9 @@ pub mod error {
 /// [flow control chapter](crate::guide::flow_control).
 pub mod flow {
     pub use wf_core::client::{FlowLimits, WorkflowQueues};
-    pub use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage, WorkflowQueue};
+    pub use wf_core::{
+        FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage, QueueUsage, WorkflowQueue,
+    };
 }
 
 /// The limits on ids, names, reasons and payloads, and the error for exceeding one.

@@ -1,7 +1,7 @@
 //! The fixtures wf's own integration tests share, written once: engines and stores on the
 //! three stores with the [`both!`] macro that runs a test body on each, scratch files,
 //! waiting for an outcome, reading histories, child test processes, and the agent workflow the
-//! HTTP and client tests drive. Not published; each crate's tests take it as a dev-dependency
+//! HTTP and client tests drive, and the held call of the flow-limit and queue tests. Not published; each crate's tests take it as a dev-dependency
 //! and keep what only they need in their own `tests/common/`.
 //!
 //! ```no_run
@@ -17,6 +17,7 @@
 
 pub mod agent;
 pub mod gate;
+pub mod held;
 mod history;
 mod places;
 mod process;

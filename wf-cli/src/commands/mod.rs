@@ -14,6 +14,7 @@ mod repair;
 mod replay;
 mod runs;
 mod schedules;
+mod workflow_queues;
 
 use crate::args::{Cli, Command};
 use crate::exit::Failure;

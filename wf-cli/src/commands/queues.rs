@@ -1,14 +1,17 @@
-//! `wf queues`: the flow limits the store holds on activity attempts. `list` shows them,
-//! `describe` one scope's with the attempts running and waiting under each;
-//! `set-limit` and `remove-limit` change them while the engines run (new attempts obey the
-//! change from the engines' next poll). Over `--db` or `--url` alike.
+//! `wf queues`: the flow limits the store holds on activity attempts, and its queues of
+//! workflow starts (`queue:NAME`, in `workflow_queues.rs`). `list` shows both, `describe` one
+//! scope's limits with the attempts running and waiting under each (or one queue's settings
+//! and runs); `set-limit` and `remove-limit` change them while the engines run (new attempts
+//! obey the change from the engines' next poll, a queue from their next admission pass). Over
+//! `--db`, `--postgres` or `--url` alike.
 
+use super::workflow_queues;
 use super::{print_json, Ctx};
-use crate::args::QueuesCommand;
+use crate::args::{QueueTarget, QueuesCommand};
 use crate::exit::Failure;
 use crate::render::table;
 use serde_json::json;
-use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
+use wf_core::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage, QueueUsage};
 use wf_http::wire::{FlowLimitBody, FlowUsageBody};
 
 /// `activity:NAME` and so on, as [`parse_scope`](crate::args::parse_scope) reads it.
@@ -21,12 +24,32 @@ fn scope_text(scope: &FlowScope) -> String {
     format!("{kind}:{}", scope.name())
 }
 
-/// `wf queues list | set-limit | remove-limit`.
+/// `wf queues list | describe | set-limit | remove-limit`.
 pub async fn run(ctx: &Ctx<'_>, command: QueuesCommand) -> Result<(), Failure> {
     let limits = ctx.session.client.flow_limits();
     match command {
-        QueuesCommand::List => list(ctx, limits.list().await?),
-        QueuesCommand::Describe { scope } => {
+        QueuesCommand::List => {
+            let queues = ctx.session.client.workflow_queues().usage().await?;
+            list(ctx, limits.list().await?, &queues)
+        }
+        QueuesCommand::Describe {
+            target: QueueTarget::Workflow(name),
+        } => workflow_queues::describe(ctx, &name).await,
+        QueuesCommand::SetLimit {
+            target: QueueTarget::Workflow(name),
+            concurrency,
+            rate,
+            per,
+            burst,
+        } => workflow_queues::set_limit(ctx, &name, concurrency, rate.zip(per), burst).await,
+        QueuesCommand::RemoveLimit {
+            target: QueueTarget::Workflow(name),
+            rate,
+            ..
+        } => workflow_queues::remove_limit(ctx, &name, rate).await,
+        QueuesCommand::Describe {
+            target: QueueTarget::Flow(scope),
+        } => {
             let usage: Vec<FlowUsage> = limits
                 .usage()
                 .await?
@@ -36,7 +59,7 @@ pub async fn run(ctx: &Ctx<'_>, command: QueuesCommand) -> Result<(), Failure> {
             describe(ctx, &scope, &usage)
         }
         QueuesCommand::SetLimit {
-            scope,
+            target: QueueTarget::Flow(scope),
             concurrency,
             rate,
             per,
@@ -65,7 +88,11 @@ pub async fn run(ctx: &Ctx<'_>, command: QueuesCommand) -> Result<(), Failure> {
             }
             Ok(())
         }
-        QueuesCommand::RemoveLimit { scope, rate, .. } => {
+        QueuesCommand::RemoveLimit {
+            target: QueueTarget::Flow(scope),
+            rate,
+            ..
+        } => {
             let kind = if rate {
                 FlowKind::Rate
             } else {
@@ -127,15 +154,28 @@ fn describe(ctx: &Ctx<'_>, scope: &FlowScope, usage: &[FlowUsage]) -> Result<(),
     Ok(())
 }
 
-fn list(ctx: &Ctx<'_>, limits: Vec<FlowLimit>) -> Result<(), Failure> {
+/// `wf queues list`: the flow limits, then the queues of workflow starts. In JSON one array:
+/// the limits' bodies, then each queue's settings and usage with `"scope": {"queue": NAME}`.
+fn list(ctx: &Ctx<'_>, limits: Vec<FlowLimit>, queues: &[QueueUsage]) -> Result<(), Failure> {
     if ctx.json {
-        let bodies: Vec<FlowLimitBody> = limits.iter().map(FlowLimitBody::of).collect();
-        print_json(&serde_json::to_value(bodies).unwrap_or_default());
+        let mut items: Vec<serde_json::Value> = limits
+            .iter()
+            .map(|l| serde_json::to_value(FlowLimitBody::of(l)).unwrap_or_default())
+            .collect();
+        items.extend(queues.iter().map(workflow_queues::list_item));
+        print_json(&serde_json::Value::Array(items));
         return Ok(());
     }
+    list_limits(ctx, &limits);
+    workflow_queues::list(ctx, queues);
+    Ok(())
+}
+
+/// The flow limits' section of `wf queues list`.
+fn list_limits(ctx: &Ctx<'_>, limits: &[FlowLimit]) {
     if limits.is_empty() {
         println!("no flow limits");
-        return Ok(());
+        return;
     }
     let rows: Vec<Vec<String>> = limits
         .iter()
@@ -148,5 +188,4 @@ fn list(ctx: &Ctx<'_>, limits: Vec<FlowLimit>) -> Result<(), Failure> {
         })
         .collect();
     println!("{}", table(&ctx.style, &["SCOPE", "KIND", "LIMIT"], &rows));
-    Ok(())
 }

@@ -4,7 +4,7 @@
 
 use super::Client;
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
-use crate::data::queue::WorkflowQueue;
+use crate::data::queue::{QueueUsage, WorkflowQueue};
 use crate::error::WfError;
 
 /// The flow limits of one store: `client.flow_limits()`.
@@ -67,6 +67,8 @@ impl FlowLimits {
 /// let queues = client.workflow_queues();
 /// queues.set(WorkflowQueue::new("emails").concurrency(2)).await?;
 /// assert_eq!(queues.list().await?.len(), 1);
+/// let emails = queues.describe("emails").await?;
+/// println!("{} waiting, {} running", emails.waiting, emails.running);
 /// queues.remove("emails").await?;
 /// # Ok(()) }
 /// ```
@@ -91,6 +93,32 @@ impl WorkflowQueues {
     /// Every queue's settings, by name (queues without settings are not listed).
     pub async fn list(&self) -> Result<Vec<WorkflowQueue>, WfError> {
         self.client.transport().workflow_queues().await
+    }
+
+    /// Every queue with settings or with runs on it, by name, with what it holds now: its runs
+    /// held (waiting for room) and its admitted runs still running, over every engine, and
+    /// its rate's whole tokens. One read of the store; what `wf queues list` and
+    /// `GET /_workflow_queues/usage` show.
+    pub async fn usage(&self) -> Result<Vec<QueueUsage>, WfError> {
+        self.client.transport().workflow_queue_usage().await
+    }
+
+    /// Queue `name`'s settings and what it holds now (see [`usage`](Self::usage)). Any name is
+    /// a queue: one without settings or runs answers with none of either
+    /// ([`QueueUsage::configured`] false, nothing waiting or running).
+    pub async fn describe(&self, name: &str) -> Result<QueueUsage, WfError> {
+        let found = self
+            .usage()
+            .await?
+            .into_iter()
+            .find(|u| u.queue.name == name);
+        Ok(found.unwrap_or_else(|| QueueUsage {
+            queue: WorkflowQueue::new(name),
+            configured: false,
+            waiting: 0,
+            running: 0,
+            tokens: None,
+        }))
     }
 
     /// Removes the settings of queue `name`: its held runs are then admitted at once. Whether

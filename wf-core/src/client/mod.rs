@@ -199,7 +199,8 @@ impl Client {
 
     /// The settings of the queues of workflow starts of this client's store (how many of a
     /// queue's runs may run at once, over every engine sharing the store); set, list and
-    /// remove them while the engines run.
+    /// remove them while the engines run, and read what each queue holds now (`usage`,
+    /// `describe`).
     pub fn workflow_queues(&self) -> WorkflowQueues {
         WorkflowQueues::new(self.clone())
     }

@@ -10,7 +10,7 @@ use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
-use crate::data::queue::WorkflowQueue;
+use crate::data::queue::{QueueUsage, WorkflowQueue};
 use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
@@ -292,6 +292,12 @@ pub trait Transport: Send + Sync + 'static {
     /// the default fails as [`set_flow_limit`](Self::set_flow_limit)'s does.
     fn workflow_queues(&self) -> CallFuture<'_, Vec<WorkflowQueue>> {
         Box::pin(async move { Err(flow_unsupported("list the workflow queues")) })
+    }
+    /// Every queue with what it holds now (see
+    /// [`WorkflowQueues::usage`](crate::client::WorkflowQueues::usage)); the default fails as
+    /// [`set_flow_limit`](Self::set_flow_limit)'s does.
+    fn workflow_queue_usage(&self) -> CallFuture<'_, Vec<QueueUsage>> {
+        Box::pin(async move { Err(flow_unsupported("read the workflow queues' usage")) })
     }
     /// Removes a queue's settings (see
     /// [`WorkflowQueues::remove`](crate::client::WorkflowQueues::remove)); the default fails as

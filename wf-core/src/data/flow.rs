@@ -249,19 +249,8 @@ impl FlowUsage {
                 ("kind", u.limit.rule.kind().as_str().to_string()),
             ]
         };
-        let gauge = |name, help, value: &dyn Fn(&FlowUsage) -> Option<u64>| MetricFamily {
-            name,
-            help,
-            kind: MetricKind::Gauge,
-            samples: usage
-                .iter()
-                .filter_map(|u| {
-                    value(u).map(|v| Sample {
-                        labels: labels(u),
-                        value: SampleValue::Number(v as f64),
-                    })
-                })
-                .collect(),
+        let gauge = |name, help, value: &dyn Fn(&FlowUsage) -> Option<u64>| {
+            gauge_family(name, help, usage, &labels, value)
         };
         vec![
             gauge(
@@ -280,6 +269,31 @@ impl FlowUsage {
                 &|u| u.tokens,
             ),
         ]
+    }
+}
+
+/// A gauge with one sample per item of `items` that `value` gives a value, labelled by
+/// `labels`: the families of [`FlowUsage::metric_families`] and of the queues' usage.
+pub(crate) fn gauge_family<T>(
+    name: &'static str,
+    help: &'static str,
+    items: &[T],
+    labels: &dyn Fn(&T) -> Vec<(&'static str, String)>,
+    value: &dyn Fn(&T) -> Option<u64>,
+) -> MetricFamily {
+    MetricFamily {
+        name,
+        help,
+        kind: MetricKind::Gauge,
+        samples: items
+            .iter()
+            .filter_map(|u| {
+                value(u).map(|v| Sample {
+                    labels: labels(u),
+                    value: SampleValue::Number(v as f64),
+                })
+            })
+            .collect(),
     }
 }
 
@@ -497,4 +511,20 @@ mod tests {
             .check()
             .is_ok());
     }
+}
+
+/// What one poll, or one commit's leases at once, did under one flow limit (what the store
+/// answers beside the attempts it leased, and what the engine's `wf_flow_started_total` and
+/// `wf_flow_throttled_total` count).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowCount {
+    /// The limit's scope.
+    pub scope: FlowScope,
+    /// The limit's kind.
+    pub kind: FlowKind,
+    /// Attempts leased under it.
+    pub started: u64,
+    /// Due attempts it covers that the poll or commit found and left unleased because this
+    /// limit had no room (its slots taken, or its bucket out of tokens).
+    pub throttled: u64,
 }

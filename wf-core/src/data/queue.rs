@@ -4,6 +4,7 @@
 //! the store.
 
 use super::flow::{FlowLimit, FlowRow, FlowScope};
+use crate::metrics::MetricFamily;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -182,10 +183,83 @@ pub fn queue_of_columns(
 }
 
 /// What one admission pass did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueueAdmission {
     /// Runs admitted (made ready) by this pass.
     pub admitted: u64,
     /// Runs still held on their queues after it.
     pub held: u64,
+    /// The same, per queue that had held runs, by name.
+    pub queues: Vec<QueuePass>,
+}
+
+/// What one admission pass did on one queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueuePass {
+    /// The queue's name.
+    pub queue: String,
+    /// Its runs the pass admitted.
+    pub admitted: u64,
+    /// Its runs the pass left held: the queue had no room for them (its concurrency full or
+    /// its rate out of tokens).
+    pub held: u64,
+}
+
+/// A queue of workflow starts with what it holds now (what `client.workflow_queues().usage()`
+/// answers): its runs held and its admitted runs still running, and its rate's tokens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueUsage {
+    /// The queue's settings; a queue without settings (runs on it, none set) has neither a
+    /// concurrency nor a rate.
+    pub queue: WorkflowQueue,
+    /// Whether the store holds settings for it (else it admits every start at once).
+    pub configured: bool,
+    /// Its runs held, waiting for room (each running, not yet admitted), over every engine.
+    pub waiting: u64,
+    /// Its admitted runs still running: the slots of its concurrency taken.
+    pub running: u64,
+    /// Its rate's whole tokens now: how many runs it would admit at once; `None` without a
+    /// rate.
+    pub tokens: Option<u64>,
+}
+
+impl QueueUsage {
+    /// `usage` as gauges, one sample per queue labelled by `queue`: `wf_queue_waiting`,
+    /// `wf_queue_running` and (queues with a rate) `wf_queue_tokens`. What wf-http's
+    /// `GET /metrics` adds to the engine's metrics.
+    pub fn metric_families(usage: &[QueueUsage]) -> Vec<MetricFamily> {
+        let labels = |u: &QueueUsage| vec![("queue", u.queue.name.clone())];
+        let gauge = |name, help, value: &dyn Fn(&QueueUsage) -> Option<u64>| {
+            super::flow::gauge_family(name, help, usage, &labels, value)
+        };
+        vec![
+            gauge(
+                "wf_queue_waiting",
+                "Runs held on a queue of workflow starts, waiting for room, over every engine.",
+                &|u| Some(u.waiting),
+            ),
+            gauge(
+                "wf_queue_running",
+                "Runs a queue of workflow starts admitted that are still running, over every engine.",
+                &|u| Some(u.running),
+            ),
+            gauge(
+                "wf_queue_tokens",
+                "Whole tokens in a queue's rate bucket: runs it would admit at once.",
+                &|u| u.tokens,
+            ),
+        ]
+    }
+}
+
+/// How many runs of one queue are held and how many admitted and running, as a store counts
+/// them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueueCount {
+    /// The queue's name.
+    pub queue: String,
+    /// Runs held (not admitted) and running.
+    pub held: u64,
+    /// Runs admitted and running.
+    pub running: u64,
 }

@@ -154,6 +154,8 @@ pub(crate) struct EngineMetrics {
     /// Messages handed to the workflow worker in memory, not yet taken into a task.
     pub inbox_depth: Gauge,
     pub timers_fired: Counter,
+    /// Per flow limit and per queue of workflow starts.
+    pub flow: super::flow::FlowMetrics,
 }
 
 impl EngineMetrics {
@@ -182,6 +184,7 @@ impl EngineMetrics {
             cache_capacity,
             inbox_depth: Gauge::default(),
             timers_fired: Counter::default(),
+            flow: super::flow::FlowMetrics::default(),
         }
     }
 
@@ -211,6 +214,7 @@ impl EngineMetrics {
         self.workflow_families(&mut families);
         self.activity_families(&mut families);
         self.engine_families(&mut families);
+        self.flow.families(&mut families);
         if let Some(store) = store {
             store.families(&mut families);
         }

@@ -5,6 +5,7 @@
 //!
 //! - `instruments.rs`: counter, gauge, histogram and their bucket bounds.
 //! - `engine.rs`: the engine's instruments, per workflow type and per activity.
+//! - `flow.rs`: the engine's counters per flow limit and per queue of workflow starts.
 //! - `store.rs`: [`StoreMetrics`], what a store records about its write transactions.
 //! - `snapshot.rs`: [`MetricsSnapshot`] and the text exposition format.
 //!
@@ -12,6 +13,7 @@
 //! `store`, the workers in `runtime`).
 
 mod engine;
+mod flow;
 mod instruments;
 mod snapshot;
 mod store;

@@ -12,7 +12,7 @@
 //! transaction.
 
 use super::core::Core;
-use crate::data::flow::{FlowLimit, FlowRule};
+use crate::data::flow::{FlowCount, FlowLimit, FlowRule};
 use crate::store::NewActivityTask;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
@@ -107,6 +107,18 @@ impl FlowView {
             .read()
             .map(|l| l.clone())
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+    }
+}
+
+/// Adds what the store said its flow limits started and refused (in a poll, or a commit's
+/// leases at once) to this engine's counters.
+pub(crate) fn count(core: &Core, counts: &[FlowCount]) {
+    for c in counts {
+        let (scope_kind, scope) = (c.scope.kind(), c.scope.name());
+        let kind = c.kind.as_str();
+        core.metrics
+            .flow
+            .limit(scope_kind, scope, kind, c.started, c.throttled);
     }
 }
 

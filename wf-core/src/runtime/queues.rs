@@ -6,6 +6,7 @@
 //! of its own at once ([`admit_now`]), on any engine, one that runs no workers included.
 
 use super::core::Core;
+use crate::data::queue::QueueAdmission;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,12 +23,41 @@ const IDLE: Duration = Duration::from_secs(1);
 /// it admitted. How many runs are still held, `None` if the pass failed (it is logged: the
 /// dispatchers try again).
 pub(crate) async fn admit_now(core: &Core) -> Option<u64> {
+    admission(core).await.map(|pass| pass.held)
+}
+
+/// [`admit_now`] after a start on `queue` that created run `started` (`None`: an existing run
+/// was kept): when the pass leaves that run held (its queue had no room), the start counts in
+/// `wf_queue_throttled_total`, once, here.
+pub(crate) async fn admit_start(core: &Core, queue: &str, started: Option<&str>) -> Option<u64> {
+    let pass = admission(core).await?;
+    let Some(run_id) = started else {
+        return Some(pass.held);
+    };
+    let waits = pass.queues.iter().any(|q| q.queue == queue && q.held > 0);
+    // Only a queue that left runs held can have left this one: then ask where it is (another
+    // engine's pass may have admitted it since).
+    if waits {
+        match core.store.admin().queue_spot(run_id).await {
+            Ok(Some(spot)) if spot.position.is_some() => core.metrics.flow.queue(queue, 0, 1),
+            Ok(_) => {}
+            Err(e) => tracing::debug!(error = %e, "reading a queued run's place failed"),
+        }
+    }
+    Some(pass.held)
+}
+
+/// One admission pass now, counted per queue in `wf_queue_admitted_total`.
+async fn admission(core: &Core) -> Option<QueueAdmission> {
     match core.store.admin().admit_queued(core.now_ms()).await {
         Ok(pass) => {
             if pass.admitted > 0 {
                 core.wake.workflow.notify_one();
             }
-            Some(pass.held)
+            for q in pass.queues.iter().filter(|q| q.admitted > 0) {
+                core.metrics.flow.queue(&q.queue, q.admitted, 0);
+            }
+            Some(pass)
         }
         Err(e) => {
             tracing::warn!(error = %e, "admitting the runs waiting on their queues failed");

@@ -12,7 +12,7 @@ use super::records::{EngineRecord, RunRecord, RunSearch, ScheduleRow, ScheduleUp
 use super::{send, Store, StoreFuture};
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::pause::PauseMark;
-use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
+use crate::data::queue::{QueueAdmission, QueueSpot, QueueUsage, WorkflowQueue};
 use crate::data::run::ListFilter;
 use crate::data::versioning::BuildIdStatus;
 
@@ -293,6 +293,13 @@ impl<'a> StoreAdmin<'a> {
     pub fn queue_spot(&self, run_id: &str) -> StoreFuture<'a, Option<QueueSpot>> {
         let run_id = run_id.to_owned();
         self.send(Operation::QueueSpot { run_id })
+    }
+
+    /// Every queue of workflow starts with settings or with runs on it, by name, with its
+    /// runs held and its admitted runs still running at `now_ms`, and its rate's whole tokens;
+    /// in one read.
+    pub fn workflow_queue_usage(&self, now_ms: i64) -> StoreFuture<'a, Vec<QueueUsage>> {
+        self.send(Operation::ReadQueueUsage { now_ms })
     }
 
     /// Moves the running latest run of `workflow_id` to `build_id`: from then on only engines

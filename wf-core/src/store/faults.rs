@@ -292,6 +292,7 @@ fn did_work(outcome: &Outcome) -> bool {
         Outcome::WorkflowTasks(tasks) => !tasks.is_empty(),
         Outcome::WorkflowTask(task) => task.is_some(),
         Outcome::ActivityTasks(tasks) => !tasks.is_empty(),
+        Outcome::ActivityLeases(leases) => !leases.tasks.is_empty(),
         Outcome::FiredTimers(timers) => !timers.is_empty(),
         Outcome::RunIds(purged) => !purged.is_empty(),
         _ => true,

@@ -53,13 +53,14 @@ pub use crate::data::activity::{
     RetryPolicy, TimeoutKind, DEFAULT_START_TO_CLOSE_MS,
 };
 pub use crate::data::codec::{decode_event, decode_events, encode_event, encode_event_into};
-pub use crate::data::flow::{FlowColumns, FlowRow};
+pub use crate::data::flow::{FlowColumns, FlowCount, FlowRow};
 pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
 pub use crate::data::pause::{PauseMark, PAUSE_LEASE_UNTIL};
 pub use crate::data::payload::{Payload, MAX_PAYLOAD_BYTES};
 pub use crate::data::queue::{queue_columns, queue_of_columns, QueueRow};
 pub use crate::data::queue::{QueueAdmission, QueueSpot, QueuedStart, QUEUE_HELD_MS};
+pub use crate::data::queue::{QueueCount, QueuePass};
 pub use crate::data::run::{
     ChildOutcome, IdConflictPolicy, IdReusePolicy, ListFilter, ParentClosePolicy, ParentInfo,
     RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
@@ -245,7 +246,8 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
         Box::pin(async move { leases.await.map(|l| l.tasks) })
     }
 
-    /// [`poll_activity_tasks`](Self::poll_activity_tasks), answering also whether the flow
+    /// [`poll_activity_tasks`](Self::poll_activity_tasks), answering also what each flow limit
+    /// started and refused in the poll (what the engine's flow counters count) and whether the
     /// limits may be holding attempts back ([`ActivityLeases::held_back`]).
     fn poll_activity_leases(&self, poll: ActivityPoll) -> StoreFuture<'_, ActivityLeases> {
         send(self, Operation::PollActivityTasks(poll))

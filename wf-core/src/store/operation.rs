@@ -18,8 +18,8 @@ use super::records::{
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge, queues,
-    reads, repair, run_limits, schedules, search, start, terminate, timers,
+    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge,
+    queue_usage, queues, reads, repair, run_limits, schedules, search, start, terminate, timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -29,7 +29,7 @@ use crate::data::message::Message;
 use crate::data::pause::PauseMark;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::payload_codec::HasPayloads;
-use crate::data::queue::{QueueAdmission, QueueSpot, WorkflowQueue};
+use crate::data::queue::{QueueAdmission, QueueSpot, QueueUsage, WorkflowQueue};
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::run_limits::RunLimits;
 use crate::data::update::UpdateRecord;
@@ -222,6 +222,9 @@ pub enum Operation {
     QueueSpot {
         run_id: String,
     },
+    ReadQueueUsage {
+        now_ms: i64,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -349,6 +352,7 @@ impl Operation {
             RemoveWorkflowQueue { .. } => ("remove_workflow_queue", None),
             AdmitQueued { .. } => ("admit_queued", None),
             QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
+            ReadQueueUsage { .. } => ("workflow_queue_usage", Some(Op::Read)),
         }
     }
 
@@ -695,6 +699,9 @@ impl Operation {
                 b.write(Durable, move |tx| answer(queues::admit_queued(tx, now_ms)))
             }
             QueueSpot { run_id } => b.read(move |tx| answer(queues::queue_spot(tx, run_id))),
+            ReadQueueUsage { now_ms } => {
+                b.read(move |tx| answer(queue_usage::workflow_queue_usage(tx, now_ms)))
+            }
         }
     }
 }
@@ -784,7 +791,8 @@ impl HasPayloads for Operation {
             | WorkflowQueues
             | RemoveWorkflowQueue { .. }
             | AdmitQueued { .. }
-            | QueueSpot { .. } => Ok(()),
+            | QueueSpot { .. }
+            | ReadQueueUsage { .. } => Ok(()),
         }
     }
 }
@@ -854,7 +862,7 @@ outcomes! {
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
     WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
-    QueueSpot(Option<QueueSpot>),
+    QueueSpot(Option<QueueSpot>), QueueUsages(Vec<QueueUsage>),
 }
 
 impl HasPayloads for Outcome {
@@ -892,7 +900,8 @@ impl HasPayloads for Outcome {
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
-            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
+            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
+            | QueueUsages(_) => Ok(()),
         }
     }
 }

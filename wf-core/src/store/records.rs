@@ -2,6 +2,7 @@
 //! activity tasks and schedules.
 
 use crate::data::activity::{duration_ms, ActivityFailure, ActivityOptions};
+use crate::data::flow::FlowCount;
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::{InboxMessage, Message};
 use crate::data::payload::Payload;
@@ -268,6 +269,9 @@ pub struct Committed {
     /// [`TaskCommit::lease_activities_to`]: all of them, or under
     /// [`TaskCommit::lease_admitted`] those the flow limits admitted.
     pub leased: Vec<u32>,
+    /// What each flow limit started and refused among those new activities (under
+    /// [`TaskCommit::lease_admitted`]; empty otherwise).
+    pub flow: Vec<FlowCount>,
     /// Under [`TaskCommit::lease_admitted`], whether the flow limits may be holding attempts
     /// back after this commit: it left a new activity waiting, or a limit that covers one is
     /// without room now (see [`ActivityLeases::held_back`]). `false` otherwise.
@@ -678,11 +682,15 @@ pub struct ActivityPoll {
     pub task_queues: Option<Vec<String>>,
 }
 
-/// What [`Store::poll_activity_leases`](super::Store::poll_activity_leases) answers.
+/// What [`Store::poll_activity_leases`](super::Store::poll_activity_leases) answers: the
+/// attempts leased, what each flow limit started and refused in the poll, and whether the
+/// limits may be holding attempts back.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ActivityLeases {
     /// The attempts leased, in the order they were found.
     pub tasks: Vec<ActivityTask>,
+    /// Per flow limit that started or refused an attempt in the poll.
+    pub flow: Vec<FlowCount>,
     /// Whether the store's flow limits may be holding attempts back: a limit refused one, or
     /// one is without room after the poll. An engine that sees `false` need not look for work
     /// when one of its attempts ends (no limit was full); `true` may be a false alarm.

@@ -765,6 +765,15 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn workflow_queue_usage(&self) -> CallFuture<'_, Vec<wf_core::QueueUsage>> {
+        Box::pin(async move {
+            let bodies: Vec<crate::wire::QueueUsageBody> = self
+                .call(Method::GET, "/_workflow_queues/usage", NO_BODY)
+                .await?;
+            Ok(bodies.iter().map(|b| b.to_usage()).collect())
+        })
+    }
+
     fn remove_workflow_queue<'a>(&'a self, name: &'a str) -> CallFuture<'a, bool> {
         Box::pin(async move {
             let path = format!("/_workflow_queues/{}", segment(name));

@@ -1,6 +1,8 @@
 //! `GET /metrics`: the serving engine's metrics in the Prometheus text exposition format
 //! (see `wf_core::metrics`), with the store's flow limits as gauges (the attempts each covers
-//! running and waiting, a rate's tokens), behind the same token as every route but `/healthz`.
+//! running and waiting, a rate's tokens) and its queues of workflow starts (the runs each
+//! holds waiting and running, a rate's tokens), behind the same token as every route but
+//! `/healthz`.
 
 use super::body::Failure;
 use super::Api;
@@ -27,6 +29,16 @@ pub(crate) async fn metrics(State(api): State<Api>) -> Result<Response, Failure>
         }
         Ok(_) => {}
         Err(e) => tracing::warn!(error = %e, "reading the flow limits' usage for /metrics failed"),
+    }
+    match api.client().workflow_queues().usage().await {
+        Ok(usage) if !usage.is_empty() => {
+            let families = wf_core::QueueUsage::metric_families(&usage);
+            snapshot.families.extend(families);
+        }
+        Ok(_) => {}
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the workflow queues' usage for /metrics failed")
+        }
     }
     let headers = [(
         header::CONTENT_TYPE,

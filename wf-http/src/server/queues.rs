@@ -1,11 +1,11 @@
 //! `/_workflow_queues`: list, set and remove the settings of the queues of workflow starts
 //! (what `client.workflow_queues()` calls over HTTP), so that an operator changes them while
-//! the engines run.
+//! the engines run; and what each holds now (`/_workflow_queues/usage`).
 
 use super::body::{Codec, Failure};
 use super::messages::path;
 use super::Api;
-use crate::wire::{QueueRemovedBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS};
+use crate::wire::{QueueRemovedBody, QueueUsageBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{Path, State};
@@ -16,6 +16,14 @@ use axum::response::Response;
 pub(crate) async fn list(State(api): State<Api>, headers: HeaderMap) -> Result<Response, Failure> {
     let queues = api.client().workflow_queues().list().await?;
     let bodies: Vec<WorkflowQueueBody> = queues.iter().map(WorkflowQueueBody::of).collect();
+    Ok(Codec::of(&headers).reply(200, &bodies))
+}
+
+/// `GET /_workflow_queues/usage` -> `[{"name", "concurrency"?, "rate"?, "configured",
+/// "waiting", "running", "tokens"?}]`: every queue with settings or runs, by name.
+pub(crate) async fn usage(State(api): State<Api>, headers: HeaderMap) -> Result<Response, Failure> {
+    let usage = api.client().workflow_queues().usage().await?;
+    let bodies: Vec<QueueUsageBody> = usage.iter().map(QueueUsageBody::of).collect();
     Ok(Codec::of(&headers).reply(200, &bodies))
 }
 

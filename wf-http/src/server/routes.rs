@@ -124,6 +124,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Post, "/_flow_limits", ADMIN, |m, _| on(m, flow::set)),
     route(Delete, "/_flow_limits/{scope_kind}/{name}/{limit_kind}", ADMIN, |m, _| on(m, flow::remove)),
     route(Get, "/_workflow_queues", READ, |m, _| on(m, queues::list)),
+    route(Get, "/_workflow_queues/usage", READ, |m, _| on(m, queues::usage)),
     route(Post, "/_workflow_queues", ADMIN, |m, _| on(m, queues::set)),
     route(Delete, "/_workflow_queues/{name}", ADMIN, |m, _| on(m, queues::remove)),
     route(Post, "/_activities/{action}", WRITE, |m, _| on(m, activities::respond)),

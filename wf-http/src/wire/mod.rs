@@ -16,7 +16,9 @@ pub use flow::{
     flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FlowUsageBody,
     FLOW_LIMIT_FORMS,
 };
-pub use queues::{QueueRateBody, QueueRemovedBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS};
+pub use queues::{
+    QueueRateBody, QueueRemovedBody, QueueUsageBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS,
+};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

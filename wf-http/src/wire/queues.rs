@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use wf_core::WorkflowQueue;
+use wf_core::{QueueUsage, WorkflowQueue};
 
 /// A queue of workflow starts' settings on the wire:
 /// `{"name": "emails", "concurrency": 2, "rate": {"limit": 100, "period_ms": 60000}}`, either
@@ -55,6 +55,67 @@ impl WorkflowQueueBody {
             rate: self
                 .rate
                 .map(|r| (r.limit, Duration::from_millis(r.period_ms))),
+        }
+    }
+}
+
+/// Each item of `GET /_workflow_queues/usage`: a queue's settings body with `configured`
+/// (whether the store holds settings for it), its runs `waiting` (held) and `running`
+/// (admitted, not closed), and its rate's whole `tokens` (left out without a rate).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueUsageBody {
+    /// The queue's name.
+    pub name: String,
+    /// At most this many of its runs at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// At most `limit` admissions per `period_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<QueueRateBody>,
+    /// Whether the store holds settings for it.
+    pub configured: bool,
+    /// Its runs held, waiting for room.
+    pub waiting: u64,
+    /// Its admitted runs still running.
+    pub running: u64,
+    /// Its rate's whole tokens now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+impl QueueUsageBody {
+    /// The body of `usage`.
+    pub fn of(usage: &QueueUsage) -> Self {
+        let WorkflowQueueBody {
+            name,
+            concurrency,
+            rate,
+        } = WorkflowQueueBody::of(&usage.queue);
+        QueueUsageBody {
+            name,
+            concurrency,
+            rate,
+            configured: usage.configured,
+            waiting: usage.waiting,
+            running: usage.running,
+            tokens: usage.tokens,
+        }
+    }
+
+    /// The usage this body gives.
+    pub fn to_usage(&self) -> QueueUsage {
+        let queue = WorkflowQueueBody {
+            name: self.name.clone(),
+            concurrency: self.concurrency,
+            rate: self.rate,
+        }
+        .to_queue();
+        QueueUsage {
+            queue,
+            configured: self.configured,
+            waiting: self.waiting,
+            running: self.running,
+            tokens: self.tokens,
         }
     }
 }

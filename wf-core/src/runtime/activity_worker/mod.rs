@@ -96,8 +96,13 @@ pub(crate) async fn run(core: Arc<Core>) {
                 })
                 .await
             {
-                Ok(ActivityLeases { tasks, held_back }) => {
+                Ok(ActivityLeases {
+                    tasks,
+                    held_back,
+                    flow,
+                }) => {
                     core.flow.poll_answered(held_back);
+                    crate::runtime::flow::count(&core, &flow);
                     got = tasks.len();
                     // Leases with explicit timeouts give the time keeper an earlier deadline.
                     if tasks.iter().any(has_timeouts) {

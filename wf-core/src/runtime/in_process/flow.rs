@@ -59,6 +59,17 @@ pub(super) async fn set_queue(
     Ok(())
 }
 
+/// Every queue with what it holds now.
+pub(super) async fn queue_usage(
+    core: &Arc<Core>,
+) -> Result<Vec<crate::data::queue::QueueUsage>, WfError> {
+    Ok(core
+        .store
+        .admin()
+        .workflow_queue_usage(core.now_ms())
+        .await?)
+}
+
 /// Removes a queue's settings; whether it had any.
 pub(super) async fn remove_queue(core: &Arc<Core>, name: &str) -> Result<bool, WfError> {
     let removed = core.store.admin().remove_workflow_queue(name).await?;

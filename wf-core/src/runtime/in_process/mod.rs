@@ -305,6 +305,10 @@ impl Transport for InProcessTransport {
         Box::pin(flow::remove_queue(&self.core, name))
     }
 
+    fn workflow_queue_usage(&self) -> CallFuture<'_, Vec<crate::data::queue::QueueUsage>> {
+        Box::pin(flow::queue_usage(&self.core))
+    }
+
     fn ready(&self) -> CallFuture<'_, ()> {
         Box::pin(async move {
             // An engine on its way out takes no more work, even while its store still answers.

@@ -104,17 +104,18 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
         debounce,
         queue,
     };
-    let request_queued = request.queue.is_some();
+    let request_queued = request.queue.as_ref().map(|q| q.queue.clone());
     let outcome = if hands_over(core, &request) {
         start_eagerly(core, request).await?
     } else {
         start_in_store(core, request).await?
     };
     core.wake.waiters.publish(&outcome.workflow_id);
-    if request_queued {
+    if let Some(queue) = request_queued {
         // Admitted at once if its queue has room, whether or not this engine runs workers;
         // else the dispatchers look again every 50 ms while it waits.
-        if crate::runtime::queues::admit_now(core)
+        let started = outcome.started.then_some(outcome.run_id.as_str());
+        if crate::runtime::queues::admit_start(core, &queue, started)
             .await
             .is_some_and(|held| held > 0)
         {

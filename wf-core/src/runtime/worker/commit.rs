@@ -393,6 +393,7 @@ pub(super) async fn commit_task(
             .instrument(span)
             .await
             .map(|done| {
+                crate::runtime::flow::count(core, &done.flow);
                 let before = local.len();
                 local.retain(|(task, _)| done.leased.contains(&task.seq));
                 if done.held_back || local.len() < before {

@@ -32,6 +32,7 @@ pub mod large_payloads;
 pub mod liveness;
 pub mod persistence;
 pub mod purge;
+pub mod queue_usage;
 pub mod queues;
 pub mod repair;
 pub mod run_limits;
@@ -70,6 +71,7 @@ mod tests {
             ("persistence", include_str!("persistence.rs")),
             ("purge", include_str!("purge.rs")),
             ("repair", include_str!("repair.rs")),
+            ("queue_usage", include_str!("queue_usage.rs")),
             ("queues", include_str!("queues.rs")),
             ("run_limits", include_str!("run_limits.rs")),
             ("search", include_str!("search.rs")),

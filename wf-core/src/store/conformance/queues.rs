@@ -5,14 +5,14 @@
 //! queue without settings admits at once.
 
 use super::fixtures::*;
-use crate::data::queue::{QueueAdmission, QueueSpot, QueuedStart, WorkflowQueue};
+use crate::data::queue::{QueueSpot, QueuedStart, WorkflowQueue};
 use crate::error::StoreError;
 use crate::store::Store;
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Starts run `run_id` of workflow `workflow_id` on `queue` with `priority` and `dedupe`.
-async fn enqueue(
+pub(super) async fn enqueue(
     store: &dyn Store,
     id: &str,
     queue: &str,
@@ -68,13 +68,7 @@ pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Stor
     for step in 0..3 {
         let now = T0 + 100 * (step + 1);
         let pass = admin.admit_queued(now).await.unwrap();
-        assert_eq!(
-            pass,
-            QueueAdmission {
-                admitted: 1,
-                held: 2 - step as u64
-            }
-        );
+        assert_eq!((pass.admitted, pass.held), (1, 2 - step as u64));
         // Full: another pass admits nothing while the admitted run runs.
         let again = admin.admit_queued(now + 1).await.unwrap();
         assert_eq!(again.admitted, 0, "a full queue admitted another run");
@@ -140,13 +134,7 @@ pub async fn a_queue_without_settings_admits_at_once(store: Arc<dyn Store>) {
     }
     assert!(ready(&*store, T0 + 10).await.is_empty(), "held runs leased");
     let pass = store.admin().admit_queued(T0 + 20).await.unwrap();
-    assert_eq!(
-        pass,
-        QueueAdmission {
-            admitted: 3,
-            held: 0
-        }
-    );
+    assert_eq!((pass.admitted, pass.held), (3, 0));
     let mut leased = ready(&*store, T0 + 21).await;
     leased.sort();
     assert_eq!(leased, ["a", "b", "c"]);

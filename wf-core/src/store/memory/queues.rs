@@ -1,7 +1,7 @@
 //! The `workflow_queues` and `queued_runs` tables of the memory store.
 
 use super::tables::{MemoryTx, QueuedRow, Result};
-use crate::data::queue::{QueueRow, QueuedStart};
+use crate::data::queue::{QueueCount, QueueRow, QueuedStart};
 use crate::data::run::RunStatus;
 use crate::store::rules::tx::{QueueTable, QueuedRun};
 
@@ -123,5 +123,25 @@ impl QueueTable for MemoryTx {
                 queue: r.queue.clone(),
                 admitted: r.admitted,
             }))
+    }
+
+    async fn queue_counts(&mut self) -> Result<Vec<QueueCount>> {
+        let mut counts: std::collections::BTreeMap<&str, QueueCount> = Default::default();
+        for (run_id, r) in self.queued_runs.range(..) {
+            if !self.run_running(run_id) {
+                continue;
+            }
+            let c = counts
+                .entry(r.queue.as_str())
+                .or_insert_with(|| QueueCount {
+                    queue: r.queue.clone(),
+                    ..QueueCount::default()
+                });
+            match r.admitted {
+                true => c.running += 1,
+                false => c.held += 1,
+            }
+        }
+        Ok(counts.into_values().collect())
     }
 }

@@ -90,12 +90,14 @@ pub(crate) async fn commit<X: Tx>(
     // limits admit.
     let mut leased = Vec::new();
     let mut held_back = false;
+    let mut flow = Vec::new();
     let admitted = match c.lease_activities_to.as_deref() {
         Some(owner) if c.lease_admitted && !c.new_activities.is_empty() => {
             let queue = &run.task_queue;
             let admission =
                 super::flow::admit_new(tx, now, owner, queue, &c.new_activities).await?;
             held_back = admission.held_back;
+            flow = admission.counts;
             admission.admitted
         }
         Some(_) if !c.new_activities.is_empty() => {
@@ -241,6 +243,7 @@ pub(crate) async fn commit<X: Tx>(
             run: record,
             leased,
             held_back,
+            flow,
         },
         c,
     ))

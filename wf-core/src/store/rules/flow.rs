@@ -13,7 +13,7 @@
 
 use super::tx::{FlowBlocked, TaskQuery, Tx};
 use crate::data::activity::activity_lease;
-use crate::data::flow::{whole, FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
+use crate::data::flow::{whole, FlowCount, FlowLimit, FlowRow, FlowRule, FlowScope, FlowUsage};
 use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::{ActivityLeases, ActivityTask, NewActivityTask};
 
@@ -26,6 +26,8 @@ struct Gate {
     tokens: f64,
     /// Attempts admitted in this poll.
     spent: u64,
+    /// Attempts this limit refused in this poll, out of room.
+    refused: u64,
 }
 
 /// The limits a poll leases under.
@@ -80,6 +82,7 @@ impl Admission {
                 room,
                 tokens,
                 spent: 0,
+                refused: 0,
             });
         }
         Ok(Admission { gates })
@@ -110,6 +113,9 @@ impl Admission {
     fn admit_one(&mut self, name: &str, queue: &str, key: Option<&str>) -> bool {
         let covers = |g: &Gate| g.row.limit.scope.covers(name, queue, key);
         if self.gates.iter().filter(|g| covers(g)).any(|g| g.room == 0) {
+            for gate in self.gates.iter_mut().filter(|g| covers(g) && g.room == 0) {
+                gate.refused += 1;
+            }
             return false;
         }
         for gate in self.gates.iter_mut().filter(|g| covers(g)) {
@@ -132,6 +138,20 @@ impl Admission {
             .any(|g| g.room == 0 && g.row.limit.scope.covers(name, queue, key))
     }
 
+    /// What each limit started and refused in this poll (those that did either).
+    fn counts(&self) -> Vec<FlowCount> {
+        self.gates
+            .iter()
+            .filter(|g| g.spent > 0 || g.refused > 0)
+            .map(|g| FlowCount {
+                scope: g.row.limit.scope.clone(),
+                kind: g.row.limit.rule.kind(),
+                started: g.spent,
+                throttled: g.refused,
+            })
+            .collect()
+    }
+
     /// Writes back the tokens the poll spent from rate limits.
     async fn close<X: Tx>(self, tx: &mut X, now_ms: i64) -> Result<(), StoreError> {
         for gate in self.gates {
@@ -152,8 +172,9 @@ impl Admission {
 /// The activities a poll leases under the store's flow limits: at most `max` of the query's
 /// names, leased to `worker_id` at `now_ms`. Without limits, the visible ones in order; with
 /// them, in order too, skipping those a limit without room covers (a round per limit that
-/// runs out, each asking only for activities no full limit covers). Held back when a limit
-/// refused an attempt or is without room after the poll.
+/// runs out, each asking only for activities no full limit covers). With what each limit
+/// started and refused ([`FlowCount`]); held back when a limit refused an attempt or is
+/// without room after the poll.
 pub(crate) async fn lease_under_limits<X: Tx>(
     tx: &mut X,
     query: TaskQuery<'_>,
@@ -167,6 +188,7 @@ pub(crate) async fn lease_under_limits<X: Tx>(
         }
         return Ok(ActivityLeases {
             tasks: leased,
+            flow: Vec::new(),
             held_back: false,
         });
     };
@@ -201,25 +223,31 @@ pub(crate) async fn lease_under_limits<X: Tx>(
         }
     }
     held_back |= admission.any_full();
+    let flow = admission.counts();
     admission.close(tx, now_ms).await?;
     Ok(ActivityLeases {
         tasks: leased,
+        flow,
         held_back,
     })
 }
 
-/// What [`admit_new`] decided: per new activity whether it is leased now, and whether the
-/// limits may be holding attempts back (see [`Committed::held_back`](crate::store::Committed)).
+/// What [`admit_new`] decided: per new activity whether it is leased now, what each limit
+/// started and refused, and whether the limits may be holding attempts back (see
+/// [`Committed::held_back`](crate::store::Committed)).
 pub(crate) struct NewAdmission {
     /// Per new activity, in order: leased now.
     pub admitted: Vec<bool>,
+    /// Per flow limit that started or refused one of them.
+    pub counts: Vec<FlowCount>,
     /// An attempt waits for a limit that covers one of them, or one of those limits is full.
     pub held_back: bool,
 }
 
 /// Which of `activities`, scheduled by a commit of a run on `run_queue` at `now_ms` and leased
 /// at once to `owner`, the store's flow limits admit now, counted and spent as a poll's; the
-/// others wait for a poll. All of them when the store holds no limit.
+/// others wait for a poll. All of them when the store holds no limit. With what each limit
+/// started and refused ([`FlowCount`]).
 pub(crate) async fn admit_new<X: Tx>(
     tx: &mut X,
     now_ms: i64,
@@ -246,6 +274,7 @@ pub(crate) async fn admit_new<X: Tx>(
     if !covered.iter().any(|c| *c) {
         return Ok(NewAdmission {
             admitted: vec![true; activities.len()],
+            counts: Vec::new(),
             held_back: false,
         });
     }
@@ -265,6 +294,7 @@ pub(crate) async fn admit_new<X: Tx>(
     if !tx.visible_activities(&waiting).await?.is_empty() {
         return Ok(NewAdmission {
             admitted: covered.iter().map(|c| !c).collect(),
+            counts: Vec::new(),
             held_back: true,
         });
     }
@@ -282,9 +312,11 @@ pub(crate) async fn admit_new<X: Tx>(
             let key = a.options.flow_key.as_deref();
             admission.full_for(&a.name, a.options.queue_or(run_queue), key)
         });
+    let counts = admission.counts();
     admission.close(tx, now_ms).await?;
     Ok(NewAdmission {
         admitted,
+        counts,
         held_back,
     })
 }

@@ -26,6 +26,7 @@ pub(crate) mod leases;
 pub(crate) mod pause;
 pub(crate) mod purge;
 pub(crate) mod queue_table;
+pub(crate) mod queue_usage;
 pub(crate) mod queues;
 pub(crate) mod reads;
 pub(crate) mod repair;

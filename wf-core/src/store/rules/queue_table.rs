@@ -2,7 +2,7 @@
 //! `workflow_queues` table of queue settings, and the `queued_runs` table, one row per run
 //! started on a queue, held until its queue admits it.
 
-use crate::data::queue::{QueueRow, QueuedStart};
+use crate::data::queue::{QueueCount, QueueRow, QueuedStart};
 use crate::error::StoreError;
 use std::future::Future;
 
@@ -90,4 +90,8 @@ pub trait QueueTable {
         &mut self,
         run_id: &str,
     ) -> impl Future<Output = Result<Option<QueuedRun>, StoreError>> + Send;
+
+    /// Per queue with runs that are running (held, or admitted), by name: how many are held
+    /// and how many admitted. A read: it retires nothing.
+    fn queue_counts(&mut self) -> impl Future<Output = Result<Vec<QueueCount>, StoreError>> + Send;
 }

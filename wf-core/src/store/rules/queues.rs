@@ -11,6 +11,7 @@
 //! ([`QueueTable::workflow_queue`] with `lock`), so that two engines' passes take turns.
 
 use super::tx::Tx;
+use crate::data::queue::QueuePass;
 use crate::data::queue::QUEUE_HELD_MS;
 use crate::data::queue::{QueueAdmission, QueueRow, QueueSpot, QueuedStart, WorkflowQueue};
 use crate::error::{BackendErrorKind, StoreError};
@@ -76,6 +77,11 @@ pub(crate) async fn admit_queued<X: Tx>(
             j += 1;
         }
         out.held += (end - j) as u64;
+        out.queues.push(QueuePass {
+            queue: queue.clone(),
+            admitted: room - left,
+            held: (end - j) as u64,
+        });
         if let Some(tokens) = tokens {
             let spent = (room - left) as f64;
             tx.set_queue_tokens(&queue, (tokens - spent).max(0.0), now_ms)

@@ -2,7 +2,7 @@
 
 use super::rows::db;
 use super::tx::{Result, SqliteTx};
-use crate::data::queue::{queue_columns, queue_of_columns, QueueRow, QueuedStart};
+use crate::data::queue::{queue_columns, queue_of_columns, QueueCount, QueueRow, QueuedStart};
 use crate::store::rules::tx::{QueueTable, QueuedRun};
 use rusqlite::{params, OptionalExtension};
 
@@ -192,5 +192,26 @@ impl QueueTable for SqliteTx {
                 .optional()
             })
             .map_err(db("read a run's queue"))
+    }
+
+    async fn queue_counts(&mut self) -> Result<Vec<QueueCount>> {
+        self.conn
+            .prepare_cached(
+                "SELECT q.queue_name, SUM(q.admitted = 0), SUM(q.admitted = 1) \
+                 FROM queued_runs q JOIN runs ON runs.run_id = q.run_id \
+                 WHERE q.admitted < 2 AND runs.status = 'running' \
+                 GROUP BY q.queue_name ORDER BY q.queue_name",
+            )
+            .and_then(|mut s| {
+                s.query_map([], |r| {
+                    Ok(QueueCount {
+                        queue: r.get(0)?,
+                        held: r.get::<_, i64>(1)?.max(0) as u64,
+                        running: r.get::<_, i64>(2)?.max(0) as u64,
+                    })
+                })?
+                .collect()
+            })
+            .map_err(db("count the runs of the queues"))
     }
 }
