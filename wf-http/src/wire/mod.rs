@@ -98,6 +98,12 @@ pub struct StartBody<V> {
     /// A deduplication id on the queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_id: Option<String>,
+    /// The fairness key the run waits under on its queue (`""` when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// The weight of its fairness key's turns (above 0; 1.0 when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<f64>,
 }
 
 /// A workflow retry policy on the wire, durations in milliseconds; a field left out takes
@@ -177,6 +183,8 @@ impl<V> StartBody<V> {
             queue: self.queue,
             queue_priority: self.queue_priority,
             dedupe_id: self.dedupe_id,
+            fairness_key: self.fairness_key,
+            fairness_weight: self.fairness_weight,
         }
     }
 }

@@ -204,6 +204,8 @@ macro_rules! __store_conformance_properties {
             check queues::a_queue_refuses_a_dedupe_id_held_by_a_running_run,
             check queues::a_queue_without_settings_admits_at_once,
             check queues::a_queue_rate_admits_as_its_bucket_refills,
+            check queues::queue_keys_of_equal_weight_take_turns_whatever_their_backlogs,
+            check queues::queue_keys_share_admissions_by_weight,
             check start_delay::debounced_starts_make_one_run_with_the_latest_input,
             check_durable start_delay::concurrent_debounced_starts_on_one_database_make_one_run,
             check start_requests::a_retried_start_returns_the_run_its_request_id_started,

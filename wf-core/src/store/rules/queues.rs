@@ -1,7 +1,15 @@
 //! Queues of workflow starts: a start on a queue creates its run held (its start time
 //! [`QUEUE_HELD_MS`], so no engine leases it), and an admission pass, run by every engine's
-//! dispatcher, releases the held runs each queue has room for, in priority then arrival
-//! order, by setting their start time to now (as a delayed start falls due).
+//! dispatcher, releases the held runs each queue has room for, in priority then fair order,
+//! by setting their start time to now (as a delayed start falls due).
+//!
+//! Fair order is start-time fair queuing over the runs' fairness keys, as for activity
+//! attempts (`rules/fairness.rs`), with a clock and passes per queue: a run held gets the
+//! virtual start `max(clock, pass[key])` and moves its key's pass by 1 / its weight; an
+//! admission moves the queue's clock to the latest virtual start it admitted. Within one
+//! priority, a key with 1,000 held runs and one with 10 are then admitted in turns by
+//! weight, not by arrival; runs without a key share the key `""`, so that a queue without
+//! keys admits first come, first served.
 //!
 //! A queue's room is its concurrency less its admitted runs still running, counted from the
 //! runs' rows: a run frees its slot as it closes, however it closes, so nothing can leak; and
@@ -17,8 +25,8 @@ use crate::error::{BackendErrorKind, StoreError};
 use crate::store::records::RunRecord;
 
 /// Holds a created run on its queue: refuses a deduplication id that a running run of the
-/// queue holds (`AlreadyStarted`, naming that run), records the run on the queue, and sets
-/// its start time to [`QUEUE_HELD_MS`].
+/// queue holds (`AlreadyStarted`, naming that run), records the run on the queue with its
+/// fair turn, and sets its start time to [`QUEUE_HELD_MS`].
 pub(crate) async fn hold<X: Tx>(
     tx: &mut X,
     created: &mut RunRecord,
@@ -32,7 +40,10 @@ pub(crate) async fn hold<X: Tx>(
             });
         }
     }
-    tx.insert_queued_run(&created.run_id, start).await?;
+    let vstart = tx
+        .queue_fair_turn(&start.queue, start.fairness_key(), start.fairness_cost())
+        .await?;
+    tx.insert_queued_run(&created.run_id, start, vstart).await?;
     tx.delay_start(&created.run_id, QUEUE_HELD_MS).await?;
     created.start_at_ms = Some(QUEUE_HELD_MS);
     Ok(())
@@ -66,16 +77,21 @@ pub(crate) async fn admit_queued<X: Tx>(
         // another engine, and is skipped.
         let mut left = room;
         let mut j = i;
+        let mut clock = None::<f64>;
         while j < end && left > 0 {
             let run_id = &held[j].run_id;
             if tx.mark_admitted(run_id).await? {
                 tx.delay_start(run_id, now_ms).await?;
                 out.admitted += 1;
                 left -= 1;
+                clock = Some(clock.map_or(held[j].vstart, |c| c.max(held[j].vstart)));
             }
             j += 1;
         }
         out.held += (end - j) as u64;
+        if let Some(clock) = clock {
+            tx.advance_queue_clock(&queue, clock).await?;
+        }
         if let Some(tokens) = tokens {
             let spent = (room - left) as f64;
             tx.set_queue_tokens(&queue, (tokens - spent).max(0.0), now_ms)

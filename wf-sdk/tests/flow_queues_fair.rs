@@ -1,0 +1,177 @@
+//! Queues of workflow starts, on the three stores: fairness keys with weights share a queue's
+//! admissions by weight whatever their backlogs (priorities still first), and a fairness key
+//! or weight without a queue, or a weight of 0, is refused.
+
+mod common;
+use common::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wf_sdk::client::StartOptions;
+use wf_sdk::flow::WorkflowQueue;
+use wf_sdk::prelude::*;
+
+/// What the runs saw.
+#[derive(Default)]
+pub struct Seen {
+    /// The labels of the runs, in the order their step started.
+    order: Mutex<Vec<String>>,
+    /// The run labelled `hold` waits until this is set.
+    release: AtomicBool,
+}
+
+impl Seen {
+    fn order(&self) -> Vec<String> {
+        self.order.lock().unwrap().clone()
+    }
+}
+
+/// The step of a queued run.
+pub struct Steps {
+    seen: Arc<Seen>,
+}
+
+#[activities]
+impl Steps {
+    /// Records `label`; the label `hold` waits until released.
+    #[activity]
+    async fn step(&self, _ctx: ActivityContext, label: String) -> Result<(), ActivityError> {
+        self.seen.order.lock().unwrap().push(label.clone());
+        while label == "hold" && !self.seen.release.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok(())
+    }
+}
+
+/// A queued run: one step.
+#[derive(Default)]
+pub struct Queued;
+
+#[workflow]
+impl Queued {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, label: String) -> Result<(), WorkflowError> {
+        ctx.activity(Steps::step, label).await?;
+        Ok(())
+    }
+}
+
+/// How many runs key `b` has held; key `a` has 100 times as many.
+const SMALL: usize = 5;
+
+/// A queue of one, held by a first run while key `a` (weight `wa`) puts `100 × SMALL` runs
+/// on it and then key `b` (weight 1) `SMALL`, and one run of key `a` of a lower priority
+/// number comes last; once released, the urgent run goes first, then of the next
+/// `2 × SMALL` admissions key `a` gets about `wa / (wa + 1)`.
+async fn keys_share_admissions(backend: Backend, tag: &str, wa: f64) {
+    let seen = Arc::new(Seen::default());
+    let engine = builder(backend, tag)
+        .workflow::<Queued>()
+        .activities(Steps { seen: seen.clone() })
+        .workflow_queue(WorkflowQueue::new("fair").concurrency(1))
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    client
+        .enqueue::<Queued>("fair", "hold", "hold".to_string())
+        .await
+        .unwrap();
+    eventually("the first run admitted", || async {
+        (!seen.order().is_empty()).then_some(())
+    })
+    .await;
+    let keyed = |key: &str, weight: f64| {
+        StartOptions::new()
+            .queue("fair")
+            .fairness_key(key)
+            .fairness_weight(weight)
+    };
+    for i in 0..100 * SMALL {
+        client
+            .start_with::<Queued>(&format!("a-{i}"), "a".to_string(), keyed("a", wa))
+            .await
+            .unwrap();
+    }
+    for i in 0..SMALL {
+        client
+            .start_with::<Queued>(&format!("b-{i}"), "b".to_string(), keyed("b", 1.0))
+            .await
+            .unwrap();
+    }
+    let urgent = keyed("a", wa).queue_priority(-1);
+    client
+        .start_with::<Queued>("urgent", "urgent".to_string(), urgent)
+        .await
+        .unwrap();
+    let d = client.handle::<Queued>("b-0").describe().await.unwrap();
+    let b0 = d.queue_position.expect("b-0 is held");
+    assert!(
+        b0 <= 3,
+        "the first run of key b is at {b0}, behind the backlog of key a"
+    );
+    seen.release.store(true, Ordering::SeqCst);
+    let order = eventually("the first admissions", || async {
+        let order = seen.order();
+        (order.len() >= 2 + 2 * SMALL).then_some(order)
+    })
+    .await;
+    assert_eq!(order[..2], ["hold", "urgent"], "priority first: {order:?}");
+    let first = &order[2..2 + 2 * SMALL];
+    let of_a = first.iter().filter(|l| *l == "a").count() as f64;
+    let share = of_a / first.len() as f64;
+    let want = wa / (wa + 1.0);
+    eprintln!("{backend:?}: key a of weight {wa} took {share:.2} of the first admissions");
+    assert!(
+        (share - want).abs() <= 0.2 * want,
+        "key a of weight {wa} (100 × the backlog) took {of_a} of {}: {first:?}",
+        first.len()
+    );
+    engine.shutdown().await;
+}
+
+async fn fairness_keys_of_equal_weight_share_a_queue_whatever_their_backlogs(backend: Backend) {
+    keys_share_admissions(backend, "queue-fair-1-1", 1.0).await;
+}
+
+async fn fairness_keys_share_a_queue_by_weight(backend: Backend) {
+    keys_share_admissions(backend, "queue-fair-2-1", 2.0).await;
+}
+
+async fn fairness_without_a_queue_or_of_weight_0_is_refused(backend: Backend) {
+    let seen = Arc::new(Seen::default());
+    let engine = builder(backend, "queue-fair-refused")
+        .workflow::<Queued>()
+        .activities(Steps { seen })
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let refused = [
+        StartOptions::new().fairness_key("t"),
+        StartOptions::new().fairness_weight(2.0),
+        StartOptions::new().queue("q").fairness_weight(0.0),
+        StartOptions::new().queue("q").fairness_weight(f64::NAN),
+    ];
+    for options in refused {
+        let r = client
+            .start_with::<Queued>("x", "x".to_string(), options.clone())
+            .await
+            .map(drop);
+        match r {
+            Err(WfError::InvalidArgument(msg)) => {
+                assert!(msg.contains("fairness"), "{msg}");
+            }
+            other => panic!("{options:?} was taken: {other:?}"),
+        }
+    }
+    assert!(client.handle::<Queued>("x").describe().await.is_err());
+    engine.shutdown().await;
+}
+
+both!(
+    fairness_keys_of_equal_weight_share_a_queue_whatever_their_backlogs,
+    fairness_keys_share_a_queue_by_weight,
+    fairness_without_a_queue_or_of_weight_0_is_refused,
+);
