@@ -113,6 +113,30 @@ async fn fairness_keys_over_http_order_the_held_runs(net: common::Net) {
         Some(4),
         "big-0, small-0, big-1, then small-1"
     );
+    // The list shows each run's queue and a held run's position, over HTTP and the client.
+    let listed = http.get("/nap/runs").await;
+    let runs = listed.body["runs"]
+        .as_array()
+        .expect("a list of runs")
+        .clone();
+    let of = |id: &str| {
+        runs.iter()
+            .find(|r| r["workflow_id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(of("small-1")["queue"], "naps", "{runs:?}");
+    assert_eq!(of("small-1")["queue_position"], 4, "{runs:?}");
+    assert!(of("first")["queue_position"].is_null(), "{runs:?}");
+    let listed = client
+        .list(wf_sdk::client::ListFilter::default())
+        .await
+        .unwrap();
+    let big1 = listed.iter().find(|r| r.workflow_id == "big-1").unwrap();
+    assert_eq!(
+        (big1.queue.as_deref(), big1.queue_position),
+        (Some("naps"), Some(3))
+    );
     let zero = json!({"id": "z", "input": 1, "queue": "naps", "fairness_weight": 0.0});
     let r = http.post("/nap/runs", zero).await;
     assert_eq!(r.status, 400, "{:?}", r.body);

@@ -283,22 +283,24 @@ impl QueueTable for PostgresTx {
         Ok(n > 0)
     }
 
-    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
-        let row = self
-            .query_opt(
-                "SELECT queue_name, admitted, vstart FROM queued_runs WHERE run_id = $1",
-                &[&run_id],
-                "read a run's queue",
+    async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
+        let rows = self
+            .query(
+                "SELECT run_id, queue_name, admitted, vstart FROM queued_runs \
+                 WHERE run_id = ANY($1)",
+                &[&run_ids],
+                "read the queues of runs",
             )
             .await?;
-        row.map(|r| {
-            Ok(QueuedRun {
-                run_id: run_id.to_string(),
-                queue: get(&r, 0)?,
-                admitted: get::<i16>(&r, 1)? != 0,
-                vstart: get(&r, 2)?,
+        rows.iter()
+            .map(|r| {
+                Ok(QueuedRun {
+                    run_id: get(r, 0)?,
+                    queue: get(r, 1)?,
+                    admitted: get::<i16>(r, 2)? != 0,
+                    vstart: get(r, 3)?,
+                })
             })
-        })
-        .transpose()
+            .collect()
     }
 }

@@ -1,13 +1,14 @@
 //! Queues of workflow starts, on the three stores: fairness keys with weights share a queue's
-//! admissions by weight whatever their backlogs (priorities still first), and a fairness key
-//! or weight without a queue, or a weight of 0, is refused.
+//! admissions by weight whatever their backlogs (priorities still first), a fairness key or
+//! weight without a queue, or a weight of 0, is refused, and list shows each run's queue and
+//! a held run's position.
 
 mod common;
 use common::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use wf_sdk::client::StartOptions;
+use wf_sdk::client::{ListFilter, StartOptions};
 use wf_sdk::flow::WorkflowQueue;
 use wf_sdk::prelude::*;
 
@@ -57,6 +58,29 @@ impl Queued {
     }
 }
 
+/// An engine with queue `queue` of concurrency 1, taken by a run labelled `hold` until
+/// released.
+async fn held_queue(backend: Backend, tag: &str, queue: &str) -> (Engine, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let engine = builder(backend, tag)
+        .workflow::<Queued>()
+        .activities(Steps { seen: seen.clone() })
+        .workflow_queue(WorkflowQueue::new(queue).concurrency(1))
+        .build()
+        .await
+        .unwrap();
+    engine
+        .client()
+        .enqueue::<Queued>(queue, "hold", "hold".to_string())
+        .await
+        .unwrap();
+    eventually("the first run admitted", || async {
+        (!seen.order().is_empty()).then_some(())
+    })
+    .await;
+    (engine, seen)
+}
+
 /// How many runs key `b` has held; key `a` has 100 times as many.
 const SMALL: usize = 5;
 
@@ -65,23 +89,8 @@ const SMALL: usize = 5;
 /// number comes last; once released, the urgent run goes first, then of the next
 /// `2 × SMALL` admissions key `a` gets about `wa / (wa + 1)`.
 async fn keys_share_admissions(backend: Backend, tag: &str, wa: f64) {
-    let seen = Arc::new(Seen::default());
-    let engine = builder(backend, tag)
-        .workflow::<Queued>()
-        .activities(Steps { seen: seen.clone() })
-        .workflow_queue(WorkflowQueue::new("fair").concurrency(1))
-        .build()
-        .await
-        .unwrap();
+    let (engine, seen) = held_queue(backend, tag, "fair").await;
     let client = engine.client();
-    client
-        .enqueue::<Queued>("fair", "hold", "hold".to_string())
-        .await
-        .unwrap();
-    eventually("the first run admitted", || async {
-        (!seen.order().is_empty()).then_some(())
-    })
-    .await;
     let keyed = |key: &str, weight: f64| {
         StartOptions::new()
             .queue("fair")
@@ -170,7 +179,57 @@ async fn fairness_without_a_queue_or_of_weight_0_is_refused(backend: Backend) {
     engine.shutdown().await;
 }
 
+async fn list_shows_a_runs_queue_and_a_held_runs_position(backend: Backend) {
+    let (engine, seen) = held_queue(backend, "queue-list", "q").await;
+    let client = engine.client();
+    for (id, priority) in [("late", 5), ("soon", 1), ("later", 5)] {
+        let options = StartOptions::new().queue("q").queue_priority(priority);
+        client
+            .start_with::<Queued>(id, id.to_string(), options)
+            .await
+            .unwrap();
+    }
+    client
+        .start::<Queued>("free", "free".to_string())
+        .await
+        .unwrap();
+    let runs = client.list(ListFilter::default()).await.unwrap();
+    let mut spots: Vec<(String, Option<String>, Option<u64>)> = runs
+        .into_iter()
+        .map(|r| (r.workflow_id, r.queue, r.queue_position))
+        .collect();
+    spots.sort();
+    let q = || Some("q".to_string());
+    assert_eq!(
+        spots,
+        [
+            ("free".to_string(), None, None),
+            ("hold".to_string(), q(), None),
+            ("late".to_string(), q(), Some(2)),
+            ("later".to_string(), q(), Some(3)),
+            ("soon".to_string(), q(), Some(1)),
+        ]
+    );
+    for id in ["late", "soon"] {
+        let d = client.handle::<Queued>(id).describe().await.unwrap();
+        let listed = spots.iter().find(|s| s.0 == id).unwrap();
+        assert_eq!(
+            d.queue_position, listed.2,
+            "list and describe agree on {id}"
+        );
+    }
+    seen.release.store(true, Ordering::SeqCst);
+    client.handle::<Queued>("later").result().await.unwrap();
+    let runs = client.list(ListFilter::default()).await.unwrap();
+    assert!(
+        runs.iter().all(|r| r.queue_position.is_none()),
+        "a run admitted keeps no position"
+    );
+    engine.shutdown().await;
+}
+
 both!(
+    list_shows_a_runs_queue_and_a_held_runs_position,
     fairness_keys_of_equal_weight_share_a_queue_whatever_their_backlogs,
     fairness_keys_share_a_queue_by_weight,
     fairness_without_a_queue_or_of_weight_0_is_refused,

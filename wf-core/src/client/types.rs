@@ -496,4 +496,10 @@ pub struct RunInfo {
     pub build_id: Option<String>,
     /// Whether an operator paused it (see [`Client::pause`](crate::Client::pause)).
     pub paused: bool,
+    /// The queue of workflow starts the run was started on ([`StartOptions::queue`]), if any.
+    pub queue: Option<String>,
+    /// The run's place among the held runs of its queue, in admission order, 1 first, as
+    /// [`Description::queue_position`] has it; `None` once its queue admitted it (or for a
+    /// run started on no queue).
+    pub queue_position: Option<u64>,
 }

@@ -221,6 +221,9 @@ pub enum Operation {
     QueueSpot {
         run_id: String,
     },
+    QueueSpots {
+        run_ids: Vec<String>,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -348,6 +351,7 @@ impl Operation {
             RemoveWorkflowQueue { .. } => ("remove_workflow_queue", None),
             AdmitQueued { .. } => ("admit_queued", None),
             QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
+            QueueSpots { .. } => ("queue_spots", Some(Op::Read)),
         }
     }
 
@@ -694,6 +698,7 @@ impl Operation {
                 b.write(Durable, move |tx| answer(queues::admit_queued(tx, now_ms)))
             }
             QueueSpot { run_id } => b.read(move |tx| answer(queues::queue_spot(tx, run_id))),
+            QueueSpots { run_ids } => b.read(move |tx| answer(queues::queue_spots(tx, run_ids))),
         }
     }
 }
@@ -783,7 +788,8 @@ impl HasPayloads for Operation {
             | WorkflowQueues
             | RemoveWorkflowQueue { .. }
             | AdmitQueued { .. }
-            | QueueSpot { .. } => Ok(()),
+            | QueueSpot { .. }
+            | QueueSpots { .. } => Ok(()),
         }
     }
 }
@@ -853,7 +859,7 @@ outcomes! {
     Origin(Option<crate::data::repair::RepairOrigin>), Pauses(Vec<Option<PauseMark>>),
     RunPaused(Option<(RunRecord, bool)>),
     WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
-    QueueSpot(Option<QueueSpot>),
+    QueueSpot(Option<QueueSpot>), QueueSpots(Vec<Option<QueueSpot>>),
 }
 
 impl HasPayloads for Outcome {
@@ -890,7 +896,8 @@ impl HasPayloads for Outcome {
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
-            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_) => Ok(()),
+            | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
+            | QueueSpots(_) => Ok(()),
         }
     }
 }

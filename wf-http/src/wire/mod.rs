@@ -363,6 +363,12 @@ pub struct RunBody<V> {
     /// Whether an operator paused it.
     #[serde(default)]
     pub paused: bool,
+    /// The queue of workflow starts it was started on, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Its place among the held runs of its queue, 1 first, while held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_position: Option<u64>,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -517,6 +523,8 @@ impl<V> RunBody<V> {
             memo: memo_of(&r.memo, value)?,
             build_id: r.build_id.clone(),
             paused: r.paused,
+            queue: r.queue.clone(),
+            queue_position: r.queue_position,
         })
     }
 }
@@ -536,6 +544,8 @@ impl RunBody<wf_core::Payload> {
             memo: self.memo,
             build_id: self.build_id,
             paused: self.paused,
+            queue: self.queue,
+            queue_position: self.queue_position,
         }
     }
 }

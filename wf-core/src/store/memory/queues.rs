@@ -149,15 +149,17 @@ impl QueueTable for MemoryTx {
         }))
     }
 
-    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
-        Ok(self
-            .queued_runs
-            .get(&run_id.to_string())
-            .map(|r| QueuedRun {
-                run_id: run_id.to_string(),
-                queue: r.queue.clone(),
-                admitted: r.admitted,
-                vstart: r.vstart,
-            }))
+    async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
+        Ok(run_ids
+            .iter()
+            .filter_map(|run_id| {
+                self.queued_runs.get(run_id).map(|r| QueuedRun {
+                    run_id: run_id.clone(),
+                    queue: r.queue.clone(),
+                    admitted: r.admitted,
+                    vstart: r.vstart,
+                })
+            })
+            .collect())
     }
 }

@@ -106,9 +106,10 @@ pub trait QueueTable {
         run_id: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// The queue row of run `run_id`, if it was started on a queue.
-    fn queued_run(
+    /// The queue rows of those of runs `run_ids` that were started on a queue, in one read,
+    /// in any order.
+    fn queued_runs(
         &mut self,
-        run_id: &str,
-    ) -> impl Future<Output = Result<Option<QueuedRun>, StoreError>> + Send;
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<Vec<QueuedRun>, StoreError>> + Send;
 }

@@ -18,7 +18,7 @@
 //! a store whose writers run at once, the queue's settings row is locked first
 //! ([`QueueTable::workflow_queue`] with `lock`), so that two engines' passes take turns.
 
-use super::tx::Tx;
+use super::tx::{QueuedRun, Tx};
 use crate::data::queue::QUEUE_HELD_MS;
 use crate::data::queue::{QueueAdmission, QueueRow, QueueSpot, QueuedStart, WorkflowQueue};
 use crate::error::{BackendErrorKind, StoreError};
@@ -107,23 +107,46 @@ pub(crate) async fn queue_spot<X: Tx>(
     tx: &mut X,
     run_id: String,
 ) -> Result<Option<QueueSpot>, StoreError> {
-    let Some(row) = tx.queued_run(&run_id).await? else {
-        return Ok(None);
-    };
-    let position = match row.admitted {
-        true => None,
-        false => {
-            let held = tx.held_runs().await?;
-            held.iter()
-                .filter(|r| r.queue == row.queue)
-                .position(|r| r.run_id == run_id)
-                .map(|n| n as u64 + 1)
+    Ok(queue_spots(tx, vec![run_id]).await?.pop().flatten())
+}
+
+/// Where each of runs `run_ids` is on its queue (`None`: started on none), in their order:
+/// one read of their queue rows and, if any of them is held, one of the held runs, whatever
+/// their number (what a list shows).
+pub(crate) async fn queue_spots<X: Tx>(
+    tx: &mut X,
+    run_ids: Vec<String>,
+) -> Result<Vec<Option<QueueSpot>>, StoreError> {
+    use std::collections::HashMap;
+    let rows = tx.queued_runs(&run_ids).await?;
+    let mut positions: HashMap<String, u64> = HashMap::new();
+    if rows.iter().any(|r| !r.admitted) {
+        let wanted: std::collections::HashSet<&str> = rows
+            .iter()
+            .filter(|r| !r.admitted)
+            .map(|r| r.run_id.as_str())
+            .collect();
+        let mut counts: HashMap<String, u64> = HashMap::new();
+        for r in tx.held_runs().await? {
+            let n = counts.entry(r.queue).or_default();
+            *n += 1;
+            if wanted.contains(r.run_id.as_str()) {
+                positions.insert(r.run_id, *n);
+            }
         }
-    };
-    Ok(Some(QueueSpot {
-        queue: row.queue,
-        position,
-    }))
+    }
+    let mut by_id: HashMap<String, QueuedRun> =
+        rows.into_iter().map(|r| (r.run_id.clone(), r)).collect();
+    Ok(run_ids
+        .iter()
+        .map(|id| {
+            let row = by_id.remove(id)?;
+            Some(QueueSpot {
+                queue: row.queue,
+                position: positions.get(id).copied().filter(|_| !row.admitted),
+            })
+        })
+        .collect())
 }
 
 /// Sets a queue's settings at `now_ms` (a rate set again keeps its bucket's tokens); `Invalid`

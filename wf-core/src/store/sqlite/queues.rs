@@ -1,6 +1,6 @@
 //! The `workflow_queues` and `queued_runs` tables of the SQLite store.
 
-use super::rows::db;
+use super::rows::{db, name_filter};
 use super::tx::{Result, SqliteTx};
 use crate::data::queue::{queue_columns, queue_of_columns, QueueRow, QueuedStart};
 use crate::store::rules::tx::{QueueTable, QueuedRun};
@@ -212,22 +212,24 @@ impl QueueTable for SqliteTx {
         Ok(n > 0)
     }
 
-    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
+    async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
+        let ids = name_filter(Some(run_ids));
         self.conn
             .prepare_cached(
-                "SELECT queue_name, admitted, vstart FROM queued_runs WHERE run_id = ?1",
+                "SELECT run_id, queue_name, admitted, vstart FROM queued_runs \
+                 WHERE run_id IN (SELECT value FROM json_each(?1))",
             )
             .and_then(|mut s| {
-                s.query_row(params![run_id], |r| {
+                s.query_map(params![ids], |r| {
                     Ok(QueuedRun {
-                        run_id: run_id.to_string(),
-                        queue: r.get(0)?,
-                        admitted: r.get::<_, i64>(1)? != 0,
-                        vstart: r.get(2)?,
+                        run_id: r.get(0)?,
+                        queue: r.get(1)?,
+                        admitted: r.get::<_, i64>(2)? != 0,
+                        vstart: r.get(3)?,
                     })
-                })
-                .optional()
+                })?
+                .collect()
             })
-            .map_err(db("read a run's queue"))
+            .map_err(db("read the queues of runs"))
     }
 }
