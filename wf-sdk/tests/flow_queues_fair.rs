@@ -1,7 +1,7 @@
 //! Queues of workflow starts, on the three stores: fairness keys with weights share a queue's
 //! admissions by weight whatever their backlogs (priorities still first), a fairness key or
-//! weight without a queue, or a weight of 0, is refused, and list shows each run's queue and
-//! a held run's position.
+//! weight without a queue, or a weight of 0, is refused, list shows each run's queue and a
+//! held run's position, and a run closing (terminated or completed) frees its slot at once.
 
 mod common;
 use common::*;
@@ -228,7 +228,54 @@ async fn list_shows_a_runs_queue_and_a_held_runs_position(backend: Backend) {
     engine.shutdown().await;
 }
 
+async fn a_closing_run_frees_its_queue_slot_at_once(backend: Backend) {
+    let seen = Arc::new(Seen::default());
+    // The dispatcher's own passes come an hour apart: only the pass each close makes (or an
+    // enqueue's) can admit the next run.
+    let engine = builder(backend, "queue-freed")
+        .queue_recheck(Duration::from_secs(3600))
+        .workflow::<Queued>()
+        .activities(Steps { seen: seen.clone() })
+        .workflow_queue(WorkflowQueue::new("solo").concurrency(1))
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    client
+        .enqueue::<Queued>("solo", "hold", "hold".to_string())
+        .await
+        .unwrap();
+    for i in 0..5 {
+        let id = format!("s{i}");
+        client
+            .enqueue::<Queued>("solo", &id, id.clone())
+            .await
+            .unwrap();
+    }
+    eventually("the first run admitted", || async {
+        (!seen.order().is_empty()).then_some(())
+    })
+    .await;
+    assert_eq!(seen.order(), ["hold"], "a queue of one admitted two");
+    // Terminated while it holds the slot: the next run is admitted by the termination's pass,
+    // and each completion admits the one after it.
+    client
+        .handle::<Queued>("hold")
+        .terminate("make room")
+        .await
+        .unwrap();
+    let order = eventually("the five runs after the terminated one", || async {
+        let order = seen.order();
+        (order.len() == 6).then_some(order)
+    })
+    .await;
+    assert_eq!(order, ["hold", "s0", "s1", "s2", "s3", "s4"]);
+    client.handle::<Queued>("s4").result().await.unwrap();
+    engine.shutdown().await;
+}
+
 both!(
+    a_closing_run_frees_its_queue_slot_at_once,
     list_shows_a_runs_queue_and_a_held_runs_position,
     fairness_keys_of_equal_weight_share_a_queue_whatever_their_backlogs,
     fairness_keys_share_a_queue_by_weight,
