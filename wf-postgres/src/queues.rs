@@ -283,6 +283,16 @@ impl QueueTable for PostgresTx {
         Ok(n > 0)
     }
 
+    async fn delete_queued_runs(&mut self, run_ids: &[String]) -> Result<()> {
+        self.execute(
+            "DELETE FROM queued_runs WHERE run_id = ANY($1)",
+            &[&run_ids],
+            "delete purged runs' queue rows",
+        )
+        .await?;
+        Ok(())
+    }
+
     async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
         let rows = self
             .query(

@@ -206,6 +206,7 @@ macro_rules! __store_conformance_properties {
             check queues::a_queue_rate_admits_as_its_bucket_refills,
             check queues::queue_keys_of_equal_weight_take_turns_whatever_their_backlogs,
             check queues::queue_keys_share_admissions_by_weight,
+            check queues::a_deleted_or_purged_run_leaves_its_queue,
             check start_delay::debounced_starts_make_one_run_with_the_latest_input,
             check_durable start_delay::concurrent_debounced_starts_on_one_database_make_one_run,
             check start_requests::a_retried_start_returns_the_run_its_request_id_started,

@@ -285,3 +285,26 @@ pub async fn queue_keys_share_admissions_by_weight(store: Arc<dyn Store>) {
     let spot = admin.queue_spot("run-d19").await.unwrap().unwrap();
     assert_eq!(spot.position, Some(28), "the last of 28 held in fair order");
 }
+
+/// Deleting a run (held on its queue, so terminated first) or purging a closed one removes its
+/// queue row: the queue no longer knows it, and its deduplication id is free.
+pub async fn a_deleted_or_purged_run_leaves_its_queue(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    admin
+        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
+        .await
+        .unwrap();
+    enqueue(&*store, "a", "q", 0, Some("d-1"), T0)
+        .await
+        .unwrap();
+    enqueue(&*store, "b", "q", 0, None, T0 + 1).await.unwrap();
+    assert!(admin.queue_spot("run-a").await.unwrap().is_some());
+    admin.delete_run("a", None, "erase", T0 + 2).await.unwrap();
+    assert_eq!(admin.queue_spot("run-a").await.unwrap(), None);
+    let spot = admin.queue_spot("run-b").await.unwrap().unwrap();
+    assert_eq!(spot.position, Some(1), "the deleted run no longer counts");
+    store.terminate("b", "done", T0 + 3).await.unwrap();
+    let purged = admin.purge_closed_runs(T0 + 4, 10).await.unwrap();
+    assert!(!purged.is_empty(), "the closed run was purged");
+    assert_eq!(admin.queue_spot("run-b").await.unwrap(), None);
+}

@@ -149,6 +149,13 @@ impl QueueTable for MemoryTx {
         }))
     }
 
+    async fn delete_queued_runs(&mut self, run_ids: &[String]) -> Result<()> {
+        for run_id in run_ids {
+            self.queued_runs.remove(run_id);
+        }
+        Ok(())
+    }
+
     async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
         Ok(run_ids
             .iter()

@@ -106,6 +106,12 @@ pub trait QueueTable {
         run_id: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
+    /// Deletes the queue rows of runs `run_ids` (purged or deleted).
+    fn delete_queued_runs(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// The queue rows of those of runs `run_ids` that were started on a queue, in one read,
     /// in any order.
     fn queued_runs(

@@ -212,6 +212,14 @@ impl QueueTable for SqliteTx {
         Ok(n > 0)
     }
 
+    async fn delete_queued_runs(&mut self, run_ids: &[String]) -> Result<()> {
+        self.for_each_id(
+            "DELETE FROM queued_runs WHERE run_id = ?1",
+            run_ids,
+            "delete purged runs' queue rows",
+        )
+    }
+
     async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
         let ids = name_filter(Some(run_ids));
         self.conn
