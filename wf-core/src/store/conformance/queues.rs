@@ -41,6 +41,15 @@ async fn enqueue_start(
     store.start_run(req).await.map(drop)
 }
 
+/// Sets queue `name` to a concurrency of 1.
+async fn queue_of_one(store: &dyn Store, name: &str) {
+    store
+        .admin()
+        .set_workflow_queue(WorkflowQueue::new(name).concurrency(1), T0)
+        .await
+        .unwrap();
+}
+
 /// Puts `n` runs of fairness key `key` of weight `weight` on queue `queue`, ids `{key}{i}`,
 /// at `now_ms` and after.
 async fn enqueue_keyed(
@@ -93,10 +102,7 @@ async fn ready(store: &dyn Store, now_ms: i64) -> Vec<String> {
 /// the held runs in that order.
 pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Store>) {
     let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "q").await;
     assert_eq!(
         admin.workflow_queues().await.unwrap(),
         [WorkflowQueue::new("q").concurrency(1)]
@@ -150,10 +156,7 @@ pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Stor
 /// it is taken again.
 pub async fn a_queue_refuses_a_dedupe_id_held_by_a_running_run(store: Arc<dyn Store>) {
     let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "q").await;
     enqueue(&*store, "a", "q", 0, Some("d-1"), T0)
         .await
         .unwrap();
@@ -247,11 +250,7 @@ pub async fn a_queue_rate_admits_as_its_bucket_refills(store: Arc<dyn Store>) {
 /// times the backlog and came first; a run of a lower priority still goes first; a key that
 /// was idle starts at the queue's clock, with no credit for its idling.
 pub async fn queue_keys_of_equal_weight_take_turns_whatever_their_backlogs(store: Arc<dyn Store>) {
-    let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("fair").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "fair").await;
     enqueue_keyed(&*store, "fair", "a", 1.0, 20, T0).await;
     enqueue_keyed(&*store, "fair", "b", 1.0, 4, T0 + 100).await;
     let urgent = QueuedStart {
@@ -270,10 +269,7 @@ pub async fn queue_keys_of_equal_weight_take_turns_whatever_their_backlogs(store
 /// Fairness keys of weights 2 and 1 share the admissions 2 to 1 while both have runs held.
 pub async fn queue_keys_share_admissions_by_weight(store: Arc<dyn Store>) {
     let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("w").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "w").await;
     enqueue_keyed(&*store, "w", "c", 2.0, 20, T0).await;
     enqueue_keyed(&*store, "w", "d", 1.0, 20, T0 + 100).await;
     let keys = admit_one_by_one(&*store, 12, T0 + 1_000).await;
@@ -290,10 +286,7 @@ pub async fn queue_keys_share_admissions_by_weight(store: Arc<dyn Store>) {
 /// queue row: the queue no longer knows it, and its deduplication id is free.
 pub async fn a_deleted_or_purged_run_leaves_its_queue(store: Arc<dyn Store>) {
     let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "q").await;
     enqueue(&*store, "a", "q", 0, Some("d-1"), T0)
         .await
         .unwrap();
@@ -303,6 +296,9 @@ pub async fn a_deleted_or_purged_run_leaves_its_queue(store: Arc<dyn Store>) {
     assert_eq!(admin.queue_spot("run-a").await.unwrap(), None);
     let spot = admin.queue_spot("run-b").await.unwrap().unwrap();
     assert_eq!(spot.position, Some(1), "the deleted run no longer counts");
+    enqueue(&*store, "c", "q", 0, Some("d-1"), T0 + 2)
+        .await
+        .unwrap();
     store.terminate("b", "done", T0 + 3).await.unwrap();
     let purged = admin.purge_closed_runs(T0 + 4, 10).await.unwrap();
     assert!(!purged.is_empty(), "the closed run was purged");
