@@ -1,6 +1,6 @@
-//! Queues of workflow starts over HTTP: the start body's `queue`, `queue_priority` and
-//! `dedupe_id`, describe's `queue` and `queue_position`, and the remote client sending
-//! `StartOptions::queue`. The queue admits one run at a time and each run naps an hour: the
+//! Queues of workflow starts over HTTP: the start body's `queue`, `queue_priority`,
+//! `dedupe_id`, `fairness_key` and `fairness_weight`, describe's `queue` and
+//! `queue_position`, and the remote client sending `StartOptions::queue` and its fairness. The queue admits one run at a time and each run naps an hour: the
 //! tests look at the held runs, never wait them out.
 
 #[macro_use]
@@ -61,6 +61,89 @@ async fn a_queued_start_over_http_is_held_with_its_position(net: common::Net) {
             refused,
             Err(wf_sdk::prelude::WfError::AlreadyStarted { .. })
         ),
+        "{:?}",
+        refused.map(drop)
+    );
+    server.shutdown().await.unwrap();
+}
+
+both_ways!(
+    #[tokio::test]
+    fairness_keys_over_http_order_the_held_runs
+);
+async fn fairness_keys_over_http_order_the_held_runs(net: common::Net) {
+    let (engine, server) = served(net, ServeOptions::default().token(TOKEN)).await;
+    let one = WorkflowQueue::new("naps").concurrency(1);
+    engine.client().workflow_queues().set(one).await.unwrap();
+    let http = net.http(&server, Some(TOKEN));
+    let start = |id: &str, key: &str| json!({"id": id, "input": 1, "queue": "naps", "fairness_key": key, "fairness_weight": 1.0});
+    let r = http
+        .post(
+            "/nap/runs",
+            json!({"id": "first", "input": 1, "queue": "naps"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    wf_testkit::eventually("the first run admitted", || async {
+        let d = http.get("/nap/runs/first").await;
+        d.body["queue_position"].is_null().then_some(())
+    })
+    .await;
+    for id in ["big-0", "big-1", "big-2"] {
+        let r = http.post("/nap/runs", start(id, "big")).await;
+        assert_eq!(r.status, 201, "{:?}", r.body);
+    }
+    let r = http.post("/nap/runs", start("small-0", "small")).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    // The keys take turns: small-0 goes second, not behind the backlog of big.
+    let d = http.get("/nap/runs/small-0").await;
+    assert_eq!(d.body["queue_position"], 2, "{:?}", d.body);
+    let client = net.connect(&server).token(TOKEN).await.expect("connect");
+    let options = StartOptions::new()
+        .queue("naps")
+        .fairness_key("small")
+        .fairness_weight(1.0);
+    let h = client
+        .start_with::<Nap>("small-1", 1, options)
+        .await
+        .unwrap();
+    let d = h.describe().await.unwrap();
+    assert_eq!(
+        d.queue_position,
+        Some(4),
+        "big-0, small-0, big-1, then small-1"
+    );
+    // The list shows each run's queue and a held run's position, over HTTP and the client.
+    let listed = http.get("/nap/runs").await;
+    let runs = listed.body["runs"]
+        .as_array()
+        .expect("a list of runs")
+        .clone();
+    let of = |id: &str| {
+        runs.iter()
+            .find(|r| r["workflow_id"] == id)
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(of("small-1")["queue"], "naps", "{runs:?}");
+    assert_eq!(of("small-1")["queue_position"], 4, "{runs:?}");
+    assert!(of("first")["queue_position"].is_null(), "{runs:?}");
+    let listed = client
+        .list(wf_sdk::client::ListFilter::default())
+        .await
+        .unwrap();
+    let big1 = listed.iter().find(|r| r.workflow_id == "big-1").unwrap();
+    assert_eq!(
+        (big1.queue.as_deref(), big1.queue_position),
+        (Some("naps"), Some(3))
+    );
+    let zero = json!({"id": "z", "input": 1, "queue": "naps", "fairness_weight": 0.0});
+    let r = http.post("/nap/runs", zero).await;
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    let unqueued = StartOptions::new().fairness_key("small");
+    let refused = client.start_with::<Nap>("nowhere", 1, unqueued).await;
+    assert!(
+        matches!(refused, Err(wf_sdk::prelude::WfError::InvalidArgument(_))),
         "{:?}",
         refused.map(drop)
     );

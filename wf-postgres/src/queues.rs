@@ -39,6 +39,28 @@ CREATE INDEX queued_runs_dedupe ON queued_runs (queue_name, dedupe_id)
     WHERE dedupe_id IS NOT NULL AND admitted < 2;
 "#;
 
+/// v15: fairness keys of queued starts (see wf-core's `rules/queues.rs`). Each queued run's
+/// fairness key and virtual start; the pass of each key on each queue and each queue's clock;
+/// the held runs in the order an admission takes them. Runs already held are of key `""`,
+/// start 0.
+pub(crate) const SCHEMA_V15: &str = r#"
+ALTER TABLE queued_runs ADD COLUMN fair_key TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE queued_runs ADD COLUMN vstart DOUBLE PRECISION NOT NULL DEFAULT 0;
+DROP INDEX queued_runs_held;
+CREATE INDEX queued_runs_held ON queued_runs (queue_name, priority, vstart, seq)
+    WHERE admitted = 0;
+CREATE TABLE queue_fair_passes (
+    queue_name  TEXT COLLATE "C" NOT NULL,
+    fair_key    TEXT COLLATE "C" NOT NULL,
+    pass        DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (queue_name, fair_key)
+);
+CREATE TABLE queue_fair_clocks (
+    queue_name  TEXT COLLATE "C" PRIMARY KEY,
+    vclock      DOUBLE PRECISION NOT NULL
+);
+"#;
+
 /// The columns [`queue_row`] reads.
 macro_rules! queue_row_columns {
     () => {
@@ -135,11 +157,53 @@ impl QueueTable for PostgresTx {
         Ok(n > 0)
     }
 
-    async fn insert_queued_run(&mut self, run_id: &str, start: &QueuedStart) -> Result<()> {
+    async fn queue_fair_turn(&mut self, queue: &str, key: &str, cost: f64) -> Result<f64> {
+        // The key's row stays locked to the transaction: holds of one key take turns.
+        let row = self
+            .query_one(
+                "INSERT INTO queue_fair_passes (queue_name, fair_key, pass) \
+                 VALUES ($1, $2, COALESCE((SELECT vclock FROM queue_fair_clocks \
+                 WHERE queue_name = $1), 0) + $3) \
+                 ON CONFLICT (queue_name, fair_key) DO UPDATE \
+                 SET pass = GREATEST(queue_fair_passes.pass, COALESCE((SELECT vclock \
+                 FROM queue_fair_clocks WHERE queue_name = $1), 0)) + $3 \
+                 RETURNING pass - $3",
+                &[&queue, &key, &cost],
+                "take a fair turn on a queue",
+            )
+            .await?;
+        get(&row, 0)
+    }
+
+    async fn advance_queue_clock(&mut self, queue: &str, vstart: f64) -> Result<()> {
         self.execute(
-            "INSERT INTO queued_runs (run_id, queue_name, priority, dedupe_id) \
-             VALUES ($1, $2, $3, $4)",
-            &[&run_id, &start.queue, &start.priority, &start.dedupe_id],
+            "INSERT INTO queue_fair_clocks (queue_name, vclock) VALUES ($1, $2) \
+             ON CONFLICT (queue_name) DO UPDATE \
+             SET vclock = GREATEST(queue_fair_clocks.vclock, EXCLUDED.vclock)",
+            &[&queue, &vstart],
+            "move a queue's fair clock",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn insert_queued_run(
+        &mut self,
+        run_id: &str,
+        start: &QueuedStart,
+        vstart: f64,
+    ) -> Result<()> {
+        self.execute(
+            "INSERT INTO queued_runs (run_id, queue_name, priority, dedupe_id, fair_key, vstart) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &run_id,
+                &start.queue,
+                &start.priority,
+                &start.dedupe_id,
+                &start.fairness_key(),
+                &vstart,
+            ],
             "put a run on its queue",
         )
         .await?;
@@ -167,10 +231,10 @@ impl QueueTable for PostgresTx {
     async fn held_runs(&mut self) -> Result<Vec<QueuedRun>> {
         let rows = self
             .query(
-                "SELECT q.run_id, q.queue_name FROM queued_runs q \
+                "SELECT q.run_id, q.queue_name, q.vstart FROM queued_runs q \
                  JOIN runs ON runs.run_id = q.run_id \
                  WHERE q.admitted = 0 AND runs.status = 'running' \
-                 ORDER BY q.queue_name, q.priority, q.seq",
+                 ORDER BY q.queue_name, q.priority, q.vstart, q.seq",
                 &[],
                 "read the held runs of the queues",
             )
@@ -181,6 +245,7 @@ impl QueueTable for PostgresTx {
                     run_id: get(r, 0)?,
                     queue: get(r, 1)?,
                     admitted: false,
+                    vstart: get(r, 2)?,
                 })
             })
             .collect()
@@ -218,22 +283,35 @@ impl QueueTable for PostgresTx {
         Ok(n > 0)
     }
 
-    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
-        let row = self
-            .query_opt(
-                "SELECT queue_name, admitted FROM queued_runs WHERE run_id = $1",
-                &[&run_id],
-                "read a run's queue",
+    async fn delete_queued_runs(&mut self, run_ids: &[String]) -> Result<()> {
+        self.execute(
+            "DELETE FROM queued_runs WHERE run_id = ANY($1)",
+            &[&run_ids],
+            "delete purged runs' queue rows",
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
+        let rows = self
+            .query(
+                "SELECT run_id, queue_name, admitted, vstart FROM queued_runs \
+                 WHERE run_id = ANY($1)",
+                &[&run_ids],
+                "read the queues of runs",
             )
             .await?;
-        row.map(|r| {
-            Ok(QueuedRun {
-                run_id: run_id.to_string(),
-                queue: get(&r, 0)?,
-                admitted: get::<i16>(&r, 1)? != 0,
+        rows.iter()
+            .map(|r| {
+                Ok(QueuedRun {
+                    run_id: get(r, 0)?,
+                    queue: get(r, 1)?,
+                    admitted: get::<i16>(r, 2)? != 0,
+                    vstart: get(r, 3)?,
+                })
             })
-        })
-        .transpose()
+            .collect()
     }
 
     async fn queue_counts(&mut self) -> Result<Vec<QueueCount>> {

@@ -103,11 +103,17 @@ pub async fn list(ctx: &Ctx<'_>, args: ListArgs) -> Result<(), Failure> {
             "memo": memo_json(&run.memo),
             "build_id": run.build_id,
             "paused": run.paused,
+            "queue": run.queue,
+            "queue_position": run.queue_position,
         }));
+        let status = status_cell(&ctx.style, run.status.as_str(), run.paused);
         rows.push(vec![
             run.workflow_id,
             run.workflow_type,
-            status_cell(&ctx.style, run.status.as_str(), run.paused),
+            match (&run.queue, run.queue_position) {
+                (Some(queue), Some(n)) => format!("{status} (held: #{n} on {queue})"),
+                _ => status,
+            },
             when(&ctx.style, run.started_at),
             run.closed_at.map_or("-".into(), |t| when(&ctx.style, t)),
             run.history_length.to_string(),

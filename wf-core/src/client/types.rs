@@ -73,6 +73,17 @@ pub struct StartOptions {
     /// the id, while a run of the queue started with the same id is held or running (DBOS's
     /// deduplication id). Only with [`queue`](Self::queue).
     pub dedupe_id: Option<String>,
+    /// The fairness key the run waits under on its queue (a tenant, a user): among the held
+    /// runs of one [`queue_priority`](Self::queue_priority), the keys are admitted in turns
+    /// by [weight](Self::fairness_weight), whatever their backlogs (start-time fair queuing,
+    /// as for activities); a key with 1,000 held runs does not make one with 10 wait behind
+    /// them. `None` (the default) is the key `""`, shared by every start without one. Only
+    /// with [`queue`](Self::queue).
+    pub fairness_key: Option<String>,
+    /// The weight of the run's fairness key: a key of weight 2 is admitted twice for once of a
+    /// key of weight 1 while both have runs held. A finite number above 0; `None` (the
+    /// default) is 1.0. Only with [`queue`](Self::queue).
+    pub fairness_weight: Option<f64>,
 }
 
 /// A start's debounce ([`StartOptions::debounce`]): starts of one workflow type with one
@@ -156,6 +167,28 @@ impl StartOptions {
     /// Sets [`dedupe_id`](Self::dedupe_id).
     pub fn dedupe_id(mut self, id: impl Into<String>) -> Self {
         self.dedupe_id = Some(id.into());
+        self
+    }
+
+    /// Sets [`fairness_key`](Self::fairness_key): the run's turns on its queue are its key's.
+    ///
+    /// ```
+    /// let options = wf_core::StartOptions::new()
+    ///     .queue("reports")
+    ///     .fairness_key("tenant-7")
+    ///     .fairness_weight(2.0);
+    /// assert_eq!(options.fairness_key.as_deref(), Some("tenant-7"));
+    /// assert_eq!(options.fairness_weight, Some(2.0));
+    /// ```
+    pub fn fairness_key(mut self, key: impl Into<String>) -> Self {
+        self.fairness_key = Some(key.into());
+        self
+    }
+
+    /// Sets [`fairness_weight`](Self::fairness_weight) (a finite number above 0; the start
+    /// fails with `InvalidArgument` otherwise).
+    pub fn fairness_weight(mut self, weight: f64) -> Self {
+        self.fairness_weight = Some(weight);
         self
     }
 }
@@ -463,4 +496,10 @@ pub struct RunInfo {
     pub build_id: Option<String>,
     /// Whether an operator paused it (see [`Client::pause`](crate::Client::pause)).
     pub paused: bool,
+    /// The queue of workflow starts the run was started on ([`StartOptions::queue`]), if any.
+    pub queue: Option<String>,
+    /// The run's place among the held runs of its queue, in admission order, 1 first, as
+    /// [`Description::queue_position`] has it; `None` once its queue admitted it (or for a
+    /// run started on no queue).
+    pub queue_position: Option<u64>,
 }

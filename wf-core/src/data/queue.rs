@@ -132,7 +132,7 @@ impl QueueRow {
 }
 
 /// The queue a start goes on, as the store takes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueuedStart {
     /// The queue's name.
     pub queue: String,
@@ -140,6 +140,35 @@ pub struct QueuedStart {
     pub priority: i32,
     /// A deduplication id: refused while a held or running run of the queue has it.
     pub dedupe_id: Option<String>,
+    /// The fairness key the run waits under (a tenant, a user): within one priority, the keys
+    /// with held runs take turns by weight, whatever their backlogs. `None` is the key `""`.
+    pub fairness_key: Option<String>,
+    /// The weight of its key's turns (a finite number above 0; `None` is 1.0).
+    pub fairness_weight: Option<f64>,
+}
+
+impl QueuedStart {
+    /// A start on `queue` of priority 0, without deduplication id or fairness key.
+    pub fn on(queue: impl Into<String>) -> Self {
+        QueuedStart {
+            queue: queue.into(),
+            priority: 0,
+            dedupe_id: None,
+            fairness_key: None,
+            fairness_weight: None,
+        }
+    }
+
+    /// Its fairness key (`""` when unset).
+    pub fn fairness_key(&self) -> &str {
+        self.fairness_key.as_deref().unwrap_or("")
+    }
+
+    /// What its run costs its fairness key in virtual time: 1 / its weight (see the store's
+    /// start-time fair queuing, shared with activity attempts).
+    pub fn fairness_cost(&self) -> f64 {
+        1.0 / self.fairness_weight.unwrap_or(1.0)
+    }
 }
 
 /// A run's place on its queue, for describe.

@@ -35,6 +35,9 @@ pub(crate) struct Config {
     pub update_timeout: Duration,
     /// How long closed runs are kept before the retention task purges them (`None`: forever).
     pub retention: Option<Duration>,
+    /// How often the queue dispatcher looks at the queues while runs are held on one (see
+    /// `EngineBuilder::queue_recheck`).
+    pub queue_recheck: Duration,
 }
 
 impl Default for Config {
@@ -55,6 +58,7 @@ impl Default for Config {
             liveness_lease: Duration::from_secs(3),
             update_timeout: crate::client::DEFAULT_UPDATE_TIMEOUT,
             retention: None,
+            queue_recheck: Duration::from_millis(50),
         }
     }
 }

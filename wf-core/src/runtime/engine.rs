@@ -188,6 +188,15 @@ impl EngineBuilder {
         self
     }
 
+    /// How often this engine's queue dispatcher looks at the queues of workflow starts while
+    /// runs are held on one (default 50 ms). It is a safety net too: a start put on a queue,
+    /// a queue's settings changed and a run closing (freeing its queue's slot) each make an
+    /// admission pass at once, here and, through the wake-up socket, on the other engines.
+    pub fn queue_recheck(mut self, every: Duration) -> Self {
+        self.config.queue_recheck = every;
+        self
+    }
+
     /// The build id of this worker's code, recorded on every workflow task it runs (see which
     /// version of the code made which step; pair with `ctx.patched`), and the build its runs
     /// are versioned by: see [`versioning`](Self::versioning). An engine without one runs only

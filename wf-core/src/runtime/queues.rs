@@ -1,7 +1,9 @@
 //! The queue dispatcher: each engine that runs workers runs admission passes of the queues of
 //! workflow starts (`store/rules/queues.rs` decides what each pass admits, in one
-//! transaction): at least every [`RECHECK`] while the store holds runs on a queue, at once
-//! when this engine changes a queue's settings, and every [`IDLE`] otherwise (a start put on
+//! transaction): at least every `queue_recheck` (50 ms by default) while the store holds
+//! runs on a queue, at once when this engine changes a queue's settings or when a run closes
+//! on any engine of the store while runs are held (its slot is free: the close's engine wakes
+//! its own dispatcher and pokes the peers'), and every [`IDLE`] otherwise (a start put on
 //! a queue by an engine that stopped before admitting it). A start put on a queue runs a pass
 //! of its own at once ([`admit_now`]), on any engine, one that runs no workers included.
 
@@ -9,10 +11,6 @@ use super::core::Core;
 use crate::data::queue::QueueAdmission;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// How often an engine looks at the queues while runs wait on one: a run that closes (freeing
-/// a slot of its queue) lets the next one in this late at most.
-const RECHECK: Duration = Duration::from_millis(50);
 
 /// How often an engine looks at the queues while it saw none held: a safety net only, since a
 /// queued start makes its own pass. Long enough that an engine whose store has no queues
@@ -51,6 +49,9 @@ pub(crate) async fn admit_start(core: &Core, queue: &str, started: Option<&str>)
 async fn admission(core: &Core) -> Option<QueueAdmission> {
     match core.store.admin().admit_queued(core.now_ms()).await {
         Ok(pass) => {
+            core.wake
+                .queues_held
+                .store(pass.held > 0, std::sync::atomic::Ordering::SeqCst);
             if pass.admitted > 0 {
                 core.wake.workflow.notify_one();
             }
@@ -73,10 +74,11 @@ pub(crate) async fn run(core: Arc<Core>) {
         if core.is_shutdown() {
             break;
         }
+        let recheck = core.config.queue_recheck;
         let wait = match admit_now(&core).await {
-            Some(0) => IDLE,
-            Some(_) => RECHECK,
-            None => RECHECK.max(core.config.poll_interval),
+            Some(0) => IDLE.max(recheck),
+            Some(_) => recheck,
+            None => recheck.max(core.config.poll_interval),
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}

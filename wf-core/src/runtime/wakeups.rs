@@ -33,8 +33,12 @@ pub(crate) mod flag {
     /// Activities were cancelled (or their runs closed): attempts running here may no longer
     /// be current. (Engines that predate this bit drop it.)
     pub const CANCELLED: u8 = 64;
+    /// A run closed that may have held a slot of a queue of workflow starts: the queue
+    /// dispatcher should run an admission pass. (Engines that predate this bit drop it.)
+    pub const QUEUES: u8 = 128;
     /// Every bit a receiver understands.
-    pub const ALL: u8 = WORKFLOW | ACTIVITY | TIMER | WAITERS | ALL_WAITERS | PEERS | CANCELLED;
+    pub const ALL: u8 =
+        WORKFLOW | ACTIVITY | TIMER | WAITERS | ALL_WAITERS | PEERS | CANCELLED | QUEUES;
 }
 
 /// At most this many workflow ids are named in one poke; past it the poke says `ALL_WAITERS`.
@@ -251,6 +255,9 @@ pub(crate) struct Wakeups {
     /// This engine put a start on a queue that holds it, or changed a queue's settings: its
     /// queue dispatcher looks at once (here only).
     pub queues: Notify,
+    /// Whether this engine's last admission pass left runs held on their queues: only then
+    /// does a run closing wake the dispatchers ([`slot_freed`](Self::slot_freed)).
+    pub queues_held: AtomicBool,
     /// Set once the engine stops.
     pub shutdown: watch::Sender<bool>,
     /// Set when the engine is dropped rather than shut down: workers stop without releasing
@@ -267,6 +274,7 @@ impl Wakeups {
             timer: Wake::new(flag::TIMER, outbox.clone()),
             cancelled: Wake::new(flag::CANCELLED, outbox.clone()),
             queues: Notify::new(),
+            queues_held: AtomicBool::new(false),
             waiters: Waiters {
                 map: Mutex::default(),
                 outbox: outbox.clone(),
@@ -294,6 +302,16 @@ impl Wakeups {
         self.cancelled.notify_local();
     }
 
+    /// A run closed (completed, failed, cancelled, terminated, continued as new): if runs
+    /// wait on their queues, the one it may have admitted frees its slot, so the queue
+    /// dispatcher here and, through the outbox, the peers' run an admission pass at once.
+    pub fn slot_freed(&self) {
+        if self.queues_held.load(Ordering::SeqCst) {
+            self.queues.notify_one();
+            self.outbox.mark(flag::QUEUES);
+        }
+    }
+
     /// Marks the stop as a crash (see `crashed`).
     pub fn mark_crashed(&self) {
         self.crashed.store(true, Ordering::SeqCst);
@@ -316,6 +334,9 @@ impl Wakeups {
         }
         if bits & flag::CANCELLED != 0 {
             self.cancelled.notify_local();
+        }
+        if bits & flag::QUEUES != 0 {
+            self.queues.notify_one();
         }
         if bits & flag::ALL_WAITERS != 0 {
             self.waiters.publish_all_local();

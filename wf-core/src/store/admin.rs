@@ -302,6 +302,12 @@ impl<'a> StoreAdmin<'a> {
         self.send(Operation::ReadQueueUsage { now_ms })
     }
 
+    /// [`queue_spot`](Self::queue_spot) of each of these runs, in their order, in one read
+    /// of their queue rows and at most one of the held runs (what a list shows).
+    pub fn queue_spots(&self, run_ids: Vec<String>) -> StoreFuture<'a, Vec<Option<QueueSpot>>> {
+        self.send(Operation::QueueSpots { run_ids })
+    }
+
     /// Moves the running latest run of `workflow_id` to `build_id`: from then on only engines
     /// of that build take its workflow tasks (a task in flight elsewhere may still commit).
     /// `NotFound` for an unknown workflow id, `RunFinished` for a closed run.

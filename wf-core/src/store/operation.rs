@@ -225,6 +225,9 @@ pub enum Operation {
     ReadQueueUsage {
         now_ms: i64,
     },
+    QueueSpots {
+        run_ids: Vec<String>,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -353,6 +356,7 @@ impl Operation {
             AdmitQueued { .. } => ("admit_queued", None),
             QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
             ReadQueueUsage { .. } => ("workflow_queue_usage", Some(Op::Read)),
+            QueueSpots { .. } => ("queue_spots", Some(Op::Read)),
         }
     }
 
@@ -702,6 +706,7 @@ impl Operation {
             ReadQueueUsage { now_ms } => {
                 b.read(move |tx| answer(queue_usage::workflow_queue_usage(tx, now_ms)))
             }
+            QueueSpots { run_ids } => b.read(move |tx| answer(queues::queue_spots(tx, run_ids))),
         }
     }
 }
@@ -792,7 +797,8 @@ impl HasPayloads for Operation {
             | RemoveWorkflowQueue { .. }
             | AdmitQueued { .. }
             | QueueSpot { .. }
-            | ReadQueueUsage { .. } => Ok(()),
+            | ReadQueueUsage { .. }
+            | QueueSpots { .. } => Ok(()),
         }
     }
 }
@@ -863,6 +869,7 @@ outcomes! {
     RunPaused(Option<(RunRecord, bool)>),
     WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
     QueueSpot(Option<QueueSpot>), QueueUsages(Vec<QueueUsage>),
+    QueueSpots(Vec<Option<QueueSpot>>),
 }
 
 impl HasPayloads for Outcome {
@@ -901,7 +908,7 @@ impl HasPayloads for Outcome {
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
             | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
-            | QueueUsages(_) => Ok(()),
+            | QueueUsages(_) | QueueSpots(_) => Ok(()),
         }
     }
 }

@@ -232,6 +232,8 @@ impl Transport for HttpTransport {
                 queue: request.options.queue,
                 queue_priority: Some(request.options.queue_priority).filter(|&p| p != 0),
                 dedupe_id: request.options.dedupe_id,
+                fairness_key: request.options.fairness_key,
+                fairness_weight: request.options.fairness_weight,
             };
             let path = format!("/{}/runs", segment(&request.workflow_type));
             let started: StartedBody = self.call(Method::POST, &path, Some(&body)).await?;

@@ -72,6 +72,8 @@ pub(crate) async fn start(
         queue,
         queue_priority,
         dedupe_id,
+        fairness_key,
+        fairness_weight,
         ..
     } = b;
     let debounce = match (debounce_key, debounce_window_ms) {
@@ -102,6 +104,8 @@ pub(crate) async fn start(
         queue,
         queue_priority: queue_priority.unwrap_or(0),
         dedupe_id,
+        fairness_key,
+        fairness_weight,
     };
     let started = api
         .client()

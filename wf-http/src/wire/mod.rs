@@ -100,6 +100,12 @@ pub struct StartBody<V> {
     /// A deduplication id on the queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dedupe_id: Option<String>,
+    /// The fairness key the run waits under on its queue (`""` when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_key: Option<String>,
+    /// The weight of its fairness key's turns (above 0; 1.0 when left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fairness_weight: Option<f64>,
 }
 
 /// A workflow retry policy on the wire, durations in milliseconds; a field left out takes
@@ -179,6 +185,8 @@ impl<V> StartBody<V> {
             queue: self.queue,
             queue_priority: self.queue_priority,
             dedupe_id: self.dedupe_id,
+            fairness_key: self.fairness_key,
+            fairness_weight: self.fairness_weight,
         }
     }
 }
@@ -357,6 +365,12 @@ pub struct RunBody<V> {
     /// Whether an operator paused it.
     #[serde(default)]
     pub paused: bool,
+    /// The queue of workflow starts it was started on, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Its place among the held runs of its queue, 1 first, while held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_position: Option<u64>,
 }
 
 /// `GET /{type}/runs/{id}`.
@@ -511,6 +525,8 @@ impl<V> RunBody<V> {
             memo: memo_of(&r.memo, value)?,
             build_id: r.build_id.clone(),
             paused: r.paused,
+            queue: r.queue.clone(),
+            queue_position: r.queue_position,
         })
     }
 }
@@ -530,6 +546,8 @@ impl RunBody<wf_core::Payload> {
             memo: self.memo,
             build_id: self.build_id,
             paused: self.paused,
+            queue: self.queue,
+            queue_position: self.queue_position,
         }
     }
 }

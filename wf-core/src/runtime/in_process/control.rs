@@ -51,6 +51,7 @@ pub(super) async fn terminate_run(
         .await?;
     core.wake.waiters.publish(workflow_id);
     core.wake.workflow.notify_one();
+    core.wake.slot_freed();
     crate::runtime::activity_worker::after_terminate(core, workflow_id);
     Ok(())
 }

@@ -209,6 +209,8 @@ pub(super) async fn list_runs(core: &Core, filter: ListFilter) -> Result<Vec<Run
     let runs = store.admin().list_runs(filter).await?;
     let run_ids: Vec<String> = runs.iter().map(|r| r.run_id.clone()).collect();
     let searches = store.admin().run_search(run_ids.clone()).await?;
+    // One read for every listed run's queue, whatever their number.
+    let spots = store.admin().queue_spots(run_ids.clone()).await?;
     // Only a running run can be paused: closed runs need no read.
     let running: Vec<String> = runs
         .iter()
@@ -228,8 +230,11 @@ pub(super) async fn list_runs(core: &Core, filter: ListFilter) -> Result<Vec<Run
     Ok(runs
         .into_iter()
         .zip(searches)
-        .map(|(r, search)| RunInfo {
+        .zip(spots)
+        .map(|((r, search), spot)| RunInfo {
             paused: paused.contains(&r.run_id),
+            queue_position: spot.as_ref().and_then(|s| s.position),
+            queue: spot.map(|s| s.queue),
             workflow_id: r.workflow_id,
             run_id: r.run_id,
             workflow_type: r.workflow_type,

@@ -236,8 +236,9 @@ fn check_limits(options: &crate::client::StartOptions) -> Result<(), WfError> {
     Ok(())
 }
 
-/// The queue a start goes on, checked: a priority or deduplication id needs a queue, and a
-/// debounced start cannot go on one (which run would the queue hold?).
+/// The queue a start goes on, checked: a priority, deduplication id or fairness key or weight
+/// needs a queue, a fairness weight is a finite number above 0, and a debounced start cannot
+/// go on one (which run would the queue hold?).
 fn queued_start(
     options: &crate::client::StartOptions,
 ) -> Result<Option<crate::data::queue::QueuedStart>, WfError> {
@@ -249,12 +250,31 @@ fn queued_start(
                     .into(),
             ));
         }
+        if options.fairness_key.is_some() || options.fairness_weight.is_some() {
+            return Err(WfError::InvalidArgument(
+                "a fairness key or weight orders the runs held on a queue and needs one: set \
+                 StartOptions::queue (an activity's is set on the call, ctx.activity(..))"
+                    .into(),
+            ));
+        }
         return Ok(None);
     };
     let invalid = |e: crate::data::limits::LimitError| WfError::InvalidArgument(e.to_string());
     Ident::TaskQueue.check(queue).map_err(invalid)?;
     if let Some(id) = &options.dedupe_id {
         Ident::RequestId.check(id).map_err(invalid)?;
+    }
+    if let Some(key) = &options.fairness_key {
+        Ident::RequestId.check(key).map_err(invalid)?;
+    }
+    if let Some(w) = options
+        .fairness_weight
+        .filter(|w| !(w.is_finite() && *w > 0.0))
+    {
+        return Err(WfError::InvalidArgument(format!(
+            "fairness weight {w} on queue {queue:?} is not a finite number above 0 (1.0 by \
+             default; a weight of 0 would never be admitted)"
+        )));
     }
     if options.debounce.is_some() {
         return Err(WfError::InvalidArgument(
@@ -265,5 +285,7 @@ fn queued_start(
         queue: queue.clone(),
         priority: options.queue_priority,
         dedupe_id: options.dedupe_id.clone(),
+        fairness_key: options.fairness_key.clone(),
+        fairness_weight: options.fairness_weight,
     }))
 }

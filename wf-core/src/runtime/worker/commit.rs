@@ -555,6 +555,7 @@ pub(super) async fn commit_task(
     }
     if closes {
         core.wake.workflow.notify_one();
+        core.wake.slot_freed();
     }
     core.wake.progress.publish_local(&run.workflow_id);
     // Clients waiting on the workflow id care for outcomes only: a close, an update's

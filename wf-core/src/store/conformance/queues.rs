@@ -2,7 +2,8 @@
 //! admission pass lets it in; a queue of concurrency 1 admits one run at a time, by priority
 //! then arrival, the next one once the one admitted closes; a queue's rate admits as its
 //! token bucket refills; a deduplication id is refused while a run of the queue holds it; a
-//! queue without settings admits at once.
+//! queue without settings admits at once; within one priority, fairness keys are admitted in
+//! turns by weight, whatever their backlogs.
 
 use super::fixtures::*;
 use crate::data::queue::{QueueSpot, QueuedStart, WorkflowQueue};
@@ -20,13 +21,71 @@ pub(super) async fn enqueue(
     dedupe: Option<&str>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    let mut req = start_request(id, &format!("run-{id}"), now_ms);
-    req.queue = Some(QueuedStart {
-        queue: queue.into(),
+    let start = QueuedStart {
         priority,
         dedupe_id: dedupe.map(str::to_owned),
-    });
+        ..QueuedStart::on(queue)
+    };
+    enqueue_start(store, id, start, now_ms).await
+}
+
+/// Starts run `run-{id}` of workflow `id` as `start` says.
+async fn enqueue_start(
+    store: &dyn Store,
+    id: &str,
+    start: QueuedStart,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let mut req = start_request(id, &format!("run-{id}"), now_ms);
+    req.queue = Some(start);
     store.start_run(req).await.map(drop)
+}
+
+/// Sets queue `name` to a concurrency of 1.
+async fn queue_of_one(store: &dyn Store, name: &str) {
+    store
+        .admin()
+        .set_workflow_queue(WorkflowQueue::new(name).concurrency(1), T0)
+        .await
+        .unwrap();
+}
+
+/// Puts `n` runs of fairness key `key` of weight `weight` on queue `queue`, ids `{key}{i}`,
+/// at `now_ms` and after.
+async fn enqueue_keyed(
+    store: &dyn Store,
+    queue: &str,
+    key: &str,
+    weight: f64,
+    n: usize,
+    now_ms: i64,
+) {
+    for i in 0..n {
+        let start = QueuedStart {
+            fairness_key: Some(key.into()),
+            fairness_weight: Some(weight),
+            ..QueuedStart::on(queue)
+        };
+        enqueue_start(store, &format!("{key}{i}"), start, now_ms + i as i64)
+            .await
+            .unwrap();
+    }
+}
+
+/// The fairness keys (the ids' letters) of the next `n` runs a queue of concurrency 1
+/// admits, each closed before the next pass.
+async fn admit_one_by_one(store: &dyn Store, n: usize, now_ms: i64) -> String {
+    let mut keys = String::new();
+    for step in 0..n as i64 {
+        let now = now_ms + 10 * step;
+        let pass = store.admin().admit_queued(now).await.unwrap();
+        assert_eq!(pass.admitted, 1, "a queue of one with held runs");
+        let leased = ready(store, now + 1).await;
+        assert_eq!(leased.len(), 1, "one run at a time: {leased:?}");
+        store.terminate(&leased[0], "done", now + 2).await.unwrap();
+        keys.extend(leased[0].chars().next());
+    }
+    keys
 }
 
 /// The workflow ids of the tasks ready at `now_ms`.
@@ -43,10 +102,7 @@ async fn ready(store: &dyn Store, now_ms: i64) -> Vec<String> {
 /// the held runs in that order.
 pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Store>) {
     let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "q").await;
     assert_eq!(
         admin.workflow_queues().await.unwrap(),
         [WorkflowQueue::new("q").concurrency(1)]
@@ -94,10 +150,7 @@ pub async fn a_queue_of_one_admits_one_at_a_time_by_priority(store: Arc<dyn Stor
 /// it is taken again.
 pub async fn a_queue_refuses_a_dedupe_id_held_by_a_running_run(store: Arc<dyn Store>) {
     let admin = store.admin();
-    admin
-        .set_workflow_queue(WorkflowQueue::new("q").concurrency(1), T0)
-        .await
-        .unwrap();
+    queue_of_one(&*store, "q").await;
     enqueue(&*store, "a", "q", 0, Some("d-1"), T0)
         .await
         .unwrap();
@@ -179,4 +232,63 @@ pub async fn a_queue_rate_admits_as_its_bucket_refills(store: Arc<dyn Store>) {
     let mut leased = ready(&*store, T0 + 1611).await;
     leased.sort();
     assert_eq!(leased, ["r0", "r1", "r2", "r3", "r4"]);
+}
+
+/// Within one priority, fairness keys of equal weight are admitted in turns though one has 5
+/// times the backlog and came first; a run of a lower priority still goes first; a key that
+/// was idle starts at the queue's clock, with no credit for its idling.
+pub async fn queue_keys_of_equal_weight_take_turns_whatever_their_backlogs(store: Arc<dyn Store>) {
+    queue_of_one(&*store, "fair").await;
+    enqueue_keyed(&*store, "fair", "a", 1.0, 20, T0).await;
+    enqueue_keyed(&*store, "fair", "b", 1.0, 4, T0 + 100).await;
+    let urgent = QueuedStart {
+        priority: -1,
+        fairness_key: Some("u".into()),
+        ..QueuedStart::on("fair")
+    };
+    enqueue_start(&*store, "u", urgent, T0 + 200).await.unwrap();
+    let keys = admit_one_by_one(&*store, 9, T0 + 1_000).await;
+    assert_eq!(keys, "uabababab", "priority first, then the keys in turns");
+    enqueue_keyed(&*store, "fair", "e", 1.0, 4, T0 + 2_000).await;
+    let keys = admit_one_by_one(&*store, 4, T0 + 3_000).await;
+    assert_eq!(keys, "eaea", "a new key starts at the clock, not before it");
+}
+
+/// Fairness keys of weights 2 and 1 share the admissions 2 to 1 while both have runs held.
+pub async fn queue_keys_share_admissions_by_weight(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    queue_of_one(&*store, "w").await;
+    enqueue_keyed(&*store, "w", "c", 2.0, 20, T0).await;
+    enqueue_keyed(&*store, "w", "d", 1.0, 20, T0 + 100).await;
+    let keys = admit_one_by_one(&*store, 12, T0 + 1_000).await;
+    let heavy = keys.chars().filter(|k| *k == 'c').count();
+    assert_eq!(
+        heavy, 8,
+        "weight 2 of 3 took {heavy} of 12 admissions: {keys}"
+    );
+    let spot = admin.queue_spot("run-d19").await.unwrap().unwrap();
+    assert_eq!(spot.position, Some(28), "the last of 28 held in fair order");
+}
+
+/// Deleting a run (held on its queue, so terminated first) or purging a closed one removes its
+/// queue row: the queue no longer knows it, and its deduplication id is free.
+pub async fn a_deleted_or_purged_run_leaves_its_queue(store: Arc<dyn Store>) {
+    let admin = store.admin();
+    queue_of_one(&*store, "q").await;
+    enqueue(&*store, "a", "q", 0, Some("d-1"), T0)
+        .await
+        .unwrap();
+    enqueue(&*store, "b", "q", 0, None, T0 + 1).await.unwrap();
+    assert!(admin.queue_spot("run-a").await.unwrap().is_some());
+    admin.delete_run("a", None, "erase", T0 + 2).await.unwrap();
+    assert_eq!(admin.queue_spot("run-a").await.unwrap(), None);
+    let spot = admin.queue_spot("run-b").await.unwrap().unwrap();
+    assert_eq!(spot.position, Some(1), "the deleted run no longer counts");
+    enqueue(&*store, "c", "q", 0, Some("d-1"), T0 + 2)
+        .await
+        .unwrap();
+    store.terminate("b", "done", T0 + 3).await.unwrap();
+    let purged = admin.purge_closed_runs(T0 + 4, 10).await.unwrap();
+    assert!(!purged.is_empty(), "the closed run was purged");
+    assert_eq!(admin.queue_spot("run-b").await.unwrap(), None);
 }

@@ -3,6 +3,7 @@
 use super::tables::{MemoryTx, QueuedRow, Result};
 use crate::data::queue::{QueueCount, QueueRow, QueuedStart};
 use crate::data::run::RunStatus;
+use crate::store::rules::fairness::virtual_start;
 use crate::store::rules::tx::{QueueTable, QueuedRun};
 
 impl MemoryTx {
@@ -50,7 +51,36 @@ impl QueueTable for MemoryTx {
         Ok(self.workflow_queues.remove(&name.to_string()))
     }
 
-    async fn insert_queued_run(&mut self, run_id: &str, start: &QueuedStart) -> Result<()> {
+    async fn queue_fair_turn(&mut self, queue: &str, key: &str, cost: f64) -> Result<f64> {
+        let clock = self
+            .queue_fair_clocks
+            .get(&queue.to_string())
+            .copied()
+            .unwrap_or(0.0);
+        let at = (queue.to_string(), key.to_string());
+        let vstart = virtual_start(clock, self.queue_fair_passes.get(&at).copied());
+        self.queue_fair_passes.insert(at, vstart + cost);
+        Ok(vstart)
+    }
+
+    async fn advance_queue_clock(&mut self, queue: &str, vstart: f64) -> Result<()> {
+        let name = queue.to_string();
+        if self
+            .queue_fair_clocks
+            .get(&name)
+            .is_none_or(|c| *c < vstart)
+        {
+            self.queue_fair_clocks.insert(name, vstart);
+        }
+        Ok(())
+    }
+
+    async fn insert_queued_run(
+        &mut self,
+        run_id: &str,
+        start: &QueuedStart,
+        vstart: f64,
+    ) -> Result<()> {
         let seq = self.next_seq();
         let row = QueuedRow {
             seq,
@@ -58,6 +88,7 @@ impl QueueTable for MemoryTx {
             priority: start.priority,
             dedupe_id: start.dedupe_id.clone(),
             admitted: false,
+            vstart,
         };
         self.queued_runs.insert(run_id.to_string(), row);
         Ok(())
@@ -85,7 +116,10 @@ impl QueueTable for MemoryTx {
             .filter(|(run_id, r)| !r.admitted && self.run_running(run_id))
             .collect();
         held.sort_by(|(_, a), (_, b)| {
-            (&a.queue, a.priority, a.seq).cmp(&(&b.queue, b.priority, b.seq))
+            (&a.queue, a.priority)
+                .cmp(&(&b.queue, b.priority))
+                .then(a.vstart.total_cmp(&b.vstart))
+                .then(a.seq.cmp(&b.seq))
         });
         Ok(held
             .into_iter()
@@ -93,6 +127,7 @@ impl QueueTable for MemoryTx {
                 run_id: run_id.clone(),
                 queue: r.queue.clone(),
                 admitted: false,
+                vstart: r.vstart,
             })
             .collect())
     }
@@ -114,15 +149,25 @@ impl QueueTable for MemoryTx {
         }))
     }
 
-    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
-        Ok(self
-            .queued_runs
-            .get(&run_id.to_string())
-            .map(|r| QueuedRun {
-                run_id: run_id.to_string(),
-                queue: r.queue.clone(),
-                admitted: r.admitted,
-            }))
+    async fn delete_queued_runs(&mut self, run_ids: &[String]) -> Result<()> {
+        for run_id in run_ids {
+            self.queued_runs.remove(run_id);
+        }
+        Ok(())
+    }
+
+    async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
+        Ok(run_ids
+            .iter()
+            .filter_map(|run_id| {
+                self.queued_runs.get(run_id).map(|r| QueuedRun {
+                    run_id: run_id.clone(),
+                    queue: r.queue.clone(),
+                    admitted: r.admitted,
+                    vstart: r.vstart,
+                })
+            })
+            .collect())
     }
 
     async fn queue_counts(&mut self) -> Result<Vec<QueueCount>> {

@@ -57,6 +57,10 @@ pub struct MemoryTx {
     pub(super) fair_passes: UndoMap<String, f64>,
     /// The virtual clock of fair queuing: one entry, absent until a lease moves it from 0.
     pub(super) fair_clock: UndoMap<(), f64>,
+    /// The pass of each fairness key on each queue of workflow starts, by (queue, key).
+    pub(super) queue_fair_passes: UndoMap<(String, String), f64>,
+    /// The fair-queuing clock of each queue of workflow starts (absent: 0).
+    pub(super) queue_fair_clocks: UndoMap<String, f64>,
     /// The last number given to a run, an inbox message, an update. Not undone: a failed call
     /// may leave a gap, which orders nothing differently.
     pub(super) last_seq: u64,
@@ -89,6 +93,8 @@ pub(super) struct QueuedRow {
     pub(super) dedupe_id: Option<String>,
     /// Whether its queue admitted it.
     pub(super) admitted: bool,
+    /// Its virtual start in its queue's fair queuing.
+    pub(super) vstart: f64,
 }
 
 /// A pending activity: the task as returned to callers, plus its queue state.
@@ -138,7 +144,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 20] {
+    fn journals(&mut self) -> [&mut dyn Journal; 22] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -160,6 +166,8 @@ impl MemoryTx {
             &mut self.fair_clock,
             &mut self.workflow_queues,
             &mut self.queued_runs,
+            &mut self.queue_fair_passes,
+            &mut self.queue_fair_clocks,
         ]
     }
 

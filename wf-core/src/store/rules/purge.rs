@@ -49,6 +49,7 @@ pub(crate) async fn delete_runs<X: Tx>(
     tx.delete_runs_activities(&run_ids).await?;
     tx.delete_runs_timers(&run_ids).await?;
     tx.delete_runs_search(&run_ids).await?;
+    tx.delete_queued_runs(&run_ids).await?;
     tx.delete_runs(&run_ids).await?;
     let mut chains: Vec<(String, String)> = batch
         .into_iter()

@@ -7,7 +7,7 @@ use crate::error::StoreError;
 use std::future::Future;
 
 /// A run on a queue, as the admission reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct QueuedRun {
     /// The run.
     pub run_id: String,
@@ -15,6 +15,8 @@ pub struct QueuedRun {
     pub queue: String,
     /// Whether its queue admitted it.
     pub admitted: bool,
+    /// Its virtual start in its queue's fair queuing (see `rules/queues.rs`).
+    pub vstart: f64,
 }
 
 /// The `workflow_queues` and `queued_runs` tables.
@@ -52,12 +54,30 @@ pub trait QueueTable {
         name: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Records that run `run_id` was started on a queue, held, after every run recorded
-    /// before it.
+    /// The virtual start of a run of fairness key `key` costing `cost` held on queue `queue`:
+    /// `max(clock, pass)` of the queue's clock and the key's pass on it (the clock when the
+    /// key has none); moves the key's pass to that plus `cost` (see `rules/fairness.rs`).
+    fn queue_fair_turn(
+        &mut self,
+        queue: &str,
+        key: &str,
+        cost: f64,
+    ) -> impl Future<Output = Result<f64, StoreError>> + Send;
+
+    /// Moves the fair-queuing clock of queue `queue` to `vstart` if it is later.
+    fn advance_queue_clock(
+        &mut self,
+        queue: &str,
+        vstart: f64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Records that run `run_id` was started on a queue, held, with virtual start `vstart`,
+    /// after every run recorded before it.
     fn insert_queued_run(
         &mut self,
         run_id: &str,
         start: &QueuedStart,
+        vstart: f64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The run of queue `queue` with deduplication id `dedupe_id` that is still running (held
@@ -69,7 +89,8 @@ pub trait QueueTable {
     ) -> impl Future<Output = Result<Option<(String, String)>, StoreError>> + Send;
 
     /// The held runs of every queue whose run is running, by queue name, then in admission
-    /// order (priority, lower first; then the order they were recorded).
+    /// order (priority, lower first; then virtual start, lower first; then the order they
+    /// were recorded).
     fn held_runs(&mut self) -> impl Future<Output = Result<Vec<QueuedRun>, StoreError>> + Send;
 
     /// How many admitted runs of queue `queue` are running.
@@ -85,11 +106,18 @@ pub trait QueueTable {
         run_id: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// The queue row of run `run_id`, if it was started on a queue.
-    fn queued_run(
+    /// Deletes the queue rows of runs `run_ids` (purged or deleted).
+    fn delete_queued_runs(
         &mut self,
-        run_id: &str,
-    ) -> impl Future<Output = Result<Option<QueuedRun>, StoreError>> + Send;
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The queue rows of those of runs `run_ids` that were started on a queue, in one read,
+    /// in any order.
+    fn queued_runs(
+        &mut self,
+        run_ids: &[String],
+    ) -> impl Future<Output = Result<Vec<QueuedRun>, StoreError>> + Send;
 
     /// Per queue with runs that are running (held, or admitted), by name: how many are held
     /// and how many admitted. A read: it retires nothing.

@@ -1,6 +1,6 @@
 //! The `workflow_queues` and `queued_runs` tables of the SQLite store.
 
-use super::rows::db;
+use super::rows::{db, name_filter};
 use super::tx::{Result, SqliteTx};
 use crate::data::queue::{queue_columns, queue_of_columns, QueueCount, QueueRow, QueuedStart};
 use crate::store::rules::tx::{QueueTable, QueuedRun};
@@ -89,18 +89,51 @@ impl QueueTable for SqliteTx {
         Ok(n > 0)
     }
 
-    async fn insert_queued_run(&mut self, run_id: &str, start: &QueuedStart) -> Result<()> {
+    async fn queue_fair_turn(&mut self, queue: &str, key: &str, cost: f64) -> Result<f64> {
         self.conn
             .prepare_cached(
-                "INSERT INTO queued_runs (run_id, queue_name, priority, dedupe_id) \
-                 VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO queue_fair_passes (queue_name, fair_key, pass) \
+                 VALUES (?1, ?2, COALESCE((SELECT vclock FROM queue_fair_clocks \
+                 WHERE queue_name = ?1), 0) + ?3) \
+                 ON CONFLICT (queue_name, fair_key) DO UPDATE \
+                 SET pass = max(pass, COALESCE((SELECT vclock FROM queue_fair_clocks \
+                 WHERE queue_name = ?1), 0)) + ?3 \
+                 RETURNING pass - ?3",
+            )
+            .and_then(|mut s| s.query_row(params![queue, key, cost], |r| r.get(0)))
+            .map_err(db("take a fair turn on a queue"))
+    }
+
+    async fn advance_queue_clock(&mut self, queue: &str, vstart: f64) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO queue_fair_clocks (queue_name, vclock) VALUES (?1, ?2) \
+                 ON CONFLICT (queue_name) DO UPDATE SET vclock = max(vclock, excluded.vclock)",
+            )
+            .and_then(|mut s| s.execute(params![queue, vstart]))
+            .map_err(db("move a queue's fair clock"))?;
+        Ok(())
+    }
+
+    async fn insert_queued_run(
+        &mut self,
+        run_id: &str,
+        start: &QueuedStart,
+        vstart: f64,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO queued_runs (run_id, queue_name, priority, dedupe_id, fair_key, \
+                 vstart) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .and_then(|mut s| {
                 s.execute(params![
                     run_id,
                     start.queue,
                     start.priority,
-                    start.dedupe_id
+                    start.dedupe_id,
+                    start.fairness_key(),
+                    vstart
                 ])
             })
             .map_err(db("put a run on its queue"))?;
@@ -129,10 +162,10 @@ impl QueueTable for SqliteTx {
     async fn held_runs(&mut self) -> Result<Vec<QueuedRun>> {
         self.conn
             .prepare_cached(
-                "SELECT q.run_id, q.queue_name FROM queued_runs q \
+                "SELECT q.run_id, q.queue_name, q.vstart FROM queued_runs q \
                  JOIN runs ON runs.run_id = q.run_id \
                  WHERE q.admitted = 0 AND runs.status = 'running' \
-                 ORDER BY q.queue_name, q.priority, q.seq",
+                 ORDER BY q.queue_name, q.priority, q.vstart, q.seq",
             )
             .and_then(|mut s| {
                 s.query_map([], |r| {
@@ -140,6 +173,7 @@ impl QueueTable for SqliteTx {
                         run_id: r.get(0)?,
                         queue: r.get(1)?,
                         admitted: false,
+                        vstart: r.get(2)?,
                     })
                 })?
                 .collect()
@@ -178,20 +212,33 @@ impl QueueTable for SqliteTx {
         Ok(n > 0)
     }
 
-    async fn queued_run(&mut self, run_id: &str) -> Result<Option<QueuedRun>> {
+    async fn delete_queued_runs(&mut self, run_ids: &[String]) -> Result<()> {
+        self.for_each_id(
+            "DELETE FROM queued_runs WHERE run_id = ?1",
+            run_ids,
+            "delete purged runs' queue rows",
+        )
+    }
+
+    async fn queued_runs(&mut self, run_ids: &[String]) -> Result<Vec<QueuedRun>> {
+        let ids = name_filter(Some(run_ids));
         self.conn
-            .prepare_cached("SELECT queue_name, admitted FROM queued_runs WHERE run_id = ?1")
+            .prepare_cached(
+                "SELECT run_id, queue_name, admitted, vstart FROM queued_runs \
+                 WHERE run_id IN (SELECT value FROM json_each(?1))",
+            )
             .and_then(|mut s| {
-                s.query_row(params![run_id], |r| {
+                s.query_map(params![ids], |r| {
                     Ok(QueuedRun {
-                        run_id: run_id.to_string(),
-                        queue: r.get(0)?,
-                        admitted: r.get::<_, i64>(1)? != 0,
+                        run_id: r.get(0)?,
+                        queue: r.get(1)?,
+                        admitted: r.get::<_, i64>(2)? != 0,
+                        vstart: r.get(3)?,
                     })
-                })
-                .optional()
+                })?
+                .collect()
             })
-            .map_err(db("read a run's queue"))
+            .map_err(db("read the queues of runs"))
     }
 
     async fn queue_counts(&mut self) -> Result<Vec<QueueCount>> {

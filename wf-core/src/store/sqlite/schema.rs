@@ -10,8 +10,29 @@ use rusqlite::Connection;
 /// released script: append the next one.
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
-    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15,
+    SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15, SCHEMA_V16,
 ];
+
+/// v16: fairness keys of queued starts (see `rules/queues.rs`). Each queued run's fairness
+/// key and virtual start; the pass of each key on each queue and each queue's clock; the held
+/// runs in the order an admission takes them. Runs already held are of key `""`, start 0.
+const SCHEMA_V16: &str = "
+ALTER TABLE queued_runs ADD COLUMN fair_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE queued_runs ADD COLUMN vstart REAL NOT NULL DEFAULT 0;
+DROP INDEX queued_runs_held;
+CREATE INDEX queued_runs_held ON queued_runs (queue_name, priority, vstart, seq)
+    WHERE admitted = 0;
+CREATE TABLE queue_fair_passes (
+    queue_name  TEXT NOT NULL,
+    fair_key    TEXT NOT NULL,
+    pass        REAL NOT NULL,
+    PRIMARY KEY (queue_name, fair_key)
+) WITHOUT ROWID;
+CREATE TABLE queue_fair_clocks (
+    queue_name  TEXT PRIMARY KEY,
+    vclock      REAL NOT NULL
+) WITHOUT ROWID;
+";
 
 /// v15: queues of workflow starts (see `rules/queues.rs`). The settings of each queue (with
 /// its rate's token bucket); the
