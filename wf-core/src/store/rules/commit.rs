@@ -219,6 +219,7 @@ pub(crate) async fn commit<X: Tx>(
         };
         create_run(tx, &new, &record.chain_id, now).await?;
         super::search::carry_over(tx, run_id, &new.run_id, !new.memo.is_empty()).await?;
+        super::queues::carry_over(tx, run_id, &new.run_id).await?;
     }
     let mut notify = std::mem::take(&mut c.notify);
     if failed {

@@ -108,6 +108,24 @@ pub(crate) async fn admit_queued<X: Tx>(
     Ok(out)
 }
 
+/// A run that goes on as run `to` (continued as new, or retried after a failure) keeps its
+/// queue's slot: if run `from` was admitted by its queue, `to` is recorded on the same queue
+/// as admitted at once, so the queue goes on counting the chain as one of its running runs
+/// (without this a concurrency-1 queue would admit another run beside the chain). A held
+/// run never goes on: it has not run.
+pub(crate) async fn carry_over<X: Tx>(tx: &mut X, from: &str, to: &str) -> Result<(), StoreError> {
+    let Some(row) = tx.queued_runs(&[from.to_string()]).await?.pop() else {
+        return Ok(());
+    };
+    if !row.admitted {
+        return Ok(());
+    }
+    tx.insert_queued_run(to, &QueuedStart::on(row.queue), row.vstart)
+        .await?;
+    tx.mark_admitted(to).await?;
+    Ok(())
+}
+
 /// Where run `run_id` is on its queue, if it was started on one.
 pub(crate) async fn queue_spot<X: Tx>(
     tx: &mut X,

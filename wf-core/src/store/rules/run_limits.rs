@@ -187,6 +187,7 @@ async fn start_retry<X: Tx>(
     };
     let created = create_run(tx, &new, &run.chain_id, now_ms).await?;
     super::search::carry_over(tx, &run.run_id, &new.run_id, false).await?;
+    super::queues::carry_over(tx, &run.run_id, &new.run_id).await?;
     tx.update_run(&RunChange {
         run_id: &created.run_id,
         next_event_id: created.next_event_id,
