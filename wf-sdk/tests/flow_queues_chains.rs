@@ -1,7 +1,8 @@
-//! A queued run that goes on as a new run keeps its queue's slot, on the three stores: a run
-//! of a concurrency-1 queue that continues as new, or fails and is retried by its retry
-//! policy, goes on counting as the queue's one running run, so the next run stays held until
-//! the chain ends, and is then admitted.
+//! Queued runs outside admission, on the three stores: a run of a concurrency-1 queue that
+//! continues as new, or fails and is retried by its retry policy, goes on counting as the
+//! queue's one running run, so the next run stays held until the chain ends, and is then
+//! admitted; a held run that is cancelled closes at once, as cancelled, and never takes the
+//! queue's slot.
 
 mod common;
 use common::*;
@@ -150,7 +151,51 @@ async fn a_retried_run_keeps_its_queue_slot(backend: Backend) {
     engine.shutdown().await;
 }
 
+async fn a_cancelled_held_run_closes_at_once(backend: Backend) {
+    let engine = builder(backend, "queue-cancel-held")
+        .workflow::<Lapper>()
+        .workflow_queue(WorkflowQueue::new("one").concurrency(1))
+        .build()
+        .await
+        .unwrap();
+    let client = engine.client();
+    let on = || StartOptions::new().queue("one");
+    let first = client.start_with::<Lapper>("first", 0, on()).await.unwrap();
+    let victim = client
+        .start_with::<Lapper>("victim", 0, on())
+        .await
+        .unwrap();
+    let after = client.start_with::<Lapper>("after", 0, on()).await.unwrap();
+    let held = client.handle::<Lapper>("victim").describe().await.unwrap();
+    assert_eq!(held.queue_position, Some(1), "{held:?}");
+    client.handle::<Lapper>("victim").cancel().await.unwrap();
+    // Closed without waiting for the queue: `first` still holds its slot.
+    assert!(matches!(victim.result().await, Err(WfError::Cancelled(_))));
+    let d = client.handle::<Lapper>("victim").describe().await.unwrap();
+    assert_eq!(d.status, RunStatus::Cancelled);
+    let history = client.handle::<Lapper>("victim").history().await.unwrap();
+    let kinds: Vec<&str> = history.iter().map(|e| e.kind.name()).collect();
+    assert_eq!(kinds, ["WorkflowStarted", "WorkflowCancelled"]);
+    let next = client.handle::<Lapper>("after").describe().await.unwrap();
+    assert_eq!(
+        next.queue_position,
+        Some(1),
+        "the cancelled run left the queue"
+    );
+    client.handle::<Lapper>("first").finish().await.unwrap();
+    first.result().await.unwrap();
+    eventually("after admitted", || async {
+        let d = client.handle::<Lapper>("after").describe().await.ok()?;
+        d.queue_position.is_none().then_some(())
+    })
+    .await;
+    client.handle::<Lapper>("after").finish().await.unwrap();
+    after.result().await.unwrap();
+    engine.shutdown().await;
+}
+
 both!(
+    a_cancelled_held_run_closes_at_once,
     a_run_continued_as_new_keeps_its_queue_slot,
     a_retried_run_keeps_its_queue_slot,
 );

@@ -87,6 +87,16 @@ pub(crate) async fn deliver_to<X: Tx>(
             status,
         });
     }
+    // A run held on its queue has not run: a cancellation closes it at once, as DBOS
+    // cancels an enqueued workflow (it would otherwise wait for the queue to admit it).
+    if let Message::CancelRequested { reason } = &message {
+        if super::queues::is_held(tx, &run.run_id).await? {
+            super::terminate::cancel_unstarted_run(tx, run, reason, now_ms).await?;
+            return Ok(DeliverOutcome::Enqueued {
+                run_id: run.run_id.clone(),
+            });
+        }
+    }
     if let Message::Signal {
         signal_id: Some(id),
         ..

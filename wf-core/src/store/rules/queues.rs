@@ -126,6 +126,12 @@ pub(crate) async fn carry_over<X: Tx>(tx: &mut X, from: &str, to: &str) -> Resul
     Ok(())
 }
 
+/// Whether run `run_id` is held on its queue (started on one, not admitted yet).
+pub(crate) async fn is_held<X: Tx>(tx: &mut X, run_id: &str) -> Result<bool, StoreError> {
+    let rows = tx.queued_runs(&[run_id.to_string()]).await?;
+    Ok(rows.iter().any(|r| !r.admitted))
+}
+
 /// Where run `run_id` is on its queue, if it was started on one.
 pub(crate) async fn queue_spot<X: Tx>(
     tx: &mut X,

@@ -97,6 +97,42 @@ async fn close_terminated<X: Tx>(
     let kind = EventKind::WorkflowTerminated {
         reason: reason.to_string(),
     };
+    close_from_outside(tx, run, kind, RunStatus::Terminated, reason, now_ms).await
+}
+
+/// Cancels the running `run`, which never ran (held on its queue of workflow starts): no
+/// workflow code can handle the request, so the run closes as cancelled at once, with a
+/// `WorkflowCancelled` event, and its parent is told, as a terminated run's is.
+pub(crate) async fn cancel_unstarted_run<X: Tx>(
+    tx: &mut X,
+    run: &RunRecord,
+    reason: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    let kind = EventKind::WorkflowCancelled {
+        reason: reason.to_string(),
+    };
+    close_from_outside(tx, run, kind, RunStatus::Cancelled, reason, now_ms).await?;
+    // A run that never ran has started no children: only a parent to tell.
+    if let Some(parent) = first_parent(tx, &run.run_id).await? {
+        let message = Message::ChildClosed {
+            seq: parent.seq,
+            outcome: ChildOutcome::Cancelled(reason.to_string()),
+        };
+        notify_run(tx, &parent.run_id, message, now_ms).await?;
+    }
+    Ok(())
+}
+
+/// Closes `run` with the event `kind` and the status `status`, for `reason`.
+async fn close_from_outside<X: Tx>(
+    tx: &mut X,
+    run: &RunRecord,
+    kind: EventKind,
+    status: RunStatus,
+    reason: &str,
+    now_ms: i64,
+) -> Result<(), StoreError> {
     let data = encode_event(now_ms, &kind).map_err(encode_failed)?;
     tx.insert_events(&run.run_id, run.next_event_id, &data)
         .await?;
@@ -107,7 +143,7 @@ async fn close_terminated<X: Tx>(
         summary: None,
         ready_at: None,
         close: Some(RunClosing {
-            status: RunStatus::Terminated,
+            status,
             closed_ms: now_ms,
             result: None,
             failure: Some(reason),
