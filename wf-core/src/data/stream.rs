@@ -12,9 +12,10 @@ use super::payload::Payload;
 /// the run's history too, so large outputs belong in a blob store, named by the entry.
 pub const MAX_STREAM_ENTRY_BYTES: usize = 256 * 1024;
 
-/// Most entries one stream of a run holds (10,000), the close included. A write past it
-/// records nothing and fails with [`StreamError::Full`]; start a new stream (or continue as
-/// new) for more.
+/// Most entries one stream of a run takes (10,000), the close included. Each writer is held
+/// to it: the workflow's own writes count against it, and an activity's write is refused once
+/// the stream holds that many. A write past it records nothing and fails with
+/// [`StreamError::Full`]; start a new stream (or continue as new) for more.
 pub const MAX_STREAM_ENTRIES: u64 = 10_000;
 
 /// A stream write that was refused; nothing was recorded.
