@@ -15,7 +15,7 @@ use hyper_util::rt::TokioIo;
 use serde_json::json;
 use std::time::Duration;
 use tokio::net::TcpStream;
-use wf_http::{Role, ServeOptions, Server, Tokens};
+use wf_http::{ConnectExt, Role, ServeOptions, Server, Tokens};
 use wf_sdk::prelude::*;
 
 const READ: &str = "read-token";
@@ -425,6 +425,77 @@ async fn the_remote_client_reads_streams_and_published_events(net: Net) {
     let pending = http.get("/_/runs/w-1/published/never?timeout_ms=10").await;
     assert_eq!(pending.status, 202);
     assert_eq!(pending.body, json!({ "status": "pending" }));
+    h.finish().await.expect("signal");
+    engine.shutdown().await;
+}
+
+/// A TCP proxy to `upstream` that closes the first `cuts` connections asking for a stream as
+/// soon as the server answers anything on them; the count of cuts made is shared.
+async fn cutting_proxy(
+    upstream: std::net::SocketAddr,
+    cuts: usize,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let made = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = made.clone();
+    tokio::spawn(async move {
+        while let Ok((mut down, _)) = listener.accept().await {
+            let made = counter.clone();
+            tokio::spawn(async move {
+                let mut up = TcpStream::connect(upstream).await.unwrap();
+                let mut request = vec![0u8; 8192];
+                let n = down.read(&mut request).await.unwrap_or(0);
+                let asks_stream = String::from_utf8_lossy(&request[..n]).contains("/streams/");
+                let cut = asks_stream
+                    && made
+                        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |m| {
+                            (m < cuts).then_some(m + 1)
+                        })
+                        .is_ok();
+                if up.write_all(&request[..n]).await.is_err() {
+                    return;
+                }
+                if cut {
+                    let mut answer = [0u8; 1];
+                    let _ = up.read(&mut answer).await;
+                    return; // both connections dropped: the client sees the answer break
+                }
+                let _ = tokio::io::copy_bidirectional(&mut down, &mut up).await;
+            });
+        }
+    });
+    (addr, made)
+}
+
+#[tokio::test]
+async fn the_remote_reader_reopens_a_broken_event_stream() {
+    let (engine, server) = served(Net::Http).await;
+    let (proxy, cuts) = cutting_proxy(server.local_addr(), 2).await;
+    let remote = Client::connect(format!("http://{proxy}"))
+        .token(READ)
+        .await
+        .expect("connect");
+    let h = engine
+        .client()
+        .start::<Writer>("w-1", 3)
+        .await
+        .expect("start");
+    let follower = tokio::spawn(
+        remote
+            .handle::<Writer>("w-1")
+            .stream::<Token>("tokens")
+            .collect(),
+    );
+    h.allow(3).await.expect("signal");
+    let all = follower.await.expect("join").expect("read");
+    assert_eq!(all, vec![(0, token(0)), (1, token(1)), (2, token(2))]);
+    assert_eq!(cuts.load(std::sync::atomic::Ordering::SeqCst), 2);
     h.finish().await.expect("signal");
     engine.shutdown().await;
 }
