@@ -499,3 +499,31 @@ async fn the_remote_reader_reopens_a_broken_event_stream() {
     h.finish().await.expect("signal");
     engine.shutdown().await;
 }
+
+/// The server's per-request timeout bounds the wait for the answer's head, not an event
+/// stream that then follows its run for longer.
+#[tokio::test]
+async fn an_event_stream_outlives_the_request_timeout() {
+    let engine = Engine::builder()
+        .memory()
+        .workflow::<Writer>()
+        .build()
+        .await
+        .expect("engine");
+    let mut options = ServeOptions::default().token(TOKEN);
+    options.request_timeout = Duration::from_millis(50);
+    let server = Net::Http.serve(&engine, options).await;
+    let h = engine
+        .client()
+        .start::<Writer>("w-1", 1)
+        .await
+        .expect("start");
+    let reader = SseReader::open(&server, PATH, TOKEN, None).await;
+    assert_eq!(reader.status, 200);
+    // Well past the timeout before the write.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    h.allow(1).await.expect("signal");
+    assert_eq!(reader.rest().await, vec![entry(0, 0), end(Some(1))]);
+    h.finish().await.expect("signal");
+    engine.shutdown().await;
+}
