@@ -227,6 +227,18 @@ pub enum Command {
         #[arg(long, default_value = "30s", value_parser = crate::render::parse_duration)]
         wait: std::time::Duration,
     },
+    /// Print the entries of stream NAME of a workflow's latest run as they come (`OFFSET
+    /// VALUE_JSON` a line; with --json, one `{"offset", "value"}` object a line), until the
+    /// stream is closed or the run has closed and every entry was printed.
+    Stream {
+        /// The workflow id.
+        id: String,
+        /// The stream's name.
+        name: String,
+        /// The first offset to print (a reader that printed entry N resumes with N + 1).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        from: u64,
+    },
     /// Pause a workflow's latest run as an operator: it gets no workflow task and starts no
     /// activity; signals, updates and fired timers wait, in order, until `wf unpause`.
     Pause {

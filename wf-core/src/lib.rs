@@ -41,15 +41,15 @@ mod workflow;
 
 pub use activity::{
     type_id_of_val, ActivityContext, ActivityFn, ActivityGroup, ActivityInfo, ActivityInvoker,
-    ActivityRegistry, BoxFuture,
+    ActivityRegistry, ActivityStream, BoxFuture,
 };
 pub use batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 pub use client::{
     ActivityResponse, Batches, Client, Debounce, Description, Paused, PendingActivity,
     PendingUpdate, PurgeReport, PurgeRequest, QueryCall, RepairAction, RepairReport, RepairRequest,
     RunInfo, ScheduleHandle, Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions,
-    Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle,
-    DEFAULT_UPDATE_TIMEOUT,
+    StreamRead, StreamReader, Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage,
+    WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
 };
 pub use data::activity::{
     ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,
@@ -69,6 +69,9 @@ pub use data::run::{
 };
 pub use data::run_limits::RunTimeout;
 pub use data::search::{Memo, SearchAttributes, SearchValue};
+pub use data::stream::{
+    StreamEntry, StreamError, StreamPage, MAX_STREAM_ENTRIES, MAX_STREAM_ENTRY_BYTES,
+};
 pub use data::update::UpdateOutcome;
 pub use data::versioning::{BuildIdStatus, VersioningBehavior};
 pub use error::{
@@ -89,6 +92,6 @@ pub use workflow::{
     DynamicHandlers, DynamicInfo, DynamicInput, DynamicQueryFn, DynamicSignal, DynamicSignalKind,
     DynamicUpdate, DynamicUpdateKind, DynamicValidator, Either, Handler, HandlerInfo, HandlerKind,
     InScope, JoinAll, LocalBoxFuture, Param, Role, Select, SelectAll, Signal, Sleep, StartChild,
-    SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition, WaitForSignal,
-    WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
+    StreamWriter, SyncUpdateFn, TimedCondition, Unfinished, Validator, WaitCondition,
+    WaitForSignal, WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
 };

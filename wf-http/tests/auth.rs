@@ -157,6 +157,9 @@ fn concrete(path: &str) -> String {
     path.replace("{type}", "agent_run")
         .replace("{id}", "no-such-run")
         .replace("{update_id}", "u-1")
+        .replace("{name}", "steps")
+        // A published event is waited for even before its run exists: wait little.
+        .replace("{key}", "stage?timeout_ms=1")
         .replace(
             "{action}",
             if path.starts_with("/_activities") {

@@ -64,6 +64,7 @@ mod schema;
 mod search;
 mod starts;
 mod store;
+mod streams;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod timers;

@@ -24,6 +24,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::activities::SCHEMA_V13,
     crate::queues::SCHEMA_V14,
     crate::queues::SCHEMA_V15,
+    crate::streams::SCHEMA_V16,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

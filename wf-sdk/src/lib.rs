@@ -95,8 +95,8 @@ pub mod workflow {
         join_all, join_bounded, select, select_all, ActivityCall, CancellationScope, ChildCall,
         ChildHandle, ChildResult, DynamicInfo, DynamicInput, Either, HandlerInfo, InScope, JoinAll,
         Param, ParentClosePolicy, ParentInfo, Role, Select, SelectAll, Signal, Sleep, StartChild,
-        TimedCondition, VersioningBehavior, WaitCondition, WaitForSignal, WaitForSignalUntil,
-        WorkflowContext, WorkflowDefinition, WorkflowType,
+        StreamWriter, TimedCondition, VersioningBehavior, WaitCondition, WaitForSignal,
+        WaitForSignalUntil, WorkflowContext, WorkflowDefinition, WorkflowType,
     };
 
     /// Deterministic synchronization for workflow code: an async mutex and a queue (in place
@@ -110,7 +110,8 @@ pub mod workflow {
 /// its errors, and how it is retried.
 pub mod activity {
     pub use wf_core::{
-        ActivityContext, ActivityError, ActivityFailure, ActivityInfo, RetryPolicy, TimeoutKind,
+        ActivityContext, ActivityError, ActivityFailure, ActivityInfo, ActivityStream, RetryPolicy,
+        TimeoutKind,
     };
 }
 
@@ -126,9 +127,9 @@ pub mod client {
         ActivityResponse, Batches, BuildIdStatus, Client, Debounce, Description, IdConflictPolicy,
         IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport,
         PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue,
-        SignalCall, SignalRequest, SignalStatus, StartOptions, TaskFailure, UpdateCall,
-        UpdateHandle, UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle,
-        DEFAULT_UPDATE_TIMEOUT,
+        SignalCall, SignalRequest, SignalStatus, StartOptions, StreamPage, StreamRead,
+        StreamReader, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome, UpdateRequest,
+        UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
     };
     // What a run is blocked on, in `Description::blocked_on`.
     pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
@@ -176,7 +177,7 @@ pub mod error {
     pub use wf_core::error::{BackendError, BackendErrorKind, StoreError};
     pub use wf_core::{
         ActivityCallError, Cancelled, ChildError, Rejection, SignalExternalError, SignalWaitError,
-        UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
+        StreamError, UpdateError, WaitKind, WaitTimeout, WfError, WorkflowError,
     };
 }
 
@@ -197,6 +198,7 @@ pub mod flow {
 pub mod limits {
     pub use wf_core::{
         LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_PAYLOAD_BYTES, MAX_REASON_BYTES,
+        MAX_STREAM_ENTRIES, MAX_STREAM_ENTRY_BYTES,
     };
 }
 

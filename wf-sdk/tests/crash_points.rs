@@ -1,13 +1,14 @@
-//! A crash at every commit point: five scenarios (an agent loop with a pause and an
+//! A crash at every commit point: six scenarios (an agent loop with a pause and an
 //! update, an approval with a timer, a payment with activity retries, a child workflow, a
-//! continue-as-new chain) each run once to count their commits K, then once per commit k in
+//! continue-as-new chain, a stream written by a workflow and its activity) each run once to count their commits K, then once per commit k in
 //! 1..=K and per way of dying ([`CRASHES`]: right after the commit, applied but unacknowledged,
 //! not applied), with the fault-injecting store killing the process at commit k. The engine is
 //! then dropped without a clean close, a fresh engine opens the same store (the same in-memory
 //! store, or the SQLite file reopened) and the client retries what it had not seen answered,
 //! with signal and update ids and a start that keeps the existing run. Every ending must be
-//! the uncrashed one, every acknowledged signal and update in history exactly once, and no
-//! activity completion, timer firing, child completion or run close recorded twice.
+//! the uncrashed one, every acknowledged signal and update in history exactly once, no
+//! activity completion, timer firing, child completion or run close recorded twice, and each
+//! stream entry stored once, in order.
 
 mod common;
 use common::*;
@@ -70,6 +71,19 @@ impl Steps {
 
     #[activity]
     pub async fn double(&self, _ctx: ActivityContext, n: u32) -> Result<u32, ActivityError> {
+        Ok(n * 2)
+    }
+
+    /// Writes two entries to the run's stream `steps`, then fails its first attempt: the
+    /// retry writes them again (landing once) and a third.
+    #[activity]
+    pub async fn narrate(&self, ctx: ActivityContext, n: u32) -> Result<u32, ActivityError> {
+        ctx.stream("steps").write(&format!("narrate {n} a")).await?;
+        ctx.stream("steps").write(&format!("narrate {n} b")).await?;
+        if ctx.attempt() == 1 {
+            return Err(ActivityError::retryable("model overloaded"));
+        }
+        ctx.stream("steps").write(&format!("narrate {n} c")).await?;
         Ok(n * 2)
     }
 }
@@ -188,6 +202,23 @@ impl Parent {
 }
 
 #[derive(Default)]
+pub struct Streamer;
+
+#[workflow(name = "crash_streamer")]
+impl Streamer {
+    #[run]
+    async fn run(ctx: &mut WorkflowContext<Self>, n: u32) -> Result<String, WorkflowError> {
+        ctx.stream("steps").write(&format!("start {n}"))?;
+        let doubled = ctx.activity(Steps::narrate, n).retry(fast()).await?;
+        ctx.stream("steps").write(&format!("doubled {doubled}"))?;
+        ctx.sleep(Duration::from_millis(1)).await?;
+        ctx.stream("steps").write(&"slept".to_string())?;
+        ctx.stream("steps").close()?;
+        Ok(format!("streamed {doubled}"))
+    }
+}
+
+#[derive(Default)]
 pub struct Counter;
 
 #[workflow(name = "crash_counter")]
@@ -260,6 +291,7 @@ async fn engine(store: Arc<dyn Store>) -> Engine {
         .workflow::<Doubler>()
         .workflow::<Parent>()
         .workflow::<Counter>()
+        .workflow::<Streamer>()
         .activities(Steps)
         .build()
         .await
@@ -395,7 +427,7 @@ impl Driver {
     }
 }
 
-/// The five scenarios.
+/// The six scenarios.
 #[derive(Debug, Clone, Copy)]
 enum Scenario {
     Agent,
@@ -403,14 +435,16 @@ enum Scenario {
     Payment,
     Child,
     ContinueAsNew,
+    Stream,
 }
 
-const SCENARIOS: [Scenario; 5] = [
+const SCENARIOS: [Scenario; 6] = [
     Scenario::Agent,
     Scenario::Approval,
     Scenario::Payment,
     Scenario::Child,
     Scenario::ContinueAsNew,
+    Scenario::Stream,
 ];
 
 /// What a scenario ended with.
@@ -474,8 +508,33 @@ async fn play(
             d.start::<Counter>("counter", 0).await;
             "counter"
         }
+        Scenario::Stream => {
+            d.start::<Streamer>("streamer", 7).await;
+            "streamer"
+        }
     };
-    let outcome = d.result(id).await;
+    let mut outcome = d.result(id).await;
+    if let Scenario::Stream = scenario {
+        // Every entry once, in order, at offsets 0, 1, 2...: the stream read is the ending.
+        let entries = d
+            .call("read the stream", |c| async move {
+                c.handle::<Streamer>("streamer")
+                    .stream::<String>("steps")
+                    .collect()
+                    .await
+            })
+            .await;
+        for (i, (offset, _)) in entries.iter().enumerate() {
+            assert_eq!(*offset, i as u64, "{scenario:?}: offsets are dense");
+        }
+        let texts: Vec<String> = entries.into_iter().map(|(_, t)| t).collect();
+        outcome = format!("{outcome}: {}", texts.join(", "));
+        assert_eq!(
+            outcome,
+            "streamed 14: start 7, narrate 7 a, narrate 7 b, narrate 7 c, doubled 14, slept",
+            "{scenario:?}: the stream holds each write once, in order"
+        );
+    }
     let histories = d.histories().await;
     check_once(&histories, &d.signals, &d.updates, scenario);
     let mut runs: Vec<(String, usize)> = histories

@@ -36,7 +36,7 @@ pub(super) fn args_payload(args_json: &str) -> Result<Payload, Failure> {
 }
 
 /// A handler's result as JSON (its bytes as numbers if it is not MessagePack).
-fn value_json(payload: &Payload) -> Value {
+pub(super) fn value_json(payload: &Payload) -> Value {
     from_payload(payload)
         .unwrap_or_else(|_| Value::Array(payload.as_bytes().iter().map(|b| (*b).into()).collect()))
 }

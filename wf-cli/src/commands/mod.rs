@@ -1,6 +1,6 @@
 //! The commands, one file per family: runs (list, describe, history, export), messages
 //! (signal, update, query, cancel, terminate), repairs (reset, fork, resume, delete), asynchronous activity completion, schedules,
-//! builds (worker versioning), purge (retention), and replay checks.
+//! builds (worker versioning), purge (retention), streams (`wf stream`), and replay checks.
 //!
 //! May import: `args`, `exit`, `render`, `target`.
 
@@ -14,6 +14,7 @@ mod repair;
 mod replay;
 mod runs;
 mod schedules;
+mod streams;
 mod workflow_queues;
 
 use crate::args::{Cli, Command};
@@ -83,6 +84,7 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
             start_delay,
         } => messages::start(ctx, &workflow_type, &id, &input_json, start_delay).await,
         Command::Result { id, wait } => messages::result(ctx, &id, wait).await,
+        Command::Stream { id, name, from } => streams::stream(ctx, &id, &name, from).await,
         Command::Pause { id, reason } => messages::pause(ctx, &id, &reason).await,
         Command::Unpause { id } => messages::unpause(ctx, &id).await,
         Command::Count(args) => runs::count(ctx, args).await,

@@ -27,15 +27,26 @@ pub struct ActivityInfo {
 /// Reports heartbeats for one attempt (implemented by the engine over its store).
 pub(crate) trait HeartbeatSink: Send + Sync {
     fn heartbeat(&self, info: &ActivityInfo, details: Payload) -> BoxFuture<bool>;
+
+    /// Appends an entry to a stream of the attempt's run (see `stream.rs`).
+    fn stream(
+        &self,
+        info: &ActivityInfo,
+        stream: String,
+        value: Payload,
+        entry_id: String,
+    ) -> BoxFuture<Result<u64, crate::data::stream::StreamError>>;
 }
 
 /// What an activity receives: its identity, heartbeats, and the details the previous attempt
 /// last reported.
 #[derive(Clone)]
 pub struct ActivityContext {
-    info: ActivityInfo,
+    pub(super) info: ActivityInfo,
     last_heartbeat: Option<Payload>,
-    sink: Option<Arc<dyn HeartbeatSink>>,
+    pub(super) sink: Option<Arc<dyn HeartbeatSink>>,
+    /// Writes made to each stream by this attempt, for their default entry ids.
+    pub(super) stream_writes: Arc<std::sync::Mutex<std::collections::HashMap<String, u64>>>,
     /// Turns true when the attempt is cancelled (`None`: a test context, never cancelled).
     cancelled: Option<watch::Receiver<bool>>,
 }
@@ -59,6 +70,7 @@ impl ActivityContext {
             info,
             last_heartbeat,
             sink: Some(sink),
+            stream_writes: Default::default(),
             cancelled: Some(cancelled),
         }
     }
@@ -70,6 +82,7 @@ impl ActivityContext {
             info,
             last_heartbeat: None,
             sink: None,
+            stream_writes: Default::default(),
             cancelled: None,
         }
     }
@@ -81,6 +94,7 @@ impl ActivityContext {
             info,
             last_heartbeat: None,
             sink: None,
+            stream_writes: Default::default(),
             cancelled: None,
         }
     }

@@ -10,9 +10,11 @@
 mod completion;
 mod context;
 mod group;
+mod stream;
 mod typing;
 
 pub(crate) use context::HeartbeatSink;
 pub use context::{ActivityContext, ActivityInfo};
 pub use group::{type_id_of_val, ActivityGroup, ActivityInvoker, ActivityRegistry, BoxFuture};
+pub use stream::ActivityStream;
 pub use typing::ActivityFn;

@@ -3,6 +3,7 @@
 //! constructors at the end of this file.
 
 use super::calls::{QueryCall, SignalCall, UpdateCall, UpdateHandle};
+use super::stream::StreamReader;
 use super::transport::Started;
 use super::types::{Description, StartOptions, UpdateStage};
 use super::Client;
@@ -113,6 +114,22 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     /// Waits for the run's result (following continue-as-new).
     pub async fn result(&self) -> Result<W::Output, WfError> {
         Ok(self.client.result_raw(&self.workflow_id).await?.decode()?)
+    }
+
+    /// Reads the run's stream `name` as values of `T`: an async `Stream` of
+    /// `(offset, value)` from offset 0 (or [`from`](StreamReader::from)), that follows new
+    /// entries live and ends when the stream is closed or the run closes. It needs no worker
+    /// for the type: the entries are in the store.
+    ///
+    /// ```ignore
+    /// let mut tokens = h.stream::<String>("tokens").from(0);
+    /// while let Some(entry) = tokens.next().await {
+    ///     let (offset, token) = entry?;
+    ///     print!("{token}");
+    /// }
+    /// ```
+    pub fn stream<T: DeserializeOwned>(&self, name: impl Into<String>) -> StreamReader<T> {
+        StreamReader::new(self.client.clone(), self.workflow_id.clone(), name.into())
     }
 
     /// The latest run's history.

@@ -16,6 +16,7 @@ mod handle;
 mod purge;
 mod repair;
 mod schedules;
+mod stream;
 mod transport;
 mod types;
 
@@ -30,6 +31,7 @@ pub use handle::{query_call, signal_call, update_call};
 pub use purge::{PurgeReport, PurgeRequest, DEFAULT_PURGE_BATCH};
 pub use repair::{RepairAction, RepairReport, RepairRequest, DEFAULT_REPAIR_REASON};
 pub use schedules::{ScheduleHandle, Schedules};
+pub use stream::{StreamRead, StreamReader, STREAM_PAGE};
 pub use transport::{
     CallFuture, NewSchedule, ScheduleChange, SignalRequest, StartRequest, Started, Transport,
     UpdateRequest,
@@ -348,6 +350,26 @@ impl Client {
     /// Waits for the workflow id's final result, following continue-as-new.
     pub async fn result_raw(&self, workflow_id: &str) -> Result<Payload, WfError> {
         self.transport.result(workflow_id).await
+    }
+
+    /// The value a run of `workflow_id` published under `key` (`ctx.set_event(key, &v)`),
+    /// waiting up to `timeout` for one to be set: `None` if none was by then. The latest value
+    /// set wins. No worker is needed: the value is in the store, and its commit wakes the wait
+    /// (in this process and, through pokes or PostgreSQL's `NOTIFY`, in others).
+    ///
+    /// ```ignore
+    /// let url: Option<String> = client.get_event("order-7", "payment_url", Duration::from_secs(30)).await?;
+    /// ```
+    pub async fn get_event<T: serde::de::DeserializeOwned>(
+        &self,
+        workflow_id: &str,
+        key: &str,
+        timeout: std::time::Duration,
+    ) -> Result<Option<T>, WfError> {
+        match self.transport.get_event(workflow_id, key, timeout).await? {
+            Some(value) => Ok(Some(value.decode()?)),
+            None => Ok(None),
+        }
     }
 
     /// The latest run's history, in order.

@@ -4,6 +4,7 @@
 
 use super::activities::ActivityResponse;
 use super::purge::{PurgeReport, PurgeRequest};
+use super::stream::StreamRead;
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::batch::{BatchDescription, BatchRequest};
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
@@ -12,6 +13,7 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::queue::{QueueUsage, WorkflowQueue};
 use crate::data::run::ListFilter;
+use crate::data::stream::StreamPage;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
 use crate::metrics::MetricsSnapshot;
@@ -305,6 +307,40 @@ pub trait Transport: Send + Sync + 'static {
     fn remove_workflow_queue<'a>(&'a self, name: &'a str) -> CallFuture<'a, bool> {
         let what = format!("remove the settings of workflow queue {name:?}");
         Box::pin(async move { Err(flow_unsupported(&what)) })
+    }
+    /// A page of a run's stream (see [`WorkflowHandle::stream`](crate::WorkflowHandle::stream)):
+    /// the entries from `read.from`, and whether the run is closed. With `read.wait`, an
+    /// empty answer comes only after a wait for a change (a new entry, the run's close) ran
+    /// out. `NotFound` for an unknown workflow id or run.
+    ///
+    /// The default fails with [`WfError::InvalidArgument`]: a transport that cannot carry it
+    /// says so.
+    fn read_stream(&self, read: StreamRead) -> CallFuture<'_, StreamPage> {
+        Box::pin(async move {
+            Err(WfError::InvalidArgument(format!(
+                "this client's transport cannot read stream {:?} of workflow {:?}; use an \
+                 engine's client (on the same store)",
+                read.stream, read.workflow_id
+            )))
+        })
+    }
+    /// The value published under event `key` by a run of `workflow_id`, waiting up to
+    /// `timeout` for one to be set (see [`Client::get_event`](crate::Client::get_event));
+    /// `None` when none was set in time. The default fails as
+    /// [`read_stream`](Self::read_stream)'s does.
+    fn get_event<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        key: &'a str,
+        timeout: Duration,
+    ) -> CallFuture<'a, Option<Payload>> {
+        let _ = timeout;
+        Box::pin(async move {
+            Err(WfError::InvalidArgument(format!(
+                "this client's transport cannot read event {key:?} of workflow {workflow_id:?}; \
+                 use an engine's client (on the same store)"
+            )))
+        })
     }
     /// The metrics of the engine behind this transport, if it is in this process (see
     /// [`Engine::metrics`](crate::Engine::metrics)); the default is `None`.

@@ -327,6 +327,15 @@ fn event_kind() -> impl Strategy<Value = EventKind> {
         (any::<u32>(), text())
             .prop_map(|(seq, workflow_id)| EventKind::ChildCancelRequested { seq, workflow_id })
             .boxed(),
+        (text(), payload())
+            .prop_map(|(stream, value)| EventKind::StreamWritten { stream, value })
+            .boxed(),
+        text()
+            .prop_map(|stream| EventKind::StreamClosed { stream })
+            .boxed(),
+        (text(), payload())
+            .prop_map(|(key, value)| EventKind::EventSet { key, value })
+            .boxed(),
         (text(), text(), any::<i64>(), any::<bool>())
             .prop_map(|(k1, k2, i, b)| {
                 let attributes = [

@@ -289,6 +289,29 @@ pub enum EventKind {
         /// Who (over HTTP, the caller's token role).
         identity: String,
     },
+    /// The workflow wrote an entry to one of the run's streams (`ctx.stream(name).write(..)`).
+    /// The store gives it the stream's next offset when the task commits and keeps it for
+    /// readers (`handle.stream(name)`); replay issues it again and writes nothing.
+    StreamWritten {
+        /// The stream's name.
+        stream: String,
+        /// The entry's value.
+        value: Payload,
+    },
+    /// The workflow closed one of the run's streams (`ctx.stream(name).close()`): its readers
+    /// end after the entries before it.
+    StreamClosed {
+        /// The stream's name.
+        stream: String,
+    },
+    /// The workflow published a value under a key (`ctx.set_event(key, &value)`): the store
+    /// keeps the latest value of each key of the workflow id for `client.get_event`.
+    EventSet {
+        /// The event's key.
+        key: String,
+        /// Its value.
+        value: Payload,
+    },
 }
 
 impl EventKind {
@@ -323,6 +346,9 @@ impl EventKind {
             EventKind::WorkflowTimedOut { .. } => "WorkflowTimedOut",
             EventKind::LocalActivityCompleted { .. } => "LocalActivityCompleted",
             EventKind::WorkflowReset { .. } => "WorkflowReset",
+            EventKind::StreamWritten { .. } => "StreamWritten",
+            EventKind::StreamClosed { .. } => "StreamClosed",
+            EventKind::EventSet { .. } => "EventSet",
         }
     }
 
@@ -457,6 +483,9 @@ impl EventKind {
             EventKind::ChildCancelRequested { seq, workflow_id } => {
                 format!("#{seq} {workflow_id:?}")
             }
+            EventKind::StreamWritten { stream, value } => format!("{stream} {}", value.display()),
+            EventKind::StreamClosed { stream } => stream.clone(),
+            EventKind::EventSet { key, value } => format!("{key}={}", value.display()),
             EventKind::SearchAttributesUpserted { attributes } => attributes
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))

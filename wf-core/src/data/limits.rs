@@ -70,6 +70,12 @@ pub enum Ident {
     FlowKey,
     /// A start's debounce key (`StartOptions::debounce`).
     DebounceKey,
+    /// A run's stream name (`ctx.stream(name)`).
+    StreamName,
+    /// An activity's stream entry id (`ctx.stream(name).write_with_id(..)`).
+    StreamEntryId,
+    /// A published event's key (`ctx.set_event(key, ..)`).
+    EventKey,
 }
 
 impl Ident {
@@ -93,6 +99,9 @@ impl Ident {
             Ident::BatchId => "batch id",
             Ident::FlowKey => "flow key",
             Ident::DebounceKey => "debounce key",
+            Ident::StreamName => "stream name",
+            Ident::StreamEntryId => "stream entry id",
+            Ident::EventKey => "event key",
         }
     }
 
@@ -106,7 +115,8 @@ impl Ident {
             | Ident::ScheduleId
             | Ident::BatchId
             | Ident::RequestId
-            | Ident::DebounceKey => MAX_ID_BYTES,
+            | Ident::DebounceKey
+            | Ident::StreamEntryId => MAX_ID_BYTES,
             Ident::WorkflowType
             | Ident::SignalName
             | Ident::QueryName
@@ -115,6 +125,8 @@ impl Ident {
             | Ident::TaskQueue
             | Ident::BuildId
             | Ident::FlowKey
+            | Ident::StreamName
+            | Ident::EventKey
             | Ident::SearchAttributeKey => MAX_NAME_BYTES,
         }
     }

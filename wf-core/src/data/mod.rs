@@ -1,6 +1,7 @@
 //! Plain data: payloads and their codecs (compression, encryption at rest), history events and
 //! their storage codec, messages, runs, run limits, updates, activity options with their lease
-//! arithmetic, activity task tokens, flow limits, queues of workflow starts, fresh ids, worker versioning, the limits on ids and names, and
+//! arithmetic, activity task tokens, flow limits, queues of workflow starts, durable streams and
+//! their limits, fresh ids, worker versioning, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -27,6 +28,7 @@ pub mod repair;
 pub mod run;
 pub mod run_limits;
 pub mod search;
+pub mod stream;
 pub mod task_token;
 pub mod update;
 pub mod versioning;

@@ -289,7 +289,9 @@ impl HasPayloads for EventKind {
             | EventKind::ActivityTimedOut { last_heartbeat, .. } => {
                 last_heartbeat.for_each_payload(f)
             }
-            EventKind::MarkerRecorded { value, .. } => f(value),
+            EventKind::MarkerRecorded { value, .. }
+            | EventKind::StreamWritten { value, .. }
+            | EventKind::EventSet { value, .. } => f(value),
             EventKind::ChildWorkflowClosed { outcome, .. } => outcome.for_each_payload(f),
             EventKind::LocalActivityCompleted { outcome, .. } => outcome.for_each_payload(f),
             EventKind::TimerStarted { .. }
@@ -304,6 +306,7 @@ impl HasPayloads for EventKind {
             | EventKind::ChildCancelRequested { .. }
             | EventKind::WorkflowTimedOut { .. }
             | EventKind::WorkflowReset { .. }
+            | EventKind::StreamClosed { .. }
             // Search attributes stay clear: the store indexes them.
             | EventKind::SearchAttributesUpserted { .. } => Ok(()),
         }

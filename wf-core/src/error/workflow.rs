@@ -55,6 +55,14 @@ impl From<LimitError> for WorkflowError {
     }
 }
 
+impl From<crate::data::stream::StreamError> for WorkflowError {
+    /// A refused stream write (a closed or full stream, an entry too large) fails the run with
+    /// its message.
+    fn from(e: crate::data::stream::StreamError) -> Self {
+        WorkflowError::Failed(e.to_string())
+    }
+}
+
 impl From<Cancelled> for WorkflowError {
     fn from(_: Cancelled) -> Self {
         WorkflowError::Cancelled

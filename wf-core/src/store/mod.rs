@@ -66,6 +66,7 @@ pub use crate::data::run::{
     RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
 };
 pub use crate::data::run_limits::{RunLimits, RunTimeout};
+pub use crate::data::stream::{StreamEntry, StreamError, StreamPage};
 pub use crate::data::update::{UpdateChange, UpdateOutcome, UpdateRecord, UpdateState};
 pub use crate::data::versioning::{BuildIdStatus, VersioningBehavior, UNVERSIONED};
 pub use crate::error::{BackendError, BackendErrorKind, StoreError};
@@ -85,8 +86,8 @@ pub use rules::tx::{
     attempt_gone, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable,
     FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, QueueTable,
     QueuedRun, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable, RunVersioning,
-    ScheduleTable, SearchTable, StartRequestTable, TaskQuery, TimerTable, Tx, UpdateRow,
-    UpdateTable,
+    ScheduleTable, SearchTable, StartRequestTable, StreamTable, TaskQuery, TimerTable, Tx,
+    UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
@@ -371,6 +372,62 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
     fn run_limits(&self, run_id: &str) -> StoreFuture<'_, Option<RunLimits>> {
         let run_id = run_id.to_owned();
         send(self, Operation::RunLimits { run_id })
+    }
+
+    /// At most `max` entries of stream `stream` of run `run_id` of `workflow_id` (its latest
+    /// run if `None`) from offset `from`, and whether that run is closed; `None` for an unknown
+    /// workflow id or run.
+    fn read_stream(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+        stream: &str,
+        from: u64,
+        max: usize,
+    ) -> StoreFuture<'_, Option<StreamPage>> {
+        send(
+            self,
+            Operation::ReadStream {
+                workflow_id: workflow_id.to_owned(),
+                run_id: run_id.map(str::to_owned),
+                stream: stream.to_owned(),
+                from,
+                max,
+            },
+        )
+    }
+
+    /// The value last published under event `key` by a run of `workflow_id`
+    /// (`ctx.set_event`), if any.
+    fn read_event(&self, workflow_id: &str, key: &str) -> StoreFuture<'_, Option<Payload>> {
+        send(
+            self,
+            Operation::ReadEvent {
+                workflow_id: workflow_id.to_owned(),
+                key: key.to_owned(),
+            },
+        )
+    }
+
+    /// Appends `value` to stream `stream` of running run `run_id` (an activity's write) at
+    /// its next offset, or finds the entry already written with `entry_id`. Answers the
+    /// entry's offset, or the refusal: the run is closed, the stream closed or full.
+    fn append_stream(
+        &self,
+        run_id: &str,
+        stream: &str,
+        value: Payload,
+        entry_id: Option<&str>,
+    ) -> StoreFuture<'_, Result<u64, StreamError>> {
+        send(
+            self,
+            Operation::AppendStream {
+                run_id: run_id.to_owned(),
+                stream: stream.to_owned(),
+                value,
+                entry_id: entry_id.map(str::to_owned),
+            },
+        )
     }
 
     /// History events of a run with `event_id >= from_event_id`, in order.

@@ -19,7 +19,8 @@ use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, Schedul
 use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
     activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge,
-    queue_usage, queues, reads, repair, run_limits, schedules, search, start, terminate, timers,
+    queue_usage, queues, reads, repair, run_limits, schedules, search, start, streams, terminate,
+    timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
@@ -32,6 +33,7 @@ use crate::data::payload_codec::HasPayloads;
 use crate::data::queue::{QueueAdmission, QueueSpot, QueueUsage, WorkflowQueue};
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::run_limits::RunLimits;
+use crate::data::stream::{StreamError, StreamPage};
 use crate::data::update::UpdateRecord;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::StoreError;
@@ -228,6 +230,23 @@ pub enum Operation {
     QueueSpots {
         run_ids: Vec<String>,
     },
+    ReadStream {
+        workflow_id: String,
+        run_id: Option<String>,
+        stream: String,
+        from: u64,
+        max: usize,
+    },
+    AppendStream {
+        run_id: String,
+        stream: String,
+        value: Payload,
+        entry_id: Option<String>,
+    },
+    ReadEvent {
+        workflow_id: String,
+        key: String,
+    },
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -357,6 +376,9 @@ impl Operation {
             QueueSpot { .. } => ("queue_spot", Some(Op::Read)),
             ReadQueueUsage { .. } => ("workflow_queue_usage", Some(Op::Read)),
             QueueSpots { .. } => ("queue_spots", Some(Op::Read)),
+            ReadStream { .. } => ("read_stream", Some(Op::Read)),
+            AppendStream { .. } => ("append_stream", None),
+            ReadEvent { .. } => ("read_event", Some(Op::Read)),
         }
     }
 
@@ -379,7 +401,14 @@ impl Operation {
             | PendingMessages { run_id, .. }
             | PendingUpdates { run_id }
             | PendingActivities { run_id }
-            | RepairOrigin { run_id } => format!("{name} of run {run_id}"),
+            | RepairOrigin { run_id }
+            | AppendStream { run_id, .. } => format!("{name} of run {run_id}"),
+            ReadStream {
+                workflow_id,
+                stream,
+                ..
+            } => format!("{name} {stream:?} of workflow {workflow_id:?}"),
+            ReadEvent { workflow_id, key } => format!("{name} {key:?} of workflow {workflow_id:?}"),
             HeartbeatActivity { attempt, .. }
             | ResolveActivity { attempt, .. }
             | RetryActivity { attempt, .. }
@@ -707,6 +736,33 @@ impl Operation {
                 b.read(move |tx| answer(queue_usage::workflow_queue_usage(tx, now_ms)))
             }
             QueueSpots { run_ids } => b.read(move |tx| answer(queues::queue_spots(tx, run_ids))),
+            ReadStream {
+                workflow_id,
+                run_id,
+                stream,
+                from,
+                max,
+            } => b.read(move |tx| {
+                answer(streams::read_stream(
+                    tx,
+                    workflow_id,
+                    run_id,
+                    stream,
+                    from,
+                    max,
+                ))
+            }),
+            AppendStream {
+                run_id,
+                stream,
+                value,
+                entry_id,
+            } => b.write(Durable, move |tx| {
+                answer(streams::append_one(tx, run_id, stream, value, entry_id))
+            }),
+            ReadEvent { workflow_id, key } => {
+                b.read(move |tx| answer(streams::read_event(tx, workflow_id, key)))
+            }
         }
     }
 }
@@ -743,6 +799,7 @@ impl HasPayloads for Operation {
             ResolveActivity { resolution, .. } => resolution.for_each_payload(f),
             CreateSchedule(row) => row.for_each_payload(f),
             UpdateSchedule(update) => f(&mut update.data),
+            AppendStream { value, .. } => f(value),
             // Failures, filters, ids and builds carry none.
             PollWorkflowTasks(_)
             | LeaseRun(_)
@@ -798,7 +855,9 @@ impl HasPayloads for Operation {
             | AdmitQueued { .. }
             | QueueSpot { .. }
             | ReadQueueUsage { .. }
-            | QueueSpots { .. } => Ok(()),
+            | QueueSpots { .. }
+            | ReadStream { .. }
+            | ReadEvent { .. } => Ok(()),
         }
     }
 }
@@ -870,6 +929,8 @@ outcomes! {
     WorkflowQueues(Vec<WorkflowQueue>), QueueAdmission(QueueAdmission),
     QueueSpot(Option<QueueSpot>), QueueUsages(Vec<QueueUsage>),
     QueueSpots(Vec<Option<QueueSpot>>),
+    StreamPage(Option<StreamPage>), StreamAppended(Result<u64, StreamError>),
+    EventValue(Option<Payload>),
 }
 
 impl HasPayloads for Outcome {
@@ -904,6 +965,12 @@ impl HasPayloads for Outcome {
             Searches(searches) => searches.for_each_payload(f),
             Schedule(row) => row.for_each_payload(f),
             Schedules(rows) => rows.for_each_payload(f),
+            StreamPage(Some(page)) => page
+                .entries
+                .iter_mut()
+                .try_for_each(|e| e.value.for_each_payload(f)),
+            EventValue(value) => value.for_each_payload(f),
+            StreamPage(None) | StreamAppended(_) => Ok(()),
             // Run limits and builds carry no user payload.
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)

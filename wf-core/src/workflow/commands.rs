@@ -15,6 +15,7 @@ use super::local_activity::{LocalRequest, LocalState};
 use super::rng::Rng;
 use super::scope::ActiveScopes;
 use super::signal::Signal;
+use super::stream::StreamState;
 use super::timer::TimerState;
 use crate::data::history::EventKind;
 use crate::data::payload::Payload;
@@ -102,6 +103,8 @@ pub(crate) struct Commands {
     pub scopes: ActiveScopes,
     /// The waits each part of the run is blocked in (see `blocked.rs`).
     pub blocked: Blocked,
+    /// What the code wrote to each stream so far (see `stream.rs`).
+    pub streams: HashMap<String, StreamState>,
 }
 
 impl Commands {
@@ -140,6 +143,7 @@ impl Commands {
             patches: HashMap::new(),
             scopes: ActiveScopes::default(),
             blocked: Blocked::default(),
+            streams: HashMap::new(),
         }
     }
 

@@ -1,7 +1,7 @@
 //! The workflow side: what a workflow type is (its definition and handler table), the context
 //! its code runs with, one file per command kind holding that command's whole lifecycle and
 //! its future (activity, local activity, timer, child, external signal, signal wait, condition, patch,
-//! cancellation, cancellation scopes, search attributes), the deterministic executor,
+//! cancellation, cancellation scopes, search attributes, streams), the deterministic executor,
 //! deterministic synchronization, and deterministic combinators (join, select).
 //!
 //! Workflow code is `!Send` and runs on the engine's executor, never on tokio.
@@ -30,6 +30,7 @@ mod rng;
 mod scope;
 mod search;
 mod signal;
+mod stream;
 pub mod sync;
 mod timer;
 
@@ -54,4 +55,5 @@ pub(crate) use local_activity::LocalRequest;
 pub use metadata::{DynamicInfo, HandlerInfo, WorkflowType};
 pub use scope::{CancellationScope, InScope};
 pub use signal::{Signal, WaitForSignal, WaitForSignalUntil};
+pub use stream::StreamWriter;
 pub use timer::Sleep;

@@ -78,9 +78,7 @@ impl Conns {
         &self,
         mut req: Request<Full<Bytes>>,
     ) -> Result<(StatusCode, Bytes), ExchangeError> {
-        if let Ok(host) = hyper::header::HeaderValue::from_str(&self.authority) {
-            req.headers_mut().insert(hyper::header::HOST, host);
-        }
+        self.set_host(&mut req);
         let mut conn = match self.take_idle().await {
             Some(conn) => conn,
             None => self.connect().await?,
@@ -107,6 +105,13 @@ impl Conns {
             idle.push(conn);
         }
         Ok((status, body))
+    }
+
+    /// Sets `req`'s `Host` header to the server's `host:port`.
+    fn set_host(&self, req: &mut Request<Full<Bytes>>) {
+        if let Ok(host) = hyper::header::HeaderValue::from_str(&self.authority) {
+            req.headers_mut().insert(hyper::header::HOST, host);
+        }
     }
 
     /// The most recently used idle connection that is still open and ready.
@@ -222,4 +227,68 @@ async fn drive<F: Future>(driver: &mut Option<Driver>, f: F) -> Option<F::Output
         }
     })
     .await
+}
+
+/// An answer whose body is read as it comes (an event stream), on a connection of its own
+/// that is dropped with it (never put back in the pool).
+pub(crate) struct Streaming {
+    conn: Conn,
+    headers: hyper::HeaderMap,
+    body: hyper::body::Incoming,
+}
+
+impl Streaming {
+    /// The answer's header `name`, when it is there and text.
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
+        let value = self.headers.get(name)?.to_str().ok()?;
+        Some(value.to_string())
+    }
+}
+
+impl Conns {
+    /// Sends `req` on a new connection and returns the answer's status with its body unread.
+    pub(crate) async fn open(
+        &self,
+        mut req: Request<Full<Bytes>>,
+    ) -> Result<(StatusCode, Streaming), ExchangeError> {
+        self.set_host(&mut req);
+        let mut conn = self.connect().await?;
+        let sent = conn.send.try_send_request(req);
+        let res = match drive(&mut conn.driver, sent).await {
+            Some(Ok(res)) => res,
+            Some(Err(e)) => return Err(self.io_error(Lost::Hyper(e.into_error()))),
+            None => return Err(self.io_error(Lost::Closed("the connection closed"))),
+        };
+        let (head, body) = res.into_parts();
+        let streaming = Streaming {
+            conn,
+            headers: head.headers,
+            body,
+        };
+        Ok((head.status, streaming))
+    }
+
+    /// The next piece of `streaming`'s body; `None` at its end.
+    pub(crate) async fn chunk(
+        &self,
+        streaming: &mut Streaming,
+    ) -> Result<Option<Bytes>, ExchangeError> {
+        loop {
+            let frame = match drive(&mut streaming.conn.driver, streaming.body.frame()).await {
+                Some(frame) => frame,
+                None => {
+                    return Err(self.io_error(Lost::Closed("the connection closed in the answer")))
+                }
+            };
+            match frame {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(self.io_error(Lost::Hyper(e))),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
 }

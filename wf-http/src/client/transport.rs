@@ -20,12 +20,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wf_core::client::{
     ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
-    StartRequest, Started, Transport, UpdateRequest,
+    StartRequest, Started, StreamRead, Transport, UpdateRequest,
 };
 use wf_core::{BatchDescription, BatchRequest, BuildIdStatus};
 use wf_core::{
     Description, HistoryEvent, IdConflictPolicy, ListFilter, Payload, PurgeReport, PurgeRequest,
-    RunInfo, ScheduleDescription, UpdateStage, WfError,
+    RunInfo, ScheduleDescription, StreamPage, UpdateStage, WfError,
 };
 use wf_core::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 
@@ -39,11 +39,11 @@ const PAGE: usize = 1_000;
 ///
 /// [`ConnectExt`]: crate::ConnectExt
 pub struct HttpTransport {
-    base: String,
+    pub(super) base: String,
     /// The path the router is mounted under ("" at the root).
-    prefix: String,
-    auth: Option<HeaderValue>,
-    conns: Conns,
+    pub(super) prefix: String,
+    pub(super) auth: Option<HeaderValue>,
+    pub(super) conns: Conns,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -55,7 +55,7 @@ impl std::fmt::Debug for HttpTransport {
 }
 
 /// A body-less request.
-const NO_BODY: Option<&()> = None;
+pub(super) const NO_BODY: Option<&()> = None;
 
 impl HttpTransport {
     /// A transport to the server at `url` (`http://host:port[/prefix]`, or `https://` with
@@ -115,7 +115,7 @@ impl HttpTransport {
 
     /// Sends one request and returns the status and body of a 2xx answer; any other answer is
     /// the error it stands for.
-    async fn send<B: Serialize>(
+    pub(super) async fn send<B: Serialize>(
         &self,
         method: Method,
         path: &str,
@@ -151,13 +151,7 @@ impl HttpTransport {
         if (200..300).contains(&status) {
             return Ok((status, body));
         }
-        match serde_json::from_slice::<ErrorBody>(&body) {
-            Ok(err) => Err(from_http(status, err)),
-            Err(_) => Err(transport_failure(
-                status,
-                &String::from_utf8_lossy(&body[..body.len().min(200)]),
-            )),
-        }
+        Err(refusal(status, &body))
     }
 
     /// [`send`](Self::send), decoding the answer.
@@ -185,19 +179,30 @@ impl HttpTransport {
     }
 }
 
-fn decode<R: DeserializeOwned>(bytes: &[u8]) -> Result<R, WfError> {
+/// The error a non-2xx answer stands for.
+pub(super) fn refusal(status: u16, body: &[u8]) -> WfError {
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(err) => from_http(status, err),
+        Err(_) => transport_failure(
+            status,
+            &String::from_utf8_lossy(&body[..body.len().min(200)]),
+        ),
+    }
+}
+
+pub(super) fn decode<R: DeserializeOwned>(bytes: &[u8]) -> Result<R, WfError> {
     wf_core::wire::decode_bytes(bytes)
         .map_err(|e| transport_failure(500, &format!("the server's answer does not decode: {e}")))
 }
 
 /// `/_/runs/{id}` with the id percent-encoded.
-fn run_path(workflow_id: &str, tail: &str) -> String {
+pub(super) fn run_path(workflow_id: &str, tail: &str) -> String {
     format!("/{ANY_TYPE}/runs/{}{tail}", segment(workflow_id))
 }
 
 /// One path segment, percent-encoded as query values are (everything but unreserved
 /// characters).
-fn segment(s: &str) -> String {
+pub(super) fn segment(s: &str) -> String {
     crate::list_query::escape(s)
 }
 
@@ -783,6 +788,19 @@ impl Transport for HttpTransport {
                 self.call(Method::DELETE, &path, NO_BODY).await?;
             Ok(reply.removed)
         })
+    }
+
+    fn read_stream(&self, read: StreamRead) -> CallFuture<'_, StreamPage> {
+        Box::pin(self.read_stream_sse(read))
+    }
+
+    fn get_event<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        key: &'a str,
+        timeout: std::time::Duration,
+    ) -> CallFuture<'a, Option<Payload>> {
+        Box::pin(self.get_event_poll(workflow_id, key, timeout))
     }
 
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {

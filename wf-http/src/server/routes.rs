@@ -7,7 +7,7 @@
 use super::auth::{self, Access, Role};
 use super::{
     activities, batches, builds, flow, health, messages, metrics, purge, queues, repair, runs,
-    schedules, ui, Api,
+    schedules, streams, ui, Api,
 };
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
@@ -97,6 +97,8 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Post, "/{type}/runs/{id}/update", WRITE, |m, _| on(m, messages::update)),
     route(Get, "/{type}/runs/{id}/updates/{update_id}", READ, |m, _| on(m, runs::wait_update)),
     route(Post, "/{type}/runs/{id}/query", READ, |m, _| on(m, messages::query)),
+    route(Get, "/{type}/runs/{id}/streams/{name}", READ, |m, _| on(m, streams::stream)),
+    route(Get, "/{type}/runs/{id}/published/{key}", READ, |m, _| on(m, streams::published)),
     route(Post, "/{type}/runs/{id}/cancel", WRITE, |m, _| on(m, runs::cancel)),
     route(Post, "/{type}/runs/{id}/terminate", ADMIN, |m, _| on(m, runs::terminate)),
     route(Post, "/{type}/runs/{id}/move", ADMIN, |m, _| on(m, builds::move_run)),

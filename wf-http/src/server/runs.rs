@@ -30,7 +30,7 @@ const LIST_PAGE_MAX: usize = 1_000;
 const WAIT_DEFAULT_MS: u64 = 20_000;
 const WAIT_MAX_MS: u64 = 50_000;
 
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Failure> {
+pub(crate) fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Failure> {
     q.map(|Query(t)| t)
         .map_err(|e| Failure::invalid_args(format!("bad query string: {e}"), None))
 }

@@ -10,6 +10,7 @@
 mod batches;
 mod flow;
 mod queues;
+mod streams;
 
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
@@ -19,6 +20,7 @@ pub use flow::{
 pub use queues::{
     QueueRateBody, QueueRemovedBody, QueueUsageBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS,
 };
+pub use streams::{StreamEndBody, RUN_ID_HEADER, STREAM_END};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -7,6 +7,7 @@ use super::outcome::{finish, hold_for_completion};
 use crate::activity::{ActivityContext, ActivityInfo, BoxFuture, HeartbeatSink};
 use crate::data::activity::{ActivityFailure, TimeoutKind};
 use crate::data::payload::Payload;
+use crate::data::stream::StreamError;
 use crate::metrics::AttemptFailure;
 use crate::replay::panic_message;
 use crate::runtime::core::Core;
@@ -22,6 +23,27 @@ struct StoreHeartbeat {
 }
 
 impl HeartbeatSink for StoreHeartbeat {
+    fn stream(
+        &self,
+        info: &ActivityInfo,
+        stream: String,
+        value: Payload,
+        entry_id: String,
+    ) -> BoxFuture<Result<u64, StreamError>> {
+        let core = self.core.clone();
+        let info = info.clone();
+        Box::pin(async move {
+            let answer = core
+                .store
+                .append_stream(&info.run_id, &stream, value, Some(&entry_id))
+                .await
+                .map_err(|e| StreamError::Store(e.to_string()))??;
+            // Readers of the run wait on its workflow id, here and in other processes.
+            core.wake.waiters.publish(&info.workflow_id);
+            Ok(answer)
+        })
+    }
+
     fn heartbeat(&self, info: &ActivityInfo, details: Payload) -> BoxFuture<bool> {
         let core = self.core.clone();
         let info = info.clone();

@@ -4,7 +4,7 @@
 //! through the store, like a client of another process. One file per operation, each a free
 //! function over the engine's [`Core`] that the one `Transport` impl below calls: `start.rs`,
 //! `signal.rs`, `update.rs` (sending and waiting), `query.rs`, `reads.rs` (results, histories,
-//! descriptions, lists), `control.rs` (cancellation, termination), `repair.rs` (reset, fork, resume, delete), `schedules.rs`,
+//! descriptions, lists), `streams.rs` (stream reads), `control.rs` (cancellation, termination), `repair.rs` (reset, fork, resume, delete), `schedules.rs`,
 //! `builds.rs`, `activities.rs` (completion by task token). `route.rs` decides where a
 //! signal, an update or a cancellation request goes, and reads the answer.
 
@@ -19,6 +19,7 @@ mod route;
 mod schedules;
 mod signal;
 mod start;
+mod streams;
 mod update;
 
 pub(super) use repair::repair_run;
@@ -28,8 +29,8 @@ use super::core::Core;
 use crate::batch::{BatchDescription, BatchRequest};
 use crate::client::{
     ActivityResponse, CallFuture, Description, NewSchedule, PurgeReport, PurgeRequest, RunInfo,
-    ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, Transport, UpdateRequest,
-    UpdateStage,
+    ScheduleChange, SignalRequest, SignalStatus, StartRequest, Started, StreamRead, Transport,
+    UpdateRequest, UpdateStage,
 };
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
@@ -152,6 +153,19 @@ impl Transport for InProcessTransport {
 
     fn result<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Payload> {
         Box::pin(reads::wait_result(&self.core, workflow_id))
+    }
+
+    fn read_stream(&self, read: StreamRead) -> CallFuture<'_, crate::data::stream::StreamPage> {
+        Box::pin(streams::read_stream(&self.core, read))
+    }
+
+    fn get_event<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        key: &'a str,
+        timeout: std::time::Duration,
+    ) -> CallFuture<'a, Option<Payload>> {
+        Box::pin(streams::get_event(&self.core, workflow_id, key, timeout))
     }
 
     fn history<'a>(

@@ -387,6 +387,15 @@ pub(super) async fn commit_task(
     let mut start_reply = None;
     let marks_seen = core.worker.marks.finished();
     let cancelled_activities = commit.cancel_activities.clone();
+    // Stream and event readers wait on the workflow id too (here and in other processes).
+    let streamed = commit.events.iter().any(|e| {
+        matches!(
+            e.kind,
+            EventKind::StreamWritten { .. }
+                | EventKind::StreamClosed { .. }
+                | EventKind::EventSet { .. }
+        )
+    });
     let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
     let committed = match start {
         None => await_commit(w, store.commit_workflow_task_leasing(commit))
@@ -559,8 +568,9 @@ pub(super) async fn commit_task(
     }
     core.wake.progress.publish_local(&run.workflow_id);
     // Clients waiting on the workflow id care for outcomes only: a close, an update's
-    // state. Every other commit would wake them (and the peers') to read the run again.
-    if !running || !update_states.is_empty() || !direct_rejections.is_empty() {
+    // state, a stream's new entries, a published event. Every other commit would wake them (and the peers') to
+    // read the run again.
+    if !running || !update_states.is_empty() || !direct_rejections.is_empty() || streamed {
         core.wake.waiters.publish(&run.workflow_id);
     }
     if let Some((reply, outcome)) = start_reply {

@@ -21,6 +21,7 @@ mod runs;
 mod schedules;
 mod search;
 mod starts;
+mod streams;
 mod tables;
 mod timers;
 mod undo;

@@ -106,15 +106,8 @@ impl PurgeTable for MemoryTx {
     async fn delete_chains_start_requests(&mut self, chain_ids: &[String]) -> Result<()> {
         // Keyed by workflow id, not chain: a scan, as rare as purges are.
         let gone: HashSet<&String> = chain_ids.iter().collect();
-        let doomed: Vec<(String, String)> = self
-            .start_requests
-            .range(..)
-            .filter(|(_, (_, chain))| gone.contains(chain))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in doomed {
-            self.start_requests.remove(&key);
-        }
+        self.start_requests
+            .remove_where(|_, (_, chain)| gone.contains(chain));
         Ok(())
     }
 }

@@ -53,6 +53,10 @@ pub struct MemoryTx {
     pub(super) workflow_queues: UndoMap<String, QueueRow>,
     /// The runs started on a queue, by run id.
     pub(super) queued_runs: UndoMap<String, QueuedRow>,
+    /// Stream entries by (run id, stream, offset).
+    pub(super) streams: UndoMap<(String, String, u64), StreamRow>,
+    /// Published events by (workflow id, key): the run that set it and the value.
+    pub(super) workflow_events: UndoMap<(String, String), (String, Payload)>,
     /// The pass of each fairness key (see `rules/fairness.rs`).
     pub(super) fair_passes: UndoMap<String, f64>,
     /// The virtual clock of fair queuing: one entry, absent until a lease moves it from 0.
@@ -82,6 +86,10 @@ pub(super) struct RunEntry {
     /// The debounce key of a debounced start's run.
     pub(super) debounce_key: Option<String>,
 }
+
+/// A stream entry: its value (`None` for the close) and the entry id an activity wrote it
+/// with.
+pub(super) type StreamRow = (Option<Payload>, Option<String>);
 
 /// A run started on a queue of workflow starts.
 #[derive(Clone)]
@@ -144,7 +152,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 22] {
+    fn journals(&mut self) -> [&mut dyn Journal; 24] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -168,6 +176,8 @@ impl MemoryTx {
             &mut self.queued_runs,
             &mut self.queue_fair_passes,
             &mut self.queue_fair_clocks,
+            &mut self.streams,
+            &mut self.workflow_events,
         ]
     }
 

@@ -55,6 +55,19 @@ impl<K: Ord + Clone, V: Clone> UndoMap<K, V> {
         true
     }
 
+    /// Removes every entry `doomed` picks (a scan of the whole map).
+    pub(super) fn remove_where(&mut self, doomed: impl Fn(&K, &V) -> bool) {
+        let keys: Vec<K> = self
+            .map
+            .iter()
+            .filter(|(k, v)| doomed(k, v))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in keys {
+            self.remove(&key);
+        }
+    }
+
     /// Removes every key in the range.
     pub(super) fn remove_range(&mut self, keys: impl RangeBounds<K>) {
         let doomed: Vec<K> = self.map.range(keys).map(|(k, _)| k.clone()).collect();

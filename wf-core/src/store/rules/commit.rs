@@ -83,6 +83,8 @@ pub(crate) async fn commit<X: Tx>(
     let next_event_id = run.next_event_id + c.events.len() as u64;
     let added_bytes = chunk.len() as u64;
     super::search::index_upserts(tx, run_id, c.events.iter().map(|e| &e.kind)).await?;
+    let events = c.events.iter().map(|e| &e.kind);
+    super::streams::append_written(tx, &run.workflow_id, run_id, events).await?;
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
     }

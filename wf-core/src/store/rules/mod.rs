@@ -1,7 +1,7 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
 //! and commit checks, what a commit or a termination does to other runs, activity attempts
 //! (and those held for asynchronous completion), timers, run limits (timeouts and retries),
-//! flow limits on activity attempts, retention's purge, worker versioning's builds, an operator's repairs of one run. Each rule is an `async fn` generic over
+//! flow limits on activity attempts, retention's purge, worker versioning's builds, an operator's repairs of one run, durable streams. Each rule is an `async fn` generic over
 //! [`Tx`], the table
 //! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
@@ -34,6 +34,8 @@ pub(crate) mod run_limits;
 pub(crate) mod schedules;
 pub(crate) mod search;
 pub(crate) mod start;
+pub(crate) mod stream_table;
+pub(crate) mod streams;
 pub(crate) mod task_query;
 pub(crate) mod terminate;
 pub(crate) mod timers;

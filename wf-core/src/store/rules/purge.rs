@@ -1,6 +1,6 @@
 //! Purging closed runs (retention): a batch of runs closed before a time goes with everything
-//! keyed by them — the run's row, its history, whatever its inbox, activities and timers still
-//! hold — and, once no run of their continue-as-new chain is left, the chain's update
+//! keyed by them — the run's row, its history, its stream entries, whatever its inbox,
+//! activities and timers still hold — and, once no run of their continue-as-new chain is left, the chain's update
 //! records, signal dedupe ids and start request ids.
 //!
 //! What a purge never touches, and why:
@@ -50,6 +50,7 @@ pub(crate) async fn delete_runs<X: Tx>(
     tx.delete_runs_timers(&run_ids).await?;
     tx.delete_runs_search(&run_ids).await?;
     tx.delete_queued_runs(&run_ids).await?;
+    tx.delete_runs_streams(&run_ids).await?;
     tx.delete_runs(&run_ids).await?;
     let mut chains: Vec<(String, String)> = batch
         .into_iter()

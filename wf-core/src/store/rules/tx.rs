@@ -15,6 +15,7 @@
 
 pub use super::flow_table::FlowTable;
 pub use super::queue_table::{QueueTable, QueuedRun};
+pub use super::stream_table::StreamTable;
 pub use super::task_query::{FlowBlocked, TaskQuery};
 use crate::data::activity::{ActivityFailure, ActivityOptions};
 use crate::data::message::{InboxMessage, Message};
@@ -811,6 +812,7 @@ pub trait Tx:
     + BuildTable
     + FlowTable
     + QueueTable
+    + StreamTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

@@ -64,6 +64,7 @@ mod schedules;
 mod schema;
 mod search;
 mod starts;
+mod streams;
 mod timers;
 mod tx;
 mod updates;

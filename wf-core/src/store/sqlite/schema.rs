@@ -11,6 +11,7 @@ use rusqlite::Connection;
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
     SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15, SCHEMA_V16,
+    SCHEMA_V17,
 ];
 
 /// v16: fairness keys of queued starts (see `rules/queues.rs`). Each queued run's fairness
@@ -32,6 +33,31 @@ CREATE TABLE queue_fair_clocks (
     queue_name  TEXT PRIMARY KEY,
     vclock      REAL NOT NULL
 ) WITHOUT ROWID;
+";
+
+/// v17: durable streams and published events (see `rules/streams.rs`): one row per entry of
+/// a run's stream, by offset (`data` is NULL for the close; `entry_id` is an activity's
+/// idempotent write id); the latest value of each event key of a workflow id, and the run that
+/// set it.
+const SCHEMA_V17: &str = "
+CREATE TABLE stream_entries (
+    run_id    TEXT NOT NULL,
+    stream    TEXT NOT NULL,
+    offset    INTEGER NOT NULL,
+    data      BLOB,
+    entry_id  TEXT,
+    PRIMARY KEY (run_id, stream, offset)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX stream_entries_by_id ON stream_entries (run_id, stream, entry_id)
+    WHERE entry_id IS NOT NULL;
+CREATE TABLE workflow_events (
+    workflow_id  TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    run_id       TEXT NOT NULL,
+    data         BLOB NOT NULL,
+    PRIMARY KEY (workflow_id, key)
+);
+CREATE INDEX workflow_events_by_run ON workflow_events (run_id);
 ";
 
 /// v15: queues of workflow starts (see `rules/queues.rs`). The settings of each queue (with
