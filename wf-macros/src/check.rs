@@ -99,6 +99,7 @@ const HANDLE_METHODS: &[&str] = &[
     "signal",
     "signal_with_start",
     "start_outcome",
+    "stream",
     "terminate",
     "update_handle",
     "update_with_start",
