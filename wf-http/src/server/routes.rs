@@ -135,6 +135,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Get, "/ui/", Public, ui::asset),
     route(Get, "/ui/app.js", Public, ui::asset),
     route(Get, "/ui/run.js", Public, ui::asset),
+    route(Get, "/ui/streams.js", Public, ui::asset),
     route(Get, "/ui/ops.js", Public, ui::asset),
     route(Get, "/ui/app.css", Public, ui::asset),
     route(Get, "/ui/favicon.svg", Public, ui::asset),
