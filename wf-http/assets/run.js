@@ -598,6 +598,8 @@
         const { events, truncated } = await history(type, id, older ? wantRun : desc.run_id, cached);
         cached = events;
         if (stopped) return;
+        // On every refresh, not only on a new event: an activity may open a stream meanwhile.
+        streams.update(events, older ? wantRun : desc.run_id, !older && desc.status === 'running');
         // A reset keeps the status and may keep the length: the run id tells the runs apart.
         const key = desc.run_id + ':' + desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates) + JSON.stringify(desc.blocked_on) + JSON.stringify(desc.paused);
         if (key !== lastKey) {
@@ -672,8 +674,6 @@
       // A closed run takes no more signals, updates, cancellation or termination; it may be resumed.
       for (const panel of messages) if (panel) panel.hidden = status !== 'running';
       if (control) control.update(desc, status);
-
-      streams.update(events, older ? wantRun : desc.run_id);
 
       const table = activitiesTable(ix, older ? [] : desc.pending_activities);
       acts.hidden = !table;

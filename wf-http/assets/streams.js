@@ -1,14 +1,15 @@
 // wf web view, part 4: a run's durable streams, live, on the run page. The panel lists the
-// streams the run's history names (the workflow's writes and closes) and any the reader opens
-// by name (an activity's writes go to the store, not to the history), and follows each one on
-// `GET /{type}/runs/{id}/streams/{name}?from=0`, the server-sent events route: with an
+// streams the run's history names (the workflow's writes and closes, seen at once) and those
+// `GET /{type}/runs/{id}/streams` names (an activity's writes too, which are not in history),
+// and follows each one on `GET /{type}/runs/{id}/streams/{name}?from=0`, the server-sent
+// events route: with an
 // EventSource, which reconnects by itself and resumes after the last entry by Last-Event-ID,
 // or, when the page holds a token (an EventSource cannot send one), with a fetch of the same
 // route that reconnects and resumes the same way. Entries reach the page as text only.
 'use strict';
 
 (() => {
-  const { el, fill, seg, bearer } = window.wfui;
+  const { el, fill, api, seg, bearer } = window.wfui;
   // The page is served at <root>/ui/; the API routes live at <root>/.
   const ROOT = new URL('../', document.baseURI);
   const RETRY_MS = 1000;
@@ -111,33 +112,26 @@
     };
   }
 
-  /** The streams panel of run page `type`/`id`: `update(events, runId)` after each history
-   * read, `stop()` when the page is left. */
+  /** The streams panel of run page `type`/`id`: `update(events, runId, running)` after each
+   * history read, `stop()` when the page is left. Hidden while the run has no stream. */
   wfui.streamsPanel = (type, id) => {
     const watched = new Map();
     let runId = null;
+    let listing = false;
+    let listed = false;
+    let gone = false;
     const list = el('div', { id: 'stream-list' });
-    const none = el('p', { class: 'muted', id: 'streams-none', text: 'No stream in this run’s history yet.' });
-    const nameInput = el('input', { name: 'stream', class: 'mono', placeholder: 'a stream’s name', autocomplete: 'off' });
-    const form = el('form', {
-      class: 'row', id: 'stream-open',
-      onsubmit: (e) => {
-        e.preventDefault();
-        watch(nameInput.value.trim());
-        nameInput.value = '';
-      },
-    }, nameInput, el('button', { type: 'submit', class: 'ghost small', title: 'Follow a stream by name (an activity’s writes are not in the history)', text: 'Watch' }));
-    const panel = el('div', { class: 'panel', id: 'streams' }, el('h2', { text: 'Streams' }), none, list, form);
+    const panel = el('div', { class: 'panel', id: 'streams', hidden: true }, el('h2', { text: 'Streams' }), list);
 
     function watch(name) {
-      if (!name || watched.has(name)) return;
+      if (!name || gone || watched.has(name)) return;
       const entries = el('div', { class: 'stream-entries' });
       const state = el('span', { class: 'chip stream-state', 'data-stream-state': 'connecting', text: 'connecting' });
       const count = el('span', { class: 'muted stream-count', text: '0 entries' });
       const box = el('section', { class: 'stream', 'data-stream': name },
         el('div', { class: 'stream-head' }, el('strong', { text: name }), ' ', state, ' ', count), entries);
       list.append(box);
-      none.hidden = true;
+      panel.hidden = false;
       let next = 0;
       const setState = (s, text) => {
         state.dataset.streamState = s;
@@ -168,20 +162,42 @@
       for (const s of watched.values()) s();
       watched.clear();
       fill(list);
-      none.hidden = false;
+      panel.hidden = true;
     }
 
-    panel.update = (events, newRunId) => {
+    /** Follows the streams the store lists for the run (an activity's among them). */
+    async function fromStore() {
+      listing = true;
+      try {
+        const q = new URLSearchParams();
+        if (runId) q.set('run_id', runId);
+        const { data } = await api('GET', seg(type) + '/runs/' + seg(id) + '/streams?' + q);
+        if (data.run_id === runId || !runId) for (const s of data.streams) watch(s.name);
+        listed = true;
+      } catch (_) {
+        // The history's streams are shown anyway; the next refresh asks again.
+      } finally {
+        listing = false;
+      }
+    }
+
+    panel.update = (events, newRunId, running) => {
       // Another run of the id (a reset, a continue-as-new) has streams of its own.
       if (newRunId !== runId) {
         stop();
         runId = newRunId;
+        listed = false;
       }
       for (const e of events) {
         if (e.type === 'StreamWritten' || e.type === 'StreamClosed') watch((e.attributes || {}).stream);
       }
+      // A closed run writes no new stream: one list is enough.
+      if (!listing && (running || !listed)) fromStore();
     };
-    panel.stop = stop;
+    panel.stop = () => {
+      gone = true;
+      stop();
+    };
     return panel;
   };
 })();

@@ -1,6 +1,8 @@
 //! The web view follows a run's stream live, in a real browser (headless Chromium over the
 //! DevTools protocol): the run page shows the entries written so far, then, still open and
-//! never reloaded, the entries the run writes as signals arrive, and marks the stream closed.
+//! never reloaded, the entries the run writes as signals arrive, and marks the stream closed;
+//! a stream only an activity writes (not in history: the page finds it in the stream list)
+//! shows too, and ends with the run.
 //! Once with no token (the page reads the route with an EventSource) and once behind a token
 //! (an EventSource cannot send one: the page reads the same route with a fetch). Entries are
 //! shown as text: one that looks like markup stays text. Without Chromium the test skips
@@ -24,7 +26,20 @@ pub struct Line {
     pub text: String,
 }
 
-/// Writes two lines, then one per `say` signal until a `say` of "bye", then closes the stream.
+/// Writes its argument to the stream `notes` (left open: it ends with the run).
+pub struct Noter;
+
+#[activities]
+impl Noter {
+    #[activity]
+    pub async fn note(&self, ctx: ActivityContext, text: String) -> Result<(), ActivityError> {
+        ctx.stream("notes").write(&text).await?;
+        Ok(())
+    }
+}
+
+/// Has an activity note something, writes two lines, then one per `say` signal until a `say`
+/// of "bye", then closes the stream.
 #[derive(Default)]
 pub struct Narrator;
 
@@ -32,6 +47,8 @@ pub struct Narrator;
 impl Narrator {
     #[run]
     async fn run(ctx: &mut WorkflowContext<Self>) -> Result<u32, WorkflowError> {
+        ctx.activity(Noter::note, "from an activity".to_string())
+            .await?;
         let lines = ctx.stream("lines");
         lines.write(&Line {
             n: 0,
@@ -73,6 +90,16 @@ async fn at_least(page: &mut Page, what: &str, n: usize) -> Vec<(u64, String)> {
     shown(&page.wait_for(what, &expression, PATIENCE).await)
 }
 
+/// Waits until stream `stream`'s state on the page is `want` (failing early on `failed`).
+async fn state_is(page: &mut Page, stream: &str, want: &str, what: &str) {
+    let expression = format!(
+        "((s) => (s === '{want}' || s === 'failed' ? s : null))(\
+         document.querySelector('#streams [data-stream={stream}] .stream-state')?.dataset.streamState)"
+    );
+    let state = page.wait_for(what, &expression, PATIENCE).await;
+    assert_eq!(state, Value::from(want), "{what}");
+}
+
 async fn watch_the_stream_grow(name: &str, token: Option<&str>) {
     let Some(binary) = chromium_or_skip(name) else {
         return;
@@ -81,6 +108,7 @@ async fn watch_the_stream_grow(name: &str, token: Option<&str>) {
         .memory()
         .poll_interval(Duration::from_millis(20))
         .workflow::<Narrator>()
+        .activities(Noter)
         .build()
         .await
         .expect("engine");
@@ -118,15 +146,15 @@ async fn watch_the_stream_grow(name: &str, token: Option<&str>) {
         .eval("document.querySelector('#streams b') === null")
         .await;
     assert_eq!(no_markup, Value::Bool(true), "an entry became markup");
-    let state = page
+    state_is(&mut page, "lines", "live", "the stream followed live").await;
+    let notes = page
         .wait_for(
-            "the stream followed live",
-            "((s) => (s === 'live' || s === 'failed' ? s : null))(\
-             document.querySelector('#streams [data-stream=lines] .stream-state')?.dataset.streamState)",
+            "the activity's stream",
+            "document.querySelector('#streams [data-stream=notes] .stream-entry pre')?.textContent",
             PATIENCE,
         )
         .await;
-    assert_eq!(state, Value::from("live"));
+    assert_eq!(notes, Value::from("\"from an activity\""));
     // A mark on this document: gone if the page were reloaded.
     page.eval("window.wfStreamsMark = 'kept'; true").await;
     page.screenshot(&format!("{name}-first")).await;
@@ -137,15 +165,14 @@ async fn watch_the_stream_grow(name: &str, token: Option<&str>) {
     assert_eq!(more[2..], [(2, "one".to_string()), (3, "two".to_string())]);
 
     h.signal("say", &"bye".to_string()).await.unwrap();
-    let closed = page
-        .wait_for(
-            "the stream marked closed",
-            "((s) => (s === 'closed' || s === 'failed' ? s : null))(\
-             document.querySelector('#streams [data-stream=lines] .stream-state')?.dataset.streamState)",
-            PATIENCE,
-        )
-        .await;
-    assert_eq!(closed, Value::from("closed"));
+    state_is(&mut page, "lines", "closed", "the stream marked closed").await;
+    state_is(
+        &mut page,
+        "notes",
+        "ended",
+        "the activity's stream ended with its run",
+    )
+    .await;
     assert_eq!(h.result().await.unwrap(), 5);
     let last = shown(&page.eval(SHOWN).await);
     let expected: Vec<(u64, String)> = ["<b>not bold</b>", "waiting", "one", "two", "bye"]

@@ -97,6 +97,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Post, "/{type}/runs/{id}/update", WRITE, |m, _| on(m, messages::update)),
     route(Get, "/{type}/runs/{id}/updates/{update_id}", READ, |m, _| on(m, runs::wait_update)),
     route(Post, "/{type}/runs/{id}/query", READ, |m, _| on(m, messages::query)),
+    route(Get, "/{type}/runs/{id}/streams", READ, |m, _| on(m, streams::list)),
     route(Get, "/{type}/runs/{id}/streams/{name}", READ, |m, _| on(m, streams::stream)),
     route(Get, "/{type}/runs/{id}/published/{key}", READ, |m, _| on(m, streams::published)),
     route(Post, "/{type}/runs/{id}/cancel", WRITE, |m, _| on(m, runs::cancel)),
