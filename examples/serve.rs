@@ -1,4 +1,5 @@
-//! Serves the agent_run and cart workflows over HTTP (see the guide's chapter "Serving over HTTP").
+//! Serves the agent_run, cart and summarize workflows over HTTP (see the guide's chapters
+//! "Serving over HTTP" and "Activities in other languages").
 //!
 //! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--tokens FILE]
 //! [--db FILE] [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`
@@ -8,6 +9,10 @@
 //! in memory. Off loopback a token is required. With `--tls-cert` and `--tls-key` (PEM) it
 //! serves HTTPS; `--client-ca` then requires client certificates signed by that CA (mTLS).
 //! Stops cleanly on Ctrl-C.
+//!
+//! `summarize` sends its activity to task queue `python`, which no worker of this program
+//! serves: it waits for an outside worker (`examples/clients/python/worker.py`) to poll it
+//! over `POST /_activities/poll`.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -19,6 +24,8 @@ mod agent_run;
 #[allow(dead_code)]
 #[path = "cart.rs"]
 mod cart;
+#[path = "support/summarize.rs"]
+mod summarize;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -101,6 +108,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .shared_activities(Arc::new(agent_run::Tools::default()))
         .workflow::<cart::Cart>()
         .activities(cart::Shop::default())
+        // Its activity is left to outside workers: no Rust worker here serves its queue.
+        .workflow::<summarize::Summarize>()
         .build()
         .await?;
     let guarded = args.token.is_some() || !tokens.is_empty();
@@ -112,7 +121,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let server = serve(&engine, args.addr.as_str(), options).await?;
     println!(
-        "serving agent_run and cart on {scheme}://{} ({}, {}{})",
+        "serving agent_run, cart and summarize on {scheme}://{} ({}, {}{}); activities of task \
+         queue {:?} wait for outside workers",
         server.local_addr(),
         args.db
             .as_deref()
@@ -126,7 +136,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ", client certificates required"
         } else {
             ""
-        }
+        },
+        summarize::REMOTE_QUEUE,
     );
     tokio::signal::ctrl_c().await?;
     println!("stopping");
