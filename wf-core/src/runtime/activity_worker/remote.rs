@@ -41,11 +41,7 @@ pub(crate) async fn poll(
             "a poller's identity has no control characters".into(),
         ));
     }
-    let mut identity = poll.identity.as_str();
-    while identity.len() > MAX_IDENTITY_BYTES {
-        let cut = identity.char_indices().last().map_or(0, |(i, _)| i);
-        identity = &identity[..cut];
-    }
+    let identity = cut(&poll.identity);
     let request = ActivityPoll {
         worker_id: format!("{REMOTE_WORKER_OWNER}{identity}"),
         now_ms: 0,
@@ -107,6 +103,15 @@ pub(crate) async fn poll(
     }
 }
 
+/// `identity`, cut to [`MAX_IDENTITY_BYTES`] on a character boundary.
+fn cut(identity: &str) -> &str {
+    let mut end = identity.len().min(MAX_IDENTITY_BYTES);
+    while !identity.is_char_boundary(end) {
+        end -= 1;
+    }
+    &identity[..end]
+}
+
 /// What the worker gets of a leased attempt.
 fn lease_of(task: ActivityTask) -> ActivityTaskLease {
     let token = ActivityToken {
@@ -137,5 +142,21 @@ fn lease_of(task: ActivityTask) -> ActivityTaskLease {
         heartbeat_timeout: task.options.heartbeat_timeout,
         last_heartbeat: task.heartbeat,
         last_failure: task.last_failure.map(|f| f.message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_identity_is_cut_on_a_character_boundary() {
+        assert_eq!(cut("host-1:42"), "host-1:42");
+        let long = "é".repeat(150); // 300 bytes
+        let kept = cut(&long);
+        assert_eq!(kept.len(), MAX_IDENTITY_BYTES);
+        assert!(long.starts_with(kept));
+        let odd = format!("x{long}");
+        assert_eq!(cut(&odd).len(), MAX_IDENTITY_BYTES - 1);
     }
 }
