@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use wf_http::{Role, ServeOptions};
 use wf_sdk::client::ActivityTaskPoll;
+use wf_sdk::engine::EngineBuilder;
 use wf_sdk::prelude::*;
 
 const READ: &str = "read-token-2b9d";
@@ -71,9 +72,12 @@ impl Summarize {
 }
 
 async fn served(net: common::Net) -> (Engine, wf_http::Server) {
+    served_on(net, Engine::builder().memory()).await
+}
+
+async fn served_on(net: common::Net, builder: EngineBuilder) -> (Engine, wf_http::Server) {
     // No activities registered: the engine runs none of them itself.
-    let engine = Engine::builder()
-        .memory()
+    let engine = builder
         .poll_interval(Duration::from_millis(20))
         .workflow::<Summarize>()
         .build()
@@ -260,6 +264,23 @@ both_ways!(
 );
 async fn a_missed_heartbeat_times_the_attempt_out_and_retries_it(net: common::Net) {
     let (engine, server) = served(net).await;
+    missed_heartbeat(net, engine, server).await;
+}
+
+/// The same on the durable stores: the lease, its expiry and the retry are theirs.
+#[tokio::test]
+async fn a_missed_heartbeat_is_retried_on_sqlite_and_postgres() {
+    for backend in [wf_testkit::Backend::Sqlite, wf_testkit::Backend::Postgres] {
+        if backend == wf_testkit::Backend::Postgres && !wf_testkit::postgres_available() {
+            continue;
+        }
+        let builder = wf_testkit::builder(backend, "remote-activity-heartbeat");
+        let (engine, server) = served_on(common::Net::Http, builder).await;
+        missed_heartbeat(common::Net::Http, engine, server).await;
+    }
+}
+
+async fn missed_heartbeat(net: common::Net, engine: Engine, server: wf_http::Server) {
     let http = net.http(&server, Some(TOKEN));
     let h = engine
         .client()
