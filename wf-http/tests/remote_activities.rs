@@ -561,3 +561,47 @@ async fn the_remote_client_takes_and_completes_a_task(net: common::Net) {
     server.shutdown().await.unwrap();
     engine.shutdown().await;
 }
+
+/// The server may be a client-only engine on the store other engines run the workflows on:
+/// its polls lease the tasks those engines' commits leave, and their time keepers expire the
+/// attempts it leased.
+#[tokio::test]
+async fn a_client_only_engines_server_serves_the_tasks_of_other_engines() {
+    let shared = wf_testkit::shared_store(wf_testkit::Backend::Sqlite, "remote-activity-shared");
+    let worker = shared()
+        .workflow::<Summarize>()
+        .build()
+        .await
+        .expect("the workflow engine");
+    let front = shared()
+        .workflow::<Summarize>()
+        .client_only()
+        .build()
+        .await
+        .expect("the serving engine");
+    let server = common::Net::Http
+        .serve(&front, ServeOptions::default().token(TOKEN))
+        .await;
+    let http = common::Net::Http.http(&server, Some(TOKEN));
+    let h = worker
+        .client()
+        .start::<Summarize>("s-8", job("far away", 3, Some(300)))
+        .await
+        .unwrap();
+    let first = take(&http).await;
+    assert_eq!(first["workflow_id"], "s-8");
+    // Silence: the workflow engine's time keeper ends the attempt; the retry is polled here.
+    let second = take(&http).await;
+    assert_eq!(second["attempt"], 2, "{second:?}");
+    let r = http
+        .post(
+            "/_activities/complete",
+            json!({"token": second["token"], "result": {"words": 2, "by": "python"}}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(h.result().await.unwrap(), "2 words by python");
+    server.shutdown().await.unwrap();
+    front.shutdown().await;
+    worker.shutdown().await;
+}
