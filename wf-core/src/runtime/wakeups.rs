@@ -226,7 +226,7 @@ impl Polling<'_> {
 
 impl Drop for Polling<'_> {
     fn drop(&mut self) {
-        self.wake.polling.fetch_sub(1, Ordering::AcqRel);
+        self.wake.polling.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -243,12 +243,14 @@ impl Wake {
 
     /// Joins the long polls woken with this loop (see `pollers`).
     pub fn poller(&self) -> Polling<'_> {
-        self.polling.fetch_add(1, Ordering::AcqRel);
+        self.polling.fetch_add(1, Ordering::SeqCst);
         Polling { wake: self }
     }
 
     fn wake_pollers(&self) {
-        if self.polling.load(Ordering::Acquire) > 0 {
+        // SeqCst with the poller's increment: a poll that registered before a commit it did
+        // not see is counted here.
+        if self.polling.load(Ordering::SeqCst) > 0 {
             self.pollers.notify_waiters();
         }
     }
