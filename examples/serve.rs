@@ -1,4 +1,5 @@
-//! Serves the agent_run and cart workflows over HTTP (see the guide's chapter "Serving over HTTP").
+//! Serves the agent_run, cart and summarize workflows over HTTP (see the guide's chapters
+//! "Serving over HTTP" and "Activities in other languages").
 //!
 //! `cargo run --release --example serve -- --addr 127.0.0.1:8233 [--token T] [--tokens FILE]
 //! [--db FILE] [--tls-cert FILE --tls-key FILE [--client-ca FILE]]`
@@ -11,6 +12,10 @@
 //!
 //! An agent_run writes each step to its stream `steps`; follow it with
 //! `curl -N http://127.0.0.1:8233/agent_run/runs/ID/streams/steps?from=0`.
+//!
+//! `summarize` sends its activity to task queue `python`, which no worker of this program
+//! serves: it waits for an outside worker (`examples/clients/python/worker.py`) to poll it
+//! over `POST /_activities/poll`.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -22,6 +27,8 @@ pub mod agent_run;
 #[allow(dead_code)]
 #[path = "cart.rs"]
 pub mod cart;
+#[path = "support/summarize.rs"]
+pub mod summarize;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,6 +45,8 @@ pub async fn engine(builder: EngineBuilder) -> Result<Engine, WfError> {
         .shared_activities(Arc::new(agent_run::Tools::default()))
         .workflow::<cart::Cart>()
         .activities(cart::Shop::default())
+        // Its activity is left to outside workers: no Rust worker here serves its queue.
+        .workflow::<summarize::Summarize>()
         .build()
         .await
 }
@@ -122,7 +131,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let server = serve(&engine, args.addr.as_str(), options).await?;
     println!(
-        "serving agent_run and cart on {scheme}://{} ({}, {}{})",
+        "serving agent_run, cart and summarize on {scheme}://{} ({}, {}{}); activities of task \
+         queue {:?} wait for outside workers",
         server.local_addr(),
         args.db
             .as_deref()
@@ -136,7 +146,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             ", client certificates required"
         } else {
             ""
-        }
+        },
+        summarize::REMOTE_QUEUE,
     );
     tokio::signal::ctrl_c().await?;
     println!("stopping");

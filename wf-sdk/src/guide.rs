@@ -38,6 +38,7 @@ guide! {
     versioning => "versioning.md", "Versioning and patching";
     testing => "testing.md", "Testing";
     serving_over_http => "serving-over-http.md", "Serving over HTTP";
+    activities_in_other_languages => "activities-in-other-languages.md", "Activities in other languages";
     postgres => "postgres-and-several-machines.md", "PostgreSQL and several machines";
     flow_control => "flow-control.md", "Flow control";
     live_output => "live-output.md", "Live output: durable streams";

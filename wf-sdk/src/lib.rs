@@ -124,12 +124,13 @@ pub mod engine {
 /// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
 pub mod client {
     pub use wf_core::{
-        ActivityResponse, Batches, BuildIdStatus, Client, Debounce, Description, IdConflictPolicy,
-        IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport,
-        PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue,
-        SignalCall, SignalRequest, SignalStatus, StartOptions, StreamInfo, StreamList, StreamPage,
-        StreamRead, StreamReader, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome,
-        UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+        ActivityResponse, ActivityTaskLease, ActivityTaskPoll, Batches, BuildIdStatus, Client,
+        Debounce, Description, IdConflictPolicy, IdReusePolicy, ListFilter, Memo, Paused,
+        PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall, RunInfo, RunStatus,
+        RunTimeout, SearchAttributes, SearchValue, SignalCall, SignalRequest, SignalStatus,
+        StartOptions, StreamInfo, StreamList, StreamPage, StreamRead, StreamReader, TaskFailure,
+        UpdateCall, UpdateHandle, UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle,
+        DEFAULT_UPDATE_TIMEOUT,
     };
     // What a run is blocked on, in `Description::blocked_on`.
     pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};

@@ -20,7 +20,9 @@ mod stream;
 mod transport;
 mod types;
 
-pub use activities::ActivityResponse;
+pub use activities::{
+    ActivityResponse, ActivityTaskLease, ActivityTaskPoll, MAX_ACTIVITY_POLL_WAIT,
+};
 pub use batches::Batches;
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
 pub use flow::{FlowLimits, WorkflowQueues};

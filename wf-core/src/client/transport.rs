@@ -2,7 +2,7 @@
 //! implements it (with its in-memory fast paths); a remote transport (wf-http) carries the
 //! same calls to a server, so the typed handles work the same either way.
 
-use super::activities::ActivityResponse;
+use super::activities::{ActivityResponse, ActivityTaskLease, ActivityTaskPoll};
 use super::purge::{PurgeReport, PurgeRequest};
 use super::stream::StreamRead;
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
@@ -239,6 +239,16 @@ pub trait Transport: Send + Sync + 'static {
         token: &'a str,
         response: ActivityResponse,
     ) -> CallFuture<'a, ()>;
+    /// Leases one activity task for a worker outside the engine (see
+    /// [`Client::poll_activity_task`](crate::Client::poll_activity_task)); the default fails
+    /// with [`WfError::InvalidArgument`]: only an engine's transport leases tasks.
+    fn poll_activity_task(
+        &self,
+        poll: ActivityTaskPoll,
+    ) -> CallFuture<'_, Option<ActivityTaskLease>> {
+        let _ = poll;
+        Box::pin(async move { Err(flow_unsupported("lease activity tasks")) })
+    }
     /// Makes a build current for a task queue (see
     /// [`Client::set_current_build`](crate::Client::set_current_build)).
     fn set_current_build<'a>(

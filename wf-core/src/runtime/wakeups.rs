@@ -10,7 +10,7 @@
 //! peer the outbox costs one atomic load per wake-up.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::futures::Notified;
@@ -205,6 +205,29 @@ pub(crate) struct Wake {
     /// What the peers are told when this wakes after a commit.
     bit: u8,
     outbox: Arc<Outbox>,
+    /// Long polls waiting on the same wake-up besides the loop (outside workers polling
+    /// activity tasks over HTTP): all woken, and none takes the loop's wake-up.
+    pollers: Notify,
+    /// How many long polls wait; with none, a wake-up does not touch `pollers`.
+    polling: AtomicUsize,
+}
+
+/// A long poll's place among a [`Wake`]'s pollers, until dropped.
+pub(crate) struct Polling<'a> {
+    wake: &'a Wake,
+}
+
+impl Polling<'_> {
+    /// Completes at the next wake-up after this call.
+    pub fn notified(&self) -> Notified<'_> {
+        self.wake.pollers.notified()
+    }
+}
+
+impl Drop for Polling<'_> {
+    fn drop(&mut self) {
+        self.wake.polling.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl Wake {
@@ -213,6 +236,22 @@ impl Wake {
             local: Notify::new(),
             bit,
             outbox,
+            pollers: Notify::new(),
+            polling: AtomicUsize::new(0),
+        }
+    }
+
+    /// Joins the long polls woken with this loop (see `pollers`).
+    pub fn poller(&self) -> Polling<'_> {
+        self.polling.fetch_add(1, Ordering::SeqCst);
+        Polling { wake: self }
+    }
+
+    fn wake_pollers(&self) {
+        // SeqCst with the poller's increment: a poll that registered before a commit it did
+        // not see is counted here.
+        if self.polling.load(Ordering::SeqCst) > 0 {
+            self.pollers.notify_waiters();
         }
     }
 
@@ -220,12 +259,14 @@ impl Wake {
     /// that may have made work for any engine on the store.
     pub fn notify_one(&self) {
         self.local.notify_one();
+        self.wake_pollers();
         self.outbox.mark(self.bit);
     }
 
     /// Wakes this engine's loop only (nothing new was committed, or only this engine cares).
     pub fn notify_local(&self) {
         self.local.notify_one();
+        self.wake_pollers();
     }
 
     /// Completes at the next wake-up (or at once if one is pending).

@@ -164,14 +164,18 @@ impl<W: 'static> WorkflowContext<W> {
         ActivityCall::new(self.core.clone(), name.unwrap_or("").to_string(), input)
     }
 
-    /// Schedules an activity by wire name, for activities implemented elsewhere.
+    /// Schedules an activity by wire name, for activities implemented elsewhere (another
+    /// process, another language: see the guide's chapter "Activities in other languages").
+    /// Structs in `args` are encoded with their field names, so that a worker without the Rust
+    /// types reads them as JSON objects; a Rust activity decodes them as usual.
     #[track_caller]
     pub fn activity_by_name<R: DeserializeOwned>(
         &self,
         name: &str,
         args: &impl Serialize,
     ) -> ActivityCall<R> {
-        ActivityCall::new(self.core.clone(), name.to_string(), Payload::encode(args))
+        let input = Payload::encode_named(args);
+        ActivityCall::new(self.core.clone(), name.to_string(), input)
     }
 }
 

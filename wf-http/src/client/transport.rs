@@ -6,11 +6,12 @@ use super::conns::{Conns, ExchangeError};
 use super::tls::{ClientTls, TlsConnect};
 use crate::errors::{from_http, transport_failure, ErrorBody};
 use crate::wire::{
-    millis, ActivityErrorBody, ActivityReportBody, BatchActionBody, BatchBody, BatchFilterBody,
-    CountBody, CurrentBuildBody, DescriptionBody, FlowLimitBody, FlowRemovedBody, FlowUsageBody,
-    HistoryPage, MoveToBuildBody, NewBatchBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody,
-    PurgeReply, QueryBody, ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody,
-    StartedBody, UpdateBody, ValueBody, ANY_TYPE, MSGPACK,
+    millis, ActivityErrorBody, ActivityHeartbeatReply, ActivityPollBody, ActivityReportBody,
+    ActivityTaskBody, BatchActionBody, BatchBody, BatchFilterBody, CountBody, CurrentBuildBody,
+    DescriptionBody, FlowLimitBody, FlowRemovedBody, FlowUsageBody, HistoryPage, MoveToBuildBody,
+    NewBatchBody, NewScheduleBody, NoteBody, PendingBody, PurgeBody, PurgeReply, QueryBody,
+    ReasonBody, RetryBody, RunsPage, ScheduleBody, SignalBody, StartBody, StartedBody, UpdateBody,
+    ValueBody, ANY_TYPE, HEARTBEAT_NOT_OPEN, MSGPACK,
 };
 use bytes::Bytes;
 use http_body_util::Full;
@@ -19,8 +20,8 @@ use hyper::{Method, Request};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use wf_core::client::{
-    ActivityResponse, CallFuture, NewSchedule, ScheduleChange, SignalRequest, SignalStatus,
-    StartRequest, Started, StreamRead, Transport, UpdateRequest,
+    ActivityResponse, ActivityTaskLease, ActivityTaskPoll, CallFuture, NewSchedule, ScheduleChange,
+    SignalRequest, SignalStatus, StartRequest, Started, StreamRead, Transport, UpdateRequest,
 };
 use wf_core::{BatchDescription, BatchRequest, BuildIdStatus};
 use wf_core::{
@@ -586,12 +587,7 @@ impl Transport for HttpTransport {
         response: ActivityResponse,
     ) -> CallFuture<'a, ()> {
         Box::pin(async move {
-            let mut body = ActivityReportBody::<Payload> {
-                token: token.to_string(),
-                result: None,
-                error: None,
-                details: None,
-            };
+            let mut body = ActivityReportBody::<Payload>::new(token);
             let action = match response {
                 ActivityResponse::Complete(result) => {
                     body.result = Some(result);
@@ -613,8 +609,40 @@ impl Transport for HttpTransport {
                 }
             };
             let path = format!("/_activities/{action}");
-            self.send(Method::POST, &path, Some(&body)).await?;
+            let (_, bytes) = self.send(Method::POST, &path, Some(&body)).await?;
+            if action == "heartbeat" {
+                // An attempt no longer open is a 200 for workers (stop, as if cancelled), an
+                // error for this client, as in process.
+                let reply: ActivityHeartbeatReply = decode(&bytes)?;
+                if reply.status == HEARTBEAT_NOT_OPEN {
+                    return Err(WfError::ActivityNotPending(
+                        reply.message.unwrap_or_default(),
+                    ));
+                }
+            }
             Ok(())
+        })
+    }
+
+    fn poll_activity_task(
+        &self,
+        poll: ActivityTaskPoll,
+    ) -> CallFuture<'_, Option<ActivityTaskLease>> {
+        Box::pin(async move {
+            let body = ActivityPollBody {
+                task_queue: poll.task_queue,
+                names: poll.names,
+                wait_ms: Some(u64::try_from(poll.wait.as_millis()).unwrap_or(u64::MAX)),
+                identity: Some(poll.identity),
+            };
+            let (status, bytes) = self
+                .send(Method::POST, "/_activities/poll", Some(&body))
+                .await?;
+            if status == 204 {
+                return Ok(None);
+            }
+            let task: ActivityTaskBody<Payload> = decode(&bytes)?;
+            Ok(Some(task.into_lease()))
         })
     }
 

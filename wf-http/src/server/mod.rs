@@ -171,7 +171,8 @@ impl From<&Engine> for Api {
 /// | `DELETE /{type}/runs/{id}` | `{"reason"}` (optional): delete the latest run -> `{"status": "deleted", ..}` |
 /// | `POST /{type}/runs/{id}/move` | `{"build_id"}`: move the run to another build |
 /// | `POST /_purge` | `{"closed_before_ms", "batch", "dry_run"}` -> `{"runs", "more"}` |
-/// | `POST /_activities/{complete,fail,heartbeat}` | `{"token", "result" \| "error" \| "details"}`: asynchronous activity completion by task token |
+/// | `POST /_activities/poll` | `{"task_queue", "names", "wait_ms", "identity"}`: lease an activity task for a worker outside the engine -> 200 `{"token", "name", "input", "attempt", deadlines, "heartbeat_timeout_ms", "last_heartbeat"}`, or 204 when the wait ran out |
+/// | `POST /_activities/{complete,fail,heartbeat}` | `{"token", "result" \| "message", "retryable" \| "details"}`: an attempt's outcome by task token (a polled task's, or asynchronous completion); `heartbeat` answers `{"cancel_requested"}` |
 /// | `GET /ui/` | the web view (its static files need no token; its data routes do) |
 ///
 /// `{id}` is a workflow id (its latest run). `{type}` may be `_` ([`ANY_TYPE`]) on the run

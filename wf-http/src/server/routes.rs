@@ -130,6 +130,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Get, "/_workflow_queues/usage", READ, |m, _| on(m, queues::usage)),
     route(Post, "/_workflow_queues", ADMIN, |m, _| on(m, queues::set)),
     route(Delete, "/_workflow_queues/{name}", ADMIN, |m, _| on(m, queues::remove)),
+    route(Post, "/_activities/poll", WRITE, |m, _| on(m, activities::poll)),
     route(Post, "/_activities/{action}", WRITE, |m, _| on(m, activities::respond)),
     route(Get, "/ui", Public, |m, _| on(m, ui::to_slash)),
     route(Get, "/ui/types", READ, |m, _| on(m, ui::types)),

@@ -2,16 +2,21 @@
 //! is generic over how values travel: `serde_json::Value` in JSON bodies, [`Payload`] (the
 //! MessagePack bytes as they are, a `bin`) in `application/msgpack` bodies.
 //!
-//! The batches' bodies live in `batches.rs`, the flow limits' in `flow.rs`, the queues of
+//! The activities' bodies live in `activities.rs`, the batches' in `batches.rs`, the flow limits' in `flow.rs`, the queues of
 //! workflow starts' in `queues.rs`.
 //!
 //! [`Payload`]: wf_core::Payload
 
+mod activities;
 mod batches;
 mod flow;
 mod queues;
 mod streams;
 
+pub use activities::{
+    ActivityErrorBody, ActivityHeartbeatReply, ActivityPollBody, ActivityReportBody,
+    ActivityTaskBody, HEARTBEAT_NOT_OPEN,
+};
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
 pub use flow::{
     flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FlowUsageBody,
@@ -800,56 +805,6 @@ pub struct PurgeReply {
     pub runs: u64,
     /// Whether more may remain: post again.
     pub more: bool,
-}
-
-/// `POST /_activities/complete`, `/_activities/fail`, `/_activities/heartbeat`: report for
-/// the activity attempt a task token names.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ActivityReportBody<V> {
-    /// The attempt's task token (`ActivityContext::task_token`).
-    pub token: String,
-    /// `complete`: the activity's result (absent: `null`, the unit value).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<V>,
-    /// `fail`: the activity's error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ActivityErrorBody>,
-    /// `heartbeat`: progress details for the next attempt (absent: `null`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub details: Option<V>,
-}
-
-/// An activity's error in [`ActivityReportBody`]: `{"message", "kind", "non_retryable"}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ActivityErrorBody {
-    /// What went wrong.
-    pub message: String,
-    /// A kind retry policies can name (default `retryable`).
-    #[serde(default)]
-    pub kind: Option<String>,
-    /// Never retry it (default false).
-    #[serde(default)]
-    pub non_retryable: bool,
-}
-
-impl ActivityErrorBody {
-    /// The body of an activity error.
-    pub fn of(error: &wf_core::ActivityError) -> ActivityErrorBody {
-        ActivityErrorBody {
-            message: error.message.clone(),
-            kind: Some(error.kind.clone()),
-            non_retryable: error.non_retryable,
-        }
-    }
-
-    /// The activity error it carries.
-    pub fn into_error(self) -> wf_core::ActivityError {
-        wf_core::ActivityError {
-            kind: self.kind.unwrap_or_else(|| "retryable".into()),
-            message: self.message,
-            non_retryable: self.non_retryable,
-        }
-    }
 }
 
 /// `POST /_builds/current`: make a build current for a task queue.

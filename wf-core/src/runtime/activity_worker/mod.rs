@@ -2,17 +2,20 @@
 //! the workflow executor), applies the retry policy and timeouts to its outcome, and times out
 //! attempts whose lease or deadline passed. `attempt.rs` runs one attempt, `outcome.rs`
 //! decides what its end means, `expiry.rs` handles expired leases and deadlines, `cancel.rs`
-//! tells running attempts that they were cancelled.
+//! tells running attempts that they were cancelled, `remote.rs` leases attempts to workers
+//! outside the engine (over HTTP).
 
 mod attempt;
 mod cancel;
 mod expiry;
 mod outcome;
+mod remote;
 
 pub(crate) use attempt::run_attempt;
 pub(crate) use cancel::{after_commit, after_terminate, watch as watch_cancellations};
 pub(crate) use expiry::expire_due;
 pub(crate) use outcome::settle;
+pub(crate) use remote::poll as poll_for_outside_worker;
 
 use super::core::Core;
 use crate::store::{ActivityLeases, ActivityPoll, ActivityTask};

@@ -283,6 +283,15 @@ impl Transport for InProcessTransport {
         Box::pin(activities::respond(&self.core, token, response))
     }
 
+    fn poll_activity_task(
+        &self,
+        poll: crate::client::ActivityTaskPoll,
+    ) -> CallFuture<'_, Option<crate::client::ActivityTaskLease>> {
+        Box::pin(super::activity_worker::poll_for_outside_worker(
+            &self.core, poll,
+        ))
+    }
+
     fn set_current_build<'a>(
         &'a self,
         task_queue: &'a str,
