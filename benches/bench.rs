@@ -27,6 +27,9 @@
 //! (q) flow limits held in the store: 500 activity attempts under a concurrency limit of 4 (the
 //!     most seen running at once); a rate limit of 100/s (the rate measured); the cost of a
 //!     limit on (a) and (d), alternated with the same runs without one.
+//! (s) durable streams: entries written per second (an activity, eight at once, a workflow
+//!     task), and write-to-reader latency p50/p99 of workflow and activity writes, the reader
+//!     in this process, in another (same file or schema), and over HTTP (SSE).
 //! (x) messages between processes: update round trips and signal-to-handler delays from a
 //!     client-only engine in this process to a worker in a child process on the same SQLite
 //!     file, next to the same in one process (`--cross-process`, or `--only x`; SQLite only).
@@ -39,6 +42,8 @@ use std::time::{Duration, Instant};
 use wf_sdk::engine::EngineBuilder;
 use wf_sdk::prelude::*;
 
+#[path = "support/bench_args.rs"]
+mod args;
 #[path = "support/bench_cross.rs"]
 mod cross;
 #[path = "support/bench_flow.rs"]
@@ -47,6 +52,8 @@ mod flow;
 mod http;
 #[path = "support/bench_pg.rs"]
 mod pg;
+#[path = "support/bench_streams.rs"]
+mod streams;
 
 // ---------------------------------------------------------------------------------------------
 // Workflows
@@ -147,131 +154,8 @@ impl Noop {
 // ---------------------------------------------------------------------------------------------
 // Harness
 
-struct Args {
-    quick: bool,
-    memory: bool,
-    /// `--store postgres`: the database URL.
-    postgres: Option<String>,
-    /// `--workers N` (PostgreSQL): (a) also with N worker processes on one database.
-    workers: usize,
-    /// Set in the extra worker processes of `--workers`: the schema they work on.
-    pg_worker_child: Option<String>,
-    cross_process: bool,
-    /// Set in the child process of (x): the file it works on.
-    cross_process_child: Option<PathBuf>,
-    /// Set in the client process of (http): the server's URL.
-    http_client: Option<String>,
-    /// Set in the client process of (http) over HTTPS: the CA file it trusts.
-    http_ca: Option<PathBuf>,
-    /// `--tls`: (http) over HTTPS.
-    tls: bool,
-    only: Option<Vec<String>>,
-    /// `--runs N`: how many waiting workflows (f) starts (default 100,000; 10,000 with --quick).
-    runs: Option<usize>,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut args = Args {
-        quick: false,
-        memory: false,
-        postgres: None,
-        workers: 1,
-        pg_worker_child: None,
-        cross_process: false,
-        cross_process_child: None,
-        http_client: None,
-        http_ca: None,
-        tls: false,
-        only: None,
-        runs: None,
-    };
-    let mut it = std::env::args().skip(1);
-    let (mut postgres, mut url) = (false, None);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => args.quick = true,
-            "--memory" => args.memory = true,
-            "--store" => match it.next().as_deref() {
-                Some("sqlite") => {}
-                Some("memory") => args.memory = true,
-                Some("postgres") => postgres = true,
-                other => {
-                    return Err(format!(
-                        "--store takes sqlite, memory or postgres, not {other:?}"
-                    ))
-                }
-            },
-            "--postgres-url" => url = Some(it.next().ok_or("--postgres-url needs a URL")?),
-            "--workers" => {
-                let n = it.next().ok_or("--workers needs a number")?;
-                args.workers = match n.parse::<usize>() {
-                    Ok(n) if n >= 1 => n,
-                    _ => return Err(format!("--workers takes a number from 1, not {n:?}")),
-                };
-            }
-            "--pg-worker-child" => {
-                let schema = it.next().ok_or("--pg-worker-child needs a schema")?;
-                args.pg_worker_child = Some(schema);
-            }
-            "--cross-process" => args.cross_process = true,
-            // The HTTP workloads alone (with --only, next to those listed).
-            "--http" => {
-                args.only.get_or_insert_with(Vec::new).push("http".into());
-            }
-            "--http-client" => {
-                let url = it.next().ok_or("--http-client needs the server's URL")?;
-                args.http_client = Some(url);
-            }
-            "--http-ca" => {
-                let ca = it.next().ok_or("--http-ca needs a CA file")?;
-                args.http_ca = Some(ca.into());
-            }
-            "--tls" => args.tls = true,
-            "--cross-process-child" => {
-                let path = it.next().ok_or("--cross-process-child needs a file")?;
-                args.cross_process_child = Some(path.into());
-            }
-            "--runs" => {
-                let n = it
-                    .next()
-                    .ok_or("--runs needs a number, e.g. --runs 1000000")?;
-                let n = n.replace(['_', ','], "");
-                let n: usize = n
-                    .parse()
-                    .map_err(|_| format!("--runs takes a positive number, not {n:?}"))?;
-                if n == 0 {
-                    return Err("--runs takes a positive number, not 0".into());
-                }
-                args.runs = Some(n);
-            }
-            "--only" => {
-                let list = it.next().ok_or("--only needs a list, e.g. --only a,b")?;
-                let only = args.only.get_or_insert_with(Vec::new);
-                only.extend(list.split(',').map(|s| s.trim().to_string()));
-            }
-            "--help" | "-h" => {
-                return Err(
-                    "usage: bench [--quick] [--store sqlite|memory|postgres] [--postgres-url URL] \
-                     [--workers N] [--memory] [--cross-process] [--http [--tls]] \
-                     [--only a,b,c,d,e,f,g,q,x,http] [--runs N (waiting workflows in (f))]"
-                        .into(),
-                );
-            }
-            other => return Err(format!("unknown argument {other:?}; try --help")),
-        }
-    }
-    if postgres {
-        args.postgres = Some(pg::url(url)?);
-    } else if args.workers > 1 {
-        return Err(
-            "--workers needs --store postgres (worker processes share one database)".into(),
-        );
-    }
-    Ok(args)
-}
-
 struct Bench {
-    args: Args,
+    args: args::Args,
     dir: PathBuf,
     rows: Vec<(String, String)>,
     json: Vec<(&'static str, f64)>,
@@ -914,7 +798,7 @@ async fn bench_g(b: &mut Bench) -> Result<(), WfError> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args = match parse_args() {
+    let args = match args::parse_args() {
         Ok(a) => a,
         Err(e) => {
             eprintln!("{e}");
@@ -930,6 +814,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let (Some(schema), Some(url)) = (args.pg_worker_child.clone(), args.postgres.clone()) {
         return Ok(rt.block_on(pg::worker_child(url, schema))?);
+    }
+    if let Some((place, id, n)) = args.stream_reader_child.clone() {
+        return Ok(rt.block_on(streams::reader_child(place, id, n, args.postgres))?);
     }
     if let Some(url) = args.http_client {
         return Ok(rt.block_on(http::client(url, args.http_ca, args.quick))?);
@@ -960,7 +847,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ) -> std::pin::Pin<
             Box<dyn std::future::Future<Output = Result<(), WfError>> + 'a>,
         >;
-        let steps: [(&str, Step); 10] = [
+        let steps: [(&str, Step); 11] = [
             ("a", |b| Box::pin(bench_a(b))),
             ("b", |b| Box::pin(bench_b(b))),
             ("c", |b| Box::pin(bench_c(b))),
@@ -968,6 +855,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ("e", |b| Box::pin(bench_e(b))),
             ("g", |b| Box::pin(bench_g(b))),
             ("q", |b| Box::pin(flow::bench_q(b))),
+            ("s", |b| Box::pin(streams::bench_s(b))),
             ("f", |b| Box::pin(bench_f_alone(b))),
             ("x", |b| Box::pin(cross::bench_x(b))),
             ("http", |b| Box::pin(http::bench_http(b))),

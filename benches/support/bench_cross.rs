@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wf_sdk::prelude::*;
 
 /// Wall-clock microseconds (both processes share the clock).
-fn wall_us() -> i64 {
+pub fn wall_us() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)
@@ -113,7 +113,8 @@ async fn update_round_trips(client: &Client, id: &str, n: usize) -> Result<Vec<D
     Ok(lat)
 }
 
-fn p50_p99(sorted: &[Duration]) -> String {
+/// `p50 X ms  p99 Y ms` of sorted durations.
+pub fn p50_p99(sorted: &[Duration]) -> String {
     format!(
         "p50 {:.3} ms  p99 {:.3} ms",
         super::ms(super::percentile(sorted, 0.5)),

@@ -23,7 +23,7 @@ use wf_sdk::prelude::*;
 
 /// The token the bench's server asks for (a server off loopback needs one; checking it is
 /// part of every request's cost).
-const TOKEN: &str = "bench-token";
+pub const TOKEN: &str = "bench-token";
 
 /// Serves the engine, runs the child, and prints its rows.
 pub async fn bench_http(b: &mut super::Bench) -> Result<(), WfError> {

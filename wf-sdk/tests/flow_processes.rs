@@ -293,24 +293,6 @@ async fn a_killed_process_gives_its_slot_back_within_its_liveness_lease(backend:
     engine.shutdown().await;
 }
 
-/// Like `both!`, without the in-memory store (a process of its own has no way into it).
-macro_rules! on_files_and_postgres {
-    ($($name:ident),* $(,)?) => {
-        $(mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name(super::Backend::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                if super::postgres_available() {
-                    super::$name(super::Backend::Postgres).await
-                }
-            }
-        })*
-    };
-}
-
 on_files_and_postgres!(
     a_concurrency_limit_holds_over_three_processes,
     a_rate_limit_holds_over_three_processes,

@@ -2,7 +2,8 @@
 //! (`ctx.stream(name).write(..)`, `.close()`), an activity too (`ctx.stream(name)` in its
 //! context, once per entry id across retries), and readers (`handle.stream::<T>(name)`) get
 //! every entry once, in order, whenever they start, with no worker serving the type, and end
-//! at the close or the run's close. On the three stores.
+//! at the close or the run's close; published events (`ctx.set_event`) reach `get_event`
+//! waiting here, in another engine, or in another process. On the three stores.
 
 mod common;
 use common::*;
@@ -492,3 +493,138 @@ async fn get_event_waits_for_the_value_without_a_worker(backend: Backend) {
 }
 
 both!(get_event_waits_for_the_value_without_a_worker);
+
+// ---------------------------------------------------------------------------------------------
+// `get_event` in another process
+
+/// The variable that gives the child of the test below its store: a SQLite path, or
+/// `postgres:SCHEMA:URL`.
+#[cfg(unix)]
+const EVENT_CHILD_STORE: &str = "WF_STREAMS_EVENT_CHILD_STORE";
+
+/// What the child's report lines start with (the test harness writes on its stdout too).
+#[cfg(unix)]
+const CHILD_SAYS: &str = "event child: ";
+
+/// The child: a client-only engine (polling once a minute) on the store of
+/// [`EVENT_CHILD_STORE`] reads `stage` of run `p`, checks that `answer` is not set yet, says
+/// `ready`, and reports what `get_event` for `answer` returns, waiting up to a minute.
+#[cfg(unix)]
+#[test]
+#[ignore = "runs only as the child process of get_event_wakes_a_client_in_another_process"]
+fn get_event_child() {
+    let Ok(place) = std::env::var(EVENT_CHILD_STORE) else {
+        return;
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let engine = engine_at(&place)
+            .poll_interval(NO_POLL)
+            .liveness_lease(NO_POLL)
+            .client_only()
+            .build()
+            .await
+            .unwrap();
+        let client = engine.client();
+        let stage: Option<String> = client
+            .get_event("p", "stage", Duration::from_secs(30))
+            .await
+            .unwrap();
+        println!("\n{CHILD_SAYS}stage={stage:?}");
+        // The long wait starts first; the short one, on the same key, comes back empty once
+        // the long one has long since looked at the store and begun to wait.
+        let waiting = tokio::spawn({
+            let client = client.clone();
+            async move { client.get_event::<u32>("p", "answer", NO_POLL).await }
+        });
+        let early: Option<u32> = client
+            .get_event("p", "answer", Duration::from_millis(200))
+            .await
+            .unwrap();
+        assert_eq!(early, None, "the answer is set only after the signal");
+        println!("\n{CHILD_SAYS}ready");
+        let answer = waiting.await.unwrap().unwrap();
+        println!("\n{CHILD_SAYS}answer={answer:?}");
+        engine.shutdown().await;
+    });
+}
+
+/// The child process, killed (SIGKILL) and reaped when dropped, and its report lines.
+#[cfg(unix)]
+struct EventChild {
+    child: std::process::Child,
+    said: tokio::sync::mpsc::UnboundedReceiver<String>,
+}
+
+#[cfg(unix)]
+impl EventChild {
+    fn spawn(place: &str) -> EventChild {
+        use std::io::BufRead;
+        let mut child = spawn_reporting_test_child("get_event_child", EVENT_CHILD_STORE, place);
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, said) = tokio::sync::mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(at) = line.find(CHILD_SAYS) {
+                    let _ = tx.send(line[at + CHILD_SAYS.len()..].to_string());
+                }
+            }
+        });
+        EventChild { child, said }
+    }
+
+    /// The child's next report, within 30 s (a failure detector: the child's own poll is a
+    /// minute, so a report that needs a wake-up and gets none fails here).
+    async fn next(&mut self, what: &str) -> String {
+        match tokio::time::timeout(Duration::from_secs(30), self.said.recv()).await {
+            Ok(Some(line)) => line,
+            Ok(None) => panic!(
+                "the child ended before it said {what}: {:?}",
+                self.child.wait()
+            ),
+            Err(_) => panic!("the child did not say {what} within 30 s"),
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for EventChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A client in another process waiting in `get_event` (with a timeout of a minute, and a
+/// poll interval of a minute) gets the value as soon as this process's engine sets it after
+/// a signal: the worker's pokes (SQLite) or `NOTIFY` (PostgreSQL) wake it.
+#[cfg(unix)]
+async fn get_event_wakes_a_client_in_another_process(backend: Backend) {
+    let place = new_place(backend, "event-process");
+    let worker = engine(
+        engine_at(&place)
+            .poll_interval(NO_POLL)
+            .liveness_lease(NO_POLL),
+    )
+    .await;
+    let h = worker.client().start::<Publisher>("p", ()).await.unwrap();
+    let mut child = EventChild::spawn(&place);
+    assert_eq!(child.next("the stage").await, "stage=Some(\"planned\")");
+    assert_eq!(child.next("ready").await, "ready");
+    h.go().await.unwrap();
+    assert_eq!(child.next("the answer").await, "answer=Some(42)");
+    let status = tokio::task::spawn_blocking(move || {
+        let mut child = child;
+        child.child.wait()
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    assert!(status.success(), "the child failed: {status}");
+    h.result().await.unwrap();
+    worker.shutdown().await;
+}
+
+#[cfg(unix)]
+on_files_and_postgres!(get_event_wakes_a_client_in_another_process);

@@ -27,7 +27,7 @@ mod wait;
 
 pub use history::{count, kinds};
 pub use places::{engine_at, new_place, store_at};
-pub use process::spawn_test_child;
+pub use process::{spawn_reporting_test_child, spawn_test_child};
 pub use scratch::{scratch_dir, temp_db, temp_path};
 pub use stores::{builder, open_store, postgres_available, postgres_schema, shared_store, Backend};
 pub use wait::{eventually, eventually_for, until_recorded};

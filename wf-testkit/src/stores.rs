@@ -87,21 +87,34 @@ pub fn shared_store(backend: Backend, tag: &str) -> impl Fn() -> EngineBuilder {
 #[macro_export]
 macro_rules! both {
     ($($name:ident),* $(,)?) => {
-        $(mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn memory() {
-                super::$name($crate::Backend::Memory).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name($crate::Backend::Sqlite).await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                if $crate::postgres_available() {
-                    super::$name($crate::Backend::Postgres).await
+        $($crate::__store_tests!($name: memory => Memory, sqlite => Sqlite, postgres => Postgres);)*
+    };
+}
+
+/// Like [`both!`], without the in-memory store, for tests with a process of their own (which
+/// has no way into this one's memory): `on_files_and_postgres!(name)` makes `name::sqlite` and
+/// `name::postgres`, the last running only when `WF_POSTGRES_URL` names a database.
+#[macro_export]
+macro_rules! on_files_and_postgres {
+    ($($name:ident),* $(,)?) => {
+        $($crate::__store_tests!($name: sqlite => Sqlite, postgres => Postgres);)*
+    };
+}
+
+/// The module of [`both!`] and [`on_files_and_postgres!`]: a test per store, PostgreSQL's
+/// only with a database.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __store_tests {
+    ($name:ident: $($test:ident => $backend:ident),*) => {
+        mod $name {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $test() {
+                let backend = $crate::Backend::$backend;
+                if backend != $crate::Backend::Postgres || $crate::postgres_available() {
+                    super::$name(backend).await
                 }
-            }
-        })*
+            })*
+        }
     };
 }

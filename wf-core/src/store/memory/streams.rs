@@ -32,6 +32,12 @@ impl StreamTable for MemoryTx {
             (run_id.to_string(), stream.to_string(), offset),
             (value.cloned(), entry_id.map(str::to_string)),
         );
+        if let Some(id) = entry_id {
+            self.stream_ids.insert(
+                (run_id.to_string(), stream.to_string(), id.to_string()),
+                offset,
+            );
+        }
         Ok(())
     }
 
@@ -42,10 +48,9 @@ impl StreamTable for MemoryTx {
         entry_id: &str,
     ) -> Result<Option<u64>> {
         Ok(self
-            .streams
-            .range(keys(run_id, stream, 0))
-            .find(|(_, (_, id))| id.as_deref() == Some(entry_id))
-            .map(|((_, _, offset), _)| *offset))
+            .stream_ids
+            .get(&(run_id.to_string(), stream.to_string(), entry_id.to_string()))
+            .copied())
     }
 
     async fn stream_entries(
@@ -108,6 +113,9 @@ impl StreamTable for MemoryTx {
         for run_id in run_ids {
             let all = (run_id.clone(), String::new(), 0)..(run_id.clone() + "\0", String::new(), 0);
             self.streams.remove_range(all);
+            let ids = (run_id.clone(), String::new(), String::new())
+                ..(run_id.clone() + "\0", String::new(), String::new());
+            self.stream_ids.remove_range(ids);
         }
         self.workflow_events
             .remove_where(|_, (run_id, _)| run_ids.contains(run_id));

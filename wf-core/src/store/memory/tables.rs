@@ -55,6 +55,9 @@ pub struct MemoryTx {
     pub(super) queued_runs: UndoMap<String, QueuedRow>,
     /// Stream entries by (run id, stream, offset).
     pub(super) streams: UndoMap<(String, String, u64), StreamRow>,
+    /// The offsets of the stream entries written with an id, by (run id, stream, entry id):
+    /// an activity's write looks its id up here (SQLite's and PostgreSQL's unique index).
+    pub(super) stream_ids: UndoMap<(String, String, String), u64>,
     /// Published events by (workflow id, key): the run that set it and the value.
     pub(super) workflow_events: UndoMap<(String, String), (String, Payload)>,
     /// The pass of each fairness key (see `rules/fairness.rs`).
@@ -152,7 +155,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 24] {
+    fn journals(&mut self) -> [&mut dyn Journal; 25] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -177,6 +180,7 @@ impl MemoryTx {
             &mut self.queue_fair_passes,
             &mut self.queue_fair_clocks,
             &mut self.streams,
+            &mut self.stream_ids,
             &mut self.workflow_events,
         ]
     }
