@@ -56,6 +56,9 @@ pub use data::activity::{
 };
 pub use data::blocked::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
 pub use data::export::{History, HistoryFormatError};
+pub use data::feed::{
+    FeedCursor, FeedDetail, FeedEvent, FeedFilter, FeedKind, FeedPage, FeedRead, MAX_FEED_PAGE,
+};
 pub use data::flow::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};

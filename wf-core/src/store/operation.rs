@@ -18,12 +18,13 @@ use super::records::{
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge,
+    activities, builds, commit, complete, deliver, engines, feed, flow, leases, pause, purge,
     queue_usage, queues, reads, repair, run_limits, schedules, search, start, streams, terminate,
     timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
+use crate::data::feed::{FeedCursor, FeedFilter, FeedPage};
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
@@ -82,6 +83,7 @@ pub enum Operation {
         attempt: ActivityAttempt,
         visible_at_ms: i64,
         failure: ActivityFailure,
+        now_ms: i64,
     },
     HoldActivityForCompletion {
         attempt: ActivityAttempt,
@@ -141,6 +143,7 @@ pub enum Operation {
     },
     UnpauseRun {
         workflow_id: String,
+        now_ms: i64,
     },
     RunPauses(Vec<String>),
     LatestRunPaused {
@@ -247,6 +250,8 @@ pub enum Operation {
         workflow_id: String,
         key: String,
     },
+    /// The filter, the cursor read after, the most events wanted.
+    ReadFeed(FeedFilter, FeedCursor, usize),
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -379,6 +384,7 @@ impl Operation {
             ReadStream { .. } => ("read_stream", Some(Op::Read)),
             AppendStream { .. } => ("append_stream", None),
             ReadEvent { .. } => ("read_event", Some(Op::Read)),
+            ReadFeed(..) => ("read_feed", Some(Op::Read)),
         }
     }
 
@@ -409,6 +415,7 @@ impl Operation {
                 ..
             } => format!("{name} {stream:?} of workflow {workflow_id:?}"),
             ReadEvent { workflow_id, key } => format!("{name} {key:?} of workflow {workflow_id:?}"),
+            ReadFeed(_, after, _) => format!("{name} after {after}"),
             HeartbeatActivity { attempt, .. }
             | ResolveActivity { attempt, .. }
             | RetryActivity { attempt, .. }
@@ -425,7 +432,7 @@ impl Operation {
             | ResetRun(super::records::ResetRequest { workflow_id, .. })
             | DeleteRun { workflow_id, .. }
             | PauseRun { workflow_id, .. }
-            | UnpauseRun { workflow_id }
+            | UnpauseRun { workflow_id, .. }
             | LatestRunPaused { workflow_id }
             | MoveToBuild { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
             CreateSchedule(ScheduleRow { schedule_id, .. })
@@ -561,12 +568,14 @@ impl Operation {
                 attempt,
                 visible_at_ms,
                 failure,
+                now_ms,
             } => b.write(Durable, move |tx| {
                 answer(activities::retry_activity(
                     tx,
                     attempt,
                     visible_at_ms,
                     failure,
+                    now_ms,
                 ))
             }),
             HoldActivityForCompletion { attempt, now_ms } => b.write(Durable, move |tx| {
@@ -636,9 +645,12 @@ impl Operation {
             PauseRun { workflow_id, mark } => b.write(Durable, move |tx| {
                 answer(pause::pause(tx, workflow_id, mark))
             }),
-            UnpauseRun { workflow_id } => {
-                b.write(Durable, move |tx| answer(pause::unpause(tx, workflow_id)))
-            }
+            UnpauseRun {
+                workflow_id,
+                now_ms,
+            } => b.write(Durable, move |tx| {
+                answer(pause::unpause(tx, workflow_id, now_ms))
+            }),
             RunPauses(run_ids) => b.read(move |tx| answer(pause::run_pauses(tx, run_ids))),
             LatestRunPaused { workflow_id } => {
                 b.read(move |tx| answer(pause::latest_run_paused(tx, workflow_id)))
@@ -763,6 +775,9 @@ impl Operation {
             ReadEvent { workflow_id, key } => {
                 b.read(move |tx| answer(streams::read_event(tx, workflow_id, key)))
             }
+            ReadFeed(filter, after, max) => {
+                b.read(move |tx| answer(feed::read_feed(tx, filter, after, max)))
+            }
         }
     }
 }
@@ -857,7 +872,8 @@ impl HasPayloads for Operation {
             | ReadQueueUsage { .. }
             | QueueSpots { .. }
             | ReadStream { .. }
-            | ReadEvent { .. } => Ok(()),
+            | ReadEvent { .. }
+            | ReadFeed(..) => Ok(()),
         }
     }
 }
@@ -931,6 +947,7 @@ outcomes! {
     QueueSpots(Vec<Option<QueueSpot>>),
     StreamPage(Option<StreamPage>), StreamAppended(Result<u64, StreamError>),
     EventValue(Option<Payload>),
+    FeedPage(FeedPage),
 }
 
 impl HasPayloads for Outcome {
@@ -975,7 +992,7 @@ impl HasPayloads for Outcome {
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
             | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
-            | QueueUsages(_) | QueueSpots(_) => Ok(()),
+            | QueueUsages(_) | QueueSpots(_) | FeedPage(_) => Ok(()),
         }
     }
 }
