@@ -45,11 +45,11 @@ pub use activity::{
 };
 pub use batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 pub use client::{
-    ActivityResponse, Batches, Client, Debounce, Description, Paused, PendingActivity,
+    ActivityResponse, Batches, Client, Debounce, Description, FeedReader, Paused, PendingActivity,
     PendingUpdate, PurgeReport, PurgeRequest, QueryCall, RepairAction, RepairReport, RepairRequest,
     RunInfo, ScheduleHandle, Schedules, SignalCall, SignalRequest, SignalStatus, StartOptions,
     StreamRead, StreamReader, Transport, UpdateCall, UpdateHandle, UpdateRequest, UpdateStage,
-    WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    WorkflowHandle, DEFAULT_UPDATE_TIMEOUT, FEED_PAGE,
 };
 pub use data::activity::{
     ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,

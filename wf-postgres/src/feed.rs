@@ -13,7 +13,9 @@
 //! holds the feed back until it ends.
 //!
 //! An insert wakes the other processes (`later_waking`), whose feed readers look again at
-//! once.
+//! once; a read that finds rows held back says so (`feed_held_back`), and its reader looks
+//! again soon instead of waiting for the next commit's wake-up (the transaction that held
+//! them back may be another program's, which wakes nobody when it ends).
 
 use crate::rows::{get, owned};
 use crate::tx::{PostgresTx, Result};
@@ -120,6 +122,18 @@ impl FeedTable for PostgresTx {
                 )
             })
             .collect()
+    }
+
+    async fn feed_held_back(&mut self) -> Result<bool> {
+        let row = self
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM workflow_feed \
+                 WHERE xid >= pg_snapshot_xmin(pg_current_snapshot()))",
+                &[],
+                "look for feed rows held back",
+            )
+            .await?;
+        get(&row, 0)
     }
 
     async fn feed_tail(&mut self) -> Result<FeedCursor> {

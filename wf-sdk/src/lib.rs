@@ -124,12 +124,13 @@ pub mod engine {
 /// `<Type>Client` trait), start options, message calls, listing, and what describe returns.
 pub mod client {
     pub use wf_core::{
-        ActivityResponse, Batches, BuildIdStatus, Client, Debounce, Description, IdConflictPolicy,
-        IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport,
-        PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue,
-        SignalCall, SignalRequest, SignalStatus, StartOptions, StreamPage, StreamRead,
+        ActivityResponse, Batches, BuildIdStatus, Client, Debounce, Description, FeedCursor,
+        FeedDetail, FeedEvent, FeedFilter, FeedKind, FeedPage, FeedRead, FeedReader,
+        IdConflictPolicy, IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate,
+        PurgeReport, PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes,
+        SearchValue, SignalCall, SignalRequest, SignalStatus, StartOptions, StreamPage, StreamRead,
         StreamReader, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome, UpdateRequest,
-        UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+        UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT, FEED_PAGE, MAX_FEED_PAGE,
     };
     // What a run is blocked on, in `Description::blocked_on`.
     pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
@@ -264,7 +265,8 @@ pub mod http {
 pub mod prelude {
     pub use crate::activity::{ActivityContext, ActivityError, RetryPolicy};
     pub use crate::client::{
-        Client, IdConflictPolicy, IdReusePolicy, RunStatus, SearchValue, WorkflowHandle,
+        Client, FeedCursor, FeedEvent, FeedFilter, FeedKind, IdConflictPolicy, IdReusePolicy,
+        RunStatus, SearchValue, WorkflowHandle,
     };
     pub use crate::engine::Engine;
     pub use crate::error::{Rejection, UpdateError, WfError, WorkflowError};

@@ -258,9 +258,11 @@ impl FeedCursor {
         FeedCursor(Pos::Start)
     }
 
-    /// After every event committed by the first read (string form `"now"`): the reader is
-    /// answered no event it could have read before it started. A page read from it says
-    /// where that is ([`FeedPage::next`]).
+    /// After every event readable at the first read (string form `"now"`): the reader is
+    /// answered no event it could have read before it started, and misses none committed
+    /// after. (On PostgreSQL, events committed just before it that were held back then, see
+    /// [`FeedPage::held_back`], still come.) A page read from it says where that is
+    /// ([`FeedPage::next`]).
     pub const fn now() -> Self {
         FeedCursor(Pos::Now)
     }
@@ -460,6 +462,11 @@ pub struct FeedPage {
     /// The place to read on from: past the last event, or past events the filter skipped
     /// (it moves even when `events` is empty); the read's own cursor when nothing is new.
     pub next: FeedCursor,
+    /// Whether events were committed that this read could not answer yet (PostgreSQL: a
+    /// transaction older than them is still open, anywhere on the server): read again soon
+    /// rather than wait for the next commit's wake-up.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held_back: bool,
 }
 
 #[cfg(test)]

@@ -311,6 +311,7 @@ pub(crate) async fn read_feed<X: Tx>(
         return Ok(FeedPage {
             events: Vec::new(),
             next: tx.feed_tail().await?,
+            held_back: false,
         });
     }
     let max = max.clamp(1, MAX_FEED_PAGE);
@@ -323,9 +324,14 @@ pub(crate) async fn read_feed<X: Tx>(
         )
         .await?;
     let next = rows.last().map_or(after, |e| e.cursor);
+    let held_back = rows.len() < max && tx.feed_held_back().await?;
     let events = rows
         .into_iter()
         .filter(|e| filter.wants_kind(e.kind))
         .collect();
-    Ok(FeedPage { events, next })
+    Ok(FeedPage {
+        events,
+        next,
+        held_back,
+    })
 }

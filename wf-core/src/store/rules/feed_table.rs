@@ -46,6 +46,13 @@ pub trait FeedTable {
         max: usize,
     ) -> impl Future<Output = Result<Vec<FeedEvent>, StoreError>> + Send;
 
+    /// Whether rows were committed that [`feed_rows`](Self::feed_rows) does not answer yet
+    /// (on a store whose transactions commit out of sequence order: an older transaction is
+    /// still open). The default, for stores that answer every committed row, is `false`.
+    fn feed_held_back(&mut self) -> impl Future<Output = Result<bool, StoreError>> + Send {
+        async { Ok(false) }
+    }
+
     /// The cursor of the last row [`feed_rows`](Self::feed_rows) would answer now
     /// ([`FeedCursor::start`] for an empty feed).
     fn feed_tail(&mut self) -> impl Future<Output = Result<FeedCursor, StoreError>> + Send;
