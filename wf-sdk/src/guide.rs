@@ -40,7 +40,7 @@ guide! {
     serving_over_http => "serving-over-http.md", "Serving over HTTP";
     postgres => "postgres-and-several-machines.md", "PostgreSQL and several machines";
     flow_control => "flow-control.md", "Flow control";
-    live_output => "live-output.md", "Live output: durable streams";
+    live_output => "live-output.md", "Live output: streams, published events and the feed";
     deploying => "deploying.md", "Deploying wf";
     postgres_tls => "postgres-tls.md", "TLS to PostgreSQL";
     https => "https.md", "HTTPS";

@@ -30,7 +30,7 @@ impl Client {
     /// use wf_core::{FeedCursor, FeedFilter, FeedKind};
     /// let mut events = client
     ///     .events(FeedFilter::new().workflow_type("order").kind(FeedKind::SignalWaiting))
-    ///     .from(FeedCursor::now());
+    ///     .from(FeedCursor::start());
     /// while let Some(event) = events.next().await {
     ///     let event = event?;
     ///     println!("{} waits for {:?}", event.workflow_id, event.detail.signals);
@@ -91,7 +91,8 @@ impl std::fmt::Debug for FeedReader {
 impl FeedReader {
     /// Starts after `cursor`: an event's [`cursor`](FeedEvent::cursor) (the reader resumes
     /// with the event after it), [`FeedCursor::start`] (everything kept, the default), or
-    /// [`FeedCursor::now`] (only events committed from the first read on).
+    /// [`FeedCursor::now`] (only events committed from the reader's first read on: its first
+    /// `next()`, not this call).
     pub fn from(mut self, cursor: FeedCursor) -> Self {
         self.after = cursor;
         self.yielded = cursor;
