@@ -46,16 +46,19 @@ pub use activity::{
 pub use batch::{BatchAction, BatchDescription, BatchRequest, BatchStatus};
 pub use client::{
     ActivityResponse, ActivityTaskLease, ActivityTaskPoll, Batches, Client, Debounce, Description,
-    Paused, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall, RepairAction,
-    RepairReport, RepairRequest, RunInfo, ScheduleHandle, Schedules, SignalCall, SignalRequest,
-    SignalStatus, StartOptions, StreamRead, StreamReader, Transport, UpdateCall, UpdateHandle,
-    UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+    FeedReader, Paused, PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall,
+    RepairAction, RepairReport, RepairRequest, RunInfo, ScheduleHandle, Schedules, SignalCall,
+    SignalRequest, SignalStatus, StartOptions, StreamRead, StreamReader, Transport, UpdateCall,
+    UpdateHandle, UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT, FEED_PAGE,
 };
 pub use data::activity::{
     ActivityFailure, ActivityOptions, LocalOutcome, RetryPolicy, TimeoutKind,
 };
 pub use data::blocked::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
 pub use data::export::{History, HistoryFormatError};
+pub use data::feed::{
+    FeedCursor, FeedDetail, FeedEvent, FeedFilter, FeedKind, FeedPage, FeedRead, MAX_FEED_PAGE,
+};
 pub use data::flow::{FlowKind, FlowLimit, FlowRule, FlowScope, FlowUsage};
 pub use data::history::{EventKind, HistoryEvent};
 pub use data::limits::{LimitError, MAX_ID_BYTES, MAX_NAME_BYTES, MAX_REASON_BYTES};

@@ -74,7 +74,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 17);
+    assert_eq!(version, 18);
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
         .unwrap();
@@ -88,7 +88,7 @@ async fn the_schema_version_is_recorded_and_a_newer_one_is_refused() {
     assert_eq!(
         message,
         format!(
-            "opening \"{}\": it has wf schema version 99, newer than the 17 this wf knows; \
+            "opening \"{}\": it has wf schema version 99, newer than the 18 this wf knows; \
              upgrade wf to open it",
             db.path().display()
         )
@@ -135,7 +135,7 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     // index of closed runs.
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.execute_batch(
-        "DROP TABLE workflow_events; DROP TABLE stream_entries; \
+        "DROP TABLE workflow_feed; DROP TABLE workflow_events; DROP TABLE stream_entries; \
          DROP TABLE queue_fair_passes; DROP TABLE queue_fair_clocks; \
          DROP TABLE queued_runs; DROP TABLE workflow_queues; \
          DROP INDEX activities_by_turn; DROP TABLE fair_passes; DROP TABLE fair_clock; \
@@ -170,7 +170,7 @@ async fn a_version_1_file_is_migrated_to_the_latest_version_on_open() {
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 17);
+    assert_eq!(version, 18);
 }
 
 /// A new database file with run `run-1` of `wf-1` started at `T0` and signal `a` waiting for it.
@@ -210,7 +210,7 @@ async fn a_version_3_history_of_single_event_rows_reads_and_grows() {
         .unwrap();
     }
     conn.execute_batch(
-        "DROP TABLE workflow_events; DROP TABLE stream_entries; \
+        "DROP TABLE workflow_feed; DROP TABLE workflow_events; DROP TABLE stream_entries; \
          DROP TABLE queue_fair_passes; DROP TABLE queue_fair_clocks; \
          DROP TABLE queued_runs; DROP TABLE workflow_queues; \
          DROP INDEX activities_by_turn; DROP TABLE fair_passes; DROP TABLE fair_clock; \
@@ -409,8 +409,8 @@ fn wfs_schema_with_a_table_of_someone_elses_is_not_adopted() {
     let (_, message) = refused_untouched(db.path());
     assert!(
         message.contains(
-            "it has application_id 0, user_version 17 and tables activities, engines, events, \
-             fair_clock, fair_passes, flow_limits, inbox, memos and 15 more;"
+            "it has application_id 0, user_version 18 and tables activities, engines, events, \
+             fair_clock, fair_passes, flow_limits, inbox, memos and 16 more;"
         ),
         "{message}"
     );
@@ -467,7 +467,7 @@ async fn a_new_file_an_empty_file_and_an_empty_database_become_wf_databases() {
         let store = db.open_sqlite();
         start(&store, "wf-1", "run-1", T0).await;
         drop(store);
-        assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 17));
+        assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 18));
         assert!(db
             .open_sqlite()
             .get_run("wf-1", None)
@@ -483,9 +483,9 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let conn = rusqlite::Connection::open(db.path()).unwrap();
     conn.pragma_update(None, "application_id", 0).unwrap();
     drop(conn);
-    assert_eq!(mark_and_version(db.path()), (0, 17));
+    assert_eq!(mark_and_version(db.path()), (0, 18));
     assert_eq!(snapshot(&db.open_sqlite()).await, before);
-    assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 17));
+    assert_eq!(mark_and_version(db.path()), (WF_APPLICATION_ID, 18));
 
     // One written by a v1 engine: no schedules, no task queues, no mark.
     let old = SqliteFile::new("unmarked-v1");
@@ -494,7 +494,7 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     drop(store);
     let conn = rusqlite::Connection::open(old.path()).unwrap();
     conn.execute_batch(
-        "DROP TABLE workflow_events; DROP TABLE stream_entries; \
+        "DROP TABLE workflow_feed; DROP TABLE workflow_events; DROP TABLE stream_entries; \
          DROP TABLE queue_fair_passes; DROP TABLE queue_fair_clocks; \
          DROP TABLE queued_runs; DROP TABLE workflow_queues; \
          DROP INDEX activities_by_turn; DROP TABLE fair_passes; DROP TABLE fair_clock; \
@@ -518,7 +518,7 @@ async fn a_wf_file_from_before_the_mark_is_adopted_marked_and_keeps_its_data() {
     let store = old.open_sqlite();
     assert!(store.get_run("wf-1", None).await.unwrap().is_some());
     drop(store);
-    assert_eq!(mark_and_version(old.path()), (WF_APPLICATION_ID, 17));
+    assert_eq!(mark_and_version(old.path()), (WF_APPLICATION_ID, 18));
 }
 
 #[test]

@@ -48,6 +48,7 @@ mod connect;
 mod conninfo;
 mod engines;
 mod events;
+mod feed;
 mod flow;
 mod inbox;
 mod listen;

@@ -25,6 +25,7 @@ pub(crate) const MIGRATIONS: &[&str] = &[
     crate::queues::SCHEMA_V14,
     crate::queues::SCHEMA_V15,
     crate::streams::SCHEMA_V16,
+    crate::feed::SCHEMA_V17,
 ];
 
 // Ids compare byte by byte (`COLLATE "C"`), as the other stores order them, whatever the

@@ -46,7 +46,7 @@ async fn stores_opened_at_once_migrate_the_schema_once_and_all_work() {
     let versions: Vec<i32> = versions.iter().map(|r| r.get(0)).collect();
     assert_eq!(
         versions,
-        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+        vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17],
         "each version is applied exactly once"
     );
     for (i, store) in stores.iter().enumerate() {

@@ -41,7 +41,7 @@ guide! {
     activities_in_other_languages => "activities-in-other-languages.md", "Activities in other languages";
     postgres => "postgres-and-several-machines.md", "PostgreSQL and several machines";
     flow_control => "flow-control.md", "Flow control";
-    live_output => "live-output.md", "Live output: durable streams";
+    live_output => "live-output.md", "Live output: streams, published events and the feed";
     deploying => "deploying.md", "Deploying wf";
     postgres_tls => "postgres-tls.md", "TLS to PostgreSQL";
     https => "https.md", "HTTPS";

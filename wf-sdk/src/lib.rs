@@ -125,12 +125,13 @@ pub mod engine {
 pub mod client {
     pub use wf_core::{
         ActivityResponse, ActivityTaskLease, ActivityTaskPoll, Batches, BuildIdStatus, Client,
-        Debounce, Description, IdConflictPolicy, IdReusePolicy, ListFilter, Memo, Paused,
+        Debounce, Description, FeedCursor, FeedDetail, FeedEvent, FeedFilter, FeedKind, FeedPage,
+        FeedRead, FeedReader, IdConflictPolicy, IdReusePolicy, ListFilter, Memo, Paused,
         PendingActivity, PendingUpdate, PurgeReport, PurgeRequest, QueryCall, RunInfo, RunStatus,
         RunTimeout, SearchAttributes, SearchValue, SignalCall, SignalRequest, SignalStatus,
         StartOptions, StreamInfo, StreamList, StreamPage, StreamRead, StreamReader, TaskFailure,
         UpdateCall, UpdateHandle, UpdateOutcome, UpdateRequest, UpdateStage, WorkflowHandle,
-        DEFAULT_UPDATE_TIMEOUT,
+        DEFAULT_UPDATE_TIMEOUT, FEED_PAGE, MAX_FEED_PAGE,
     };
     // What a run is blocked on, in `Description::blocked_on`.
     pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};
@@ -265,7 +266,8 @@ pub mod http {
 pub mod prelude {
     pub use crate::activity::{ActivityContext, ActivityError, RetryPolicy};
     pub use crate::client::{
-        Client, IdConflictPolicy, IdReusePolicy, RunStatus, SearchValue, WorkflowHandle,
+        Client, FeedCursor, FeedEvent, FeedFilter, FeedKind, IdConflictPolicy, IdReusePolicy,
+        RunStatus, SearchValue, WorkflowHandle,
     };
     pub use crate::engine::Engine;
     pub use crate::error::{Rejection, UpdateError, WfError, WorkflowError};

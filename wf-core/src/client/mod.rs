@@ -1,5 +1,5 @@
 //! The client: start runs, send signals, queries and updates, wait for results, read
-//! histories, manage schedules, purge closed runs, set flow limits, manage builds (worker versioning), complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
+//! histories, follow the feed of what runs do, manage schedules, purge closed runs, set flow limits, manage builds (worker versioning), complete activities by task token. Typed methods per handler come from the `#[workflow]` macro
 //! (an extension trait on [`WorkflowHandle`]); the `*_raw` methods take wire names and encoded
 //! arguments. Every call goes through a [`Transport`]: the engine's own, or a remote one.
 //!
@@ -11,6 +11,7 @@ mod activities;
 mod batches;
 mod builds;
 mod calls;
+mod feed;
 mod flow;
 mod handle;
 mod purge;
@@ -25,6 +26,7 @@ pub use activities::{
 };
 pub use batches::Batches;
 pub use calls::{CallOutcome, QueryCall, SignalCall, UpdateCall, UpdateHandle};
+pub use feed::{FeedReader, FEED_PAGE};
 pub use flow::{FlowLimits, WorkflowQueues};
 pub(crate) use handle::update_timed_out;
 pub use handle::WorkflowHandle;

@@ -7,7 +7,7 @@
 //! waits for a change when a page comes back empty (in process: the engine's wake-ups; from
 //! other processes: their pokes or PostgreSQL's `NOTIFY`; a poll otherwise).
 
-use super::transport::CallFuture;
+use super::transport::{poll_call, CallFuture};
 use super::Client;
 use crate::data::payload::Payload;
 use crate::data::stream::StreamPage;
@@ -162,21 +162,17 @@ impl<T: DeserializeOwned> StreamReader<T> {
             if self.done {
                 return Poll::Ready(None);
             }
-            let pending = match &mut self.pending {
-                Some(p) => p,
-                None => self.pending.insert(self.request()),
-            };
-            match pending.as_mut().poll(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(answer) => {
-                    self.pending = None;
-                    match answer {
-                        Ok(page) => self.take_page(page),
-                        Err(e) => {
-                            self.done = true;
-                            return Poll::Ready(Some(Err(e)));
-                        }
-                    }
+            let request = self.pending.is_none().then(|| self.request());
+            let answer = poll_call(
+                &mut self.pending,
+                || request.expect("no call in flight"),
+                cx,
+            );
+            match std::task::ready!(answer) {
+                Ok(page) => self.take_page(page),
+                Err(e) => {
+                    self.done = true;
+                    return Poll::Ready(Some(Err(e)));
                 }
             }
         }

@@ -7,6 +7,7 @@ use super::purge::{PurgeReport, PurgeRequest};
 use super::stream::StreamRead;
 use super::types::{Description, RunInfo, SignalStatus, StartOptions, UpdateStage};
 use crate::batch::{BatchDescription, BatchRequest};
+use crate::data::feed::{FeedPage, FeedRead};
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
@@ -24,6 +25,19 @@ use std::time::Duration;
 
 /// The future of every [`Transport`] call.
 pub type CallFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, WfError>> + Send + 'a>>;
+
+/// Polls a paging reader's call in flight (a stream's or the feed's next page), made by
+/// `request` if none is: its answer once it came (the slot is then free for the next one).
+pub(super) fn poll_call<T>(
+    pending: &mut Option<CallFuture<'static, T>>,
+    request: impl FnOnce() -> CallFuture<'static, T>,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<Result<T, WfError>> {
+    let call = pending.get_or_insert_with(request);
+    let answer = std::task::ready!(call.as_mut().poll(cx));
+    *pending = None;
+    std::task::Poll::Ready(answer)
+}
 
 /// A start: a new run of `workflow_type` under `workflow_id`, with messages (signals,
 /// updates) delivered atomically with it.
@@ -348,6 +362,24 @@ pub trait Transport: Send + Sync + 'static {
                 "this client's transport cannot list the streams of workflow {workflow_id:?}; \
                  use an engine's client (on the same store)"
             )))
+        })
+    }
+
+    /// A page of the feed of what runs do (see [`Client::events`](crate::Client::events)):
+    /// the events after `read.after` that `read.filter` takes, at most `read.max` (and at most
+    /// [`MAX_FEED_PAGE`](crate::MAX_FEED_PAGE)), and the cursor to read on from. With
+    /// `read.wait`, an empty answer comes only after a wait for a change ran out.
+    ///
+    /// The default fails with [`WfError::InvalidArgument`]: a transport that cannot carry it
+    /// (the HTTP client, for now) says so.
+    fn read_feed(&self, read: FeedRead) -> CallFuture<'_, FeedPage> {
+        let _ = read;
+        Box::pin(async move {
+            Err(WfError::InvalidArgument(
+                "this client's transport cannot read the feed of what runs do (not over HTTP \
+                 yet); use an engine's client on the same store"
+                    .to_string(),
+            ))
         })
     }
     /// The value published under event `key` by a run of `workflow_id`, waiting up to

@@ -1,7 +1,7 @@
 //! Plain data: payloads and their codecs (compression, encryption at rest), history events and
 //! their storage codec, messages, runs, run limits, updates, activity options with their lease
 //! arithmetic, activity task tokens, flow limits, queues of workflow starts, durable streams and
-//! their limits, fresh ids, worker versioning, the limits on ids and names, and
+//! their limits, the feed of what runs do, fresh ids, worker versioning, the limits on ids and names, and
 //! the exported history document (with MessagePack read as JSON).
 //! Everything else in the crate speaks these types.
 //!
@@ -11,6 +11,7 @@ pub mod activity;
 pub mod blocked;
 pub mod codec;
 pub mod export;
+pub mod feed;
 pub mod flow;
 #[cfg(test)]
 mod fuzz;

@@ -7,13 +7,14 @@
 //! recorded groups (see `rebuild.rs`).
 
 use super::erased::Table;
+use crate::data::feed::FeedDetail;
 use crate::data::history::{EventKind, HistoryEvent};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ParentClosePolicy, ParentInfo, RunSummary};
 use crate::data::update::{UpdateChange, UpdateOutcome, UpdateState};
 use crate::error::{UpdateError, WfError, WorkflowError};
-use crate::workflow::blocked::{self, InPart, BLOCKED_QUERY};
+use crate::workflow::blocked::{self, InPart, SignalWaits, BLOCKED_QUERY};
 use crate::workflow::commands::{Close, Commands};
 use crate::workflow::executor::Executor;
 use crate::workflow::{
@@ -97,6 +98,10 @@ pub(crate) struct TaskOutput {
     /// Local activities the code called and the worker must run before the task commits
     /// (always empty on replay, where the history holds their outcomes).
     pub local_activities: Vec<LocalRequest>,
+    /// After a live task, the signals its code waits for (names, earliest deadline) when
+    /// those waits changed since the task before (a wait made again counts as new); for the
+    /// feed's `signal_waiting` (never on replay, nor once the run closes).
+    pub signal_waiting: Option<FeedDetail>,
 }
 
 /// A run in memory, whatever its workflow type.
@@ -147,6 +152,8 @@ pub(crate) struct RunMachine<W: WorkflowDefinition> {
     /// The run's input until the main method starts (in the first task).
     input: Option<W::Input>,
     next_event_id: u64,
+    /// The signal waits at the end of the last task, replayed or live.
+    signal_waits: SignalWaits,
 }
 
 impl<W: WorkflowDefinition> Drop for RunMachine<W> {
@@ -179,6 +186,7 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             executor: Executor::default(),
             input: Some(input),
             next_event_id: 2,
+            signal_waits: SignalWaits::default(),
         })
     }
 
@@ -625,13 +633,23 @@ impl<W: WorkflowDefinition> RunMachine<W> {
             Self::warn_unfinished(&core);
         }
         let update_states = std::mem::take(&mut core.update_states);
+        let waits = core.blocked.signal_waits();
         drop(core);
+        let changed = waits.keys != self.signal_waits.keys;
+        let signal_waiting = (changed && !replaying && close.is_none() && !waits.names.is_empty())
+            .then(|| FeedDetail {
+                signals: waits.names.clone(),
+                deadline_ms: waits.deadline_ms,
+                ..FeedDetail::default()
+            });
+        self.signal_waits = waits;
         Ok(TaskOutput {
             events,
             update_states,
             close,
             summary: self.summary(),
             local_activities,
+            signal_waiting,
         })
     }
 }

@@ -73,4 +73,5 @@ fn timed_out(core: &Core, fired: &[FiredTimer]) {
     }
     core.worker.forget_runs(&runs);
     core.wake.cancelled.notify_one();
+    core.wake.feed_changed();
 }

@@ -41,6 +41,10 @@ pub(crate) mod flag {
         WORKFLOW | ACTIVITY | TIMER | WAITERS | ALL_WAITERS | PEERS | CANCELLED | QUEUES;
 }
 
+/// The waiters key of feed readers (`client.events`): no workflow id is empty, and a poke
+/// names it as it names a workflow id, so that peers' feed readers look again too.
+pub(crate) const FEED_WAITERS: &str = "";
+
 /// At most this many workflow ids are named in one poke; past it the poke says `ALL_WAITERS`.
 pub(crate) const MAX_POKE_IDS: usize = 32;
 
@@ -351,6 +355,12 @@ impl Wakeups {
             self.queues.notify_one();
             self.outbox.mark(flag::QUEUES);
         }
+    }
+
+    /// A commit wrote rows of the feed of what runs do: its readers look again, here and in
+    /// the peers.
+    pub fn feed_changed(&self) {
+        self.waiters.publish(FEED_WAITERS);
     }
 
     /// Marks the stop as a crash (see `crashed`).

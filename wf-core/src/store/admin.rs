@@ -58,10 +58,13 @@ impl<'a> StoreAdmin<'a> {
     /// Unpauses the running latest run of `workflow_id`, in one transaction: releases what
     /// [`pause_run`](Self::pause_run) held and makes the run ready at once. A run that is not
     /// paused is left as it is. `NotFound` for an unknown workflow id, `RunFinished` for a
-    /// closed run.
-    pub fn unpause_run(&self, workflow_id: &str) -> StoreFuture<'a, RunRecord> {
+    /// closed run. `now_ms` (engine-clock time) is when the feed says it was unpaused.
+    pub fn unpause_run(&self, workflow_id: &str, now_ms: i64) -> StoreFuture<'a, RunRecord> {
         let workflow_id = workflow_id.to_owned();
-        self.send(Operation::UnpauseRun { workflow_id })
+        self.send(Operation::UnpauseRun {
+            workflow_id,
+            now_ms,
+        })
     }
 
     /// The pause of each of these runs, in their order (`None`: not paused, closed, or no

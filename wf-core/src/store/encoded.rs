@@ -147,6 +147,7 @@ impl HasPayloads for TaskCommit {
             failure_type: _,
             build: _,
             assumed,
+            signal_waiting: _,
         } = self;
         if let Some(assumed) = assumed {
             assumed.for_each_payload(f)?;

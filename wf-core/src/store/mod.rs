@@ -53,6 +53,9 @@ pub use crate::data::activity::{
     RetryPolicy, TimeoutKind, DEFAULT_START_TO_CLOSE_MS,
 };
 pub use crate::data::codec::{decode_event, decode_events, encode_event, encode_event_into};
+pub use crate::data::feed::{
+    FeedCursor, FeedDetail, FeedEvent, FeedFilter, FeedKind, FeedPage, MAX_FEED_PAGE,
+};
 pub use crate::data::flow::{FlowColumns, FlowCount, FlowRow};
 pub use crate::data::history::{EventKind, HistoryEvent};
 pub use crate::data::message::{InboxMessage, Message};
@@ -83,11 +86,11 @@ pub use records::*;
 pub use rules::complete::ASYNC_COMPLETION_OWNER;
 pub use rules::flow_table::EAGER_LEASE_REFUSED;
 pub use rules::tx::{
-    attempt_gone, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable, EventTable,
-    FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState, NewActivity, PurgeTable, QueueTable,
-    QueuedRun, Retry, RunChange, RunClosing, RunLease, RunRow, RunTable, RunVersioning,
-    ScheduleTable, SearchTable, StartRequestTable, StreamTable, TaskQuery, TimerTable, Tx,
-    UpdateRow, UpdateTable,
+    attempt_gone, feed_event, ActivityTable, Attempt, BuildTable, ClosedRun, EngineTable,
+    EventTable, FeedRow, FeedTable, FlowBlocked, FlowTable, Heartbeat, InboxTable, LeaseState,
+    NewActivity, PurgeTable, QueueTable, QueuedRun, Retry, RunChange, RunClosing, RunLease, RunRow,
+    RunTable, RunVersioning, ScheduleTable, SearchTable, StartRequestTable, StreamTable, TaskQuery,
+    TimerTable, Tx, UpdateRow, UpdateTable,
 };
 pub use sqlite::{SqliteOptions, SqliteStore, SqliteTx};
 
@@ -289,17 +292,20 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
 
     /// Schedules the next attempt: if the attempt is current, sets attempt + 1, visible at
     /// `visible_at_ms`, clears the lease, keeps the heartbeat details, records the failure.
-    /// Returns false for a stale attempt.
+    /// Returns false for a stale attempt. The failure is in the feed of what runs do
+    /// (`activity_failed`, at `now_ms`).
     fn retry_activity(
         &self,
         attempt: ActivityAttempt,
         visible_at_ms: i64,
         failure: ActivityFailure,
+        now_ms: i64,
     ) -> StoreFuture<'_, bool> {
         let op = Operation::RetryActivity {
             attempt,
             visible_at_ms,
             failure,
+            now_ms,
         };
         send(self, op)
     }
@@ -424,6 +430,19 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
                 key: key.to_owned(),
             },
         )
+    }
+
+    /// At most `max` events of the feed of what runs do after `after` (and at most
+    /// [`MAX_FEED_PAGE`]), those `filter` takes, in feed
+    /// order, and the cursor to read on from; from [`FeedCursor::now`], none and the cursor of
+    /// the feed's end.
+    fn read_feed(
+        &self,
+        filter: &FeedFilter,
+        after: FeedCursor,
+        max: usize,
+    ) -> StoreFuture<'_, FeedPage> {
+        send(self, Operation::ReadFeed(filter.clone(), after, max))
     }
 
     /// Appends `value` to stream `stream` of running run `run_id` (an activity's write) at

@@ -18,12 +18,13 @@ use super::records::{
 use super::rules::tx::{ActivityTable, EngineTable, PurgeTable, RunTable, ScheduleTable};
 use super::rules::tx::{FlowTable, QueueTable, Tx, UpdateTable};
 use super::rules::{
-    activities, builds, commit, complete, deliver, engines, flow, leases, pause, purge,
+    activities, builds, commit, complete, deliver, engines, feed, flow, leases, pause, purge,
     queue_usage, queues, reads, repair, run_limits, schedules, search, start, streams, terminate,
     timers,
 };
 use super::StoreFuture;
 use crate::data::activity::{ActivityFailure, ActivityResolution};
+use crate::data::feed::{FeedCursor, FeedFilter, FeedPage};
 use crate::data::flow::{FlowKind, FlowLimit, FlowScope, FlowUsage};
 use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
@@ -82,6 +83,7 @@ pub enum Operation {
         attempt: ActivityAttempt,
         visible_at_ms: i64,
         failure: ActivityFailure,
+        now_ms: i64,
     },
     HoldActivityForCompletion {
         attempt: ActivityAttempt,
@@ -141,6 +143,7 @@ pub enum Operation {
     },
     UnpauseRun {
         workflow_id: String,
+        now_ms: i64,
     },
     RunPauses(Vec<String>),
     LatestRunPaused {
@@ -251,6 +254,8 @@ pub enum Operation {
         workflow_id: String,
         key: String,
     },
+    /// The filter, the cursor read after, the most events wanted.
+    ReadFeed(FeedFilter, FeedCursor, usize),
 }
 
 /// A store operation, as faults choose them (see `store::faults`).
@@ -384,6 +389,7 @@ impl Operation {
             AppendStream { .. } => ("append_stream", None),
             ListStreams { .. } => ("list_streams", Some(Op::Read)),
             ReadEvent { .. } => ("read_event", Some(Op::Read)),
+            ReadFeed(..) => ("read_feed", Some(Op::Read)),
         }
     }
 
@@ -415,6 +421,7 @@ impl Operation {
             } => format!("{name} {stream:?} of workflow {workflow_id:?}"),
             ReadEvent { workflow_id, key } => format!("{name} {key:?} of workflow {workflow_id:?}"),
             ListStreams { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
+            ReadFeed(_, after, _) => format!("{name} after {after}"),
             HeartbeatActivity { attempt, .. }
             | ResolveActivity { attempt, .. }
             | RetryActivity { attempt, .. }
@@ -431,7 +438,7 @@ impl Operation {
             | ResetRun(super::records::ResetRequest { workflow_id, .. })
             | DeleteRun { workflow_id, .. }
             | PauseRun { workflow_id, .. }
-            | UnpauseRun { workflow_id }
+            | UnpauseRun { workflow_id, .. }
             | LatestRunPaused { workflow_id }
             | MoveToBuild { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
             CreateSchedule(ScheduleRow { schedule_id, .. })
@@ -567,12 +574,14 @@ impl Operation {
                 attempt,
                 visible_at_ms,
                 failure,
+                now_ms,
             } => b.write(Durable, move |tx| {
                 answer(activities::retry_activity(
                     tx,
                     attempt,
                     visible_at_ms,
                     failure,
+                    now_ms,
                 ))
             }),
             HoldActivityForCompletion { attempt, now_ms } => b.write(Durable, move |tx| {
@@ -642,9 +651,12 @@ impl Operation {
             PauseRun { workflow_id, mark } => b.write(Durable, move |tx| {
                 answer(pause::pause(tx, workflow_id, mark))
             }),
-            UnpauseRun { workflow_id } => {
-                b.write(Durable, move |tx| answer(pause::unpause(tx, workflow_id)))
-            }
+            UnpauseRun {
+                workflow_id,
+                now_ms,
+            } => b.write(Durable, move |tx| {
+                answer(pause::unpause(tx, workflow_id, now_ms))
+            }),
             RunPauses(run_ids) => b.read(move |tx| answer(pause::run_pauses(tx, run_ids))),
             LatestRunPaused { workflow_id } => {
                 b.read(move |tx| answer(pause::latest_run_paused(tx, workflow_id)))
@@ -773,6 +785,9 @@ impl Operation {
                 workflow_id,
                 run_id,
             } => b.read(move |tx| answer(streams::list_streams(tx, workflow_id, run_id))),
+            ReadFeed(filter, after, max) => {
+                b.read(move |tx| answer(feed::read_feed(tx, filter, after, max)))
+            }
         }
     }
 }
@@ -868,7 +883,8 @@ impl HasPayloads for Operation {
             | QueueSpots { .. }
             | ReadStream { .. }
             | ListStreams { .. }
-            | ReadEvent { .. } => Ok(()),
+            | ReadEvent { .. }
+            | ReadFeed(..) => Ok(()),
         }
     }
 }
@@ -942,6 +958,7 @@ outcomes! {
     QueueSpots(Vec<Option<QueueSpot>>),
     StreamPage(Option<StreamPage>), StreamAppended(Result<u64, StreamError>),
     EventValue(Option<Payload>), StreamList(Option<StreamList>),
+    FeedPage(FeedPage),
 }
 
 impl HasPayloads for Outcome {
@@ -986,7 +1003,7 @@ impl HasPayloads for Outcome {
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
             | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
-            | QueueUsages(_) | QueueSpots(_) | StreamList(_) => Ok(()),
+            | QueueUsages(_) | QueueSpots(_) | StreamList(_) | FeedPage(_) => Ok(()),
         }
     }
 }

@@ -359,6 +359,11 @@ pub struct TaskCommit {
     /// size, unleased, on no build) and the inbox empty: a commit saves a round trip to a
     /// database server. `None`: the store reads the row.
     pub assumed: Option<Box<RunRecord>>,
+    /// The signals the run's code waits for after this task (`signals`, and the earliest
+    /// wait's deadline in `deadline_ms`), when they changed since its previous task: the
+    /// commit adds a `signal_waiting` row to the feed (no history event). `None`: no change,
+    /// or no signal awaited.
+    pub signal_waiting: Option<crate::data::feed::FeedDetail>,
 }
 
 /// An event a commit appends, with its time.

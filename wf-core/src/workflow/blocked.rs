@@ -70,6 +70,35 @@ impl Blocked {
     }
 }
 
+/// The signal waits pending in a run: their keys (a wait made again after it resolved is a
+/// new one), the signals' names (sorted, once each) and the earliest deadline among them.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct SignalWaits {
+    pub keys: Vec<u64>,
+    pub names: Vec<String>,
+    pub deadline_ms: Option<i64>,
+}
+
+impl Blocked {
+    /// The signal waits pending now (see [`SignalWaits`]).
+    pub fn signal_waits(&self) -> SignalWaits {
+        let mut waits = SignalWaits::default();
+        for (key, e) in &self.waits {
+            if e.kind != BlockKind::Signal {
+                continue;
+            }
+            waits.keys.push(*key);
+            waits.names.push(e.name.clone());
+            if let Some(d) = e.deadline_ms {
+                waits.deadline_ms = Some(waits.deadline_ms.map_or(d, |m: i64| m.min(d)));
+            }
+        }
+        waits.names.sort();
+        waits.names.dedup();
+        waits
+    }
+}
+
 /// A wait future's place in [`Blocked`]: where it was called, and its key once noted.
 #[derive(Debug, Default)]
 pub(crate) struct BlockSlot {

@@ -85,10 +85,12 @@ async fn retry(
 ) -> Result<bool, StoreError> {
     let retried = until_durable(core, "scheduling an activity retry", || {
         core.store
-            .retry_activity(task.current_attempt(), at, failure.clone())
+            .retry_activity(task.current_attempt(), at, failure.clone(), core.now_ms())
     })
     .await;
     core.wake.timer.notify_one();
+    // The failed attempt is in the feed.
+    core.wake.feed_changed();
     retried
 }
 

@@ -50,6 +50,7 @@ pub(super) async fn terminate_run(
         .terminate(workflow_id, reason, core.now_ms())
         .await?;
     core.wake.waiters.publish(workflow_id);
+    core.wake.feed_changed();
     core.wake.workflow.notify_one();
     core.wake.slot_freed();
     crate::runtime::activity_worker::after_terminate(core, workflow_id);
@@ -72,6 +73,7 @@ pub(super) async fn pause_run(
         at_ms: core.now_ms(),
     };
     core.store.admin().pause_run(workflow_id, mark).await?;
+    core.wake.feed_changed();
     core.worker.forget(workflow_id);
     Ok(())
 }
@@ -79,7 +81,11 @@ pub(super) async fn pause_run(
 /// Unpauses the workflow id's latest run: its next workflow task applies what waited, in
 /// arrival order, and its activities start again.
 pub(super) async fn unpause_run(core: &Core, workflow_id: &str) -> Result<(), WfError> {
-    core.store.admin().unpause_run(workflow_id).await?;
+    core.store
+        .admin()
+        .unpause_run(workflow_id, core.now_ms())
+        .await?;
+    core.wake.feed_changed();
     core.wake.workflow.notify_one();
     core.wake.activity.notify_one();
     Ok(())

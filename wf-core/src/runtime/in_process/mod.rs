@@ -4,13 +4,14 @@
 //! through the store, like a client of another process. One file per operation, each a free
 //! function over the engine's [`Core`] that the one `Transport` impl below calls: `start.rs`,
 //! `signal.rs`, `update.rs` (sending and waiting), `query.rs`, `reads.rs` (results, histories,
-//! descriptions, lists), `streams.rs` (stream reads), `control.rs` (cancellation, termination), `repair.rs` (reset, fork, resume, delete), `schedules.rs`,
+//! descriptions, lists), `streams.rs` (stream reads), `feed.rs` (the feed of what runs do), `control.rs` (cancellation, termination), `repair.rs` (reset, fork, resume, delete), `schedules.rs`,
 //! `builds.rs`, `activities.rs` (completion by task token). `route.rs` decides where a
 //! signal, an update or a cancellation request goes, and reads the answer.
 
 mod activities;
 mod builds;
 mod control;
+mod feed;
 mod flow;
 mod query;
 mod reads;
@@ -153,6 +154,13 @@ impl Transport for InProcessTransport {
 
     fn result<'a>(&'a self, workflow_id: &'a str) -> CallFuture<'a, Payload> {
         Box::pin(reads::wait_result(&self.core, workflow_id))
+    }
+
+    fn read_feed(
+        &self,
+        read: crate::data::feed::FeedRead,
+    ) -> CallFuture<'_, crate::data::feed::FeedPage> {
+        Box::pin(feed::read_feed(&self.core, read))
     }
 
     fn read_stream(&self, read: StreamRead) -> CallFuture<'_, crate::data::stream::StreamPage> {

@@ -115,6 +115,7 @@ fn refused(workflow_id: &str, e: StoreError) -> WfError {
 /// start-to-close timeout.
 fn after_change(core: &Core, workflow_id: &str) {
     core.wake.waiters.publish(workflow_id);
+    core.wake.feed_changed();
     core.wake.workflow.notify_one();
     core.wake.timer.notify_one();
     core.wake.cancelled.notify_one();

@@ -111,6 +111,9 @@ pub(super) async fn start_run(core: &Core, request: StartRequest) -> Result<Star
         start_in_store(core, request).await?
     };
     core.wake.waiters.publish(&outcome.workflow_id);
+    if outcome.started {
+        core.wake.feed_changed();
+    }
     if let Some(queue) = request_queued {
         // Admitted at once if its queue has room, whether or not this engine runs workers;
         // else the dispatchers look again every 50 ms while it waits.

@@ -58,6 +58,7 @@ impl Plan {
             update_states,
             close,
             summary,
+            signal_waiting,
             ..
         } = output;
         let failure_type = match &close {
@@ -94,6 +95,7 @@ impl Plan {
             // store that would read it over a network takes it instead.
             assumed: (without_lease && core.store.takes_assumed_rows())
                 .then(|| Box::new(run.clone())),
+            signal_waiting,
         };
         for mut e in events {
             command_effects(&mut commit, run, &mut e);
@@ -396,6 +398,8 @@ pub(super) async fn commit_task(
                 | EventKind::EventSet { .. }
         )
     });
+    // Nearly every commit adds to the feed of what runs do.
+    let fed = !commit.events.is_empty() || commit.signal_waiting.is_some();
     let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
     let committed = match start {
         None => await_commit(w, store.commit_workflow_task_leasing(commit))
@@ -567,6 +571,9 @@ pub(super) async fn commit_task(
         core.wake.slot_freed();
     }
     core.wake.progress.publish_local(&run.workflow_id);
+    if fed {
+        core.wake.feed_changed();
+    }
     // Clients waiting on the workflow id care for outcomes only: a close, an update's
     // state, a stream's new entries, a published event. Every other commit would wake them (and the peers') to
     // read the run again.

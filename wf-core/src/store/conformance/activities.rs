@@ -204,11 +204,11 @@ pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
         .unwrap();
 
     assert!(!store
-        .retry_activity(attempt_of("run-1", 1, 2), T0 + 1000, failure("x"))
+        .retry_activity(attempt_of("run-1", 1, 2), T0 + 1000, failure("x"), T0)
         .await
         .unwrap());
     assert!(store
-        .retry_activity(attempt_of("run-1", 1, 1), T0 + 1000, failure("flaky"))
+        .retry_activity(attempt_of("run-1", 1, 1), T0 + 1000, failure("flaky"), T0)
         .await
         .unwrap());
     let a = store.pending_activities("run-1").await.unwrap().remove(0);
@@ -231,7 +231,7 @@ pub async fn a_retry_schedules_the_next_attempt_and_makes_older_attempts_stale(
 
     // The old attempt is stale everywhere.
     assert!(!store
-        .retry_activity(attempt_of("run-1", 1, 1), T0, failure("again"))
+        .retry_activity(attempt_of("run-1", 1, 1), T0, failure("again"), T0)
         .await
         .unwrap());
     assert!(!store
@@ -428,7 +428,12 @@ pub async fn expired_activities_lists_expired_leases_and_passed_schedule_deadlin
         [1, 2, 3]
     );
     assert!(store
-        .retry_activity(attempt_of("run-1", 1, 1), T0 + 31_000, failure("timeout"))
+        .retry_activity(
+            attempt_of("run-1", 1, 1),
+            T0 + 31_000,
+            failure("timeout"),
+            T0
+        )
         .await
         .unwrap());
     assert_eq!(
@@ -505,7 +510,7 @@ pub async fn attempts_stop_being_current_when_cancelled_retried_or_closed(store:
         [true, true, true, false, false]
     );
     assert!(store
-        .retry_activity(attempt_of("run-1", 2, 1), T0 + 3, failure("boom"))
+        .retry_activity(attempt_of("run-1", 2, 1), T0 + 3, failure("boom"), T0)
         .await
         .unwrap());
     store

@@ -116,7 +116,7 @@ pub async fn unkeyed_attempts_go_in_order_and_retries_keep_their_key(store: Arc<
         non_retryable: false,
     };
     assert!(store
-        .retry_activity(leased[0].current_attempt(), T0, failure)
+        .retry_activity(leased[0].current_attempt(), T0, failure, T0)
         .await
         .unwrap());
     let rest = lease(&*store, 4).await;

@@ -224,6 +224,7 @@ pub fn commit_for(task: &WorkflowTask, worker: &str, now_ms: i64) -> TaskCommit 
         now_ms,
         build: None,
         assumed: None,
+        signal_waiting: None,
     }
 }
 

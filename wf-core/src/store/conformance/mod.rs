@@ -27,6 +27,7 @@ pub mod complete;
 pub mod continue_as_new;
 pub mod deliver_dedupe;
 pub mod fairness;
+pub mod feed;
 pub mod flow;
 pub mod large_payloads;
 pub mod liveness;
@@ -65,6 +66,7 @@ mod tests {
             ("continue_as_new", include_str!("continue_as_new.rs")),
             ("deliver_dedupe", include_str!("deliver_dedupe.rs")),
             ("fairness", include_str!("fairness.rs")),
+            ("feed", include_str!("feed.rs")),
             ("flow", include_str!("flow.rs")),
             ("large_payloads", include_str!("large_payloads.rs")),
             ("liveness", include_str!("liveness.rs")),

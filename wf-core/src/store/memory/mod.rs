@@ -13,6 +13,7 @@ mod activities;
 mod builds;
 mod engines;
 mod events;
+mod feed;
 mod flow;
 mod inbox;
 mod purge;

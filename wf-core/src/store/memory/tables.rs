@@ -60,6 +60,8 @@ pub struct MemoryTx {
     pub(super) stream_ids: UndoMap<(String, String, String), u64>,
     /// Published events by (workflow id, key): the run that set it and the value.
     pub(super) workflow_events: UndoMap<(String, String), (String, Payload)>,
+    /// The feed of what runs do, by sequence number (see `feed.rs`).
+    pub(super) feed: UndoMap<u64, super::feed::StoredFeedRow>,
     /// The pass of each fairness key (see `rules/fairness.rs`).
     pub(super) fair_passes: UndoMap<String, f64>,
     /// The virtual clock of fair queuing: one entry, absent until a lease moves it from 0.
@@ -155,7 +157,7 @@ impl MemoryTx {
         self.last_seq
     }
 
-    fn journals(&mut self) -> [&mut dyn Journal; 25] {
+    fn journals(&mut self) -> [&mut dyn Journal; 26] {
         [
             &mut self.runs,
             &mut self.by_workflow,
@@ -182,6 +184,7 @@ impl MemoryTx {
             &mut self.streams,
             &mut self.stream_ids,
             &mut self.workflow_events,
+            &mut self.feed,
         ]
     }
 

@@ -3,8 +3,10 @@
 //! [`activity_lease`](crate::data::activity::activity_lease)), heartbeats (per [`heartbeat_lease`]), retries, resolutions into the
 //! run's inbox, releases; a stale attempt changes nothing.
 
+use super::feed::FeedRun;
 use super::tx::{Heartbeat, Retry, TaskQuery, Tx};
 use crate::data::activity::{heartbeat_lease, ActivityFailure, ActivityResolution};
+use crate::data::feed::{FeedDetail, FeedKind};
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::error::StoreError;
@@ -101,13 +103,37 @@ pub(crate) async fn retry_activity<X: Tx>(
     at: ActivityAttempt,
     visible_at_ms: i64,
     failure: ActivityFailure,
+    now_ms: i64,
 ) -> Result<bool, StoreError> {
     let retry = Retry {
         attempt: at.key(),
         visible_at_ms,
         failure: &failure,
     };
-    tx.retry_activity(&retry).await
+    if !tx.retry_activity(&retry).await? {
+        return Ok(false);
+    }
+    // History records only an activity's last failure: the feed tells of each one retried.
+    if let Some(run) = tx.load_run(&at.run_id).await? {
+        let name = tx
+            .run_activities(&at.run_id)
+            .await?
+            .into_iter()
+            .find(|a| a.seq == at.seq)
+            .map(|a| a.name);
+        let detail = FeedDetail {
+            name,
+            seq: Some(at.seq),
+            attempt: Some(at.attempt),
+            error: Some(failure.message.clone()),
+            retry_at_ms: Some(visible_at_ms),
+            ..FeedDetail::default()
+        };
+        let feed = FeedRun::of(&run.record);
+        let kind = FeedKind::ActivityFailed;
+        super::feed::record_fact(tx, feed, kind, now_ms, &detail).await?;
+    }
+    Ok(true)
 }
 
 /// [`Store::release_activity`](crate::store::Store::release_activity): visible again at once

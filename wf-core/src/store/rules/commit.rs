@@ -7,12 +7,14 @@
 use super::builds::{check_build, task_versioning};
 use super::deliver::{deliver_to, notify_run};
 use super::encode_failed;
+use super::feed::FeedRun;
 use super::leases::{check_task_owner, check_unleased};
 use super::start::create_run;
 use super::terminate::terminate_run;
 use super::tx::{Attempt, NewActivity, RunChange, RunClosing, Tx, UpdateRow};
 use crate::data::activity::activity_lease;
 use crate::data::codec::encode_event_into;
+use crate::data::feed::FeedKind;
 use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::run::{ChildOutcome, RunStatus};
@@ -85,6 +87,12 @@ pub(crate) async fn commit<X: Tx>(
     super::search::index_upserts(tx, run_id, c.events.iter().map(|e| &e.kind)).await?;
     let events = c.events.iter().map(|e| &e.kind);
     super::streams::append_written(tx, &run.workflow_id, run_id, events).await?;
+    let events = c.events.iter().map(|e| (e.time_ms, &e.kind));
+    super::feed::record_events(tx, FeedRun::of(&run), run.next_event_id, events).await?;
+    if let Some(waiting) = &c.signal_waiting {
+        let kind = FeedKind::SignalWaiting;
+        super::feed::record_fact(tx, FeedRun::of(&run), kind, now, waiting).await?;
+    }
     if let Some(through) = c.consumed_through {
         tx.consume_inbox(run_id, through).await?;
     }

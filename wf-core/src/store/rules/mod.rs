@@ -1,7 +1,7 @@
 //! The rules of the store contract, written once for every store: dedupe, id conflicts, lease
 //! and commit checks, what a commit or a termination does to other runs, activity attempts
 //! (and those held for asynchronous completion), timers, run limits (timeouts and retries),
-//! flow limits on activity attempts, retention's purge, worker versioning's builds, an operator's repairs of one run, durable streams. Each rule is an `async fn` generic over
+//! flow limits on activity attempts, retention's purge, worker versioning's builds, an operator's repairs of one run, durable streams, the feed of what runs do. Each rule is an `async fn` generic over
 //! [`Tx`], the table
 //! primitives a store provides (one statement of SQL, or one map operation, each); the generic
 //! [`Store`](crate::store::Store) impl runs each rule in one transaction of its
@@ -20,6 +20,8 @@ pub(crate) mod debounce;
 pub(crate) mod deliver;
 pub(crate) mod engines;
 pub(crate) mod fairness;
+pub(crate) mod feed;
+pub(crate) mod feed_table;
 pub(crate) mod flow;
 pub(crate) mod flow_table;
 pub(crate) mod leases;

@@ -7,7 +7,9 @@
 //! Unpause releases both, and makes the run ready at once: its next task applies the inbox in
 //! arrival order.
 
+use super::feed::{record_fact, FeedRun};
 use super::tx::{Attempt, RunLease, RunRow, Tx};
+use crate::data::feed::{FeedDetail, FeedKind};
 use crate::data::pause::{PauseMark, PAUSE_LEASE_UNTIL};
 use crate::data::run::RunStatus;
 use crate::error::StoreError;
@@ -40,6 +42,13 @@ pub(crate) async fn pause<X: Tx>(
             tx.lease_activity(&task, &owner).await?;
         }
     }
+    let detail = FeedDetail {
+        name: Some(mark.by.clone()),
+        error: (!mark.reason.is_empty()).then(|| mark.reason.clone()),
+        ..FeedDetail::default()
+    };
+    let feed = FeedRun::of(&row.record);
+    record_fact(tx, feed, FeedKind::Paused, mark.at_ms, &detail).await?;
     Ok(row.record)
 }
 
@@ -47,6 +56,7 @@ pub(crate) async fn pause<X: Tx>(
 pub(crate) async fn unpause<X: Tx>(
     tx: &mut X,
     workflow_id: String,
+    now_ms: i64,
 ) -> Result<RunRecord, StoreError> {
     let row = latest_running(tx, workflow_id).await?;
     let Some(owner) = row
@@ -69,6 +79,8 @@ pub(crate) async fn unpause<X: Tx>(
             tx.release_activity(&attempt).await?;
         }
     }
+    let feed = FeedRun::of(&row.record);
+    record_fact(tx, feed, FeedKind::Unpaused, now_ms, &FeedDetail::default()).await?;
     Ok(row.record)
 }
 

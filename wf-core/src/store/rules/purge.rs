@@ -1,5 +1,5 @@
 //! Purging closed runs (retention): a batch of runs closed before a time goes with everything
-//! keyed by them — the run's row, its history, its stream entries, whatever its inbox,
+//! keyed by them — the run's row, its history, its stream entries and feed rows, whatever its inbox,
 //! activities and timers still hold — and, once no run of their continue-as-new chain is left, the chain's update
 //! records, signal dedupe ids and start request ids.
 //!
@@ -51,6 +51,7 @@ pub(crate) async fn delete_runs<X: Tx>(
     tx.delete_runs_search(&run_ids).await?;
     tx.delete_queued_runs(&run_ids).await?;
     tx.delete_runs_streams(&run_ids).await?;
+    tx.delete_runs_feed(&run_ids).await?;
     tx.delete_runs(&run_ids).await?;
     let mut chains: Vec<(String, String)> = batch
         .into_iter()

@@ -439,6 +439,9 @@ async fn close_reset<X: Tx>(
     let data = encode_event(req.now_ms, &kind).map_err(encode_failed)?;
     tx.insert_events(&source.run_id, source.next_event_id, &data)
         .await?;
+    let feed = super::feed::FeedRun::of(source);
+    let event = std::iter::once((req.now_ms, &kind));
+    super::feed::record_events(tx, feed, source.next_event_id, event).await?;
     let failure = format!(
         "reset to run {} by {}: {}",
         req.new_run_id, req.identity, req.reason
@@ -524,6 +527,10 @@ async fn write_prefix<X: Tx>(
         start_at_ms: None,
     };
     tx.insert_new_run(&record, &started, None).await?;
+    // The new run's start is news; the events it copies are not.
+    let feed = super::feed::FeedRun::of(&record);
+    let event = std::iter::once((new.now_ms, &first.kind));
+    super::feed::record_events(tx, feed, 1, event).await?;
     // The rest of the prefix, one row per workflow task as it was recorded.
     let mut added = 0;
     let mut row = Vec::new();

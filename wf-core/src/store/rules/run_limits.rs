@@ -109,6 +109,9 @@ pub(crate) async fn time_out<X: Tx>(
     };
     let data = encode_event(now_ms, &kind).map_err(encode_failed)?;
     tx.insert_events(run_id, run.next_event_id, &data).await?;
+    let feed = super::feed::FeedRun::of(&run);
+    let event = std::iter::once((now_ms, &kind));
+    super::feed::record_events(tx, feed, run.next_event_id, event).await?;
     tx.update_run(&RunChange {
         run_id,
         next_event_id: run.next_event_id + 1,

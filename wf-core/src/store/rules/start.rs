@@ -64,6 +64,12 @@ pub(crate) async fn start_run_with_task<X: Tx>(
         });
     };
     if trivial {
+        // Its code waits for a signal at once, maybe: the feed says so.
+        if let Some(waiting) = &first.signal_waiting {
+            let feed = super::feed::FeedRun::of(&created);
+            let kind = crate::data::feed::FeedKind::SignalWaiting;
+            super::feed::record_fact(tx, feed, kind, first.now_ms, waiting).await?;
+        }
         created.summary = first.summary;
         return Ok(StartWithTask {
             start: outcome,
@@ -255,10 +261,13 @@ async fn create_run_settled<X: Tx>(
     now_ms: i64,
     first: Option<&RunChange<'_>>,
 ) -> Result<RunRecord, StoreError> {
-    let data = encode_event(now_ms, &new.started_event()).map_err(encode_failed)?;
+    let started = new.started_event();
+    let data = encode_event(now_ms, &started).map_err(encode_failed)?;
     let record = new.created_record(chain_id, data.len() as u64, now_ms);
     debug_assert_eq!(record.next_event_id, CREATED_NEXT_EVENT_ID);
     tx.insert_new_run(&record, &data, first).await?;
+    let feed = super::feed::FeedRun::of(&record);
+    super::feed::record_events(tx, feed, 1, std::iter::once((now_ms, &started))).await?;
     super::search::record_memo(tx, &new.run_id, &new.memo).await?;
     super::run_limits::arm(tx, &new.run_id, new.limits.as_ref(), now_ms).await?;
     Ok(record)

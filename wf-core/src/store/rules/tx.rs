@@ -13,6 +13,7 @@
 //! The traits are split by table so that an implementation can keep one file per table; [`Tx`]
 //! gathers them.
 
+pub use super::feed_table::{feed_event, FeedRow, FeedTable};
 pub use super::flow_table::FlowTable;
 pub use super::queue_table::{QueueTable, QueuedRun};
 pub use super::stream_table::StreamTable;
@@ -813,6 +814,7 @@ pub trait Tx:
     + FlowTable
     + QueueTable
     + StreamTable
+    + FeedTable
     + Send
 {
     /// The earliest time after `now_ms` at which something becomes due: a timer, a running

@@ -51,6 +51,7 @@ mod closing;
 mod damage;
 mod engines;
 mod events;
+mod feed;
 mod flow;
 mod identity;
 mod inbox;

@@ -11,8 +11,28 @@ use rusqlite::Connection;
 pub(super) const MIGRATIONS: &[&str] = &[
     SCHEMA_V1, SCHEMA_V2, SCHEMA_V3, SCHEMA_V4, SCHEMA_V5, SCHEMA_V6, SCHEMA_V7, SCHEMA_V8,
     SCHEMA_V9, SCHEMA_V10, SCHEMA_V11, SCHEMA_V12, SCHEMA_V13, SCHEMA_V14, SCHEMA_V15, SCHEMA_V16,
-    SCHEMA_V17,
+    SCHEMA_V17, SCHEMA_V18,
 ];
+
+/// v18: the feed of what runs do (see `rules/feed.rs`): one row per lifecycle fact of a run,
+/// numbered in commit order (one writer at a time: `seq` order is commit order, and
+/// `AUTOINCREMENT` never gives a number twice, even after the last rows are purged), with the
+/// history event it reports, if any, and its details as JSON. Purged with its run.
+const SCHEMA_V18: &str = "
+CREATE TABLE workflow_feed (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    workflow_type  TEXT NOT NULL,
+    workflow_id    TEXT NOT NULL,
+    run_id         TEXT NOT NULL,
+    kind           TEXT NOT NULL,
+    event_id       INTEGER,
+    at_ms          INTEGER NOT NULL,
+    detail         TEXT NOT NULL
+);
+CREATE INDEX workflow_feed_by_run ON workflow_feed (run_id);
+CREATE INDEX workflow_feed_by_workflow ON workflow_feed (workflow_id, seq);
+CREATE INDEX workflow_feed_by_type ON workflow_feed (workflow_type, seq);
+";
 
 /// v16: fairness keys of queued starts (see `rules/queues.rs`). Each queued run's fairness
 /// key and virtual start; the pass of each key on each queue and each queue's clock; the held
