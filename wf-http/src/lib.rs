@@ -43,6 +43,7 @@ pub mod errors;
 pub mod json;
 mod list_query;
 mod server;
+mod suggest;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;
