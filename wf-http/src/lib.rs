@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod client;
+mod decode_error;
 mod durations;
 pub mod errors;
 pub mod json;

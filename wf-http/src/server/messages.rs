@@ -47,8 +47,9 @@ pub(crate) async fn start(
     let (b, input, memo) = match codec {
         Codec::Json => {
             let b: StartBody<Value> = codec.decode(body, None)?;
+            let input = b.input.clone().unwrap_or(Value::Null);
             let parts = payloads(b, Value::Null, |v| Ok(json::to_payload(&v)?))?;
-            check_input(wt, &parts.1)?;
+            check_input(wt, &input, &parts.1)?;
             parts
         }
         Codec::Msgpack => {
@@ -153,9 +154,15 @@ fn payloads<V>(
     Ok((b.without_input(), input, memo))
 }
 
-fn check_input(wt: &WorkflowType, input: &Payload) -> Result<(), Failure> {
-    wt.check_input(input)
-        .map_err(|e| Failure::invalid_args(format!("input ({}): {e}", wt.input), None))
+fn check_input(wt: &WorkflowType, json_input: &Value, input: &Payload) -> Result<(), Failure> {
+    if wt.check_input(input).is_ok() {
+        return Ok(());
+    }
+    // The error again, in JSON terms.
+    match json::check_input(wt, json_input) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Failure::invalid_args(e.message, None)),
+    }
 }
 
 fn conflict_policy(s: Option<&str>) -> Result<IdConflictPolicy, Failure> {
