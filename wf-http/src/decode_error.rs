@@ -26,14 +26,17 @@ pub(crate) fn explain(
     let Some((got, expected)) = parse(message) else {
         return message.replace('`', "\"");
     };
-    let place = locate(value, &got);
-    let expected = match (expected, &place) {
-        (Some(e), _) => json_type(&e),
-        (None, Some(path)) if path.is_empty() => json_type(ty),
-        (None, Some(path)) => {
-            probe(path, recheck).unwrap_or_else(|| "a number or a boolean".into())
-        }
-        (None, None) => "a number or a boolean".into(),
+    let mut found = locate(value, &got);
+    let (place, expected) = match expected {
+        Some(e) => ((found.len() == 1).then(|| found.remove(0)), json_type(&e)),
+        // rmp-serde names only the marker it saw where a number or a boolean should be:
+        // the part that a probe shows to take a number or a boolean is the one at fault.
+        None if found.len() == 1 && found[0].is_empty() => (found.pop(), json_type(ty)),
+        None => found
+            .into_iter()
+            .take(32)
+            .find_map(|path| probe(&path, recheck).map(|e| (Some(path), e)))
+            .unwrap_or((None, "a number or a boolean".into())),
     };
     let got = match &place {
         Some(path) => describe(at(value, path).unwrap_or(&Value::Null)),
@@ -136,15 +139,15 @@ fn unexpected(seen: &str) -> Option<Got> {
     }
 }
 
-/// The one place in `value` that matches `got`, or none when there are none or several.
-fn locate(value: &Value, got: &Got) -> Option<Vec<Step>> {
+/// The places in `value` that match `got`.
+fn locate(value: &Value, got: &Got) -> Vec<Vec<Step>> {
     let mut found = Vec::new();
     walk(value, &mut Vec::new(), &mut |path, v| {
         if matches(v, got) {
             found.push(path.to_vec());
         }
     });
-    (found.len() == 1).then(|| found.remove(0))
+    found
 }
 
 fn walk(value: &Value, path: &mut Vec<Step>, visit: &mut dyn FnMut(&[Step], &Value)) {
@@ -205,11 +208,18 @@ fn probe(path: &[Step], recheck: &dyn Fn(&[Step], Value) -> Option<String>) -> O
             .strip_prefix(seen)
             .and_then(|r| r.strip_prefix(", expected "))
         {
-            return Some(json_type(expected));
+            // A part that takes strings or arrays refuses the sample too: not the one at fault.
+            return (NUMBERS.contains(&expected) || expected == "a boolean")
+                .then(|| json_type(expected));
         }
     }
     None
 }
+
+const NUMBERS: [&str; 14] = [
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+    "f64",
+];
 
 /// A Rust type or serde's "expected" text as the JSON it takes.
 fn json_type(t: &str) -> String {
