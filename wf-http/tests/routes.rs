@@ -153,7 +153,10 @@ async fn signals_by_position_and_by_name_and_queries(net: common::Net) {
     let r = http
         .post("/agent_run/runs/s-1/signal", json!({"name": "pause"}))
         .await;
-    assert_eq!((r.status, &r.body), (202, &json!({"status": "delivered"})));
+    assert_eq!(
+        (r.status, &r.body),
+        (202, &json!({"status": "delivered", "handler": true}))
+    );
     until(&http, "/agent_run/runs/s-1", |b| b["status"] == "running").await;
 
     let r = http
