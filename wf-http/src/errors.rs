@@ -88,7 +88,8 @@ pub fn to_http(error: &WfError) -> (u16, ErrorBody) {
             ErrorBody {
                 kind: Some(kind.to_string()),
                 name: Some(name.clone()),
-                hint: Some(hint.clone()),
+                // The sentence alone: the message joins it after "; ".
+                hint: Some(hint.trim_start_matches(';').trim_start().to_string()),
                 ..ErrorBody::new("not_found", msg)
             },
         ),
@@ -384,7 +385,7 @@ mod tests {
             WfError::Unknown {
                 kind: "update",
                 name: "u".into(),
-                hint: "; try v".into(),
+                hint: "try v".into(),
             },
             WfError::RunFinished {
                 workflow_id: "w".into(),

@@ -5,6 +5,7 @@
 //! becomes JSON through a depth-bounded decoder: bytes as arrays of numbers, map keys that are
 //! not strings as their JSON text (the decoder lives in `wf_core::wire`).
 
+use crate::decode_error::{self, replaced, Step};
 use serde_json::Value;
 use std::fmt;
 use wf_core::{HandlerInfo, Payload, PayloadError};
@@ -89,10 +90,10 @@ pub fn args_payload(handler: &HandlerInfo, args: Option<&Value>) -> Result<Paylo
         return Err(ArgsError {
             param: None,
             message: format!(
-                "{} {:?} takes {} argument(s) ({}), got {}",
+                "{} {:?} takes {} ({}), got {}",
                 handler.role,
                 handler.name,
-                params.len(),
+                count(params.len(), "argument"),
                 param_list(handler),
                 values.len()
             ),
@@ -134,9 +135,18 @@ pub fn args_payload(handler: &HandlerInfo, args: Option<&Value>) -> Result<Paylo
         match handler.check_args(&prefix) {
             Err(e) if !ran_out(&e) => {
                 let p = &params[k - 1];
+                // Decodes the arguments again with a part of this one replaced.
+                let recheck = |path: &[Step], with: Value| {
+                    let changed = rmp_serde::to_vec(&replaced(values[k - 1], path, with)).ok()?;
+                    let mut all = elements.clone();
+                    all[k - 1] = changed;
+                    let payload = tuple(&all, all.len()).ok()?;
+                    handler.check_args(&payload).err().map(|e| reason(&e))
+                };
+                let why = decode_error::explain(values[k - 1], p.ty, &reason(&e), &recheck);
                 return Err(ArgsError {
                     param: Some(p.name.to_string()),
-                    message: format!("argument {:?} ({}): {}", p.name, p.ty, reason(&e)),
+                    message: format!("argument {:?} ({}): {why}", p.name, p.ty),
                     too_large: None,
                 });
             }
@@ -193,6 +203,38 @@ fn reason(e: &PayloadError) -> String {
             message.clone()
         }
         other => other.to_string(),
+    }
+}
+
+/// Checks JSON `input` against a workflow type's input; the error says what is wrong in JSON
+/// terms (`input (AgentInput): at "step": expected ..., got ...`).
+pub fn check_input(wt: &wf_core::WorkflowType, input: &Value) -> Result<Payload, ArgsError> {
+    let payload = to_payload(input).map_err(|e| ArgsError {
+        param: None,
+        message: e.to_string(),
+        too_large: too_large(&e),
+    })?;
+    let Err(e) = wt.check_input(&payload) else {
+        return Ok(payload);
+    };
+    let recheck = |path: &[Step], with: Value| {
+        let p = to_payload(&replaced(input, path, with)).ok()?;
+        wt.check_input(&p).err().map(|e| reason(&e))
+    };
+    let why = decode_error::explain(input, wt.input, &reason(&e), &recheck);
+    Err(ArgsError {
+        param: None,
+        message: format!("input ({}): {why}", wt.input),
+        too_large: None,
+    })
+}
+
+/// `1 argument`, `2 arguments`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
     }
 }
 

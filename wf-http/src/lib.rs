@@ -39,10 +39,13 @@
 #![warn(missing_docs)]
 
 mod client;
+mod decode_error;
+mod durations;
 pub mod errors;
 pub mod json;
 mod list_query;
 mod server;
+mod suggest;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tls;

@@ -110,7 +110,10 @@ async fn unknown_names_reach_the_dynamic_handlers(net: common::Net) {
             json!({"name": "colour", "args": ["red", 3]}),
         )
         .await;
-    assert_eq!((r.status, &r.body), (202, &json!({"status": "delivered"})));
+    assert_eq!(
+        (r.status, &r.body),
+        (202, &json!({"status": "delivered", "handler": true}))
+    );
     // A named signal still takes its own name, arguments by name.
     let r = http
         .post(

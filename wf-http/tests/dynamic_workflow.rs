@@ -105,7 +105,10 @@ async fn a_type_only_the_dynamic_workflow_runs_is_served(net: common::Net) {
     let r = http
         .post("/chat/runs/chat-1/signal", json!({"name": "hello"}))
         .await;
-    assert_eq!((r.status, &r.body), (202, &json!({"status": "delivered"})));
+    assert_eq!(
+        (r.status, &r.body),
+        (202, &json!({"status": "delivered", "handler": true}))
+    );
     let r = http
         .post("/chat/runs/chat-1/query", json!({"name": "who"}))
         .await;

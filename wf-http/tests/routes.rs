@@ -153,7 +153,10 @@ async fn signals_by_position_and_by_name_and_queries(net: common::Net) {
     let r = http
         .post("/agent_run/runs/s-1/signal", json!({"name": "pause"}))
         .await;
-    assert_eq!((r.status, &r.body), (202, &json!({"status": "delivered"})));
+    assert_eq!(
+        (r.status, &r.body),
+        (202, &json!({"status": "delivered", "handler": true}))
+    );
     until(&http, "/agent_run/runs/s-1", |b| b["status"] == "running").await;
 
     let r = http
@@ -210,14 +213,15 @@ async fn signals_by_position_and_by_name_and_queries(net: common::Net) {
     assert_eq!(r.body["value"][0], "ship");
     assert_eq!(r.body["value"][2], true);
 
-    // A signal with no handler is buffered for `wait_for_signal`.
+    // A signal with no handler is buffered for `wait_for_signal`, and the answer says so.
     let r = http
         .post(
             "/agent_run/runs/s-1/signal",
             json!({"name": "later", "args": [1]}),
         )
         .await;
-    assert_eq!((r.status, &r.body), (202, &json!({"status": "buffered"})));
+    assert_eq!((r.status, &r.body["status"]), (202, &json!("buffered")));
+    assert_eq!(r.body["handler"], false, "{:?}", r.body);
     server.shutdown().await.unwrap();
 }
 

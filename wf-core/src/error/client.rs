@@ -68,13 +68,14 @@ pub enum WfError {
     #[error(transparent)]
     PayloadError(#[from] PayloadError),
     /// The workflow type or handler name is not registered with this engine.
-    #[error("unknown {kind} {name:?}{hint}")]
+    #[error("unknown {kind} {name:?}{}", join_hint(.hint))]
     Unknown {
         /// `"workflow type"`, `"signal"`, `"query"`, `"update"`, `"activity"` or `"schedule"`.
         kind: &'static str,
         /// The name asked for.
         name: String,
-        /// How to fix it.
+        /// How to fix it: a sentence without a leading separator (empty when there is no
+        /// advice); the message joins it after `; `.
         hint: String,
     },
     /// The run ended with an error.
@@ -187,5 +188,16 @@ impl From<StoreError> for WfError {
             },
             other => WfError::Store(other),
         }
+    }
+}
+
+/// `"; " + hint`, or nothing for an empty hint (a hint written with its own leading `"; "`
+/// still reads once).
+fn join_hint(hint: &str) -> String {
+    let hint = hint.trim_start_matches(';').trim_start();
+    if hint.is_empty() {
+        String::new()
+    } else {
+        format!("; {hint}")
     }
 }

@@ -88,7 +88,7 @@ impl<W: WorkflowDefinition> Table<W> {
             .filter(|h| h.kind.role() == role)
     }
 
-    /// "; T has signals: a, b", for error messages that say what exists.
+    /// "T has signals: a, b", for error messages that say what exists.
     pub fn names_of(&self, role: Role) -> String {
         let names: Vec<&str> = self
             .handlers
@@ -97,16 +97,16 @@ impl<W: WorkflowDefinition> Table<W> {
             .map(|h| h.name)
             .collect();
         if names.is_empty() {
-            format!("; {} has no {role} handlers", W::NAME)
+            format!("{} has no {role} handlers", W::NAME)
         } else {
-            format!("; {} has {role}s: {}", W::NAME, names.join(", "))
+            format!("{} has {}: {}", W::NAME, role.plural(), names.join(", "))
         }
     }
 
     /// The error for a query name this type does not have.
     pub fn unknown_query(&self, name: &str) -> WfError {
         WfError::QueryError(format!(
-            "unknown query {name:?}{}",
+            "unknown query {name:?}; {}",
             self.names_of(Role::Query)
         ))
     }

@@ -45,7 +45,7 @@ fn not_found(batch_id: &str) -> WfError {
     WfError::Unknown {
         kind: "batch",
         name: batch_id.to_string(),
-        hint: " (wf batch list shows the batches)".to_string(),
+        hint: "wf batch list shows the batches".to_string(),
     }
 }
 

@@ -49,7 +49,7 @@ impl Catalog {
         self.get(workflow_type).ok_or_else(|| WfError::Unknown {
             kind: "workflow type",
             name: workflow_type.to_string(),
-            hint: "; register it with Engine::builder().workflow::<T>() (or register a \
+            hint: "register it with Engine::builder().workflow::<T>() (or register a \
                    #[workflow(dynamic)] type, which runs every type name)"
                 .into(),
         })

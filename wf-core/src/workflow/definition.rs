@@ -176,6 +176,15 @@ impl Role {
             Role::Update => "update",
         }
     }
+
+    /// `"signals"`, `"queries"` or `"updates"`, for messages that list handlers.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Role::Signal => "signals",
+            Role::Query => "queries",
+            Role::Update => "updates",
+        }
+    }
 }
 
 impl std::fmt::Display for Role {

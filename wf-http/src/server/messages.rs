@@ -5,6 +5,7 @@
 use super::body::{Codec, Failure};
 use super::Api;
 use crate::json;
+use crate::suggest;
 use crate::wire::{
     QueryBody, RetryBody, SignalBody, StartBody, StartedBody, UpdateBody, ValueBody,
 };
@@ -46,8 +47,9 @@ pub(crate) async fn start(
     let (b, input, memo) = match codec {
         Codec::Json => {
             let b: StartBody<Value> = codec.decode(body, None)?;
+            let input = b.input.clone().unwrap_or(Value::Null);
             let parts = payloads(b, Value::Null, |v| Ok(json::to_payload(&v)?))?;
-            check_input(wt, &parts.1)?;
+            check_input(wt, &input, &parts.1)?;
             parts
         }
         Codec::Msgpack => {
@@ -152,9 +154,15 @@ fn payloads<V>(
     Ok((b.without_input(), input, memo))
 }
 
-fn check_input(wt: &WorkflowType, input: &Payload) -> Result<(), Failure> {
-    wt.check_input(input)
-        .map_err(|e| Failure::invalid_args(format!("input ({}): {e}", wt.input), None))
+fn check_input(wt: &WorkflowType, json_input: &Value, input: &Payload) -> Result<(), Failure> {
+    if wt.check_input(input).is_ok() {
+        return Ok(());
+    }
+    // The error again, in JSON terms.
+    match json::check_input(wt, json_input) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(Failure::invalid_args(e.message, None)),
+    }
 }
 
 fn conflict_policy(s: Option<&str>) -> Result<IdConflictPolicy, Failure> {
@@ -207,10 +215,15 @@ fn handler<'t>(wt: &'t WorkflowType, name: &str, role: Role) -> Result<&'t Handl
             .filter(|h| h.role == role)
             .map(|h| h.name)
             .collect();
+        let has = if names.is_empty() {
+            format!("{} has no {role} handlers", wt.name)
+        } else {
+            format!("{} has {}: {}", wt.name, role.plural(), names.join(", "))
+        };
         Failure::from(WfError::Unknown {
             kind: role.as_str(),
             name: name.to_string(),
-            hint: format!("; {} has {role}s: {}", wt.name, names.join(", ")),
+            hint: suggest::with_suggestion(has, name, names.iter().copied()),
         })
     })
 }
@@ -237,7 +250,9 @@ fn value_json(value: &Payload) -> Result<Value, Failure> {
     Ok(json::from_payload(value)?)
 }
 
-/// `POST /{type}/runs/{id}/signal` -> 202 `{"status": "delivered" | "buffered"}`.
+/// `POST /{type}/runs/{id}/signal` -> 202 `{"status": "delivered" | "buffered"}`; a JSON
+/// answer adds `"handler"` (whether a handler of the type takes the name) and, when none
+/// does, a `"hint"`.
 pub(crate) async fn signal(
     State(api): State<Api>,
     p: Result<Path<(String, String)>, PathRejection>,
@@ -246,7 +261,7 @@ pub(crate) async fn signal(
 ) -> Result<Response, Failure> {
     let (ty, id) = path(p)?;
     let codec = Codec::of(&headers);
-    let (name, payload, signal_id) = match codec {
+    let (name, payload, signal_id, handler) = match codec {
         Codec::Json => {
             let b: SignalBody<Value> = codec.decode(body, None)?;
             let wt = api.run_type(&ty, &id).await?;
@@ -256,11 +271,13 @@ pub(crate) async fn signal(
                 // arguments).
                 None => positional(b.args, "a signal without a handler")?,
             };
-            (b.name, payload, b.signal_id)
+            let handled = wt.handler(&b.name, Role::Signal).is_some() || wt.dynamic.signal;
+            let hint = (!handled).then(|| no_handler_hint(wt, &b.name));
+            (b.name, payload, b.signal_id, Some((handled, hint)))
         }
         Codec::Msgpack => {
             let b: SignalBody<Payload> = codec.decode(body, None)?;
-            (b.name, raw_args(b.args)?, b.signal_id)
+            (b.name, raw_args(b.args)?, b.signal_id, None)
         }
     };
     // The engine says whether a handler takes it or it waits in history for
@@ -275,7 +292,32 @@ pub(crate) async fn signal(
             handled: None,
         })
         .await?;
-    Ok(codec.reply(202, &serde_json::json!({ "status": status.as_str() })))
+    let mut answer = serde_json::json!({ "status": status.as_str() });
+    // JSON callers learn whether a handler of the type takes the name (a typo is buffered
+    // too, as it may be meant for `ctx.wait_for_signal` or a later version of the code).
+    if let Some((handled, hint)) = handler {
+        answer["handler"] = Value::Bool(handled);
+        if let Some(hint) = hint {
+            answer["hint"] = Value::String(hint);
+        }
+    }
+    Ok(codec.reply(202, &answer))
+}
+
+/// What a JSON caller is told of a signal no handler of `wt` takes.
+fn no_handler_hint(wt: &WorkflowType, name: &str) -> String {
+    let names = wt
+        .handlers
+        .iter()
+        .filter(|h| h.role == Role::Signal)
+        .map(|h| h.name);
+    let guess =
+        suggest::nearest(name, names).map_or(".".to_string(), |k| format!("; did you mean {k:?}?"));
+    format!(
+        "{} has no signal handler named {name:?}{guess} It is kept and delivered if a \
+         handler for it exists later (or read by ctx.wait_for_signal).",
+        wt.name
+    )
 }
 
 /// Arguments as a JSON array, encoded as the tuple a Rust sender would send; `what` names

@@ -112,7 +112,11 @@ impl Api {
             Failure::from(wf_core::WfError::Unknown {
                 kind: "workflow type",
                 name: name.to_string(),
-                hint: format!("; this server serves: {}", served.join(", ")),
+                hint: crate::suggest::with_suggestion(
+                    format!("this server serves: {}", served.join(", ")),
+                    name,
+                    served.iter().copied(),
+                ),
             })
         })
     }

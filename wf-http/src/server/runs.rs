@@ -169,9 +169,11 @@ pub(crate) async fn history(
     }
 }
 
-/// `{"event_id", "time_ms", "type", "attributes"}`, payloads shown as the values they hold.
+/// `{"event_id", "time_ms", "type", "attributes"}`, payloads shown as the values they hold,
+/// the event's durations as milliseconds (`start_to_close_ms`).
 fn event_json(e: &HistoryEvent) -> Result<Value, Failure> {
     let attributes = wf_core::wire::event_attributes(&e.kind)?;
+    let attributes = crate::durations::event_in_ms(&e.kind, attributes);
     Ok(json!({
         "event_id": e.event_id,
         "time_ms": e.time_ms,
