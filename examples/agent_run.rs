@@ -4,7 +4,11 @@
 //! same file and find the run exactly where it was; resume; see an invalid update rejected with
 //! no trace in history; race two updates and a pause while a handler awaits an activity (the
 //! workflow's mutex serializes them); retry a signal with the same id (applied once); drain the
-//! handlers and continue as new (dedupe ids carry over); cancel, and print the history.
+//! handlers and continue as new (dedupe ids carry over); cancel, and print the history. Each
+//! step's output also goes to the run's stream `steps` (closed when the run continues as new
+//! or ends): a reader follows the first run's while it goes, and the entries of both runs are
+//! printed as read back from the store. Served (`examples/serve.rs`), it is
+//! `curl -N http://127.0.0.1:8233/agent_run/runs/ID/streams/steps?from=0`.
 //!
 //! `cargo run --release --example agent_run`
 
@@ -45,6 +49,18 @@ pub struct Status {
     pub last_note: Option<String>,
 }
 
+/// One entry of the stream `steps`: a step's number and what it did.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct Step {
+    /// The step's number (counted across continue-as-new).
+    pub step: u32,
+    /// What the step's activity answered.
+    pub note: String,
+}
+
+/// The stream each step's output goes to.
+pub const STEPS: &str = "steps";
+
 /// The agent loop's state.
 #[derive(Default)]
 pub struct AgentRun {
@@ -80,8 +96,10 @@ impl AgentRun {
                 break;
             }
             if ctx.state(|s| s.step) >= stop_at {
-                // Let running updates finish, then start a fresh history with the progress.
+                // Let running updates finish, then start a fresh history with the progress
+                // (and a stream of its own: this run's readers end here).
                 ctx.handlers_drained().await;
+                ctx.stream(STEPS).close()?;
                 let next = ctx.state(|s| AgentInput {
                     goal: s.goal.clone(),
                     step: s.step,
@@ -94,12 +112,15 @@ impl AgentRun {
                 .activity(Tools::next_step, (goal, step + 1))
                 .start_to_close(Duration::from_secs(10))
                 .await?;
-            ctx.state_mut(|s| {
+            let step = ctx.state_mut(|s| {
                 s.step += 1;
-                s.notes.push(note);
+                s.notes.push(note.clone());
+                s.step
             });
+            ctx.stream(STEPS).write(&Step { step, note })?;
         }
         ctx.handlers_drained().await;
+        ctx.stream(STEPS).close()?;
         Ok(ctx.state(|s| format!("stopped at step {} working on {:?}", s.step, s.goal)))
     }
 
@@ -224,6 +245,17 @@ async fn wait_for(
     Err(WfError::Timeout(format!("waiting for {what}")))
 }
 
+/// Prints a run's `steps` as read back, and checks they are `first..` with one entry each.
+fn print_steps(run_id: &str, steps: &[(u64, Step)], first: u32) {
+    println!("steps of run {run_id} (stream {STEPS:?}):");
+    for (offset, s) in steps {
+        println!("  {offset:>4}  step {:<3} {}", s.step, s.note);
+    }
+    for (i, (offset, s)) in steps.iter().enumerate() {
+        assert_eq!((*offset, s.step), (i as u64, first + i as u32));
+    }
+}
+
 fn print_history(history: &[HistoryEvent]) {
     println!("  {:>4}  {:<22} details", "id", "event");
     for e in history {
@@ -278,6 +310,12 @@ pub async fn main() -> Result<(), WfError> {
         survived.goal, survived.step, survived.paused
     ));
     assert_eq!(survived, paused, "the status survived the restart");
+    // Follows the first run's steps as they come, until that run closes its stream.
+    let first_steps = h
+        .stream::<Step>(STEPS)
+        .run_id(h.describe().await?.run_id)
+        .collect();
+    let first_steps = tokio::spawn(first_steps);
 
     let before = h.history().await?.len();
     match h.change_goal(String::new()).await {
@@ -384,6 +422,12 @@ pub async fn main() -> Result<(), WfError> {
         old.len(),
         terminal.unwrap_or("?")
     );
+    let followed = first_steps.await.expect("the steps reader panicked")?;
+    print_steps(&first_run, &followed, 1);
+    assert_eq!(followed.len(), 6, "the first run did 6 steps");
+    let last_steps = h.stream::<Step>(STEPS).from(0).collect().await?;
+    print_steps(&d.run_id, &last_steps, 7);
+    assert_eq!(followed.len() + last_steps.len(), steps as usize);
     let history = h.history().await?;
     println!("last run {}: {} events", d.run_id, history.len());
     print_history(&history);

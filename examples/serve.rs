@@ -8,6 +8,9 @@
 //! in memory. Off loopback a token is required. With `--tls-cert` and `--tls-key` (PEM) it
 //! serves HTTPS; `--client-ca` then requires client certificates signed by that CA (mTLS).
 //! Stops cleanly on Ctrl-C.
+//!
+//! An agent_run writes each step to its stream `steps`; follow it with
+//! `curl -N http://127.0.0.1:8233/agent_run/runs/ID/streams/steps?from=0`.
 
 // The workflows come from their own examples (each also loads the demo database helper, which
 // this program does not use).
@@ -15,15 +18,29 @@
 
 #[allow(dead_code)]
 #[path = "agent_run.rs"]
-mod agent_run;
+pub mod agent_run;
 #[allow(dead_code)]
 #[path = "cart.rs"]
-mod cart;
+pub mod cart;
 
 use std::sync::Arc;
 use std::time::Duration;
+use wf_sdk::engine::EngineBuilder;
 use wf_sdk::http::{serve, ServeOptions, TlsConfig, Tokens};
 use wf_sdk::prelude::*;
+
+/// The engine this program serves, on `builder`'s store: agent_run and cart with their
+/// activities.
+pub async fn engine(builder: EngineBuilder) -> Result<Engine, WfError> {
+    builder
+        .poll_interval(Duration::from_millis(50))
+        .workflow::<agent_run::AgentRun>()
+        .shared_activities(Arc::new(agent_run::Tools::default()))
+        .workflow::<cart::Cart>()
+        .activities(cart::Shop::default())
+        .build()
+        .await
+}
 
 struct Args {
     addr: String,
@@ -95,14 +112,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => Engine::builder().sqlite(path),
         None => Engine::builder().memory(),
     };
-    let engine = builder
-        .poll_interval(Duration::from_millis(50))
-        .workflow::<agent_run::AgentRun>()
-        .shared_activities(Arc::new(agent_run::Tools::default()))
-        .workflow::<cart::Cart>()
-        .activities(cart::Shop::default())
-        .build()
-        .await?;
+    let engine = engine(builder).await?;
     let guarded = args.token.is_some() || !tokens.is_empty();
     let options = ServeOptions {
         token: args.token.clone(),

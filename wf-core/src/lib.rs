@@ -73,7 +73,8 @@ pub use data::run::{
 pub use data::run_limits::RunTimeout;
 pub use data::search::{Memo, SearchAttributes, SearchValue};
 pub use data::stream::{
-    StreamEntry, StreamError, StreamPage, MAX_STREAM_ENTRIES, MAX_STREAM_ENTRY_BYTES,
+    StreamEntry, StreamError, StreamInfo, StreamList, StreamPage, MAX_STREAM_ENTRIES,
+    MAX_STREAM_ENTRY_BYTES,
 };
 pub use data::update::UpdateOutcome;
 pub use data::versioning::{BuildIdStatus, VersioningBehavior};

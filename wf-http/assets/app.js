@@ -1,6 +1,6 @@
 // wf web view, part 1: helpers (DOM building, the API with its token and the token's role,
 // times, values, the confirmation dialog every action goes through), the router and the runs
-// list. The run page lives in run.js, the batches and schedules pages in ops.js. Plain
+// list. The run page lives in run.js (its streams in streams.js), the batches and schedules pages in ops.js. Plain
 // browser JavaScript, no dependencies. Run data only ever reaches the page as text (textContent, attribute values
 // set one by one): never as markup.
 'use strict';
@@ -451,7 +451,8 @@ const wfui = (window.wfui = {});
     await Promise.all([worker(), worker(), worker(), worker()]);
   }
 
-  Object.assign(wfui, { el, fill, api, seg, types, role, can, when, ago, iso, duration, pretty, short, statusPill, runLink, errorBanner, ApiError, NeedToken, onLeave, route, confirmAction, report, perform, STATUSES });
+  const bearer = () => token.get();
+  Object.assign(wfui, { el, fill, api, bearer, seg, types, role, can, when, ago, iso, duration, pretty, short, statusPill, runLink, errorBanner, ApiError, NeedToken, onLeave, route, confirmAction, report, perform, STATUSES });
 
   window.addEventListener('hashchange', route);
   window.addEventListener('DOMContentLoaded', () => {

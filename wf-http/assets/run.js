@@ -2,9 +2,9 @@
 // why), input and result, the history as a timeline grouped by workflow task (with "state
 // here" on each event and "reset to here" on each task), activities and timers, pending
 // work, parent and children, query buttons, signal and update forms built from the type's
-// handlers, and cancel, terminate, pause, unpause and resume buttons: each control only for
-// a token whose role may use it, each action confirmed in the page first. Refreshes itself
-// every 2 s while the run is running.
+// handlers, the run's streams followed live (streams.js), and cancel, terminate, pause,
+// unpause and resume buttons: each control only for a token whose role may use it, each
+// action confirmed in the page first. Refreshes itself every 2 s while the run is running.
 'use strict';
 
 (() => {
@@ -186,6 +186,12 @@
         return [kind('k-signal', 'Signal sent'), chip('#' + a.seq), 'to ', runLink('_', a.workflow_id), ' ', chip(a.name), argsLine(a.args)];
       case 'ChildCancelRequested':
         return [kind('k-fail', 'Child cancel requested'), chip('#' + a.seq), runLink('_', a.workflow_id)];
+      case 'StreamWritten':
+        return [kind('k-stream', 'Stream entry'), chip(a.stream), short(a.value)];
+      case 'StreamClosed':
+        return [kind('k-stream', 'Stream closed'), chip(a.stream)];
+      case 'EventSet':
+        return [kind('k-stream', 'Event published'), chip(a.key), short(a.value)];
       case 'SearchAttributesUpserted':
         return [kind('', 'Search attributes'), searchChips(a.attributes)];
       case 'LocalActivityCompleted': {
@@ -519,6 +525,7 @@
     const pending = el('div');
     const tlNode = el('div', { id: 'timeline' });
     const tl = el('div', { class: 'panel' }, el('h2', { text: 'History' }), tlNode);
+    const streams = window.wfui.streamsPanel(type, id);
     window.wfui.stateHere = null;
     // What the run's actions did (kept across redraws: a reset's result outlives the run it reset).
     const actionBox = el('div', { class: 'outcome', id: 'action-outcome' });
@@ -563,7 +570,7 @@
       head,
       actionBox,
       el('div', { class: 'grid' },
-        el('div', {}, io, acts, tl),
+        el('div', {}, io, streams, acts, tl),
         el('div', {}, pending, relations, side, messages, control)));
 
     let timer = null;
@@ -591,6 +598,8 @@
         const { events, truncated } = await history(type, id, older ? wantRun : desc.run_id, cached);
         cached = events;
         if (stopped) return;
+        // On every refresh, not only on a new event: an activity may open a stream meanwhile.
+        streams.update(events, older ? wantRun : desc.run_id, !older && desc.status === 'running');
         // A reset keeps the status and may keep the length: the run id tells the runs apart.
         const key = desc.run_id + ':' + desc.status + ':' + events.length + ':' + JSON.stringify(desc.pending_activities) + JSON.stringify(desc.pending_updates) + JSON.stringify(desc.blocked_on) + JSON.stringify(desc.paused);
         if (key !== lastKey) {
@@ -618,6 +627,7 @@
     window.wfui.onLeave(() => {
       stopped = true;
       clearTimeout(timer);
+      streams.stop();
     });
 
     function draw(desc, events, truncated) {

@@ -1,7 +1,8 @@
 //! A run's streams over HTTP: `GET /{type}/runs/{id}/streams/{name}` as server-sent events
 //! read with a raw HTTP client (ids, JSON data, the end event, `?from=` and `Last-Event-ID`,
 //! a reader that starts before the writes, 404 / 400 / roles), the remote client's
-//! `handle.stream::<T>(..)` over it, and published events (`GET .../published/{key}` and the
+//! `handle.stream::<T>(..)` over it, the list of a run's streams (`GET .../streams`, the
+//! remote `handle.streams()`), and published events (`GET .../published/{key}` and the
 //! remote `client.get_event`).
 
 #[macro_use]
@@ -349,6 +350,68 @@ async fn unknown_runs_bad_names_and_roles() {
         )
         .await;
     assert_eq!(signal.status, 403);
+    h.finish().await.expect("signal");
+    engine.shutdown().await;
+}
+
+both_ways!(
+    #[tokio::test]
+    a_runs_streams_are_listed_as_json_and_by_the_remote_client
+);
+async fn a_runs_streams_are_listed_as_json_and_by_the_remote_client(net: Net) {
+    let (engine, server) = served(net).await;
+    let h = engine
+        .client()
+        .start::<Writer>("w-1", 2)
+        .await
+        .expect("start");
+    let http = net.http(&server, Some(READ));
+    let listed = http.get("/http_stream_writer/runs/w-1/streams").await;
+    let run_id = h.describe().await.expect("describe").run_id;
+    assert_eq!(
+        (listed.status, listed.body.clone()),
+        (200, json!({ "run_id": run_id, "streams": [] })),
+        "nothing written yet"
+    );
+    h.allow(1).await.expect("signal");
+    let mut reader = h.stream::<Token>("tokens");
+    assert_eq!(reader.next().await.expect("an entry").expect("read").0, 0);
+    let listed = http
+        .get(&format!("/_/runs/w-1/streams?run_id={run_id}"))
+        .await;
+    assert_eq!(
+        listed.body,
+        json!({ "run_id": run_id, "streams": [{ "name": "tokens", "entries": 1, "closed": false }] })
+    );
+    h.allow(2).await.expect("signal");
+    // Read to the close: the list below sees it.
+    let rest = reader.collect().await.expect("read");
+    assert_eq!(rest, vec![(1, token(1))]);
+    let remote = net.connect(&server).token(READ).await.expect("connect");
+    let list = remote
+        .handle::<Writer>("w-1")
+        .streams()
+        .await
+        .expect("the list");
+    assert_eq!(list.run_id, run_id);
+    assert_eq!(
+        list.streams,
+        vec![wf_sdk::client::StreamInfo {
+            name: "tokens".into(),
+            entries: 2,
+            closed: true
+        }]
+    );
+    let missing = remote.handle::<Writer>("nobody").streams().await;
+    assert!(
+        matches!(missing, Err(WfError::NotFound { .. })),
+        "{missing:?}"
+    );
+    let anonymous = net
+        .http(&server, None)
+        .get("/http_stream_writer/runs/w-1/streams")
+        .await;
+    assert_eq!(anonymous.status, 401);
     h.finish().await.expect("signal");
     engine.shutdown().await;
 }

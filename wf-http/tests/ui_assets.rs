@@ -63,6 +63,11 @@ async fn ui_files_are_served_without_the_token_with_their_types_and_a_csp(net: c
         ),
         ("/ui/run.js", "text/javascript; charset=utf-8", "renderRun"),
         (
+            "/ui/streams.js",
+            "text/javascript; charset=utf-8",
+            "streamsPanel",
+        ),
+        (
             "/ui/ops.js",
             "text/javascript; charset=utf-8",
             "renderBatches",

@@ -5,7 +5,7 @@
 
 mod browser;
 
-use browser::{chromium_or_skip, Browser, Page};
+use browser::{chromium_or_skip, finish, Browser, Page};
 use std::time::Duration;
 use wf_sdk::history::EventKind;
 use wf_sdk::prelude::*;
@@ -77,9 +77,5 @@ async fn the_run_page_shows_what_blocks_it_and_the_state_at_an_event() {
     assert_eq!(h.count().await.unwrap(), 3, "the run itself is unchanged");
     page.screenshot("state-here").await;
 
-    let problems = page.problems();
-    assert!(problems.is_empty(), "the page reported: {problems:#?}");
-    drop(page);
-    drop(chromium);
-    server.shutdown().await.expect("shutdown");
+    finish(page, chromium, server).await;
 }

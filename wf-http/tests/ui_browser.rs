@@ -12,7 +12,7 @@
 
 mod browser;
 
-use browser::{chromium_or_skip, Browser, Page};
+use browser::{chromium_or_skip, finish, Browser, Page};
 use serde_json::Value;
 use std::time::Duration;
 use wf_http::ConnectExt;
@@ -248,15 +248,6 @@ async fn confirm(page: &mut Page, reason: Option<&str>) {
         PATIENCE,
     )
     .await;
-}
-
-/// Checks that the page reported no script error or CSP violation, and stops everything.
-async fn finish(page: Page, chromium: Browser, server: wf_http::Server) {
-    let problems = page.problems();
-    assert!(problems.is_empty(), "the page reported: {problems:#?}");
-    drop(page);
-    drop(chromium);
-    server.shutdown().await.expect("shutdown");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -100,6 +100,7 @@ const HANDLE_METHODS: &[&str] = &[
     "signal_with_start",
     "start_outcome",
     "stream",
+    "streams",
     "terminate",
     "update_handle",
     "update_with_start",

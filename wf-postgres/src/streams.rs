@@ -127,6 +127,24 @@ impl StreamTable for PostgresTx {
             .collect()
     }
 
+    async fn run_streams(&mut self, run_id: &str) -> Result<Vec<(String, u64, bool)>> {
+        // The close is the last offset of its stream, so the row at the top offset tells it.
+        let rows = self
+            .query(
+                r#"SELECT DISTINCT ON (stream) stream, "offset", data IS NULL FROM stream_entries
+                   WHERE run_id = $1 ORDER BY stream, "offset" DESC"#,
+                &[&run_id],
+                "list a run's streams",
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let offset: i64 = get(row, 1)?;
+                Ok((get(row, 0)?, offset.max(0) as u64, get(row, 2)?))
+            })
+            .collect()
+    }
+
     async fn put_event_value(
         &mut self,
         workflow_id: &str,

@@ -127,9 +127,9 @@ pub mod client {
         ActivityResponse, Batches, BuildIdStatus, Client, Debounce, Description, IdConflictPolicy,
         IdReusePolicy, ListFilter, Memo, Paused, PendingActivity, PendingUpdate, PurgeReport,
         PurgeRequest, QueryCall, RunInfo, RunStatus, RunTimeout, SearchAttributes, SearchValue,
-        SignalCall, SignalRequest, SignalStatus, StartOptions, StreamPage, StreamRead,
-        StreamReader, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome, UpdateRequest,
-        UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
+        SignalCall, SignalRequest, SignalStatus, StartOptions, StreamInfo, StreamList, StreamPage,
+        StreamRead, StreamReader, TaskFailure, UpdateCall, UpdateHandle, UpdateOutcome,
+        UpdateRequest, UpdateStage, WorkflowHandle, DEFAULT_UPDATE_TIMEOUT,
     };
     // What a run is blocked on, in `Description::blocked_on`.
     pub use wf_core::{BlockKind, BlockedOn, BlockedPart, SourceLocation};

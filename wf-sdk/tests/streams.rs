@@ -309,7 +309,57 @@ async fn reading_an_unknown_workflow_or_a_bad_name_is_an_error(backend: Backend)
     engine.shutdown().await;
 }
 
+async fn a_runs_streams_are_listed_with_their_entries_and_close(backend: Backend) {
+    use wf_sdk::client::StreamInfo;
+    let engine = engine(builder(backend, "stream-list")).await;
+    let client = engine.client();
+    let info = |name: &str, entries: u64, closed: bool| StreamInfo {
+        name: name.to_string(),
+        entries,
+        closed,
+    };
+    assert!(matches!(
+        client.handle::<Writer>("nobody").streams().await,
+        Err(WfError::NotFound { .. })
+    ));
+    let empty = client.start::<Writer>("w0", 0).await.unwrap();
+    empty.result().await.unwrap();
+    // Closed at once: the close alone is listed, with no entry.
+    assert_eq!(
+        empty.streams().await.unwrap().streams,
+        vec![info("tokens", 0, true)]
+    );
+
+    let h = client.start::<Writer>("w", 3).await.unwrap();
+    assert!(
+        h.streams().await.unwrap().streams.is_empty(),
+        "nothing written yet"
+    );
+    h.allow(1).await.unwrap();
+    let mut reader = h.stream::<Token>("tokens");
+    assert_eq!(reader.next().await.unwrap().unwrap(), (0, token(0)));
+    let open = h.streams().await.unwrap();
+    assert_eq!(open.run_id, h.describe().await.unwrap().run_id);
+    assert_eq!(open.streams, vec![info("tokens", 1, false)]);
+    h.allow(3).await.unwrap();
+    h.result().await.unwrap();
+    assert_eq!(
+        h.streams().await.unwrap().streams,
+        vec![info("tokens", 3, true)]
+    );
+
+    // The activity's entries count as the workflow's do.
+    let n = client.start::<Narrated>("n", ()).await.unwrap();
+    n.result().await.unwrap();
+    assert_eq!(
+        n.streams().await.unwrap().streams,
+        vec![info("log", 6, true)]
+    );
+    engine.shutdown().await;
+}
+
 both!(
+    a_runs_streams_are_listed_with_their_entries_and_close,
     readers_before_during_and_after_the_writes_see_every_entry_once,
     a_stream_is_read_with_no_worker_and_survives_a_restart,
     an_activity_writes_to_the_stream_once_across_retries,

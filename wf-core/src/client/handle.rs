@@ -11,6 +11,7 @@ use crate::data::history::HistoryEvent;
 use crate::data::message::Message;
 use crate::data::payload::{Payload, PayloadError};
 use crate::data::run::IdConflictPolicy;
+use crate::data::stream::StreamList;
 use crate::error::WfError;
 use crate::workflow::{Role, WorkflowDefinition};
 use serde::de::DeserializeOwned;
@@ -130,6 +131,16 @@ impl<W: WorkflowDefinition> WorkflowHandle<W> {
     /// ```
     pub fn stream<T: DeserializeOwned>(&self, name: impl Into<String>) -> StreamReader<T> {
         StreamReader::new(self.client.clone(), self.workflow_id.clone(), name.into())
+    }
+
+    /// The latest run's streams that hold an entry, in name order, each with its entry count
+    /// and whether it is closed (the workflow's and its activities' alike). Needs no worker:
+    /// it reads the store. `NotFound` for an unknown workflow id.
+    pub async fn streams(&self) -> Result<StreamList, WfError> {
+        self.client
+            .transport()
+            .list_streams(&self.workflow_id, None)
+            .await
     }
 
     /// The latest run's history.

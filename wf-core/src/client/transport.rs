@@ -13,7 +13,7 @@ use crate::data::message::Message;
 use crate::data::payload::Payload;
 use crate::data::queue::{QueueUsage, WorkflowQueue};
 use crate::data::run::ListFilter;
-use crate::data::stream::StreamPage;
+use crate::data::stream::{StreamList, StreamPage};
 use crate::data::versioning::BuildIdStatus;
 use crate::error::WfError;
 use crate::metrics::MetricsSnapshot;
@@ -321,6 +321,22 @@ pub trait Transport: Send + Sync + 'static {
                 "this client's transport cannot read stream {:?} of workflow {:?}; use an \
                  engine's client (on the same store)",
                 read.stream, read.workflow_id
+            )))
+        })
+    }
+    /// The streams of run `run_id` of `workflow_id` (its latest run if `None`) that hold an
+    /// entry, in name order. `NotFound` for an unknown workflow id or run. The default fails
+    /// as [`read_stream`](Self::read_stream)'s does.
+    fn list_streams<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        run_id: Option<&'a str>,
+    ) -> CallFuture<'a, StreamList> {
+        let _ = run_id;
+        Box::pin(async move {
+            Err(WfError::InvalidArgument(format!(
+                "this client's transport cannot list the streams of workflow {workflow_id:?}; \
+                 use an engine's client (on the same store)"
             )))
         })
     }

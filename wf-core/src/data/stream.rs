@@ -114,6 +114,37 @@ pub struct StreamPage {
     pub run_closed: bool,
 }
 
+/// One stream of a run, as [`StreamList`] names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// The stream's name.
+    pub name: String,
+    /// The entries it holds, the close not counted: the next entry's offset.
+    pub entries: u64,
+    /// Whether it was closed.
+    pub closed: bool,
+}
+
+/// The streams of one run, by name: each stream with at least one entry or its close.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StreamList {
+    /// The run read (the latest run of the workflow id when none was named).
+    pub run_id: String,
+    /// Its streams, in name order.
+    pub streams: Vec<StreamInfo>,
+}
+
+impl StreamInfo {
+    /// A stream whose last offset is `last` (the close, if `closed`).
+    pub(crate) fn from_tail(name: String, last: u64, closed: bool) -> StreamInfo {
+        StreamInfo {
+            name,
+            entries: if closed { last } else { last + 1 },
+            closed,
+        }
+    }
+}
+
 impl StreamPage {
     /// Whether no entry can follow those of this page: it holds the close, or the run is
     /// closed and the page holds every entry left.

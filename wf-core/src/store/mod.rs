@@ -69,7 +69,7 @@ pub use crate::data::run::{
     RunStatus, RunSummary, TaskFailure, DEFAULT_TASK_QUEUE,
 };
 pub use crate::data::run_limits::{RunLimits, RunTimeout};
-pub use crate::data::stream::{StreamEntry, StreamError, StreamPage};
+pub use crate::data::stream::{StreamEntry, StreamError, StreamList, StreamPage};
 pub use crate::data::update::{UpdateChange, UpdateOutcome, UpdateRecord, UpdateState};
 pub use crate::data::versioning::{BuildIdStatus, VersioningBehavior, UNVERSIONED};
 pub use crate::error::{BackendError, BackendErrorKind, StoreError};
@@ -399,6 +399,23 @@ pub trait Store: AsDynStore + Send + Sync + 'static {
                 stream: stream.to_owned(),
                 from,
                 max,
+            },
+        )
+    }
+
+    /// The streams of run `run_id` of `workflow_id` (its latest run if `None`) that hold an
+    /// entry, in name order, each with its entry count and whether it is closed; `None` for
+    /// an unknown workflow id or run.
+    fn list_streams(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> StoreFuture<'_, Option<StreamList>> {
+        send(
+            self,
+            Operation::ListStreams {
+                workflow_id: workflow_id.to_owned(),
+                run_id: run_id.map(str::to_owned),
             },
         )
     }

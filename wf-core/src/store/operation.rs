@@ -34,7 +34,7 @@ use crate::data::payload_codec::HasPayloads;
 use crate::data::queue::{QueueAdmission, QueueSpot, QueueUsage, WorkflowQueue};
 use crate::data::run::{ListFilter, TaskFailure};
 use crate::data::run_limits::RunLimits;
-use crate::data::stream::{StreamError, StreamPage};
+use crate::data::stream::{StreamError, StreamList, StreamPage};
 use crate::data::update::UpdateRecord;
 use crate::data::versioning::BuildIdStatus;
 use crate::error::StoreError;
@@ -246,6 +246,10 @@ pub enum Operation {
         value: Payload,
         entry_id: Option<String>,
     },
+    ListStreams {
+        workflow_id: String,
+        run_id: Option<String>,
+    },
     ReadEvent {
         workflow_id: String,
         key: String,
@@ -383,6 +387,7 @@ impl Operation {
             QueueSpots { .. } => ("queue_spots", Some(Op::Read)),
             ReadStream { .. } => ("read_stream", Some(Op::Read)),
             AppendStream { .. } => ("append_stream", None),
+            ListStreams { .. } => ("list_streams", Some(Op::Read)),
             ReadEvent { .. } => ("read_event", Some(Op::Read)),
             ReadFeed(..) => ("read_feed", Some(Op::Read)),
         }
@@ -416,6 +421,7 @@ impl Operation {
             } => format!("{name} {stream:?} of workflow {workflow_id:?}"),
             ReadEvent { workflow_id, key } => format!("{name} {key:?} of workflow {workflow_id:?}"),
             ReadFeed(_, after, _) => format!("{name} after {after}"),
+            ListStreams { workflow_id, .. } => format!("{name} of workflow {workflow_id:?}"),
             HeartbeatActivity { attempt, .. }
             | ResolveActivity { attempt, .. }
             | RetryActivity { attempt, .. }
@@ -778,6 +784,10 @@ impl Operation {
             ReadFeed(filter, after, max) => {
                 b.read(move |tx| answer(feed::read_feed(tx, filter, after, max)))
             }
+            ListStreams {
+                workflow_id,
+                run_id,
+            } => b.read(move |tx| answer(streams::list_streams(tx, workflow_id, run_id))),
         }
     }
 }
@@ -872,6 +882,7 @@ impl HasPayloads for Operation {
             | ReadQueueUsage { .. }
             | QueueSpots { .. }
             | ReadStream { .. }
+            | ListStreams { .. }
             | ReadEvent { .. }
             | ReadFeed(..) => Ok(()),
         }
@@ -946,7 +957,7 @@ outcomes! {
     QueueSpot(Option<QueueSpot>), QueueUsages(Vec<QueueUsage>),
     QueueSpots(Vec<Option<QueueSpot>>),
     StreamPage(Option<StreamPage>), StreamAppended(Result<u64, StreamError>),
-    EventValue(Option<Payload>),
+    EventValue(Option<Payload>), StreamList(Option<StreamList>),
     FeedPage(FeedPage),
 }
 
@@ -992,7 +1003,7 @@ impl HasPayloads for Outcome {
             Unit(_) | Bool(_) | Bools(_) | FiredTimers(_) | Time(_) | Limits(_) | Engines(_)
             | RunIds(_) | Count(_) | Builds(_) | Origin(_) | Pauses(_) | FlowLimits(_)
             | FlowUsages(_) | WorkflowQueues(_) | QueueAdmission(_) | QueueSpot(_)
-            | QueueUsages(_) | QueueSpots(_) | FeedPage(_) => Ok(()),
+            | QueueUsages(_) | QueueSpots(_) | StreamList(_) | FeedPage(_) => Ok(()),
         }
     }
 }

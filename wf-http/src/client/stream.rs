@@ -10,7 +10,9 @@
 
 use super::transport::{decode, refusal, run_path, segment, HttpTransport, NO_BODY};
 use crate::errors::transport_failure;
-use crate::wire::{PendingBody, StreamEndBody, ValueBody, MSGPACK, RUN_ID_HEADER, STREAM_END};
+use crate::wire::{
+    PendingBody, StreamEndBody, StreamListBody, ValueBody, MSGPACK, RUN_ID_HEADER, STREAM_END,
+};
 use base64::Engine as _;
 use bytes::Bytes;
 use futures_util::FutureExt as _;
@@ -19,7 +21,7 @@ use hyper::header::{ACCEPT, AUTHORIZATION};
 use hyper::{Method, Request};
 use std::time::Duration;
 use wf_core::client::StreamRead;
-use wf_core::{Payload, StreamEntry, StreamPage, WfError};
+use wf_core::{Payload, StreamEntry, StreamInfo, StreamList, StreamPage, WfError};
 
 /// Times a broken event stream is opened again before the read fails.
 const REOPENS: u32 = 3;
@@ -208,6 +210,37 @@ impl HttpTransport {
                 return Ok(None);
             }
         }
+    }
+}
+
+impl HttpTransport {
+    /// [`Transport::list_streams`](wf_core::client::Transport::list_streams) over
+    /// `GET /{type}/runs/{id}/streams?run_id=`.
+    pub(super) async fn list_streams_get(
+        &self,
+        workflow_id: &str,
+        run_id: Option<&str>,
+    ) -> Result<StreamList, WfError> {
+        let tail = match run_id {
+            Some(run) => format!("/streams?run_id={}", segment(run)),
+            None => "/streams".to_string(),
+        };
+        let (_, bytes) = self
+            .send(Method::GET, &run_path(workflow_id, &tail), NO_BODY)
+            .await?;
+        let body: StreamListBody = decode(&bytes)?;
+        Ok(StreamList {
+            run_id: body.run_id,
+            streams: body
+                .streams
+                .into_iter()
+                .map(|s| StreamInfo {
+                    name: s.name,
+                    entries: s.entries,
+                    closed: s.closed,
+                })
+                .collect(),
+        })
     }
 }
 

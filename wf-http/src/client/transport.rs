@@ -803,6 +803,14 @@ impl Transport for HttpTransport {
         Box::pin(self.get_event_poll(workflow_id, key, timeout))
     }
 
+    fn list_streams<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        run_id: Option<&'a str>,
+    ) -> CallFuture<'a, wf_core::StreamList> {
+        Box::pin(self.list_streams_get(workflow_id, run_id))
+    }
+
     fn purge(&self, request: PurgeRequest) -> CallFuture<'_, PurgeReport> {
         Box::pin(async move {
             let body = PurgeBody::of(&request);

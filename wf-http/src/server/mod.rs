@@ -155,6 +155,7 @@ impl From<&Engine> for Api {
 /// | `POST /{type}/runs/{id}/update` | `{"name", "args", "update_id", "wait", "timeout_ms"}` |
 /// | `GET /{type}/runs/{id}/updates/{update_id}` | long poll for an update: `?wait=&wait_ms=` |
 /// | `POST /{type}/runs/{id}/query` | `{"name", "args"}` |
+/// | `GET /{type}/runs/{id}/streams` | the run's streams that hold an entry, in name order: `{"run_id", "streams": [{"name", "entries", "closed"}]}`; `?run_id=` |
 /// | `GET /{type}/runs/{id}/streams/{name}` | the stream's entries as server-sent events: `?from=&run_id=`, `Last-Event-ID`; `event: end` last |
 /// | `GET /{type}/runs/{id}/published/{key}` | long poll for a published event's value: `?timeout_ms=` (202 when none was set in time) |
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |

@@ -1,5 +1,6 @@
-//! A run's durable streams as server-sent events, and its published events by long poll:
-//! `GET /{type}/runs/{id}/streams/{name}` and `GET /{type}/runs/{id}/published/{key}`.
+//! A run's durable streams as server-sent events, the list of its streams, and its published
+//! events by long poll: `GET /{type}/runs/{id}/streams/{name}`, `GET /{type}/runs/{id}/streams`
+//! and `GET /{type}/runs/{id}/published/{key}`.
 //!
 //! The stream route sends each entry as an event `id: OFFSET` with `data:` the entry's value
 //! as JSON (or, for a caller that accepts MessagePack, its bytes in base64: what the remote
@@ -12,7 +13,10 @@ use super::messages::path;
 use super::runs::query;
 use super::Api;
 use crate::json;
-use crate::wire::{PendingBody, StreamEndBody, ValueBody, RUN_ID_HEADER, STREAM_END};
+use crate::wire::{
+    PendingBody, StreamEndBody, StreamInfoBody, StreamListBody, ValueBody, RUN_ID_HEADER,
+    STREAM_END,
+};
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue};
@@ -35,6 +39,12 @@ const WAIT_MAX_MS: u64 = 50_000;
 #[derive(Deserialize)]
 pub(crate) struct StreamParams {
     from: Option<u64>,
+    run_id: Option<String>,
+}
+
+/// `?run_id=` of the stream list route.
+#[derive(Deserialize)]
+pub(crate) struct ListParams {
     run_id: Option<String>,
 }
 
@@ -183,6 +193,38 @@ pub(crate) async fn stream(
         response.headers_mut().insert(RUN_ID_HEADER, value);
     }
     Ok(response)
+}
+
+/// `GET /{type}/runs/{id}/streams?run_id=R`: the streams of the run (the latest of `id`, or
+/// `run_id`) that hold an entry, in name order, each with its entry count and whether it is
+/// closed, as `{"run_id", "streams": [{"name", "entries", "closed"}]}`.
+pub(crate) async fn list(
+    State(api): State<Api>,
+    p: Result<Path<(String, String)>, PathRejection>,
+    q: Result<Query<ListParams>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, Failure> {
+    let (ty, id) = path(p)?;
+    let q = query(q)?;
+    api.named_type(&ty)?;
+    let list = api
+        .client()
+        .transport()
+        .list_streams(&id, q.run_id.as_deref())
+        .await?;
+    let body = StreamListBody {
+        run_id: list.run_id,
+        streams: list
+            .streams
+            .into_iter()
+            .map(|s| StreamInfoBody {
+                name: s.name,
+                entries: s.entries,
+                closed: s.closed,
+            })
+            .collect(),
+    };
+    Ok(Codec::of(&headers).reply(200, &body))
 }
 
 /// `GET /{type}/runs/{id}/published/{key}?timeout_ms=`: the value a run of `id` published

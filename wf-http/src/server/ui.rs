@@ -1,6 +1,6 @@
 //! The web view at `/ui/`: a runs list, a run page (status, input, result, history as a
 //! timeline, pending work, queries, signal and update forms, cancel, terminate, pause,
-//! unpause, resume and reset to a workflow task), a batches page, a schedules page and a flow
+//! unpause, resume and reset to a workflow task, the run's streams followed live), a batches page, a schedules page and a flow
 //! limits page (each limit with the attempts running and waiting under it), in
 //! plain HTML, CSS and JavaScript embedded in the binary, so that it works offline and needs
 //! no build step.
@@ -48,6 +48,11 @@ const ASSETS: &[Asset] = &[
         path: "/ui/run.js",
         content_type: "text/javascript; charset=utf-8",
         body: include_bytes!("../../assets/run.js"),
+    },
+    Asset {
+        path: "/ui/streams.js",
+        content_type: "text/javascript; charset=utf-8",
+        body: include_bytes!("../../assets/streams.js"),
     },
     Asset {
         path: "/ui/ops.js",
@@ -143,7 +148,7 @@ mod tests {
     #[test]
     fn the_scripts_never_write_markup_from_strings() {
         let scripts: Vec<&Asset> = ASSETS.iter().filter(|a| a.path.ends_with(".js")).collect();
-        assert_eq!(scripts.len(), 3);
+        assert_eq!(scripts.len(), 4);
         for script in scripts {
             let js = std::str::from_utf8(script.body).expect("scripts are UTF-8");
             for sink in [

@@ -20,7 +20,7 @@ pub use flow::{
 pub use queues::{
     QueueRateBody, QueueRemovedBody, QueueUsageBody, WorkflowQueueBody, WORKFLOW_QUEUE_FORMS,
 };
-pub use streams::{StreamEndBody, RUN_ID_HEADER, STREAM_END};
+pub use streams::{StreamEndBody, StreamInfoBody, StreamListBody, RUN_ID_HEADER, STREAM_END};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! The stream route's wire names: the header naming the run read, and the body of the
-//! event that ends a stream.
+//! The stream routes' wire names: the header naming the run read, the body of the event that
+//! ends a stream, and the list of a run's streams.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,4 +18,24 @@ pub struct StreamEndBody {
     /// The close's offset, when the stream was closed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
+}
+
+/// The body of `GET /{type}/runs/{id}/streams`: the run read and its streams.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamListBody {
+    /// The run read (the latest of the workflow id, or the `run_id` asked for).
+    pub run_id: String,
+    /// Each stream of the run that holds an entry, in name order.
+    pub streams: Vec<StreamInfoBody>,
+}
+
+/// One stream of [`StreamListBody`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StreamInfoBody {
+    /// The stream's name.
+    pub name: String,
+    /// The entries it holds, the close not counted (the next entry's offset).
+    pub entries: u64,
+    /// Whether it was closed.
+    pub closed: bool,
 }

@@ -402,6 +402,15 @@ impl Page {
     }
 }
 
+/// Checks that the page reported no script error or CSP violation, and stops everything.
+pub async fn finish(page: Page, chromium: Browser, server: wf_http::Server) {
+    let problems = page.problems();
+    assert!(problems.is_empty(), "the page reported: {problems:#?}");
+    drop(page);
+    drop(chromium);
+    server.shutdown().await.expect("shutdown");
+}
+
 /// `target/ui-screenshots` of this workspace (or of `CARGO_TARGET_DIR`).
 pub fn screenshot_dir() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")

@@ -159,6 +159,14 @@ impl Transport for InProcessTransport {
         Box::pin(streams::read_stream(&self.core, read))
     }
 
+    fn list_streams<'a>(
+        &'a self,
+        workflow_id: &'a str,
+        run_id: Option<&'a str>,
+    ) -> CallFuture<'a, crate::data::stream::StreamList> {
+        Box::pin(streams::list_streams(&self.core, workflow_id, run_id))
+    }
+
     fn get_event<'a>(
         &'a self,
         workflow_id: &'a str,

@@ -8,7 +8,7 @@ use super::Core;
 use crate::client::{StreamRead, STREAM_PAGE};
 use crate::data::limits::Ident;
 use crate::data::payload::Payload;
-use crate::data::stream::StreamPage;
+use crate::data::stream::{StreamList, StreamPage};
 use crate::error::WfError;
 use std::time::Duration;
 
@@ -54,6 +54,24 @@ pub(super) async fn read_stream(core: &Core, read: StreamRead) -> Result<StreamP
         ..read
     };
     read_once(core, &read).await
+}
+
+/// [`Transport::list_streams`](crate::client::Transport::list_streams) in process: one read.
+pub(super) async fn list_streams(
+    core: &Core,
+    workflow_id: &str,
+    run_id: Option<&str>,
+) -> Result<StreamList, WfError> {
+    if let Some(run_id) = run_id {
+        Ident::RunId.check(run_id)?;
+    }
+    core.store
+        .list_streams(workflow_id, run_id)
+        .await?
+        .ok_or_else(|| WfError::NotFound {
+            workflow_id: workflow_id.to_string(),
+            update_id: None,
+        })
 }
 
 /// [`Transport::get_event`](crate::client::Transport::get_event) in process: reads until a

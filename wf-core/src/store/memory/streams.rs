@@ -66,6 +66,23 @@ impl StreamTable for MemoryTx {
             .collect())
     }
 
+    async fn run_streams(&mut self, run_id: &str) -> Result<Vec<(String, u64, bool)>> {
+        let mut out: Vec<(String, u64, bool)> = Vec::new();
+        let from = (run_id.to_string(), String::new(), 0);
+        for ((run, stream, offset), (value, _)) in self.streams.range(from..) {
+            if run != run_id {
+                break;
+            }
+            match out.last_mut() {
+                Some(last) if last.0 == *stream => {
+                    *last = (stream.clone(), *offset, value.is_none())
+                }
+                _ => out.push((stream.clone(), *offset, value.is_none())),
+            }
+        }
+        Ok(out)
+    }
+
     async fn put_event_value(
         &mut self,
         workflow_id: &str,

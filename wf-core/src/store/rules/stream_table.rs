@@ -45,6 +45,13 @@ pub trait StreamTable {
         max: usize,
     ) -> impl Future<Output = Result<Vec<StreamEntry>, StoreError>> + Send;
 
+    /// Every stream of run `run_id` with an entry, in name order: its name, last offset and
+    /// whether that last entry is the close.
+    fn run_streams(
+        &mut self,
+        run_id: &str,
+    ) -> impl Future<Output = Result<Vec<(String, u64, bool)>, StoreError>> + Send;
+
     /// Sets the value of event `key` of `workflow_id`, published by run `run_id`, replacing
     /// the one before.
     fn put_event_value(

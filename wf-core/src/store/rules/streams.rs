@@ -11,7 +11,7 @@ use super::deliver::find_run;
 use super::tx::Tx;
 use crate::data::history::EventKind;
 use crate::data::payload::Payload;
-use crate::data::stream::{StreamError, StreamPage, MAX_STREAM_ENTRIES};
+use crate::data::stream::{StreamError, StreamInfo, StreamList, StreamPage, MAX_STREAM_ENTRIES};
 use crate::error::StoreError;
 use std::collections::HashMap;
 
@@ -85,6 +85,26 @@ pub(crate) async fn read_stream<X: Tx>(
         run_id: run.run_id,
         entries,
     }))
+}
+
+/// [`Store::list_streams`](crate::store::Store::list_streams): the streams of the run (the
+/// latest of the workflow id without a run id) that hold an entry, in name order.
+pub(crate) async fn list_streams<X: Tx>(
+    tx: &mut X,
+    workflow_id: String,
+    run_id: Option<String>,
+) -> Result<Option<StreamList>, StoreError> {
+    let Some(run) = find_run(tx, &workflow_id, run_id.as_deref()).await? else {
+        return Ok(None);
+    };
+    let run_id = run.record.run_id;
+    let streams = tx
+        .run_streams(&run_id)
+        .await?
+        .into_iter()
+        .map(|(name, last, closed)| StreamInfo::from_tail(name, last, closed))
+        .collect();
+    Ok(Some(StreamList { run_id, streams }))
 }
 
 /// [`Store::append_stream`](crate::store::Store::append_stream): an activity's entry,

@@ -134,6 +134,24 @@ impl StreamTable for SqliteTx {
         Ok(data.map(Payload::unchecked))
     }
 
+    async fn run_streams(&mut self, run_id: &str) -> Result<Vec<(String, u64, bool)>> {
+        // The close is the last offset of its stream, so the row at MAX(offset) tells it.
+        self.conn
+            .prepare_cached(
+                "SELECT e.stream, e.offset, e.data IS NULL FROM stream_entries e \
+                 WHERE e.run_id = ?1 AND e.offset = (SELECT MAX(offset) FROM stream_entries \
+                 WHERE run_id = e.run_id AND stream = e.stream) ORDER BY e.stream",
+            )
+            .and_then(|mut s| {
+                s.query_map(params![run_id], |r| {
+                    let offset: i64 = r.get(1)?;
+                    Ok((r.get(0)?, offset.max(0) as u64, r.get(2)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(db("list a run's streams"))
+    }
+
     async fn delete_runs_streams(&mut self, run_ids: &[String]) -> Result<()> {
         let what = "delete purged runs' stream entries and events";
         self.for_each_id(
