@@ -1,5 +1,6 @@
 //! `wf events [--type T] [--id ID] [--kind K].. [--after C] [--follow] [--json]` on a SQLite
-//! file (`--db`) and the engine served over HTTP (`--url`): a run's events in feed order,
+//! file (`--db`), a PostgreSQL schema (`--postgres`, with `WF_POSTGRES_URL`) and the engine
+//! served over HTTP (`--url`): a run's events in feed order,
 //! `--json` one feed event object a line, `--follow` printing a later signal and the end
 //! without exiting, and a bad kind exiting 2 with the kinds listed.
 
@@ -179,5 +180,26 @@ async fn wf_events_on_a_database_file_and_over_http() {
     ];
     prints_the_feed(&engine, &target).await;
     server.shutdown().await.unwrap();
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wf_events_on_postgres() {
+    let Some(db) = wf_postgres::testing::TestSchema::new("wf_cli_events") else {
+        return;
+    };
+    let engine = Engine::builder()
+        .postgres_with(db.url(), db.options())
+        .workflow::<Gate>()
+        .build()
+        .await
+        .unwrap();
+    let target = [
+        "--postgres".to_string(),
+        db.url().to_string(),
+        "--pg-schema".into(),
+        db.schema().to_string(),
+    ];
+    prints_the_feed(&engine, &target).await;
     engine.shutdown().await;
 }
