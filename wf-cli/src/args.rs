@@ -239,6 +239,27 @@ pub enum Command {
         #[arg(long, value_name = "N", default_value_t = 0)]
         from: u64,
     },
+    /// Print the feed of what runs do in feed order (`CURSOR TIME KIND TYPE ID DETAIL` a
+    /// line; with --json, one feed event object a line): what the store keeps, then with
+    /// --follow new events as they commit.
+    Events {
+        /// Only runs of this workflow type.
+        #[arg(long = "type", value_name = "T")]
+        workflow_type: Option<String>,
+        /// Only runs of this workflow id.
+        #[arg(long, value_name = "ID")]
+        id: Option<String>,
+        /// Only events of this kind (`started`, `signal_received`, `completed`...); repeat it.
+        #[arg(long, value_name = "K", value_parser = parse_feed_kind)]
+        kind: Vec<wf_core::FeedKind>,
+        /// Start after this cursor (an event's, printed first on its line): `0`, everything
+        /// kept (the default), or `now`, only new events.
+        #[arg(long, value_name = "CURSOR", default_value = "0", value_parser = parse_feed_cursor)]
+        after: wf_core::FeedCursor,
+        /// Keep printing new events as they commit, rather than exit once caught up.
+        #[arg(long)]
+        follow: bool,
+    },
     /// Pause a workflow's latest run as an operator: it gets no workflow task and starts no
     /// activity; signals, updates and fired timers wait, in order, until `wf unpause`.
     Pause {
@@ -700,4 +721,14 @@ pub struct BatchStartArgs {
     /// Start it and return, without waiting for it to finish.
     #[arg(long)]
     pub no_wait: bool,
+}
+
+/// A feed event kind by its wire name (`--kind`).
+fn parse_feed_kind(text: &str) -> Result<wf_core::FeedKind, String> {
+    text.parse()
+}
+
+/// A feed cursor (`--after`).
+fn parse_feed_cursor(text: &str) -> Result<wf_core::FeedCursor, String> {
+    text.parse()
 }

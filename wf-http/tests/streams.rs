@@ -8,11 +8,8 @@
 #[macro_use]
 mod common;
 
-use bytes::Bytes;
+use common::sse::{Sse, SseReader};
 use common::{Http, Net, TOKEN};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
 use serde_json::json;
 use std::time::Duration;
 use tokio::net::TcpStream;
@@ -100,98 +97,6 @@ async fn served(net: Net) -> (Engine, Server) {
     (engine, server)
 }
 
-/// One server-sent event as the raw reader saw it.
-#[derive(Debug, Default, Clone, PartialEq)]
-struct Sse {
-    id: Option<String>,
-    event: Option<String>,
-    data: String,
-}
-
-/// A raw event-stream reader: one request on its own connection, the body read as it comes.
-struct SseReader {
-    status: u16,
-    headers: hyper::HeaderMap,
-    body: Incoming,
-    buffer: String,
-}
-
-impl SseReader {
-    async fn open(server: &Server, path: &str, token: &str, last_event_id: Option<u64>) -> Self {
-        let tcp = TcpStream::connect(server.local_addr())
-            .await
-            .expect("connect");
-        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
-            .await
-            .expect("handshake");
-        tokio::spawn(conn);
-        let mut req = hyper::Request::builder()
-            .uri(path)
-            .header("host", server.local_addr().to_string())
-            .header("accept", "text/event-stream")
-            .header("authorization", format!("Bearer {token}"));
-        if let Some(id) = last_event_id {
-            req = req.header("last-event-id", id.to_string());
-        }
-        let res = send
-            .send_request(req.body(Full::new(Bytes::new())).unwrap())
-            .await
-            .expect("answer");
-        let status = res.status().as_u16();
-        let headers = res.headers().clone();
-        SseReader {
-            status,
-            headers,
-            body: res.into_body(),
-            buffer: String::new(),
-        }
-    }
-
-    /// The next event (keep-alive comments skipped); `None` when the body ended.
-    async fn next(&mut self) -> Option<Sse> {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                let mut event = Sse::default();
-                let mut any = false;
-                for line in block.lines() {
-                    let Some((field, value)) = line.split_once(": ") else {
-                        continue;
-                    };
-                    match field {
-                        "id" => event.id = Some(value.into()),
-                        "event" => event.event = Some(value.into()),
-                        "data" => event.data.push_str(value),
-                        _ => continue,
-                    }
-                    any = true;
-                }
-                if any {
-                    return Some(event);
-                }
-                continue;
-            }
-            let frame = tokio::time::timeout(Duration::from_secs(20), self.body.frame())
-                .await
-                .expect("an event within 20 s")?
-                .expect("body");
-            if let Ok(data) = frame.into_data() {
-                self.buffer
-                    .push_str(std::str::from_utf8(&data).expect("UTF-8"));
-            }
-        }
-    }
-
-    /// Every event left, until the body ends.
-    async fn rest(mut self) -> Vec<Sse> {
-        let mut events = Vec::new();
-        while let Some(e) = self.next().await {
-            events.push(e);
-        }
-        events
-    }
-}
-
 fn entry(offset: u64, i: u32) -> Sse {
     Sse {
         id: Some(offset.to_string()),
@@ -254,7 +159,7 @@ async fn entries_come_as_events_with_offsets_and_json_then_the_end() {
         .rest()
         .await;
     assert_eq!(tail, vec![entry(2, 2), end(Some(3))]);
-    let resumed = SseReader::open(&server, &format!("{PATH}?from=0"), TOKEN, Some(0))
+    let resumed = SseReader::open(&server, &format!("{PATH}?from=0"), TOKEN, Some("0"))
         .await
         .rest()
         .await;
@@ -276,7 +181,7 @@ async fn a_reader_resumed_mid_stream_sees_each_entry_once() {
     let mut seen = vec![first.next().await.unwrap(), first.next().await.unwrap()];
     drop(first);
     let last: u64 = seen[1].id.as_deref().unwrap().parse().unwrap();
-    let mut second = SseReader::open(&server, PATH, TOKEN, Some(last)).await;
+    let mut second = SseReader::open(&server, PATH, TOKEN, Some(&last.to_string())).await;
     h.allow(4).await.expect("signal");
     seen.push(second.next().await.unwrap());
     seen.extend(second.rest().await);

@@ -1,12 +1,13 @@
 //! The commands, one file per family: runs (list, describe, history, export), messages
 //! (signal, update, query, cancel, terminate), repairs (reset, fork, resume, delete), asynchronous activity completion, schedules,
-//! builds (worker versioning), purge (retention), streams (`wf stream`), and replay checks.
+//! builds (worker versioning), purge (retention), streams (`wf stream`), the feed (`wf events`), and replay checks.
 //!
 //! May import: `args`, `exit`, `render`, `target`.
 
 mod activities;
 mod batches;
 mod builds;
+mod feed;
 mod messages;
 mod purge;
 mod queues;
@@ -85,6 +86,22 @@ async fn dispatch(ctx: &Ctx<'_>, command: Command) -> Result<(), Failure> {
         } => messages::start(ctx, &workflow_type, &id, &input_json, start_delay).await,
         Command::Result { id, wait } => messages::result(ctx, &id, wait).await,
         Command::Stream { id, name, from } => streams::stream(ctx, &id, &name, from).await,
+        Command::Events {
+            workflow_type,
+            id,
+            kind,
+            after,
+            follow,
+        } => {
+            let args = feed::EventsArgs {
+                workflow_type,
+                workflow_id: id,
+                kinds: kind,
+                after,
+                follow,
+            };
+            feed::events(ctx, args).await
+        }
         Command::Pause { id, reason } => messages::pause(ctx, &id, &reason).await,
         Command::Unpause { id } => messages::unpause(ctx, &id).await,
         Command::Count(args) => runs::count(ctx, args).await,

@@ -371,13 +371,13 @@ pub trait Transport: Send + Sync + 'static {
     /// `read.wait`, an empty answer comes only after a wait for a change ran out.
     ///
     /// The default fails with [`WfError::InvalidArgument`]: a transport that cannot carry it
-    /// (the HTTP client, for now) says so.
+    /// says so (the engine's and the HTTP client's transports implement it).
     fn read_feed(&self, read: FeedRead) -> CallFuture<'_, FeedPage> {
         let _ = read;
         Box::pin(async move {
             Err(WfError::InvalidArgument(
-                "this client's transport cannot read the feed of what runs do (not over HTTP \
-                 yet); use an engine's client on the same store"
+                "this client's transport cannot read the feed of what runs do; use an engine's \
+                 client on the same store, or the HTTP client"
                     .to_string(),
             ))
         })

@@ -7,6 +7,7 @@
 
 mod connect;
 mod conns;
+mod feed;
 mod stream;
 mod tls;
 mod transport;

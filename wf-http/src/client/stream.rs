@@ -8,6 +8,7 @@
 //! the offset of the last entry seen. A connection that breaks before an entry arrived is
 //! opened again the same way, a few times, before the read fails.
 
+use super::conns::Streaming;
 use super::transport::{decode, refusal, run_path, segment, HttpTransport, NO_BODY};
 use crate::errors::transport_failure;
 use crate::wire::{
@@ -31,7 +32,7 @@ const REOPEN_PAUSE: Duration = Duration::from_millis(200);
 const EVENT_POLL: Duration = Duration::from_secs(20);
 
 /// Why reading an event stream stopped short.
-enum Stop {
+pub(super) enum Stop {
     /// The connection broke: open it again from the last entry seen.
     Broken(String),
     /// An answer that opening again does not mend.
@@ -40,14 +41,14 @@ enum Stop {
 
 /// One server-sent event, as far as the stream route uses them.
 #[derive(Default)]
-struct SseEvent {
-    id: Option<String>,
-    event: Option<String>,
-    data: String,
+pub(super) struct SseEvent {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: String,
 }
 
 /// Splits the complete events off the front of `buffer` (a blank line ends each).
-fn take_events(buffer: &mut String) -> Vec<SseEvent> {
+pub(super) fn take_events(buffer: &mut String) -> Vec<SseEvent> {
     let mut events = Vec::new();
     loop {
         let normalized = buffer.replace("\r\n", "\n");
@@ -125,32 +126,10 @@ impl HttpTransport {
         if let Some(run_id) = &run_id {
             path.push_str(&format!("&run_id={}", segment(run_id)));
         }
-        let mut req = Request::builder()
-            .method(Method::GET)
-            .uri(format!("{}{path}", self.prefix))
-            .header(ACCEPT, format!("text/event-stream, {MSGPACK}"));
-        if from > 0 {
-            // The server resumes after it (it wins over `from`, which says the same).
-            req = req.header("last-event-id", (from - 1).to_string());
-        }
-        if let Some(auth) = &self.auth {
-            req = req.header(AUTHORIZATION, auth.clone());
-        }
-        let req = req
-            .body(Full::new(Bytes::new()))
-            .map_err(|e| Stop::Failed(WfError::InvalidArgument(format!("bad request: {e}"))))?;
-        let (status, mut body) = self
-            .conns
-            .open(req)
-            .await
-            .map_err(|e| Stop::Broken(e.to_string()))?;
-        if !status.is_success() {
-            let mut bytes = Vec::new();
-            while let Ok(Some(chunk)) = self.conns.chunk(&mut body).await {
-                bytes.extend_from_slice(&chunk);
-            }
-            return Err(Stop::Failed(refusal(status.as_u16(), &bytes)));
-        }
+        let last = (from > 0).then(|| (from - 1).to_string());
+        let mut body = self
+            .open_events(&path, &format!("text/event-stream, {MSGPACK}"), last)
+            .await?;
         if let Some(run) = body.header(RUN_ID_HEADER) {
             page.run_id = run;
         }
@@ -178,6 +157,43 @@ impl HttpTransport {
                 None => self.conns.chunk(&mut body).await,
             };
         }
+    }
+
+    /// Opens the event stream of `path` (after the prefix), sending `last_event_id` (the
+    /// server resumes after it, and it wins over the query, which says the same); a refusal
+    /// is read whole and answered as the error it names.
+    pub(super) async fn open_events(
+        &self,
+        path: &str,
+        accept: &str,
+        last_event_id: Option<String>,
+    ) -> Result<Streaming, Stop> {
+        let mut req = Request::builder()
+            .method(Method::GET)
+            .uri(format!("{}{path}", self.prefix))
+            .header(ACCEPT, accept);
+        if let Some(last) = last_event_id {
+            req = req.header("last-event-id", last);
+        }
+        if let Some(auth) = &self.auth {
+            req = req.header(AUTHORIZATION, auth.clone());
+        }
+        let req = req
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| Stop::Failed(WfError::InvalidArgument(format!("bad request: {e}"))))?;
+        let (status, mut body) = self
+            .conns
+            .open(req)
+            .await
+            .map_err(|e| Stop::Broken(e.to_string()))?;
+        if !status.is_success() {
+            let mut bytes = Vec::new();
+            while let Ok(Some(chunk)) = self.conns.chunk(&mut body).await {
+                bytes.extend_from_slice(&chunk);
+            }
+            return Err(Stop::Failed(refusal(status.as_u16(), &bytes)));
+        }
+        Ok(body)
     }
 
     /// [`Transport::get_event`](wf_core::client::Transport::get_event): long polls of at most

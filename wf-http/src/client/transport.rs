@@ -822,6 +822,10 @@ impl Transport for HttpTransport {
         Box::pin(self.read_stream_sse(read))
     }
 
+    fn read_feed(&self, read: wf_core::FeedRead) -> CallFuture<'_, wf_core::FeedPage> {
+        Box::pin(self.read_feed_sse(read))
+    }
+
     fn get_event<'a>(
         &'a self,
         workflow_id: &'a str,

@@ -11,6 +11,7 @@ mod auth;
 mod batches;
 mod body;
 mod builds;
+mod feed;
 mod flow;
 mod health;
 mod messages;
@@ -164,6 +165,7 @@ impl From<&Engine> for Api {
 /// | `GET /{type}/runs/{id}/published/{key}` | long poll for a published event's value: `?timeout_ms=` (202 when none was set in time) |
 /// | `POST /{type}/runs/{id}/cancel`, `.../terminate` | `{"reason"}` (optional) |
 /// | `POST /{type}/runs/{id}/pause`, `.../unpause` | `{"reason"}` (optional): an operator's pause |
+/// | `GET /_events` | the feed of what runs do as server-sent events (`id:` the cursor, `data:` the event's JSON): `?type=&workflow_id=&kinds=a,b&after=CURSOR&follow=false`, `Last-Event-ID`; from `after=0` (everything kept) by default, `after=now` for new events only; follows forever unless `follow=false` (then `event: end`, `data: {"cursor"}`) |
 /// | `GET /_count` | runs counted by list's filter (`?type=&status=&search=...`) -> `{"count"}` |
 /// | `GET /_schedules`, `POST`/`GET`/`DELETE /_schedules/{id}` | schedules: list, create, describe, delete |
 /// | `POST /_schedules/{id}/{pause,unpause,trigger}` | `{"note"}` (optional) |

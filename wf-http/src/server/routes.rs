@@ -6,8 +6,8 @@
 
 use super::auth::{self, Access, Role};
 use super::{
-    activities, batches, builds, flow, health, messages, metrics, purge, queues, repair, runs,
-    schedules, streams, ui, Api,
+    activities, batches, builds, feed, flow, health, messages, metrics, purge, queues, repair,
+    runs, schedules, streams, ui, Api,
 };
 use axum::http::Method;
 use axum::routing::{on, MethodFilter, MethodRouter};
@@ -110,6 +110,7 @@ pub(crate) const ROUTES: &[Route] = &[
     route(Post, "/{type}/runs/{id}/pause", ADMIN, |m, _| on(m, runs::pause)),
     route(Post, "/{type}/runs/{id}/unpause", ADMIN, |m, _| on(m, runs::unpause)),
     route(Get, "/_count", READ, |m, _| on(m, runs::count)),
+    route(Get, "/_events", READ, |m, _| on(m, feed::events)),
     route(Get, "/_schedules", READ, |m, _| on(m, schedules::list)),
     route(Post, "/_schedules/{id}", ADMIN, |m, _| on(m, schedules::create)),
     route(Get, "/_schedules/{id}", READ, |m, _| on(m, schedules::describe)),

@@ -2,13 +2,14 @@
 //! is generic over how values travel: `serde_json::Value` in JSON bodies, [`Payload`] (the
 //! MessagePack bytes as they are, a `bin`) in `application/msgpack` bodies.
 //!
-//! The activities' bodies live in `activities.rs`, the batches' in `batches.rs`, the flow limits' in `flow.rs`, the queues of
-//! workflow starts' in `queues.rs`.
+//! The activities' bodies live in `activities.rs`, the batches' in `batches.rs`, the feed's in
+//! `feed.rs`, the flow limits' in `flow.rs`, the queues of workflow starts' in `queues.rs`.
 //!
 //! [`Payload`]: wf_core::Payload
 
 mod activities;
 mod batches;
+mod feed;
 mod flow;
 mod queues;
 mod streams;
@@ -18,6 +19,7 @@ pub use activities::{
     ActivityTaskBody, HEARTBEAT_NOT_OPEN,
 };
 pub use batches::{reset_point, BatchActionBody, BatchBody, BatchFilterBody, NewBatchBody};
+pub use feed::{FeedEndBody, FEED_END};
 pub use flow::{
     flow_kind, FlowLimitBody, FlowRateBody, FlowRemovedBody, FlowScopeBody, FlowUsageBody,
     FLOW_LIMIT_FORMS,

@@ -3,6 +3,8 @@
 //! small HTTP client.
 #![allow(dead_code, unused_macros)]
 
+pub mod sse;
+
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
