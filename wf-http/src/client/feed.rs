@@ -9,11 +9,10 @@
 //! breaks before anything arrived is opened again from there, a few times, before the read
 //! fails.
 
-use super::stream::{take_events, SseEvent, Stop};
+use super::stream::{server_error, EventSink, SseEvent, Stop};
 use super::transport::{segment, HttpTransport};
 use crate::errors::transport_failure;
 use crate::wire::{FeedEndBody, FEED_END};
-use futures_util::FutureExt as _;
 use std::time::Duration;
 use wf_core::{FeedCursor, FeedEvent, FeedPage, FeedRead, WfError, MAX_FEED_PAGE};
 
@@ -85,27 +84,33 @@ impl HttpTransport {
         let mut body = self
             .open_events(&feed_path(read, after), "text/event-stream", last)
             .await?;
-        let mut buffer = String::new();
-        let mut next = self.conns.chunk(&mut body).await;
-        loop {
-            let chunk = match next {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => return Err(Stop::Broken("the feed's event stream ended early".into())),
-                Err(e) => return Err(Stop::Broken(e.to_string())),
-            };
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            for event in take_events(&mut buffer) {
-                if take_feed_event(event, page)? || page.events.len() >= max {
-                    return Ok(());
-                }
-            }
-            let moved = page.next != read.after;
-            next = match self.conns.chunk(&mut body).now_or_never() {
-                Some(more) => more,
-                None if read.wait && moved => return Ok(()),
-                None => self.conns.chunk(&mut body).await,
-            };
-        }
+        let mut sink = FeedSink {
+            page,
+            max,
+            wait: read.wait,
+            after: read.after,
+        };
+        self.read_events(&mut body, &mut sink, "the feed's event stream")
+            .await
+    }
+}
+
+/// A feed page being read: done at the end or at `max` events; with `wait`, also once the
+/// cursor moved and nothing more is there yet.
+struct FeedSink<'a> {
+    page: &'a mut FeedPage,
+    max: usize,
+    wait: bool,
+    after: FeedCursor,
+}
+
+impl EventSink for FeedSink<'_> {
+    fn take(&mut self, event: SseEvent) -> Result<bool, Stop> {
+        Ok(take_feed_event(event, self.page)? || self.page.events.len() >= self.max)
+    }
+
+    fn done_when_idle(&self) -> bool {
+        self.wait && self.page.next != self.after
     }
 }
 
@@ -119,15 +124,7 @@ fn take_feed_event(event: SseEvent, page: &mut FeedPage) -> Result<bool, Stop> {
             page.next = end.cursor;
             Ok(true)
         }
-        Some("error") => {
-            let message = serde_json::from_str::<serde_json::Value>(&event.data)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_string))
-                .unwrap_or(event.data);
-            Err(bad(format!(
-                "the server could not read the feed: {message}"
-            )))
-        }
+        Some("error") => Err(server_error(event.data, "the feed")),
         _ if event.data.is_empty() => {
             // A bare id: the place moved past events the filter skipped.
             let id = event.id.unwrap_or_default();
@@ -148,6 +145,7 @@ fn take_feed_event(event: SseEvent, page: &mut FeedPage) -> Result<bool, Stop> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::stream::take_events;
     use super::*;
     use wf_core::{FeedFilter, FeedKind};
 

@@ -133,28 +133,42 @@ impl HttpTransport {
         if let Some(run) = body.header(RUN_ID_HEADER) {
             page.run_id = run;
         }
+        let mut sink = StreamSink {
+            page,
+            max: read.max,
+        };
+        self.read_events(&mut body, &mut sink, "the event stream")
+            .await
+    }
+
+    /// Reads the events of `body` into `sink` until it says it is done: after an event, or
+    /// once what has come is taken and nothing more is there yet. A body that ends or breaks
+    /// first is [`Stop::Broken`] (`what` names it).
+    pub(super) async fn read_events(
+        &self,
+        body: &mut Streaming,
+        sink: &mut impl EventSink,
+        what: &str,
+    ) -> Result<(), Stop> {
         let mut buffer = String::new();
-        let mut next = self.conns.chunk(&mut body).await;
+        let mut next = self.conns.chunk(body).await;
         loop {
             let chunk = match next {
                 Ok(Some(chunk)) => chunk,
-                Ok(None) => return Err(Stop::Broken("the event stream ended early".into())),
+                Ok(None) => return Err(Stop::Broken(format!("{what} ended early"))),
                 Err(e) => return Err(Stop::Broken(e.to_string())),
             };
             buffer.push_str(&String::from_utf8_lossy(&chunk));
             for event in take_events(&mut buffer) {
-                if take_event(event, page)? {
+                if sink.take(event)? {
                     return Ok(());
                 }
             }
-            if page.entries.len() >= read.max {
-                return Ok(());
-            }
-            // What has come already joins the page; once nothing more is there, it is done.
-            next = match self.conns.chunk(&mut body).now_or_never() {
+            // What has come already joins the page; once nothing more is there, it may be done.
+            next = match self.conns.chunk(body).now_or_never() {
                 Some(more) => more,
-                None if !page.entries.is_empty() => return Ok(()),
-                None => self.conns.chunk(&mut body).await,
+                None if sink.done_when_idle() => return Ok(()),
+                None => self.conns.chunk(body).await,
             };
         }
     }
@@ -260,6 +274,43 @@ impl HttpTransport {
     }
 }
 
+/// Where [`HttpTransport::read_events`] puts what an event stream sends.
+pub(super) trait EventSink {
+    /// Takes `event`; `true` when the read is done.
+    fn take(&mut self, event: SseEvent) -> Result<bool, Stop>;
+    /// Whether the read is done once what has come is taken and nothing more is there yet.
+    fn done_when_idle(&self) -> bool;
+}
+
+/// A stream page being read: done at the end, at `max` entries, or once it has one.
+struct StreamSink<'a> {
+    page: &'a mut StreamPage,
+    max: usize,
+}
+
+impl EventSink for StreamSink<'_> {
+    fn take(&mut self, event: SseEvent) -> Result<bool, Stop> {
+        Ok(take_event(event, self.page)? || self.page.entries.len() >= self.max)
+    }
+
+    fn done_when_idle(&self) -> bool {
+        !self.page.entries.is_empty()
+    }
+}
+
+/// An `event: error` of a route: the server's message (its JSON `error`, else the data), as
+/// the read's failure; `what` names what the server could not read.
+pub(super) fn server_error(data: String, what: &str) -> Stop {
+    let message = serde_json::from_str::<serde_json::Value>(&data)
+        .ok()
+        .and_then(|v| v["error"].as_str().map(str::to_string))
+        .unwrap_or(data);
+    Stop::Failed(transport_failure(
+        500,
+        &format!("the server could not read {what}: {message}"),
+    ))
+}
+
 /// Adds `event` to `page`; `true` when it ended the stream.
 fn take_event(event: SseEvent, page: &mut StreamPage) -> Result<bool, Stop> {
     let bad = |what: String| Stop::Failed(transport_failure(500, &what));
@@ -276,15 +327,7 @@ fn take_event(event: SseEvent, page: &mut StreamPage) -> Result<bool, Stop> {
             }
             Ok(true)
         }
-        Some("error") => {
-            let message = serde_json::from_str::<serde_json::Value>(&event.data)
-                .ok()
-                .and_then(|v| v["error"].as_str().map(str::to_string))
-                .unwrap_or(event.data);
-            Err(bad(format!(
-                "the server could not read the stream: {message}"
-            )))
-        }
+        Some("error") => Err(server_error(event.data, "the stream")),
         _ => {
             let offset = event
                 .id
