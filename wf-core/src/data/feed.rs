@@ -230,6 +230,24 @@ pub struct FeedDetail {
     pub new_run_id: Option<String>,
 }
 
+/// Whether a history event of `kind` has a row in the feed: every kind but those listed on
+/// [`FeedKind`] as no lifecycle fact. A commit whose events have none (a task that only wrote
+/// stream entries, say) need not wake the feed's readers.
+pub(crate) fn is_fact(kind: &crate::data::history::EventKind) -> bool {
+    use crate::data::history::EventKind as E;
+    !matches!(
+        kind,
+        E::WorkflowTaskCompleted { .. }
+            | E::MarkerRecorded { .. }
+            | E::ExternalSignalSent { .. }
+            | E::ChildCancelRequested { .. }
+            | E::SearchAttributesUpserted { .. }
+            | E::StreamWritten { .. }
+            | E::StreamClosed { .. }
+            | E::EventSet { .. }
+    )
+}
+
 /// A place in the feed: an event's [`FeedEvent::cursor`], read on from with
 /// `client.events(filter).from(cursor)`. Opaque; its string form (`Display`, `FromStr`) is
 /// what to keep (an SSE `id:`, a checkpoint in a file).

@@ -398,8 +398,12 @@ pub(super) async fn commit_task(
                 | EventKind::EventSet { .. }
         )
     });
-    // Nearly every commit adds to the feed of what runs do.
-    let fed = !commit.events.is_empty() || commit.signal_waiting.is_some();
+    // Most commits add to the feed of what runs do; one that adds nothing wakes no reader.
+    let fed = commit.signal_waiting.is_some()
+        || commit
+            .events
+            .iter()
+            .any(|e| crate::data::feed::is_fact(&e.kind));
     let span = tracing::debug_span!("commit", events = commit.events.len(), closes);
     let committed = match start {
         None => await_commit(w, store.commit_workflow_task_leasing(commit))

@@ -53,6 +53,9 @@ impl<'a> FeedRun<'a> {
 /// The feed event a history event is, with its details; `None` for the events that are no
 /// lifecycle fact (listed on [`FeedKind`]).
 pub(crate) fn of_event(kind: &EventKind) -> Option<(FeedKind, FeedDetail)> {
+    if !crate::data::feed::is_fact(kind) {
+        return None;
+    }
     let d = FeedDetail::default;
     Some(match kind {
         EventKind::WorkflowStarted { .. } => (FeedKind::Started, d()),
@@ -246,7 +249,7 @@ pub(crate) fn of_event(kind: &EventKind) -> Option<(FeedKind, FeedDetail)> {
                 ..d()
             },
         ),
-        // No lifecycle fact (see `FeedKind`).
+        // No lifecycle fact (see `FeedKind` and `is_fact`, which answered already).
         EventKind::WorkflowTaskCompleted { .. }
         | EventKind::MarkerRecorded { .. }
         | EventKind::ExternalSignalSent { .. }
